@@ -1,0 +1,158 @@
+"""The one obvious Python entry point: `AudioMind(...).ask(audio, question, choices=[...])`."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import platform
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from audiomind.audio import AudioError
+from audiomind.graph.build import build_graph, recursion_limit
+from audiomind.graph.nodes import Limits, Runtime
+from audiomind.prompts import all_prompt_hashes
+from audiomind.state import EvidenceState, Outcome, Question, RunInfo, utcnow
+from audiomind.tools.executor import ToolCache, ToolExecutor
+from audiomind.tools.manifest import ToolRegistry
+from audiomind.trace import write_trace
+
+_VERSIONED = ("audiomind", "langgraph", "langchain-core", "pydantic", "numpy", "librosa", "onnxruntime",
+              "faster-whisper", "torch", "sentence-transformers", "openai", "google-genai")
+
+
+def package_versions() -> dict[str, str]:
+    out = {"python": platform.python_version()}
+    for name in _VERSIONED:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+class AskResult(BaseModel):
+    """What `ask` returns: the answer, why, how the run ended, and the whole typed trace."""
+
+    answer: str
+    choice: str | None
+    choice_index: int | None
+    rationale: str
+    outcome: Outcome
+    trace_path: str | None
+    state: EvidenceState
+
+
+class AudioMind:
+    """An agent configured once (planner, front end, tools, bounds) and asked many questions."""
+
+    def __init__(
+        self,
+        planner: str = "rules",
+        frontend: str = "cascade",
+        *,
+        tools_dirs: list[str | Path] | None = None,
+        trace_dir: str | Path = "traces",
+        max_steps: int = 6,
+        time_budget_s: float = 600.0,
+        format_retries: int = 2,
+        window_s: float = 30.0,
+        timeout_s: float = 120.0,
+        max_retries: int = 3,
+        use_cache: bool = True,
+        cache_dir: str | Path | None = None,
+    ):
+        from audiomind.backends import presets
+
+        self.planner_spec, self.frontend_spec = planner, frontend
+        self.registry = ToolRegistry.load([Path(d) for d in tools_dirs or []])
+        self.trace_dir = Path(trace_dir)
+        self.limits = Limits(max_steps=max_steps, time_budget_s=time_budget_s, format_retries=format_retries)
+        self.window_s, self.timeout_s, self.max_retries = window_s, timeout_s, max_retries
+        self.cache = ToolCache(Path(cache_dir) if cache_dir else None) if use_cache else None
+        self.planner = presets.make_planner(planner, registry=self.registry, timeout_s=timeout_s, max_retries=max_retries)
+
+    def _frontend(self, executor: ToolExecutor):
+        from audiomind.backends import presets
+
+        return presets.make_frontend(
+            self.frontend_spec, executor=executor, window_s=self.window_s, timeout_s=self.timeout_s,
+            max_retries=self.max_retries,
+        )
+
+    def new_state(self, audio: str | Path, question: str, choices: list[str] | None = None, **meta: Any) -> EvidenceState:
+        run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+        artifact_dir = (self.trace_dir / f"{run_id}.artifacts").resolve()
+        return EvidenceState(
+            run=RunInfo(
+                run_id=run_id, started_at=utcnow(), prompt_hashes=all_prompt_hashes(), versions=package_versions(),
+                max_steps=self.limits.max_steps, time_budget_s=self.limits.time_budget_s,
+                frontend_window_s=self.window_s, artifact_dir=str(artifact_dir),
+            ),
+            question=Question(
+                text=question, choices=list(choices or []), audio_path=str(Path(audio).resolve()),
+                item_id=meta.get("item_id"), ground_truth=meta.get("ground_truth"), metadata=meta.get("metadata") or {},
+            ),
+        )
+
+    def ask(
+        self,
+        audio: str | Path,
+        question: str,
+        choices: list[str] | None = None,
+        *,
+        item_id: str | None = None,
+        ground_truth: str | None = None,
+        metadata: dict[str, Any] | None = None,
+        write: bool = True,
+        trace_path: str | Path | None = None,
+    ) -> AskResult:
+        """Answer one question about one audio file; the trace is written even when the run fails."""
+        if choices is not None and 0 < len(choices) < 2:
+            raise ValueError("a multiple-choice question needs at least 2 choices")
+        from audiomind.audio import probe
+
+        probe(audio)  # missing / empty / non-audio input fails here with a clear AudioError
+        state = self.new_state(audio, question, choices, item_id=item_id, ground_truth=ground_truth, metadata=metadata)
+        executor = ToolExecutor(self.registry, Path(state.run.artifact_dir), cache=self.cache)
+        frontend = self._frontend(executor)
+        state.run.models = [self.planner.spec(), frontend.spec()]
+        runtime = Runtime(self.planner, frontend, executor, self.limits)
+        graph = build_graph(runtime)
+        path = Path(trace_path) if trace_path else self.trace_dir / f"{state.run.run_id}.json"
+        last: dict[str, Any] | EvidenceState = state
+        try:
+            for values in graph.stream(
+                state, {"recursion_limit": recursion_limit(runtime)}, stream_mode="values"
+            ):
+                last = values
+        except AudioError:
+            raise
+        except Exception as exc:
+            failed = _as_state(last)
+            failed.outcome = Outcome(status="failed", reason=f"{type(exc).__name__}: {exc}")
+            failed.run.finished_at = utcnow()
+            if write:
+                write_trace(failed, path)
+            exc.add_note(f"audiomind trace of the failed run: {path if write else '(not written)'}")
+            raise
+        final = _as_state(last)
+        if write:
+            write_trace(final, path)
+        fa = final.final_answer
+        return AskResult(
+            answer=(fa.choice or fa.text) if fa else "",
+            choice=fa.choice if fa else None,
+            choice_index=fa.choice_index if fa else None,
+            rationale=fa.rationale if fa else (final.outcome.reason if final.outcome else ""),
+            outcome=final.outcome or Outcome(status="failed", reason="run ended without an outcome"),
+            trace_path=str(path) if write else None,
+            state=final,
+        )
+
+
+def _as_state(values: dict[str, Any] | EvidenceState) -> EvidenceState:
+    return values if isinstance(values, EvidenceState) else EvidenceState.model_validate(values)

@@ -1,0 +1,109 @@
+"""Contracts for the two model roles: the text planner and the audio front end.
+
+Both roles are swappable per run (`--planner`, `--frontend`); the graph nodes only see these
+interfaces. Every backend call returns a `ModelCall` record so the trace can replay it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, Field
+
+from audiomind.state import (
+    Artifact,
+    AudioWindow,
+    EvidenceItem,
+    EvidenceState,
+    ModelCall,
+    ModelSpec,
+    PerceptionPrompt,
+    Plan,
+    PlannerDecision,
+    ToolCall,
+)
+
+
+class BackendError(RuntimeError):
+    """A model backend failed after its bounded retries (unreachable, auth, malformed output...)."""
+
+
+class ListenRequest(BaseModel):
+    """Ask the front end to listen to one or more artifacts with a focused prompt."""
+
+    kind: str = Field(description="'perception' or 'relisten'")
+    artifacts: list[Artifact]
+    prompt: str
+    prompt_id: str
+    question: str
+    choices: list[str] = Field(default_factory=list)
+    step: int = 0
+
+
+class ListenResult(BaseModel):
+    text: str
+    description: str = ""
+    focus: str = ""
+    provisional_answer: str | None = None
+    open_needs: list[str] = Field(default_factory=list)
+    uncertainty: str = ""
+    windows: list[AudioWindow] = Field(default_factory=list)
+    model_call: ModelCall | None = None
+    # The cascade front end "listens" with embedded tools: their calls and evidence go on the record.
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    evidence: list[EvidenceItem] = Field(default_factory=list)
+    derived_artifacts: list[Artifact] = Field(default_factory=list)
+
+
+class AnswerRequest(BaseModel):
+    """Final answer: from the ORIGINAL audio plus the neutral evidence summary."""
+
+    original: Artifact
+    question: str
+    choices: list[str] = Field(default_factory=list)
+    evidence_summary: str
+    evidence: list[EvidenceItem] = Field(default_factory=list)
+    prompt: str
+    prompt_id: str
+    format_feedback: str | None = None
+    # The cascade answers by matching structured evidence to choices, so it reads the whole state;
+    # LALM front ends use only the summary above. Excluded from dumps: the trace already holds it.
+    state: EvidenceState | None = Field(default=None, exclude=True)
+
+
+class AnswerResult(BaseModel):
+    text: str
+    rationale: str = ""
+    cited_evidence_ids: list[str] = Field(default_factory=list)
+    model_call: ModelCall | None = None
+    windows: list[AudioWindow] = Field(default_factory=list)
+
+
+@runtime_checkable
+class FrontEnd(Protocol):
+    """An audio-in model (LALM) or the embedded cascade."""
+
+    name: str
+
+    def spec(self) -> ModelSpec: ...
+
+    def listen(self, request: ListenRequest) -> ListenResult: ...
+
+    def answer(self, request: AnswerRequest) -> AnswerResult: ...
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """The text planner: writes the perception prompt, the plan, one decision per step, the summary."""
+
+    name: str
+
+    def spec(self) -> ModelSpec: ...
+
+    def perception_prompt(self, state: EvidenceState) -> tuple[PerceptionPrompt, ModelCall | None]: ...
+
+    def plan(self, state: EvidenceState, inventory: str) -> tuple[Plan, ModelCall | None]: ...
+
+    def decide(self, state: EvidenceState, inventory: str) -> tuple[PlannerDecision, ModelCall | None]: ...
+
+    def summarize(self, state: EvidenceState) -> tuple[str, ModelCall | None]: ...

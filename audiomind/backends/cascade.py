@@ -1,0 +1,134 @@
+"""`cascade`: the embedded front end. It "listens" by running a fixed, fast perception pass over the
+embedded tools and renders what they found as a structured description (a template, no LLM). Its tool
+calls are recorded like the planner's (issued_by = "frontend"), and it says what it cannot perceive.
+It answers by matching the accumulated evidence to the choices (audiomind.reasoning.matcher)."""
+
+from __future__ import annotations
+
+import time
+
+from audiomind.backends.base import AnswerRequest, AnswerResult, ListenRequest, ListenResult
+from audiomind.reasoning import matcher
+from audiomind.reasoning.question import analyse
+from audiomind.state import EvidenceState, ModelSpec, ToolCall, ToolCallRequest, ToolCallStatus
+from audiomind.tools.executor import ExecutionResult, ToolExecutor
+
+FIRST_PASS = ("probe", "tagging", "vad", "loudness", "count_events")
+SPEECH_PASS = ("asr", "speaker_count")
+MUSIC_PASS = ("tempo", "key", "pitch")
+MUSIC_WORDS = ("music", "instrument", "piano", "guitar", "drum", "singing", "song", "orchestra", "synth", "organ",
+               "violin", "bell", "chime", "tone", "beep")
+CANNOT = (
+    "The cascade front end cannot perceive emotion, intent, speaker identity (only distinct voices), spatial "
+    "position, or fine-grained semantics beyond its tools' outputs."
+)
+
+
+class CascadeFrontEnd:
+    name = "cascade"
+
+    def __init__(self, executor: ToolExecutor):
+        self.executor = executor
+
+    def spec(self) -> ModelSpec:
+        return ModelSpec(
+            role="frontend", spec="cascade", kind="cascade", model=None,
+            decoding={"first_pass": list(FIRST_PASS), "speech_pass": list(SPEECH_PASS), "music_pass": list(MUSIC_PASS)},
+        )
+
+    def _available(self, names: tuple[str, ...]) -> list[str]:
+        return [n for n in names if n in self.executor.registry and self.executor.registry.availability(n)[0]]
+
+    def listen(self, request: ListenRequest) -> ListenResult:
+        t0 = time.monotonic()
+        artifacts = request.artifacts
+        calls: list[ToolCall] = []
+        ev = []
+        derived = []
+        known = list(artifacts)
+        for art in artifacts:
+            first = self._run(self._available(FIRST_PASS), art.id, known, request.step)
+            calls += first.tool_calls
+            ev += first.evidence
+            derived += first.artifacts
+            speech_s = _speech_seconds(first)
+            top_tags = [str(t.get("label", "")).lower() for t in _tags(first)[:5]]
+            follow: list[str] = []
+            if speech_s >= 0.3 or any("speech" in t for t in top_tags[:2]):
+                follow += self._available(SPEECH_PASS)
+            if any(w in t for t in top_tags for w in MUSIC_WORDS):
+                follow += self._available(MUSIC_PASS)
+            if follow:
+                second = self._run(follow, art.id, known, request.step)
+                calls += second.tool_calls
+                ev += second.evidence
+                derived += second.artifacts
+        description = _describe(artifacts, calls, ev)
+        failed = [c for c in calls if c.status not in (ToolCallStatus.ok, ToolCallStatus.cached)]
+        return ListenResult(
+            text=description,
+            description=description,
+            focus=f"targets requested: {request.prompt.splitlines()[0][:200] if request.prompt else ''}",
+            provisional_answer=None,
+            open_needs=[f"{c.tool} failed: {c.error}" for c in failed],
+            uncertainty="tool-based description; " + CANNOT,
+            tool_calls=calls,
+            evidence=ev,
+            derived_artifacts=derived,
+        )
+
+    def _run(self, tools: list[str], artifact_id: str, known, step: int) -> ExecutionResult:
+        reqs = [ToolCallRequest(tool=t, arguments={"artifact": artifact_id}, reason="cascade perception pass") for t in tools]
+        return self.executor.run(reqs, known, step=step, issued_by="frontend")
+
+    def answer(self, request: AnswerRequest) -> AnswerResult:
+        state: EvidenceState | None = request.state
+        if state is None:
+            raise ValueError("the cascade front end answers from the evidence state; none was given")
+        analysis = analyse(state.question.text, state.question.choices, self.executor.registry.available())
+        if not state.question.choices:
+            text, _ = _free_text_answer(state)
+            return AnswerResult(text=text, rationale="free-text answer rendered from the evidence", cited_evidence_ids=[])
+        result = matcher.match(state, analysis)
+        if result.choice_index is None:
+            return AnswerResult(text="", rationale=result.rationale)
+        return AnswerResult(
+            text=state.question.choices[result.choice_index],
+            rationale=f"[{result.method}] {result.rationale}" + ("" if result.confident else " (low confidence)"),
+            cited_evidence_ids=result.cited_evidence_ids,
+        )
+
+
+def _speech_seconds(result: ExecutionResult) -> float:
+    for c in result.tool_calls:
+        if c.tool == "vad" and c.output:
+            return float(c.output.get("speech_s", c.output.get("total_speech_s", 0.0)) or 0.0)
+    return 0.0
+
+
+def _tags(result: ExecutionResult) -> list[dict]:
+    for c in result.tool_calls:
+        if c.tool == "tagging" and c.output:
+            return [t for t in c.output.get("tags", []) if isinstance(t, dict)]
+    return []
+
+
+def _describe(artifacts, calls: list[ToolCall], evidence) -> str:
+    """A structured description: one line per tool, in perception order, with evidence ids."""
+    lines = []
+    for art in artifacts:
+        lines.append(f"Artifact {art.id}: {art.duration_s:.2f} s, {art.sample_rate} Hz, {art.channels} ch.")
+    order = {name: i for i, name in enumerate(FIRST_PASS + SPEECH_PASS + MUSIC_PASS)}
+    for c in sorted(calls, key=lambda c: order.get(c.tool, 99)):
+        claims = [e for e in evidence if e.source_id == c.id]
+        if c.status in (ToolCallStatus.ok, ToolCallStatus.cached):
+            for e in claims:
+                lines.append(f"- {c.tool}: {e.claim} [{e.id}]")
+        else:
+            lines.append(f"- {c.tool}: not available ({c.status.value}: {c.error})")
+    return "\n".join(lines)
+
+
+def _free_text_answer(state: EvidenceState) -> tuple[str, list[str]]:
+    claims = [e for e in state.evidence]
+    return ("; ".join(e.claim for e in claims[:6]) or "No evidence was gathered.", [e.id for e in claims[:6]])

@@ -1,0 +1,206 @@
+"""The offline planner `rules`: a transparent policy, not an LLM.
+
+No capable instruction-tuned LLM ships on PyPI, so the embedded default plans with keyword rules and
+MiniLM similarity between the question and the tool manifests (audiomind.reasoning.question), and it
+answers by matching evidence to choices (audiomind.reasoning.matcher). It drives the same graph and
+writes the same decisions, with rationales, as any LLM planner; the trace names it `rules`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from audiomind.prompts import load_prompt
+from audiomind.reasoning.question import QuestionAnalysis, analyse
+from audiomind.state import (
+    Action,
+    EvidenceState,
+    ModelCall,
+    ModelSpec,
+    PerceptionPrompt,
+    Plan,
+    PlannerDecision,
+    RelistenRequest,
+    ToolCallRequest,
+    ToolCallStatus,
+)
+from audiomind.tools.manifest import ToolRegistry
+
+# "in the first 3 seconds", "at the beginning", "at the end": a part of the clip worth re-listening to.
+_TIME_FOCUS = re.compile(
+    r"\b(first|last|final|opening|beginning|start|end|ending)\b(?:\s+(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds))?"
+)
+
+
+def choices_block(choices: list[str]) -> str:
+    if not choices:
+        return "Answer in free text."
+    return "Choices:\n" + "\n".join(f"  {chr(65 + i)}. {c}" for i, c in enumerate(choices))
+
+
+class RulesPlanner:
+    name = "rules"
+
+    def __init__(self, registry: ToolRegistry):
+        self.registry = registry
+        self._analyses: dict[str, QuestionAnalysis] = {}
+
+    def spec(self) -> ModelSpec:
+        return ModelSpec(
+            role="planner", spec="rules", kind="rules", model=None,
+            decoding={"policy": "keyword rules + MiniLM (all-MiniLM-L6-v2) manifest similarity", "llm": False},
+        )
+
+    def analysis(self, state: EvidenceState) -> QuestionAnalysis:
+        key = state.question.text + "\x00" + "\x00".join(state.question.choices)
+        if key not in self._analyses:
+            self._analyses[key] = analyse(state.question.text, state.question.choices, self.registry.available())
+        return self._analyses[key]
+
+    # ---- nodes ------------------------------------------------------------------------------------
+    def perception_prompt(self, state: EvidenceState) -> tuple[PerceptionPrompt, ModelCall | None]:
+        a = self.analysis(state)
+        tpl = load_prompt("perception")
+        text = tpl.render(
+            question=state.question.text, choices_block=choices_block(state.question.choices),
+            targets="; ".join(a.targets),
+        )
+        return PerceptionPrompt(prompt_id=tpl.id, text=text, auditory_targets=a.targets), None
+
+    def plan(self, state: EvidenceState, inventory: str) -> tuple[Plan, ModelCall | None]:
+        a = self.analysis(state)
+        obs = state.observations[-1] if state.observations else None
+        directly = []
+        if obs and obs.provisional_answer:
+            directly.append(f"front end's provisional answer: {obs.provisional_answer}")
+        verify = {
+            "speaker_count": "the number of distinct voices",
+            "count_events": "the exact number of separated events",
+            "word_count": "how often the word occurs in the transcript",
+            "speech_content": "the exact words spoken",
+            "loudness": "the direction of the loudness change",
+            "tempo": "the tempo in BPM",
+            "key": "the mode (major/minor) and tonic",
+            "pitch": "the pitch values",
+        }
+        return (
+            Plan(
+                intent=f"{a.primary}: {state.question.text}",
+                answer_format=(
+                    f"exactly one of the {len(state.question.choices)} choices, verbatim"
+                    if state.question.choices else "free text"
+                ),
+                focus=a.targets,
+                candidate_operations=a.tools,
+                claims_to_verify=[verify[i] for i in a.intents if i in verify],
+                directly_answerable=directly,
+                rationale=a.rationale,
+            ),
+            None,
+        )
+
+    def decide(self, state: EvidenceState, inventory: str) -> tuple[PlannerDecision, ModelCall | None]:
+        a = self.analysis(state)
+        step = state.step
+        attempted = {(c.tool, (c.arguments or c.requested_arguments).get("artifact", "a0")) for c in state.tool_calls}
+        missing = [t for t in a.tools if (t, "a0") not in attempted]
+        if missing:
+            calls = [
+                ToolCallRequest(tool=t, arguments={"artifact": "a0"}, reason=f"needed for {a.primary}")
+                for t in missing
+            ]
+            return self._decision(
+                step, Action.CALL_TOOLS,
+                f"The question is about {'; '.join(a.targets)}; evidence from {', '.join(missing)} is not yet on "
+                f"record ({a.rationale}).",
+                tool_calls=calls,
+            ), None
+
+        relisten = self._relisten_step(state)
+        if relisten is not None:
+            return relisten, None
+
+        failed = [c for c in state.tool_calls if c.status not in (ToolCallStatus.ok, ToolCallStatus.cached)]
+        useful = state.evidence or any(o.text.strip() for o in state.observations)
+        if not useful:
+            why = "; ".join(f"{c.tool}: {c.error}" for c in failed) or "no observation and no tool evidence"
+            return self._decision(step, Action.STOP, "No usable evidence was gathered.", stop_reason=why), None
+        have = sorted({c.tool for c in state.successful_calls()})
+        return self._decision(
+            step, Action.ANSWER,
+            f"Evidence for {a.primary} is on record from {', '.join(have) or 'the front end'}"
+            + (f"; failed calls: {', '.join(c.tool for c in failed)}" if failed else "")
+            + ". No further tool is expected to add evidence.",
+        ), None
+
+    def _relisten_step(self, state: EvidenceState) -> PlannerDecision | None:
+        """Crop to the part the question points at, then re-listen to the crop (once)."""
+        m = _TIME_FOCUS.search(state.question.text.lower())
+        if not m or "crop" not in self.registry or not self.registry.availability("crop")[0]:
+            return None
+        crops = [c for c in state.successful_calls("crop") if c.derived_artifact_ids]
+        relistened = {aid for o in state.observations if o.kind == "relisten" for aid in o.artifact_ids}
+        if not crops:
+            dur = state.original.duration_s
+            span = float(m.group(2)) if m.group(2) else min(5.0, dur / 3)
+            start, end = (0.0, span) if m.group(1) in ("first", "opening", "beginning", "start") else (max(0.0, dur - span), dur)
+            if end - start >= dur * 0.95:
+                return None
+            return self._decision(
+                state.step, Action.CALL_TOOLS,
+                f"The question points at the {m.group(1)} of the clip; a crop ({start:.1f}-{end:.1f} s) lets the "
+                "front end listen to that part alone.",
+                tool_calls=[ToolCallRequest(tool="crop", arguments={"artifact": "a0", "start_s": start, "end_s": end})],
+            )
+        target = crops[-1].derived_artifact_ids[0]
+        if target in relistened:
+            return None
+        return self._decision(
+            state.step, Action.RELISTEN, f"Re-listen to the crop {target} that isolates the {m.group(1)} of the clip.",
+            relisten=RelistenRequest(
+                artifact_ids=[target], prompt=f"Describe what happens in this excerpt ({m.group(0)} of the clip)."
+            ),
+        )
+
+    def _decision(self, step: int, action: Action, rationale: str, **kw) -> PlannerDecision:
+        return PlannerDecision(step=step, action=action, rationale=rationale, planner=self.name, **kw)
+
+    def summarize(self, state: EvidenceState) -> tuple[str, ModelCall | None]:
+        return neutral_summary(state), None
+
+
+def neutral_summary(state: EvidenceState) -> str:
+    """Evidence by source, contradictions kept, no verdict: a deterministic rendering of the state."""
+    lines = [f"Question: {state.question.text}", "", "Front-end observations:"]
+    for o in state.observations:
+        body = o.description or o.text
+        lines.append(f"- [{o.id}] {o.kind} by {o.frontend} on {', '.join(o.artifact_ids)}: {body.strip()[:1200]}")
+        if o.provisional_answer:
+            lines.append(f"  provisional answer: {o.provisional_answer}")
+        if o.uncertainty:
+            lines.append(f"  uncertainty: {o.uncertainty}")
+    lines += ["", "Tool evidence (claim — source, boundary category):"]
+    for e in state.evidence:
+        lines.append(f"- [{e.id}] {e.claim} — {e.tool or e.source_type} ({e.category.value if e.category else 'n/a'})")
+    problems = [c for c in state.tool_calls if c.status.value in ("rejected", "error", "timeout")]
+    if problems:
+        lines += ["", "Calls that produced no evidence:"]
+        lines += [f"- {c.tool} ({c.status.value}): {c.error}" for c in problems]
+    contradictions = _numeric_contradictions(state)
+    if contradictions:
+        lines += ["", "Contradictions (kept, not resolved):"] + [f"- {c}" for c in contradictions]
+    return "\n".join(lines)
+
+
+def _numeric_contradictions(state: EvidenceState) -> list[str]:
+    from audiomind.reasoning.question import parse_number
+
+    out = []
+    counts = {c.tool: (c.output or {}).get("count") for c in state.successful_calls() if (c.output or {}).get("count") is not None}
+    for o in state.observations:
+        if o.provisional_answer and counts:
+            n = parse_number(o.provisional_answer)
+            for tool, value in counts.items():
+                if n is not None and value is not None and n != value:
+                    out.append(f"{o.id} suggests {n}, while {tool} counted {value}")
+    return out

@@ -1,0 +1,53 @@
+"""Compile the Audio-Mind state machine with LangGraph.
+
+ingest -> perception_prompt -> perceive -> plan -> decide -+-> execute_tools -> decide
+                                                           +-> relisten      -> decide
+                                                           +-> summarize -> final_answer -> format_check -+-> finish
+                                                           |                      ^----- bounded retry ---+
+                                                           +-> finish (STOP)
+"""
+
+from __future__ import annotations
+
+from functools import partial
+
+from langgraph.graph import END, START, StateGraph
+
+from audiomind.graph import routing
+from audiomind.graph.nodes import Runtime
+from audiomind.state import EvidenceState
+
+NODES = (
+    "ingest", "perception_prompt", "perceive", "plan", "decide", "execute_tools", "relisten",
+    "summarize", "final_answer", "format_check", "finish",
+)
+
+
+def build_graph(runtime: Runtime, checkpointer=None):
+    g = StateGraph(EvidenceState)
+    for name in NODES:
+        g.add_node(name, getattr(runtime, name))
+    g.add_edge(START, "ingest")
+    g.add_edge("ingest", "perception_prompt")
+    g.add_edge("perception_prompt", "perceive")
+    g.add_edge("perceive", "plan")
+    g.add_edge("plan", "decide")
+    g.add_conditional_edges(
+        "decide", routing.after_decide, ["execute_tools", "relisten", "summarize", "finish"]
+    )
+    g.add_edge("execute_tools", "decide")
+    g.add_edge("relisten", "decide")
+    g.add_edge("summarize", "final_answer")
+    g.add_edge("final_answer", "format_check")
+    g.add_conditional_edges(
+        "format_check",
+        partial(routing.after_format_check, format_retries=runtime.limits.format_retries),
+        ["final_answer", "finish"],
+    )
+    g.add_edge("finish", END)
+    return g.compile(checkpointer=checkpointer, name="audiomind")
+
+
+def recursion_limit(runtime: Runtime) -> int:
+    """Enough LangGraph super-steps for max_steps decisions plus answering and retries."""
+    return 8 + 2 * (runtime.limits.max_steps + 1) + 2 * (runtime.limits.format_retries + 1)

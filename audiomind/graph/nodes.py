@@ -1,0 +1,267 @@
+"""The Audio-Mind nodes. Each is a small function `state -> partial update` bound to a Runtime that
+holds the planner, the front end and the executor; routing lives in audiomind.graph.routing."""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from functools import wraps
+from typing import Any, Callable
+
+from audiomind.artifacts import ingest_original
+from audiomind.backends.base import AnswerRequest, FrontEnd, ListenRequest, Planner
+from audiomind.backends.rules_planner import choices_block
+from audiomind.prompts import load_prompt
+from audiomind.state import (
+    Action,
+    EvidenceItem,
+    EvidenceState,
+    FinalAnswer,
+    FormatFeedback,
+    ModelCall,
+    NodeTiming,
+    Observation,
+    Outcome,
+    PlannerDecision,
+    utcnow,
+)
+from audiomind.tools.executor import ToolExecutor
+
+
+@dataclass
+class Limits:
+    max_steps: int = 6
+    time_budget_s: float = 600.0
+    format_retries: int = 2
+
+
+def timed(name: str) -> Callable:
+    """Wrap a node so its wall time lands in state.timings (per-node cost is part of the record)."""
+
+    def deco(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
+        @wraps(fn)
+        def wrapper(self, state: EvidenceState) -> dict[str, Any]:
+            started, t0 = utcnow(), time.monotonic()
+            update = fn(self, state) or {}
+            update["timings"] = [NodeTiming(node=name, started_at=started, duration_s=round(time.monotonic() - t0, 4))]
+            return update
+
+        return wrapper
+
+    return deco
+
+
+def elapsed_s(state: EvidenceState) -> float:
+    started = datetime.fromisoformat(state.run.started_at)
+    return (datetime.now(timezone.utc) - started).total_seconds()
+
+
+def _calls(*calls: ModelCall | None) -> list[ModelCall]:
+    return [c for c in calls if c is not None]
+
+
+def parse_choice(answer: str, choices: list[str]) -> tuple[int | None, str]:
+    """Shape only: which single choice the answer text names (verbatim, by letter, or 'B. text')."""
+
+    def norm(s: str) -> str:
+        return re.sub(r"[\s\W_]+", " ", s.lower()).strip()
+
+    a = norm(answer)
+    if not a:
+        return None, "the answer is empty"
+    normed = [norm(c) for c in choices]
+    if a in normed:
+        return normed.index(a), "ok"
+    m = re.fullmatch(r"\(?([a-z])\)?[.):]?(?:\s+(.*))?", answer.strip().lower())
+    if m:
+        idx = ord(m.group(1)) - ord("a")
+        if 0 <= idx < len(choices) and (not m.group(2) or norm(m.group(2)) == normed[idx]):
+            return idx, "ok"
+    contained = [i for i, c in enumerate(normed) if c and re.search(rf"\b{re.escape(c)}\b", a)]
+    if len(contained) == 1:
+        return contained[0], "ok"
+    if len(contained) > 1:
+        return None, f"the answer names {len(contained)} choices; exactly one is required"
+    return None, "the answer is not one of the choices"
+
+
+class Runtime:
+    """Binds the swappable parts to the node functions (one instance per AudioMind)."""
+
+    def __init__(self, planner: Planner, frontend: FrontEnd, executor: ToolExecutor, limits: Limits):
+        self.planner = planner
+        self.frontend = frontend
+        self.executor = executor
+        self.limits = limits
+
+    def inventory(self) -> str:
+        return self.executor.registry.render_inventory()
+
+    # ---- perception and planning --------------------------------------------------------------------
+    @timed("ingest")
+    def ingest(self, state: EvidenceState) -> dict[str, Any]:
+        if state.artifacts:  # resumed run: ingest is idempotent
+            return {}
+        return {"artifacts": [ingest_original(state.question.audio_path)]}
+
+    @timed("perception_prompt")
+    def perception_prompt(self, state: EvidenceState) -> dict[str, Any]:
+        prompt, call = self.planner.perception_prompt(state)
+        return {"perception_prompt": prompt, "model_calls": _calls(call)}
+
+    @timed("perceive")
+    def perceive(self, state: EvidenceState) -> dict[str, Any]:
+        assert state.perception_prompt is not None
+        req = ListenRequest(
+            kind="perception", artifacts=[state.original], prompt=state.perception_prompt.text,
+            prompt_id=state.perception_prompt.prompt_id, question=state.question.text,
+            choices=state.question.choices, step=0,
+        )
+        return self._listen(req, "perception")
+
+    def _listen(self, req: ListenRequest, kind: str) -> dict[str, Any]:
+        result = self.frontend.listen(req)
+        obs = Observation(
+            kind=kind, frontend=self.frontend.name, artifact_ids=[a.id for a in req.artifacts],
+            prompt_id=req.prompt_id, prompt=req.prompt, text=result.text, description=result.description,
+            focus=result.focus, provisional_answer=result.provisional_answer, open_needs=result.open_needs,
+            uncertainty=result.uncertainty, windows=result.windows, tool_call_ids=[c.id for c in result.tool_calls],
+            attempts=result.model_call.attempts if result.model_call else 1,
+            latency_s=result.model_call.latency_s if result.model_call else 0.0,
+        )
+        evidence = list(result.evidence)
+        if not result.tool_calls and (result.description or result.text).strip():
+            # An LALM's report is evidence in its own right (the cascade's evidence is its tools').
+            evidence.append(
+                EvidenceItem(
+                    claim=f"{self.frontend.name} heard: {(result.description or result.text).strip()[:1500]}",
+                    source_type="observation", source_id=obs.id, artifact_id=req.artifacts[0].id,
+                    data={"provisional_answer": result.provisional_answer, "focus": result.focus},
+                )
+            )
+        return {
+            "observations": [obs],
+            "tool_calls": result.tool_calls,
+            "evidence": evidence,
+            "artifacts": result.derived_artifacts,
+            "model_calls": _calls(result.model_call),
+        }
+
+    @timed("plan")
+    def plan(self, state: EvidenceState) -> dict[str, Any]:
+        plan, call = self.planner.plan(state, self.inventory())
+        return {"plan": plan, "model_calls": _calls(call)}
+
+    # ---- the evidence loop --------------------------------------------------------------------------
+    @timed("decide")
+    def decide(self, state: EvidenceState) -> dict[str, Any]:
+        step = state.step
+        bound = None
+        if step >= self.limits.max_steps:
+            bound = "max_steps"
+        elif elapsed_s(state) >= self.limits.time_budget_s:
+            bound = "time_budget"
+        if bound:
+            decision = PlannerDecision(
+                step=step, action=Action.ANSWER, planner="bounds",
+                rationale=f"The {bound} bound was reached ({self.limits.max_steps} steps / "
+                f"{self.limits.time_budget_s:.0f} s); answering with the evidence gathered so far.",
+            )
+            return {"decisions": [decision], "outcome": Outcome(status="answered", bound_hit=bound)}
+        decision, call = self.planner.decide(state, self.inventory())
+        decision.step = step
+        return {"decisions": [decision], "model_calls": _calls(call)}
+
+    @timed("execute_tools")
+    def execute_tools(self, state: EvidenceState) -> dict[str, Any]:
+        decision = state.decisions[-1]
+        result = self.executor.run(decision.tool_calls, state.artifacts, step=decision.step)
+        return {"tool_calls": result.tool_calls, "evidence": result.evidence, "artifacts": result.artifacts}
+
+    @timed("relisten")
+    def relisten(self, state: EvidenceState) -> dict[str, Any]:
+        decision = state.decisions[-1]
+        req = decision.relisten
+        known = {a.id: a for a in state.artifacts}
+        ids = [i for i in (req.artifact_ids if req else []) if i in known]
+        unknown = [i for i in (req.artifact_ids if req else []) if i not in known]
+        tpl = load_prompt("relisten")
+        if not ids:
+            obs = Observation(
+                kind="relisten", frontend=self.frontend.name, artifact_ids=[], prompt_id=tpl.id, prompt="",
+                text="", uncertainty=f"re-listen rejected: unknown artifact ids {unknown}; known: {sorted(known)}",
+            )
+            return {"observations": [obs]}
+        prompt = tpl.render(artifact_list=", ".join(ids), focus=req.prompt if req else "", question=state.question.text)
+        listen = ListenRequest(
+            kind="relisten", artifacts=[known[i] for i in ids], prompt=prompt, prompt_id=tpl.id,
+            question=state.question.text, choices=state.question.choices, step=decision.step,
+        )
+        return self._listen(listen, "relisten")
+
+    # ---- answering ----------------------------------------------------------------------------------
+    @timed("summarize")
+    def summarize(self, state: EvidenceState) -> dict[str, Any]:
+        text, call = self.planner.summarize(state)
+        return {"evidence_summary": text, "model_calls": _calls(call)}
+
+    @timed("final_answer")
+    def final_answer(self, state: EvidenceState) -> dict[str, Any]:
+        tpl = load_prompt("final_answer")
+        feedback = ""
+        if state.format_feedback and not state.format_feedback[-1].ok:
+            last = state.format_feedback[-1]
+            feedback = load_prompt("format_retry").render(previous=last.answer_text, problem=last.message)
+        choices = state.question.choices
+        prompt = tpl.render(
+            question=state.question.text, choices_block=choices_block(choices), summary=state.evidence_summary or "",
+            feedback=feedback,
+            answer_instruction="exactly one of the choices, copied verbatim" if choices else "your answer",
+        )
+        req = AnswerRequest(
+            original=state.original, question=state.question.text, choices=choices,
+            evidence_summary=state.evidence_summary or "", evidence=state.evidence, prompt=prompt,
+            prompt_id=tpl.id, format_feedback=feedback or None, state=state,
+        )
+        result = self.frontend.answer(req)
+        answer = FinalAnswer(
+            text=result.text, rationale=result.rationale, cited_evidence_ids=result.cited_evidence_ids,
+            answered_by=self.frontend.name,
+        )
+        return {"final_answer": answer, "model_calls": _calls(result.model_call)}
+
+    @timed("format_check")
+    def format_check(self, state: EvidenceState) -> dict[str, Any]:
+        answer = state.final_answer
+        assert answer is not None
+        attempt = len(state.format_feedback) + 1
+        choices = state.question.choices
+        if choices:
+            idx, message = parse_choice(answer.text, choices)
+        else:
+            idx, message = (None, "ok") if answer.text.strip() else (None, "the answer is empty")
+        ok = message == "ok"
+        update: dict[str, Any] = {
+            "format_feedback": [FormatFeedback(attempt=attempt, ok=ok, message=message, answer_text=answer.text)]
+        }
+        if ok and idx is not None:
+            update["final_answer"] = answer.model_copy(update={"choice": choices[idx], "choice_index": idx})
+        return update
+
+    @timed("finish")
+    def finish(self, state: EvidenceState) -> dict[str, Any]:
+        last = state.decisions[-1] if state.decisions else None
+        bound = state.outcome.bound_hit if state.outcome else None
+        if last is not None and last.action == Action.STOP:
+            outcome = Outcome(status="stopped", reason=last.stop_reason or last.rationale, bound_hit=bound)
+        elif state.format_feedback and state.format_feedback[-1].ok:
+            outcome = Outcome(status="answered", reason="", bound_hit=bound)
+        else:
+            fb = state.format_feedback[-1].message if state.format_feedback else "no answer"
+            outcome = Outcome(status="failed", reason=f"format check failed: {fb}", bound_hit=bound)
+        run = state.run.model_copy(
+            update={"finished_at": utcnow(), "wall_time_s": round(elapsed_s(state), 3)}
+        )
+        return {"outcome": outcome, "run": run}

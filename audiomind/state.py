@@ -1,0 +1,308 @@
+"""The typed, shared evidence state: every node reads it and writes a partial update to it.
+
+The trace of a run is exactly this state serialized (plus a schema version), so everything an auditor
+needs lives here and nothing else: artifacts with provenance, what the front end heard, what the
+planner decided and why, every tool call with its validated arguments and outcome, the evidence
+items tied to their sources, the neutral summary, format feedback and the final answer.
+"""
+
+from __future__ import annotations
+
+import operator
+import uuid
+from datetime import datetime, timezone
+from enum import Enum
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = "1.0"
+
+
+def new_id(prefix: str) -> str:
+    """Short unique id with a readable prefix (ids are cited by evidence, so they must be stable)."""
+    return f"{prefix}_{uuid.uuid4().hex[:10]}"
+
+
+def utcnow() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolCategory(str, Enum):
+    """The bounded tool taxonomy of Audio-Mind (Table 1): a tool's evidence boundary class."""
+
+    metadata_validation = "metadata_validation"
+    temporal_segmentation = "temporal_segmentation"
+    speech_and_speaker = "speech_and_speaker"
+    audio_tagging = "audio_tagging"
+    acoustic_music_features = "acoustic_music_features"
+    visual_inspection = "visual_inspection"
+    audio_derivation = "audio_derivation"
+    evaluation = "evaluation"
+
+
+class Artifact(_Model):
+    """An audio file the run may listen to or analyse; derived ones carry their provenance."""
+
+    id: str
+    path: str
+    sha256: str
+    duration_s: float
+    sample_rate: int
+    channels: int
+    format: str = ""
+    derived_from: str | None = None
+    operation: str | None = None
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    created_by: str | None = Field(default=None, description="tool call id that produced it, if any")
+
+
+class AudioWindow(_Model):
+    """A time window of an artifact sent to a front end that truncates long audio."""
+
+    artifact_id: str
+    start_s: float
+    end_s: float
+
+
+class Observation(_Model):
+    """What an audio front end reported after listening (first perception or a re-listen)."""
+
+    id: str = Field(default_factory=lambda: new_id("obs"))
+    kind: Literal["perception", "relisten", "final"] = "perception"
+    frontend: str
+    artifact_ids: list[str]
+    prompt_id: str
+    prompt: str
+    text: str
+    description: str = ""
+    focus: str = ""
+    provisional_answer: str | None = None
+    open_needs: list[str] = Field(default_factory=list)
+    uncertainty: str = ""
+    windows: list[AudioWindow] = Field(default_factory=list)
+    tool_call_ids: list[str] = Field(
+        default_factory=list, description="embedded tool calls the cascade front end ran to listen"
+    )
+    attempts: int = 1
+    latency_s: float = 0.0
+
+
+class ToolCallRequest(_Model):
+    """A call the planner asks for; arguments are validated by the executor, not trusted."""
+
+    tool: str
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    reason: str = ""
+
+
+class ToolCallStatus(str, Enum):
+    ok = "ok"
+    cached = "cached"
+    rejected = "rejected"
+    error = "error"
+    timeout = "timeout"
+
+
+class ToolCall(_Model):
+    """One executed (or rejected) tool call, as the executor recorded it."""
+
+    id: str = Field(default_factory=lambda: new_id("call"))
+    step: int
+    tool: str
+    tool_version: str | None = None
+    category: ToolCategory | None = None
+    requested_arguments: dict[str, Any] = Field(default_factory=dict)
+    arguments: dict[str, Any] | None = Field(default=None, description="validated arguments")
+    status: ToolCallStatus
+    started_at: str = Field(default_factory=utcnow)
+    duration_s: float = 0.0
+    output: dict[str, Any] | None = None
+    error: str | None = None
+    derived_artifact_ids: list[str] = Field(default_factory=list)
+    cache_key: str | None = None
+    issued_by: Literal["planner", "frontend"] = "planner"
+
+
+class EvidenceItem(_Model):
+    """A claim, tied to where it came from and to the boundary class of that source."""
+
+    id: str = Field(default_factory=lambda: new_id("ev"))
+    claim: str
+    source_type: Literal["tool_call", "observation"]
+    source_id: str
+    tool: str | None = None
+    category: ToolCategory | None = None
+    artifact_id: str | None = None
+    confidence: float | None = None
+    data: dict[str, Any] = Field(default_factory=dict, description="machine-readable form of the claim")
+
+
+class Action(str, Enum):
+    CALL_TOOLS = "CALL_TOOLS"
+    RELISTEN = "RELISTEN"
+    ANSWER = "ANSWER"
+    STOP = "STOP"
+
+
+class RelistenRequest(_Model):
+    artifact_ids: list[str]
+    prompt: str
+
+
+class PlannerDecision(_Model):
+    """Exactly one action per evidence-loop step, always with a rationale."""
+
+    step: int
+    action: Action
+    rationale: str
+    tool_calls: list[ToolCallRequest] = Field(default_factory=list)
+    relisten: RelistenRequest | None = None
+    stop_reason: str | None = None
+    planner: str = ""
+    raw_output: str | None = Field(default=None, description="the model's raw text, for LLM planners")
+
+
+class Plan(_Model):
+    """The lightweight plan written after first perception."""
+
+    intent: str
+    answer_format: str
+    focus: list[str] = Field(default_factory=list)
+    candidate_operations: list[str] = Field(default_factory=list)
+    claims_to_verify: list[str] = Field(default_factory=list)
+    directly_answerable: list[str] = Field(default_factory=list)
+    rationale: str = ""
+
+
+class PerceptionPrompt(_Model):
+    prompt_id: str
+    text: str
+    auditory_targets: list[str] = Field(default_factory=list)
+
+
+class FormatFeedback(_Model):
+    attempt: int
+    ok: bool
+    message: str
+    answer_text: str
+
+
+class FinalAnswer(_Model):
+    text: str
+    choice: str | None = None
+    choice_index: int | None = None
+    rationale: str = ""
+    cited_evidence_ids: list[str] = Field(default_factory=list)
+    answered_by: str = ""
+
+
+class ModelSpec(_Model):
+    role: Literal["planner", "frontend"]
+    spec: str
+    kind: str
+    model: str | None = None
+    base_url: str | None = None
+    decoding: dict[str, Any] = Field(default_factory=dict)
+
+
+class ModelCall(_Model):
+    """One request to a model backend, recorded for replay and cost accounting."""
+
+    id: str = Field(default_factory=lambda: new_id("mc"))
+    role: Literal["planner", "frontend"]
+    purpose: str
+    backend: str
+    attempts: int = 1
+    errors: list[str] = Field(default_factory=list)
+    latency_s: float = 0.0
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    output: Any = None
+
+
+class NodeTiming(_Model):
+    node: str
+    started_at: str
+    duration_s: float
+
+
+class RunInfo(_Model):
+    run_id: str
+    started_at: str = Field(default_factory=utcnow)
+    finished_at: str | None = None
+    wall_time_s: float | None = None
+    models: list[ModelSpec] = Field(default_factory=list)
+    prompt_hashes: dict[str, str] = Field(default_factory=dict)
+    versions: dict[str, str] = Field(default_factory=dict)
+    seed: int = 0
+    max_steps: int
+    time_budget_s: float
+    frontend_window_s: float
+    artifact_dir: str
+
+
+class Question(_Model):
+    text: str
+    choices: list[str] = Field(default_factory=list)
+    audio_path: str
+    item_id: str | None = None
+    ground_truth: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Outcome(_Model):
+    status: Literal["answered", "stopped", "failed"]
+    reason: str = ""
+    bound_hit: Literal["max_steps", "time_budget"] | None = None
+
+
+def _keep_last(_old: Any, new: Any) -> Any:
+    return new
+
+
+class EvidenceState(_Model):
+    """The shared state of one run; list fields are append-only (LangGraph reducers)."""
+
+    schema_version: str = SCHEMA_VERSION
+    run: RunInfo
+    question: Question
+    artifacts: Annotated[list[Artifact], operator.add] = Field(default_factory=list)
+    perception_prompt: PerceptionPrompt | None = None
+    observations: Annotated[list[Observation], operator.add] = Field(default_factory=list)
+    plan: Plan | None = None
+    decisions: Annotated[list[PlannerDecision], operator.add] = Field(default_factory=list)
+    tool_calls: Annotated[list[ToolCall], operator.add] = Field(default_factory=list)
+    evidence: Annotated[list[EvidenceItem], operator.add] = Field(default_factory=list)
+    evidence_summary: str | None = None
+    format_feedback: Annotated[list[FormatFeedback], operator.add] = Field(default_factory=list)
+    final_answer: FinalAnswer | None = None
+    outcome: Outcome | None = None
+    model_calls: Annotated[list[ModelCall], operator.add] = Field(default_factory=list)
+    timings: Annotated[list[NodeTiming], operator.add] = Field(default_factory=list)
+
+    # --- small read helpers used by nodes and planners (derived, never stored twice) ---
+    def artifact(self, artifact_id: str) -> Artifact:
+        for a in self.artifacts:
+            if a.id == artifact_id:
+                return a
+        raise KeyError(f"unknown artifact id {artifact_id!r}")
+
+    @property
+    def original(self) -> Artifact:
+        return self.artifacts[0]
+
+    @property
+    def step(self) -> int:
+        return len(self.decisions)
+
+    def evidence_from(self, tool: str) -> list[EvidenceItem]:
+        return [e for e in self.evidence if e.tool == tool]
+
+    def successful_calls(self, tool: str | None = None) -> list[ToolCall]:
+        ok = (ToolCallStatus.ok, ToolCallStatus.cached)
+        return [c for c in self.tool_calls if c.status in ok and (tool is None or c.tool == tool)]

@@ -1,0 +1,96 @@
+"""The contract between the executor and a tool implementation.
+
+A tool is a plain function `fn(args: SomeArgs, ctx: ToolContext) -> ToolResult`, where `SomeArgs` is a
+pydantic model (subclass of `ToolArgs`) read from the function's type hints. The manifest in `tools/`
+names the function; the executor validates arguments against the model, so a tool never sees input it
+did not declare.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field
+
+from audiomind import audio as audio_io
+from audiomind.state import Artifact, new_id
+
+
+class ToolArgs(BaseModel):
+    """Base of every tool's arguments: which artifact to work on (the original is `a0`)."""
+
+    model_config = ConfigDict(extra="forbid")
+    artifact: str = Field("a0", description="id of the audio artifact to analyse")
+
+
+class Claim(BaseModel):
+    """One evidence statement a tool's output supports, within the tool's declared boundary."""
+
+    text: str
+    confidence: float | None = None
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class DerivedAudio(BaseModel):
+    """A derived audio file a transformation tool wrote; the executor registers it as an artifact."""
+
+    path: str
+    operation: str
+    parameters: dict[str, Any] = Field(default_factory=dict)
+    source_artifact: str
+
+
+class ToolResult(BaseModel):
+    output: dict[str, Any] = Field(default_factory=dict)
+    claims: list[Claim] = Field(default_factory=list)
+    derived: list[DerivedAudio] = Field(default_factory=list)
+
+
+class AudioInput:
+    """An artifact plus lazily decoded, cached samples (decode once per rate per run)."""
+
+    def __init__(self, artifact: Artifact):
+        self.artifact = artifact
+        self._cache: dict[tuple[int, bool], np.ndarray] = {}
+        self._lock = threading.Lock()
+
+    @property
+    def path(self) -> str:
+        return self.artifact.path
+
+    @property
+    def duration_s(self) -> float:
+        return self.artifact.duration_s
+
+    def samples(self, sr: int = 16000, mono: bool = True) -> np.ndarray:
+        key = (sr, mono)
+        with self._lock:
+            if key not in self._cache:
+                self._cache[key] = audio_io.load(self.artifact.path, sr=sr, mono=mono)
+            return self._cache[key]
+
+
+class ToolContext:
+    """What a running tool may touch: the run's artifacts (read) and a folder for derived audio."""
+
+    def __init__(self, artifacts: dict[str, Artifact], derived_dir: Path, audio_cache: dict[str, AudioInput]):
+        self._artifacts = artifacts
+        self.derived_dir = derived_dir
+        self._audio = audio_cache
+
+    def audio(self, artifact_id: str) -> AudioInput:
+        if artifact_id not in self._artifacts:
+            raise KeyError(f"unknown artifact id {artifact_id!r}; known: {sorted(self._artifacts)}")
+        if artifact_id not in self._audio:
+            self._audio[artifact_id] = AudioInput(self._artifacts[artifact_id])
+        return self._audio[artifact_id]
+
+    def new_derived_path(self, stem: str, suffix: str = ".wav") -> Path:
+        self.derived_dir.mkdir(parents=True, exist_ok=True)
+        return self.derived_dir / f"{stem}_{new_id('d')[2:]}{suffix}"
+
+
+ToolFunction = Callable[[ToolArgs, ToolContext], ToolResult]

@@ -1,0 +1,224 @@
+"""The tool executor: validates every call against the tool's manifest and argument model, runs
+independent calls in parallel with per-tool timeouts, isolates errors to their call, caches results on
+disk, registers derived artifacts with provenance, and turns claims into evidence items.
+
+Nothing a planner asks for reaches a tool unvalidated; every rejection is recorded with a reason the
+planner can read on its next step.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from audiomind.artifacts import make_artifact
+from audiomind.embedded.models import cache_dir
+from audiomind.state import Artifact, EvidenceItem, ToolCall, ToolCallRequest, ToolCallStatus
+from audiomind.tools.base import AudioInput, ToolContext, ToolResult
+from audiomind.tools.manifest import ToolManifest, ToolRegistry
+
+
+class ExecutionResult(BaseModel):
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    evidence: list[EvidenceItem] = Field(default_factory=list)
+    artifacts: list[Artifact] = Field(default_factory=list)
+
+
+class ToolCache:
+    """Results on disk keyed by (tool, tool version, validated arguments, input content sha256)."""
+
+    def __init__(self, root: Path | None = None):
+        self.root = root or cache_dir() / "tool-results"
+        self.root.mkdir(parents=True, exist_ok=True)
+
+    @staticmethod
+    def key(manifest: ToolManifest, arguments: dict[str, Any], input_hashes: dict[str, str]) -> str:
+        blob = json.dumps(
+            {"tool": manifest.name, "version": manifest.version, "args": arguments, "inputs": input_hashes},
+            sort_keys=True,
+            default=str,
+        )
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def get(self, key: str) -> ToolResult | None:
+        path = self.root / key[:2] / f"{key}.json"
+        if not path.exists():
+            return None
+        try:
+            return ToolResult.model_validate_json(path.read_text())
+        except Exception:
+            return None  # a corrupt entry is a miss, never a crash
+
+    def put(self, key: str, result: ToolResult) -> None:
+        path = self.root / key[:2] / f"{key}.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(result.model_dump_json())
+        tmp.replace(path)
+
+
+class ToolExecutor:
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        derived_dir: Path,
+        cache: ToolCache | None = None,
+        max_workers: int = 4,
+        allowed: set[str] | None = None,
+    ):
+        self.registry = registry
+        self.derived_dir = Path(derived_dir)
+        self.cache = cache
+        self.max_workers = max_workers
+        self.allowed = allowed  # None = every available tool
+        self._audio: dict[str, AudioInput] = {}
+
+    # ---- validation -------------------------------------------------------------------------------
+    def _validate(
+        self, req: ToolCallRequest, artifacts: dict[str, Artifact]
+    ) -> tuple[ToolManifest | None, dict[str, Any] | None, str | None]:
+        if req.tool not in self.registry:
+            known = ", ".join(sorted(m.name for m in self.registry.available()))
+            return None, None, f"unknown tool {req.tool!r}; available tools: {known}"
+        manifest = self.registry.get(req.tool)
+        if self.allowed is not None and req.tool not in self.allowed:
+            return manifest, None, f"tool {req.tool!r} is not enabled for this run"
+        ok, why = self.registry.availability(req.tool)
+        if not ok:
+            return manifest, None, f"tool {req.tool!r} is unavailable here: {why}"
+        try:
+            args = manifest.args_model.model_validate(req.arguments)
+        except ValidationError as exc:
+            problems = "; ".join(
+                f"{'.'.join(str(x) for x in e['loc']) or 'arguments'}: {e['msg']}" for e in exc.errors()
+            )
+            return manifest, None, f"invalid arguments for {req.tool!r}: {problems}"
+        dumped = args.model_dump(mode="json")
+        for name, value in dumped.items():
+            if (name == "artifact" or name.endswith("_artifact")) and isinstance(value, str):
+                if value not in artifacts:
+                    return manifest, None, f"unknown artifact {value!r} for {name}; known: {sorted(artifacts)}"
+        return manifest, dumped, None
+
+    # ---- execution --------------------------------------------------------------------------------
+    def run(
+        self,
+        requests: list[ToolCallRequest],
+        artifacts: list[Artifact],
+        step: int,
+        issued_by: str = "planner",
+    ) -> ExecutionResult:
+        """Run independent calls in parallel; the result lists calls in request order."""
+        by_id = {a.id: a for a in artifacts}
+        prepared: list[tuple[ToolCall, ToolManifest | None, dict[str, Any] | None]] = []
+        for req in requests:
+            manifest, args, problem = self._validate(req, by_id)
+            call = ToolCall(
+                step=step,
+                tool=req.tool,
+                tool_version=manifest.version if manifest else None,
+                category=manifest.category if manifest else None,
+                requested_arguments=req.arguments,
+                arguments=args,
+                status=ToolCallStatus.rejected if problem else ToolCallStatus.ok,
+                error=problem,
+                issued_by=issued_by,  # type: ignore[arg-type]
+            )
+            prepared.append((call, manifest if not problem else None, args))
+
+        results: dict[str, ToolResult] = {}
+        runnable = [(c, m, a) for c, m, a in prepared if m is not None and a is not None]
+        if runnable:
+            pool = cf.ThreadPoolExecutor(max_workers=min(self.max_workers, len(runnable)))
+            try:
+                t0 = time.monotonic()
+                futures = {
+                    c.id: (pool.submit(self._run_one, c, m, a, by_id), m) for c, m, a in runnable
+                }
+                for call, manifest, _ in runnable:
+                    fut, m = futures[call.id]
+                    try:
+                        remaining = max(0.0, m.timeout_s - (time.monotonic() - t0))
+                        result, cached, key, duration = fut.result(timeout=remaining)
+                        results[call.id] = result
+                        call.status = ToolCallStatus.cached if cached else ToolCallStatus.ok
+                        call.cache_key = key
+                        call.duration_s = round(duration, 4)
+                        call.output = result.output
+                    except cf.TimeoutError:
+                        call.status = ToolCallStatus.timeout
+                        call.duration_s = round(time.monotonic() - t0, 4)
+                        call.error = f"{call.tool} exceeded its {m.timeout_s:.0f} s timeout"
+                    except Exception as exc:  # isolated to this call
+                        call.status = ToolCallStatus.error
+                        call.error = f"{type(exc).__name__}: {exc}"
+            finally:
+                pool.shutdown(wait=False, cancel_futures=True)
+
+        out = ExecutionResult()
+        next_num = max((int(a.id[1:]) for a in artifacts if a.id[1:].isdigit()), default=-1) + 1
+        for call, _, _ in prepared:
+            out.tool_calls.append(call)
+            result = results.get(call.id)
+            if result is None:
+                continue
+            for derived in result.derived:
+                art = make_artifact(
+                    f"a{next_num}",
+                    derived.path,
+                    derived_from=derived.source_artifact,
+                    operation=derived.operation,
+                    parameters=derived.parameters,
+                    created_by=call.id,
+                )
+                next_num += 1
+                call.derived_artifact_ids.append(art.id)
+                out.artifacts.append(art)
+            for claim in result.claims:
+                out.evidence.append(
+                    EvidenceItem(
+                        claim=claim.text,
+                        source_type="tool_call",
+                        source_id=call.id,
+                        tool=call.tool,
+                        category=call.category,
+                        artifact_id=(call.arguments or {}).get("artifact"),
+                        confidence=claim.confidence,
+                        data=claim.data,
+                    )
+                )
+        return out
+
+    def _run_one(
+        self, call: ToolCall, manifest: ToolManifest, arguments: dict[str, Any], artifacts: dict[str, Artifact]
+    ) -> tuple[ToolResult, bool, str | None, float]:
+        input_hashes = {
+            k: artifacts[v].sha256
+            for k, v in arguments.items()
+            if (k == "artifact" or k.endswith("_artifact")) and isinstance(v, str) and v in artifacts
+        }
+        key = None
+        use_cache = self.cache is not None and manifest.cacheable and not manifest.derives_audio
+        if use_cache:
+            hashed_args = {k: v for k, v in arguments.items() if k not in input_hashes}
+            key = ToolCache.key(manifest, hashed_args, input_hashes)
+            hit = self.cache.get(key)  # type: ignore[union-attr]
+            if hit is not None:
+                return hit, True, key, 0.0
+        ctx = ToolContext(artifacts, self.derived_dir, self._audio)
+        args = manifest.args_model.model_validate(arguments)
+        t0 = time.monotonic()
+        result = manifest.callable(args, ctx)
+        duration = time.monotonic() - t0
+        if not isinstance(result, ToolResult):
+            raise TypeError(f"{manifest.entry} returned {type(result).__name__}, expected ToolResult")
+        if use_cache and key:
+            self.cache.put(key, result)  # type: ignore[union-attr]
+        return result, False, key, duration

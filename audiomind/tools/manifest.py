@@ -1,0 +1,179 @@
+"""Tool manifests (TOML, one per tool) and the registry built from them.
+
+The manifest is the single source of truth: the planner's inventory is rendered from it, and the
+executor enforces it (argument schema from the entry point, timeout, availability). Nothing about a
+tool's boundary is written twice.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import tomllib
+import typing
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from audiomind.resources import tools_dir
+from audiomind.state import ToolCategory
+from audiomind.tools.base import ToolArgs, ToolFunction
+
+
+class ManifestError(ValueError):
+    """A manifest that cannot be loaded; the message names the file."""
+
+
+class ToolNeeds(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    packages: list[str] = Field(default_factory=list, description="importable module names")
+    models: list[str] = Field(default_factory=list, description="embedded model names (audiomind.embedded)")
+    gpu: bool = False
+    executables: list[str] = Field(default_factory=list)
+
+
+class ToolManifest(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    version: str = "1"
+    category: ToolCategory
+    function: str = Field(description="what the tool does, one or two sentences")
+    supports: list[str] = Field(description="claims its output may support")
+    not_for: list[str] = Field(description="claims its output must not be used for")
+    entry: str = Field(description="package.module:callable")
+    needs: ToolNeeds = Field(default_factory=ToolNeeds)
+    timeout_s: float = 120.0
+    cacheable: bool = True
+    derives_audio: bool = False
+    example: dict[str, Any] = Field(default_factory=dict, description="example arguments")
+    source_file: str | None = None
+
+    @cached_property
+    def callable(self) -> ToolFunction:
+        module_name, _, attr = self.entry.partition(":")
+        if not attr:
+            raise ManifestError(f"tool {self.name}: entry {self.entry!r} must be 'module:callable'")
+        module = importlib.import_module(module_name)
+        fn = getattr(module, attr, None)
+        if fn is None:
+            raise ManifestError(f"tool {self.name}: {module_name} has no attribute {attr!r}")
+        return fn
+
+    @cached_property
+    def args_model(self) -> type[ToolArgs]:
+        hints = typing.get_type_hints(self.callable)
+        model = hints.get("args")
+        if not (isinstance(model, type) and issubclass(model, ToolArgs)):
+            raise ManifestError(f"tool {self.name}: {self.entry} must annotate `args` with a ToolArgs subclass")
+        return model
+
+    def availability(self) -> tuple[bool, str]:
+        """(usable here, why not): missing packages, models, executables or a GPU."""
+        import shutil
+
+        from audiomind.embedded import models as embedded_models
+
+        for pkg in self.needs.packages:
+            if importlib.util.find_spec(pkg) is None:
+                return False, f"python package {pkg!r} is not installed"
+        for exe in self.needs.executables:
+            if shutil.which(exe) is None and not (exe == "ffmpeg" and _has_imageio_ffmpeg()):
+                return False, f"executable {exe!r} not found"
+        if self.needs.gpu and not _has_gpu():
+            return False, "needs a GPU and none is visible"
+        for model in self.needs.models:
+            ok, why = embedded_models.check(model)
+            if not ok:
+                return False, why
+        try:
+            self.args_model  # noqa: B018 - imports the entry point
+        except Exception as exc:  # import errors surface as unavailability, with the reason
+            return False, f"entry point {self.entry} failed to import: {exc}"
+        return True, "ok"
+
+    def argument_schema(self) -> dict[str, Any]:
+        return self.args_model.model_json_schema()
+
+    def inventory_entry(self) -> str:
+        """The text the planner reads for this tool: what it does and its evidence boundary."""
+        props = self.argument_schema().get("properties", {})
+        args = ", ".join(
+            f"{k}: {v.get('type', v.get('anyOf', 'any'))}" + (f" = {v['default']!r}" if "default" in v else "")
+            for k, v in props.items()
+        )
+        return (
+            f"- {self.name} [{self.category.value}] ({args})\n"
+            f"    does: {self.function}\n"
+            f"    may support: {'; '.join(self.supports)}\n"
+            f"    must not be used for: {'; '.join(self.not_for)}"
+            + ("\n    output: a derived audio artifact (not evidence by itself)" if self.derives_audio else "")
+        )
+
+
+def _has_imageio_ffmpeg() -> bool:
+    return importlib.util.find_spec("imageio_ffmpeg") is not None
+
+
+def _has_gpu() -> bool:
+    try:
+        import torch
+
+        return bool(torch.cuda.is_available())
+    except Exception:
+        return False
+
+
+def load_manifest(path: Path) -> ToolManifest:
+    try:
+        data = tomllib.loads(path.read_text())
+        return ToolManifest(**data, source_file=str(path))
+    except Exception as exc:
+        raise ManifestError(f"{path}: {exc}") from exc
+
+
+class ToolRegistry:
+    """All known tools, by name, from the packaged `tools/` folder plus any user folders."""
+
+    def __init__(self, manifests: list[ToolManifest]):
+        self._by_name: dict[str, ToolManifest] = {}
+        for m in manifests:
+            if m.name in self._by_name:
+                raise ManifestError(f"duplicate tool name {m.name!r} ({m.source_file})")
+            self._by_name[m.name] = m
+        self._availability: dict[str, tuple[bool, str]] = {}
+
+    @classmethod
+    def load(cls, extra_dirs: list[Path] | None = None) -> "ToolRegistry":
+        dirs = [tools_dir(), *(extra_dirs or [])]
+        manifests = [load_manifest(p) for d in dirs for p in sorted(Path(d).glob("*.toml"))]
+        return cls(manifests)
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._by_name
+
+    def get(self, name: str) -> ToolManifest:
+        return self._by_name[name]
+
+    def all(self) -> list[ToolManifest]:
+        return list(self._by_name.values())
+
+    def availability(self, name: str) -> tuple[bool, str]:
+        if name not in self._availability:
+            self._availability[name] = self._by_name[name].availability()
+        return self._availability[name]
+
+    def available(self) -> list[ToolManifest]:
+        return [m for m in self._by_name.values() if self.availability(m.name)[0]]
+
+    def render_inventory(self) -> str:
+        """The planner's tool inventory, grouped by boundary category; only usable tools are offered."""
+        lines: list[str] = []
+        for cat in ToolCategory:
+            tools = [m for m in self.available() if m.category == cat]
+            if tools:
+                lines.append(f"## {cat.value}")
+                lines.extend(m.inventory_entry() for m in tools)
+        return "\n".join(lines)

@@ -1,0 +1,71 @@
+"""Trace files: the evidence state serialized with a schema version, written atomically, with a JSON
+Schema generated from the same pydantic models. Secrets never reach disk: any value of a known API-key
+environment variable is redacted before writing."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from audiomind.state import SCHEMA_VERSION, EvidenceState
+
+SECRET_ENV_VARS = (
+    "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN", "AUDIOMIND_API_KEY",
+)
+
+
+def redact(text: str) -> str:
+    for var in SECRET_ENV_VARS:
+        value = os.environ.get(var)
+        if value and len(value) >= 8:
+            text = text.replace(value, "[redacted]")
+    return text
+
+
+def dump_trace(state: EvidenceState) -> str:
+    return redact(state.model_dump_json(indent=2))
+
+
+def write_trace(state: EvidenceState, path: str | Path) -> Path:
+    """Atomic write (temp file + rename): a killed run leaves the old file or the new one, never half."""
+    p = Path(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
+    tmp.write_text(dump_trace(state), encoding="utf-8")
+    os.replace(tmp, p)
+    return p
+
+
+def load_trace(path: str | Path) -> EvidenceState:
+    return EvidenceState.model_validate_json(Path(path).read_text(encoding="utf-8"))
+
+
+def trace_json_schema() -> dict[str, Any]:
+    schema = EvidenceState.model_json_schema(mode="serialization")
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": f"https://audiomind.dev/schema/trace-{SCHEMA_VERSION}.json",
+        "title": f"audiomind trace (schema {SCHEMA_VERSION})",
+        **schema,
+    }
+
+
+def write_schema(path: str | Path) -> Path:
+    p = Path(path)
+    p.write_text(json.dumps(trace_json_schema(), indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return p
+
+
+def validate_trace_file(path: str | Path) -> list[str]:
+    """JSON Schema errors as 'path: message' lines; an empty list means valid."""
+    import jsonschema
+
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    validator = jsonschema.Draft202012Validator(trace_json_schema())
+    return [
+        f"{'/'.join(str(x) for x in err.absolute_path) or '(root)'}: {err.message}"
+        for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    ]

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Install audiomind and its embedded (offline) model stack into ./.venv.
+#   bash scripts/install.sh         # runtime
+#   bash scripts/install.sh --dev   # + test tools and the Debian audio generators the tests use
+# torch is pinned to the local CPU wheel first, so the loose `torch>=` in pyproject installs nothing more.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DEV=0; [ "${1:-}" = "--dev" ] && DEV=1
+
+apt_pkgs=(ffmpeg)
+[ "$DEV" = 1 ] && apt_pkgs+=(sox libsox-fmt-all espeak-ng flite fluidsynth fluid-soundfont-gm sound-theme-freedesktop)
+missing=()
+for p in "${apt_pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+if [ "${#missing[@]}" -gt 0 ]; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    echo "note: missing Debian packages: ${missing[*]} (install them as root; ffmpeg falls back to imageio-ffmpeg)" >&2
+  fi
+fi
+
+PY=${PYTHON:-python3}
+[ -x .venv/bin/python ] || "$PY" -m venv .venv
+PIP=(.venv/bin/python -m pip install -q --disable-pip-version-check)
+.venv/bin/python -c "import torch" 2>/dev/null || "${PIP[@]}" "torch==2.13.0"
+if [ "$DEV" = 1 ]; then "${PIP[@]}" -e ".[dev]"; else "${PIP[@]}" -e .; fi
+.venv/bin/audiomind models install --quiet
