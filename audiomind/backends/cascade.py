@@ -37,7 +37,8 @@ class CascadeFrontEnd:
         )
 
     def _available(self, names: tuple[str, ...]) -> list[str]:
-        return [n for n in names if n in self.executor.registry and self.executor.registry.availability(n)[0]]
+        reg, allowed = self.executor.registry, self.executor.allowed
+        return [n for n in names if n in reg and reg.availability(n)[0] and (allowed is None or n in allowed)]
 
     def listen(self, request: ListenRequest) -> ListenResult:
         t0 = time.monotonic()
