@@ -11,6 +11,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 app = typer.Typer(
@@ -34,7 +35,7 @@ FRONTEND_HELP = "cascade (offline default) | openai:MODEL[@BASE_URL] (e.g. vLLM 
 
 
 def fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {message}")
+    err.print(f"[bold red]error:[/] {escape(message)}")
     raise typer.Exit(code)
 
 
@@ -90,11 +91,11 @@ def ask(
     else:
         st = result.state
         tools_used = sorted({c.tool for c in st.tool_calls})
-        console.print(f"[bold]Answer:[/] {result.answer or '(none)'}")
-        console.print(f"[bold]Why:[/] {result.rationale}")
+        console.print(f"[bold]Answer:[/] {escape(result.answer or '(none)')}")
+        console.print(f"[bold]Why:[/] {escape(result.rationale)}")
         console.print(
-            f"[dim]outcome {result.outcome.status}{' (' + result.outcome.reason + ')' if result.outcome.reason else ''}; "
-            f"{len(st.decisions)} decision(s), {len(st.tool_calls)} tool call(s) [{', '.join(tools_used)}], "
+            f"[dim]outcome {result.outcome.status}{escape(' (' + result.outcome.reason + ')') if result.outcome.reason else ''}; "
+            f"{len(st.decisions)} decision(s), {len(st.tool_calls)} tool call(s) ({escape(', '.join(tools_used))}), "
             f"{len(st.evidence)} evidence item(s); planner {agent.planner.name}, front end {frontend}; "
             f"{st.run.wall_time_s or 0:.1f} s[/]"
         )

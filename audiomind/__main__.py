@@ -1,0 +1,3 @@
+from audiomind.cli import app
+
+app()
