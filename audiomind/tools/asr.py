@@ -1,0 +1,198 @@
+"""speech_and_speaker: what words are spoken and when (faster-whisper on CPU, int8, embedded models).
+
+A transcript is evidence of words and their timing and of the spoken language. It says nothing about
+who spoke, how many people spoke, how they felt, or which non-speech sounds occur.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from functools import lru_cache
+from typing import Literal
+
+from pydantic import Field
+
+from audiomind.embedded import models
+from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolResult
+from audiomind.tools.vad import FRAME_S, speech_probabilities
+
+SR = 16000
+MAX_WORDS_IN_OUTPUT = 2000  # keep traces compact for long recordings
+MAX_SEGMENT_CLAIMS = 60
+VAD_THRESHOLD = 0.5
+NO_SPEECH_PROB = 0.5  # Whisper's own no-speech estimate above which a VAD-silent segment is dropped
+
+
+@lru_cache(maxsize=4)
+def _model(name: str):
+    """One WhisperModel per embedded model name per process (loading costs ~0.5-1 s)."""
+    from faster_whisper import WhisperModel
+
+    return WhisperModel(str(models.whisper_model_dir(name)), device="cpu", compute_type="int8", cpu_threads=2)
+
+
+_locks: dict[str, threading.Lock] = {}
+_locks_guard = threading.Lock()
+
+
+def _model_lock(name: str) -> threading.Lock:
+    """Serialise use of one model: a thread pool must not build it twice or share its single worker."""
+    with _locks_guard:
+        return _locks.setdefault(name, threading.Lock())
+
+
+class AsrArgs(ToolArgs):
+    model: Literal["tiny.en", "base"] = Field(
+        "tiny.en", description="embedded Whisper model: tiny.en (English only, fast) or base (multilingual)")
+    language: str | None = Field(
+        None, min_length=2, max_length=5,
+        description="ISO language code to force (e.g. 'en'); None detects it (tiny.en is always 'en')")
+    vad_filter: bool = Field(False, description="skip non-speech with Silero VAD before decoding")
+    refine_with_vad: bool = Field(
+        True, description="snap word edges that fall in silence to Silero VAD speech onsets/offsets and drop "
+                          "segments Whisper itself marks as no-speech where the VAD finds no speech")
+    skip_without_speech: bool = Field(
+        True, description="do not run Whisper when Silero VAD finds no speech anywhere in the window (Whisper "
+                          "is slow and invents words on tones, music and silence)")
+    beam_size: int = Field(5, ge=1, le=10, description="beam search width")
+    start_s: float = Field(0.0, ge=0.0, description="transcribe from this time (s)")
+    end_s: float | None = Field(None, gt=0.0, description="transcribe up to this time (s); None = to the end")
+
+
+def _r(x: float, nd: int = 3) -> float:
+    return round(float(x), nd)
+
+
+def _has_speech(probs, start: float, end: float, threshold: float = VAD_THRESHOLD) -> bool:
+    fa, fb = int(start / FRAME_S), math.ceil(end / FRAME_S)
+    return bool(len(probs[fa:fb]) and probs[fa:fb].max() >= threshold)
+
+
+def _snap(probs, start: float, end: float, threshold: float = VAD_THRESHOLD) -> tuple[float, float]:
+    """Whisper stretches a word over the silence before it (a known weakness of its cross-attention
+    timing); move an edge that lies in VAD silence to the nearest speech frame inside the word."""
+    fa, fb = int(start / FRAME_S), max(int(start / FRAME_S) + 1, math.ceil(end / FRAME_S))
+    seg = probs[fa:fb]
+    speech = [i for i, p in enumerate(seg) if p >= threshold]
+    if not speech:
+        return start, end
+    new_start = start if seg[0] >= threshold else (fa + speech[0]) * FRAME_S
+    new_end = end if seg[-1] >= threshold else min(end, (fa + speech[-1] + 1) * FRAME_S)
+    return new_start, max(new_end, new_start)
+
+
+def asr(args: AsrArgs, ctx: ToolContext) -> ToolResult:
+    y = ctx.audio(args.artifact).samples(sr=SR, mono=True)
+    a = min(int(args.start_s * SR), len(y))
+    b = len(y) if args.end_s is None else min(int(args.end_s * SR), len(y))
+    if b <= a:
+        raise ValueError(f"empty time range {args.start_s}-{args.end_s} s (clip is {len(y) / SR:.2f} s)")
+    offset = a / SR
+    clip = y[a:b]
+    language = args.language
+    if args.model == "tiny.en":
+        if language not in (None, "en"):
+            raise ValueError("tiny.en only transcribes English; use model='base' for other languages")
+        language = "en"
+    probs = speech_probabilities(clip) if (args.refine_with_vad or args.skip_without_speech) else None
+    vad_max = float(probs.max()) if probs is not None and len(probs) else None
+    if args.skip_without_speech and vad_max is not None and vad_max < VAD_THRESHOLD:
+        out = {"text": "", "language": language, "language_probability": None, "model": args.model,
+               "segments": [], "n_words": 0, "words_truncated": False,
+               "window_s": [_r(offset, 2), _r(b / SR, 2)], "skipped": "no speech found by Silero VAD",
+               "vad_max_prob": _r(vad_max)}
+        return ToolResult(output=out, claims=[Claim(
+            text=(f"No words were transcribed between {offset:.2f} and {b / SR:.2f} s: Silero VAD found no speech "
+                  f"(highest speech probability {vad_max:.2f}), so Whisper was not run."),
+            data={"window_s": out["window_s"], "vad_max_prob": out["vad_max_prob"]},
+        )])
+    with _model_lock(args.model):
+        model = _model(args.model)
+        seg_iter, info = model.transcribe(
+            clip,
+            language=language,
+            beam_size=args.beam_size,
+            word_timestamps=True,
+            vad_filter=args.vad_filter,
+            condition_on_previous_text=False,  # fewer runaway repetitions on long or odd audio
+        )
+        raw_segments = list(seg_iter)
+
+    if not args.refine_with_vad:
+        probs = None
+    segments = []
+    dropped: list[dict] = []
+    n_words = 0
+    for s in raw_segments:
+        if probs is not None and s.no_speech_prob > NO_SPEECH_PROB and not _has_speech(probs, s.start, s.end):
+            dropped.append({"start": _r(s.start + offset, 2), "end": _r(s.end + offset, 2), "text": s.text.strip(),
+                            "no_speech_prob": _r(s.no_speech_prob)})
+            continue
+        words = []
+        for w in s.words or []:
+            if n_words >= MAX_WORDS_IN_OUTPUT:
+                break
+            ws, we = (w.start, w.end) if probs is None else _snap(probs, w.start, w.end)
+            words.append({"word": w.word.strip(), "start": _r(ws + offset, 2), "end": _r(we + offset, 2),
+                          "probability": _r(w.probability)})
+            n_words += 1
+        seg_start, seg_end = s.start, s.end
+        if probs is not None and s.words:
+            seg_start, seg_end = _snap(probs, s.start, s.end)
+        segments.append({
+            "start": _r(seg_start + offset, 2),
+            "end": _r(seg_end + offset, 2),
+            "text": s.text.strip(),
+            "avg_logprob": _r(s.avg_logprob),
+            "no_speech_prob": _r(s.no_speech_prob),
+            "words": words,
+        })
+    text = " ".join(s["text"] for s in segments if s["text"]).strip()
+    out = {
+        "text": text,
+        "language": info.language,
+        "language_probability": _r(info.language_probability),
+        "model": args.model,
+        "segments": segments,
+        "n_words": sum(len(s["words"]) for s in segments),
+        "words_truncated": n_words >= MAX_WORDS_IN_OUTPUT,
+        "window_s": [_r(offset, 2), _r(b / SR, 2)],
+        "timing_refined_with_vad": args.refine_with_vad,
+        "dropped_non_speech_segments": dropped,
+    }
+
+    claims: list[Claim] = []
+    if not text:
+        claims.append(Claim(
+            text=f"No words were transcribed between {offset:.2f} and {b / SR:.2f} s (Whisper {args.model}).",
+            data={"window_s": out["window_s"]},
+        ))
+        return ToolResult(output=out, claims=claims)
+
+    all_words = [w for s in segments for w in s["words"]]
+    word_conf = sum(w["probability"] for w in all_words) / len(all_words) if all_words else None
+    span = (segments[0]["start"], segments[-1]["end"])
+    if all_words:
+        span = (all_words[0]["start"], all_words[-1]["end"])
+    claims.append(Claim(
+        text=f'Transcript ({span[0]:.2f}-{span[1]:.2f} s, Whisper {args.model}): "{text}"',
+        confidence=_r(word_conf) if word_conf is not None else None,
+        data={"text": text, "start_s": span[0], "end_s": span[1]},
+    ))
+    if args.model == "tiny.en" and args.language is None:
+        lang_text = "Language assumed English (the tiny.en model transcribes English only; not detected)."
+        lang_conf = None
+    else:
+        lang_text = (f"Spoken language: {info.language} "
+                     f"({'forced' if args.language else f'detected, p={info.language_probability:.2f}'}).")
+        lang_conf = None if args.language else _r(info.language_probability)
+    claims.append(Claim(text=lang_text, confidence=lang_conf, data={"language": info.language}))
+    if len(segments) > 1:
+        for s in [s for s in segments if s["text"]][:MAX_SEGMENT_CLAIMS]:
+            claims.append(Claim(
+                text=f'{s["start"]:.2f}-{s["end"]:.2f} s: "{s["text"]}"',
+                confidence=_r(math.exp(s["avg_logprob"])),
+                data={"start_s": s["start"], "end_s": s["end"], "text": s["text"]},
+            ))
+    return ToolResult(output=out, claims=claims)

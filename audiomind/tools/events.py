@@ -1,0 +1,172 @@
+"""temporal_segmentation: how many separate sound events occur and when, and where the silences are.
+
+Both tools read only the energy envelope, so they can count and time sounds that stand out from their
+surroundings; they cannot say what the sounds are (that is audio tagging's job) or whether one is speech.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import Field
+
+from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolResult
+
+SR = 16000
+FRAME = 320  # 20 ms analysis window
+HOP = 80  # 5 ms hop: event edges are resolved to about 5-10 ms
+HOP_S = HOP / SR
+MAX_LISTED = 200  # segments listed in the output; the count is always exact
+
+
+def envelope_db(y: np.ndarray) -> np.ndarray:
+    """Frame RMS in dBFS (20 ms windows, 5 ms hop, frame i centred at i * HOP_S)."""
+    import librosa
+
+    if len(y) < FRAME:
+        y = np.pad(y, (0, FRAME - len(y)))
+    rms = librosa.feature.rms(y=y, frame_length=FRAME, hop_length=HOP, center=True)[0]
+    return 20 * np.log10(np.maximum(rms, 1e-10))
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """[start, end) frame index runs where mask is True."""
+    if not mask.any():
+        return []
+    d = np.diff(np.concatenate([[0], mask.astype(np.int8), [0]]))
+    return list(zip(np.flatnonzero(d == 1).tolist(), np.flatnonzero(d == -1).tolist()))
+
+
+def _merge(runs: list[tuple[int, int]], max_gap: int) -> list[tuple[int, int]]:
+    merged: list[list[int]] = []
+    for a, b in runs:
+        if merged and a - merged[-1][1] < max_gap:
+            merged[-1][1] = b
+        else:
+            merged.append([a, b])
+    return [(a, b) for a, b in merged]
+
+
+def _split_on_dips(db: np.ndarray, a: int, b: int, dip_db: float, min_len: int) -> list[tuple[int, int]]:
+    """Split [a, b) at envelope valleys at least dip_db below the smaller of the peaks either side
+    (back-to-back sounds that never fall silent between them)."""
+    import scipy.ndimage
+
+    seg = scipy.ndimage.uniform_filter1d(db[a:b], size=5)
+    n = len(seg)
+    if n < 3 * min_len:
+        return [(a, b)]
+    best, best_depth = None, dip_db
+    for i in range(min_len, n - min_len):
+        if seg[i] > seg[i - 1] or seg[i] > seg[i + 1]:
+            continue  # not a local minimum
+        depth = min(seg[:i].max(), seg[i + 1 :].max()) - seg[i]
+        if depth >= best_depth:
+            best, best_depth = i, depth
+    if best is None:
+        return [(a, b)]
+    return (_split_on_dips(db, a, a + best, dip_db, min_len)
+            + _split_on_dips(db, a + best, b, dip_db, min_len))
+
+
+class CountEventsArgs(ToolArgs):
+    threshold_db: float = Field(-30.0, ge=-80.0, le=-3.0,
+                                description="frames louder than (clip peak + threshold_db) belong to an event")
+    floor_dbfs: float = Field(-60.0, ge=-100.0, le=-10.0,
+                              description="absolute floor: nothing quieter than this counts, however quiet the clip")
+    min_gap_s: float = Field(0.1, ge=0.0, le=5.0,
+                             description="events separated by a shorter quiet gap are merged into one")
+    min_duration_s: float = Field(0.03, ge=0.0, le=5.0, description="drop events shorter than this")
+    split_dip_db: float | None = Field(
+        None, ge=3.0, le=60.0,
+        description="also split an event at an envelope dip this many dB deep (back-to-back sounds); None = off")
+
+
+def count_events(args: CountEventsArgs, ctx: ToolContext) -> ToolResult:
+    y = ctx.audio(args.artifact).samples(sr=SR, mono=True)
+    db = envelope_db(y)
+    duration = len(y) / SR
+    peak = float(db.max())
+    threshold = max(peak + args.threshold_db, args.floor_dbfs)
+    runs = _merge(_runs(db > threshold), round(args.min_gap_s / HOP_S))
+    if args.split_dip_db is not None:
+        min_len = max(1, round(max(args.min_duration_s, 0.03) / HOP_S))
+        runs = [r for a, b in runs for r in _split_on_dips(db, a, b, args.split_dip_db, min_len)]
+    events = []
+    for a, b in runs:
+        start, end = max(0.0, a * HOP_S - HOP_S / 2), min(duration, (b - 1) * HOP_S + HOP_S / 2)
+        if end - start < args.min_duration_s:
+            continue
+        events.append({"start_s": round(start, 3), "end_s": round(end, 3),
+                       "peak_dbfs": round(float(db[a:b].max()), 1)})
+    onsets = np.array([e["start_s"] for e in events])
+    ioi = np.diff(onsets)
+    out = {
+        "count": len(events),
+        "events": events[:MAX_LISTED],
+        "events_truncated": len(events) > MAX_LISTED,
+        "threshold_dbfs": round(threshold, 1),
+        "clip_peak_dbfs": round(peak, 1),
+        "mean_inter_onset_s": round(float(ioi.mean()), 3) if len(ioi) else None,
+        "inter_onset_std_s": round(float(ioi.std()), 3) if len(ioi) else None,
+        "events_per_s": round(len(events) / duration, 3) if duration else 0.0,
+        "duration_s": round(duration, 3),
+    }
+    rule = (f"energy above {threshold:.1f} dBFS ({args.threshold_db:g} dB below the clip peak, floor "
+            f"{args.floor_dbfs:g} dBFS), gaps under {args.min_gap_s:g} s merged")
+    if not events:
+        claims = [Claim(text=f"No separate sound events found ({rule}).", data={"count": 0})]
+        return ToolResult(output=out, claims=claims)
+    shown = ", ".join(f"{e['start_s']:.2f}-{e['end_s']:.2f} s" for e in events[:20])
+    more = f" (+{len(events) - 20} more)" if len(events) > 20 else ""
+    claims = [Claim(
+        text=f"{len(events)} separate sound event(s) at {shown}{more} ({rule}).",
+        data={"count": len(events), "onsets_s": onsets[:MAX_LISTED].round(3).tolist()},
+    )]
+    if len(ioi):
+        claims.append(Claim(
+            text=(f"Mean interval between event onsets {out['mean_inter_onset_s']:.2f} s "
+                  f"(std {out['inter_onset_std_s']:.2f} s)."),
+            data={"mean_inter_onset_s": out["mean_inter_onset_s"], "inter_onset_std_s": out["inter_onset_std_s"]},
+        ))
+    return ToolResult(output=out, claims=claims)
+
+
+class SilenceIntervalsArgs(ToolArgs):
+    threshold_dbfs: float = Field(-50.0, ge=-100.0, le=-10.0, description="frames quieter than this are silent")
+    min_silence_s: float = Field(0.3, ge=0.02, le=30.0, description="report silences at least this long")
+
+
+def silence_intervals(args: SilenceIntervalsArgs, ctx: ToolContext) -> ToolResult:
+    y = ctx.audio(args.artifact).samples(sr=SR, mono=True)
+    db = envelope_db(y)
+    duration = len(y) / SR
+    min_frames = round(args.min_silence_s / HOP_S)
+    intervals = []
+    for a, b in _runs(db < args.threshold_dbfs):
+        if b - a < min_frames:
+            continue
+        start = 0.0 if a == 0 else a * HOP_S
+        end = duration if b >= len(db) else (b - 1) * HOP_S
+        if end - start >= args.min_silence_s:
+            intervals.append({"start_s": round(start, 3), "end_s": round(min(end, duration), 3)})
+    total = sum(i["end_s"] - i["start_s"] for i in intervals)
+    longest = max(intervals, key=lambda i: i["end_s"] - i["start_s"]) if intervals else None
+    out = {
+        "intervals": intervals[:MAX_LISTED],
+        "n_intervals": len(intervals),
+        "intervals_truncated": len(intervals) > MAX_LISTED,
+        "silence_s": round(total, 3),
+        "silence_ratio": round(total / duration, 4) if duration else 0.0,
+        "longest": longest,
+        "duration_s": round(duration, 3),
+    }
+    rule = f"below {args.threshold_dbfs:g} dBFS for at least {args.min_silence_s:g} s"
+    if not intervals:
+        return ToolResult(output=out, claims=[Claim(text=f"No silent stretches ({rule}).", data={"n_intervals": 0})])
+    shown = ", ".join(f"{i['start_s']:.2f}-{i['end_s']:.2f} s" for i in intervals[:20])
+    more = f" (+{len(intervals) - 20} more)" if len(intervals) > 20 else ""
+    return ToolResult(output=out, claims=[Claim(
+        text=(f"{len(intervals)} silent stretch(es) ({rule}): {shown}{more}; {total:.2f} s in total "
+              f"({100 * out['silence_ratio']:.0f}% of the clip)."),
+        data={"intervals": [[i["start_s"], i["end_s"]] for i in intervals[:MAX_LISTED]], "silence_s": out["silence_s"]},
+    )])

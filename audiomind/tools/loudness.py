@@ -1,0 +1,180 @@
+"""acoustic_music_features: perceived level (ITU-R BS.1770 / EBU R 128) and how it changes over time.
+
+Loudness is a measurement of level, so it can support "gets louder", "is quiet", "peaks at 3.2 s"; it
+cannot say what makes the sound or whether it sounds good.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolResult
+
+MAX_CURVE_POINTS = 120  # the curve in the output is decimated to at most this many points
+LRA_MIN_S = 10.0  # EBU LRA uses 3 s blocks; on shorter clips it depends on block alignment more than content
+ABS_GATE_LUFS = -70.0  # BS.1770 absolute gate: windows below this are treated as silence
+
+
+class LoudnessArgs(ToolArgs):
+    window_s: float = Field(0.4, ge=0.1, le=10.0,
+                            description="loudness window (0.4 s = EBU momentary, 3 s = short-term)")
+    hop_s: float = Field(0.1, ge=0.01, le=5.0, description="hop between loudness windows (s)")
+    trend_db: float = Field(3.0, ge=0.5, le=40.0,
+                            description="a linear-fit change of at least this many dB over the active span "
+                                        "counts as increasing/decreasing")
+    fluctuation_db: float = Field(4.0, ge=0.5, le=40.0,
+                                  description="residual standard deviation (dB) above which a clip without a "
+                                              "trend counts as fluctuating rather than steady")
+    active_range_db: float = Field(30.0, ge=10.0, le=80.0,
+                                   description="windows more than this far below the loudest window (or below "
+                                               "-70 LUFS) are treated as silence and left out of the trend")
+
+    @model_validator(mode="after")
+    def _hop_within_window(self) -> LoudnessArgs:
+        if self.hop_s > self.window_s:
+            raise ValueError("hop_s must not exceed window_s")
+        return self
+
+
+def _k_weighted(y: np.ndarray, rate: int) -> np.ndarray:
+    """K-weighting (BS.1770 pre-filter + RLB high-pass) per channel; y is (n, channels)."""
+    import pyloudnorm as pyln
+
+    meter = pyln.Meter(rate)
+    z = y.astype(np.float64, copy=True)
+    for stage in meter._filters.values():  # the same two biquads integrated_loudness applies
+        for ch in range(z.shape[1]):
+            z[:, ch] = stage.apply_filter(z[:, ch])
+    return z
+
+
+def loudness_curve(y: np.ndarray, rate: int, window_s: float, hop_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """(window centre times, loudness in LUFS) of K-weighted audio, channel powers summed (gain 1.0, as
+    BS.1770 weights L/R/C)."""
+    z = _k_weighted(y, rate)
+    power = np.sum(z**2, axis=1)
+    csum = np.concatenate([[0.0], np.cumsum(power)])
+    win, hop = max(1, round(window_s * rate)), max(1, round(hop_s * rate))
+    if len(power) <= win:
+        starts = np.array([0])
+        win = len(power)
+    else:
+        starts = np.arange(0, len(power) - win + 1, hop)
+    ms = (csum[starts + win] - csum[starts]) / win
+    with np.errstate(divide="ignore"):
+        lufs = -0.691 + 10 * np.log10(np.maximum(ms, 1e-20))
+    return (starts + win / 2) / rate, lufs
+
+
+def classify_trend(t: np.ndarray, lufs: np.ndarray, trend_db: float, fluctuation_db: float) -> dict:
+    """Fit a line to the active windows: a change (slope x span) of at least trend_db that also exceeds
+    twice the residual spread is a trend; otherwise a residual spread above fluctuation_db is
+    'fluctuating', else 'steady'."""
+    if len(t) < 3:
+        return {"trend": "too_short" if len(t) else "silent", "change_db": 0.0, "slope_db_per_s": 0.0,
+                "residual_std_db": 0.0}
+    slope, intercept = np.polyfit(t, lufs, 1)
+    resid = lufs - (slope * t + intercept)
+    change = float(slope * (t[-1] - t[0]))
+    spread = float(np.std(resid))
+    if abs(change) >= trend_db and abs(change) >= 2 * spread:
+        trend = "increasing" if change > 0 else "decreasing"
+    elif spread >= fluctuation_db:
+        trend = "fluctuating"
+    else:
+        trend = "steady"
+    return {"trend": trend, "change_db": round(change, 2), "slope_db_per_s": round(float(slope), 3),
+            "residual_std_db": round(spread, 2)}
+
+
+def loudness(args: LoudnessArgs, ctx: ToolContext) -> ToolResult:
+    import pyloudnorm as pyln
+
+    a = ctx.audio(args.artifact)
+    rate = int(a.artifact.sample_rate) if 8000 <= a.artifact.sample_rate <= 48000 else 48000
+    channels = int(a.artifact.channels)
+    if 1 < channels <= 5:
+        y = a.samples(sr=rate, mono=False).T  # (n, channels)
+    else:  # mono, or more channels than BS.1770's five: measure the downmix
+        y = a.samples(sr=rate, mono=True)[:, None]
+    y = y.astype(np.float64)
+    duration = len(y) / rate
+    if duration < 0.4:
+        y = np.concatenate([y, np.zeros((int(0.4 * rate) - len(y) + 1, y.shape[1]))])  # gating needs 0.4 s
+
+    meter = pyln.Meter(rate)
+    integrated = float(meter.integrated_loudness(y))
+    lra = None
+    if duration >= LRA_MIN_S:
+        try:
+            lra = float(meter.loudness_range(y))
+        except (ValueError, IndexError, ZeroDivisionError):  # too quiet or short for LRA: leave it out
+            lra = None
+    t, lufs = loudness_curve(y, rate, args.window_s, args.hop_s)
+    peak = float(np.max(lufs)) if len(lufs) else -math.inf
+    active = (lufs > ABS_GATE_LUFS) & (lufs >= peak - args.active_range_db)
+    trend = classify_trend(t[active], lufs[active], args.trend_db, args.fluctuation_db)
+
+    def _fin(x: float | None) -> float | None:
+        return round(x, 2) if x is not None and math.isfinite(x) else None
+
+    out: dict = {
+        "integrated_lufs": _fin(integrated),
+        "loudness_range_lu": _fin(lra),
+        "channels_measured": y.shape[1],
+        "window_s": args.window_s,
+        "hop_s": args.hop_s,
+        **trend,
+        "trend_rule": (f"linear fit over windows above -70 LUFS and within {args.active_range_db:g} dB of the "
+                       f"loudest: |change| >= {args.trend_db:g} dB (and >= 2x residual std) is a trend; "
+                       f"else residual std >= {args.fluctuation_db:g} dB is fluctuating; else steady"),
+        "active_ratio": round(float(np.mean(active)), 4) if len(active) else 0.0,
+    }
+    if active.any():
+        i_max = int(np.argmax(np.where(active, lufs, -np.inf)))
+        i_min = int(np.argmin(np.where(active, lufs, np.inf)))
+        out["loudest"] = {"time_s": round(float(t[i_max]), 2), "lufs": round(float(lufs[i_max]), 2)}
+        out["quietest_active"] = {"time_s": round(float(t[i_min]), 2), "lufs": round(float(lufs[i_min]), 2)}
+        out["active_span_s"] = [round(float(t[active][0]), 2), round(float(t[active][-1]), 2)]
+    step = max(1, math.ceil(len(t) / MAX_CURVE_POINTS))
+    out["curve"] = {
+        "hop_s": round(args.hop_s * step, 3),
+        "time_s": [round(float(x), 2) for x in t[::step]],
+        "lufs": [round(float(x), 1) if x > ABS_GATE_LUFS else None for x in lufs[::step]],
+    }
+
+    claims: list[Claim] = []
+    if out["integrated_lufs"] is None or not active.any():
+        claims.append(Claim(text="The clip is silent for loudness purposes (nothing above -70 LUFS).",
+                            data={"integrated_lufs": out["integrated_lufs"]}))
+        return ToolResult(output=out, claims=claims)
+    lra_txt = f", loudness range {out['loudness_range_lu']:.1f} LU" if out["loudness_range_lu"] is not None else ""
+    claims.append(Claim(
+        text=f"Integrated loudness {out['integrated_lufs']:.1f} LUFS (ITU-R BS.1770){lra_txt}.",
+        data={"integrated_lufs": out["integrated_lufs"], "loudness_range_lu": out["loudness_range_lu"]},
+    ))
+    trend_words = {
+        "increasing": f"gets louder over time (fitted change {trend['change_db']:+.1f} dB)",
+        "decreasing": f"gets quieter over time (fitted change {trend['change_db']:+.1f} dB)",
+        "steady": f"is steady (fitted change {trend['change_db']:+.1f} dB, "
+                  f"spread {trend['residual_std_db']:.1f} dB)",
+        "fluctuating": f"fluctuates without an overall trend (spread {trend['residual_std_db']:.1f} dB, "
+                       f"fitted change {trend['change_db']:+.1f} dB)",
+        "too_short": "cannot be judged (under 3 active windows)",
+        "silent": "cannot be judged (too little active audio for a trend)",
+    }
+    span = out["active_span_s"]
+    claims.append(Claim(
+        text=f"Between {span[0]:.1f} and {span[1]:.1f} s the level {trend_words[trend['trend']]}.",
+        data={k: trend[k] for k in ("trend", "change_db", "slope_db_per_s", "residual_std_db")},
+    ))
+    claims.append(Claim(
+        text=(f"Loudest moment around {out['loudest']['time_s']:.1f} s ({out['loudest']['lufs']:.1f} LUFS "
+              f"over {args.window_s:g} s); quietest non-silent moment around "
+              f"{out['quietest_active']['time_s']:.1f} s ({out['quietest_active']['lufs']:.1f} LUFS)."),
+        data={"loudest": out["loudest"], "quietest_active": out["quietest_active"]},
+    ))
+    return ToolResult(output=out, claims=claims)

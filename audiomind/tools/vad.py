@@ -1,0 +1,151 @@
+"""temporal_segmentation: where speech is active (Silero VAD via onnxruntime, no torch).
+
+The VAD says *when* someone speaks. It cannot say what was said, by whom, or how many people spoke, so
+its claims are limited to speech activity and timing.
+"""
+
+from __future__ import annotations
+
+import threading
+from functools import lru_cache
+
+import numpy as np
+from pydantic import Field
+
+from audiomind.embedded import models
+from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolResult
+
+SR = 16000
+WINDOW = 512  # samples per Silero step at 16 kHz (32 ms)
+CONTEXT = 64  # samples of the previous window the v5/v6 ONNX graph expects in front of each window
+FRAME_S = WINDOW / SR
+
+
+@lru_cache(maxsize=1)
+def _session():
+    """One ONNX session per process; onnxruntime's run() is thread-safe and state is passed explicitly."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.inter_op_num_threads = 1
+    opts.intra_op_num_threads = 1
+    opts.log_severity_level = 3
+    return ort.InferenceSession(str(models.silero_vad_path()), sess_options=opts,
+                                providers=["CPUExecutionProvider"])
+
+
+_lock = threading.Lock()  # guards first construction only (lru_cache may otherwise build twice)
+
+
+def speech_probabilities(y: np.ndarray) -> np.ndarray:
+    """Silero speech probability per 32 ms window of 16 kHz mono audio (as silero_vad's OnnxWrapper does)."""
+    with _lock:
+        sess = _session()
+    n = int(np.ceil(len(y) / WINDOW)) if len(y) else 0
+    if n == 0:
+        return np.zeros(0, dtype=np.float32)
+    x = np.zeros(n * WINDOW, dtype=np.float32)
+    x[: len(y)] = y
+    state = np.zeros((2, 1, 128), dtype=np.float32)
+    context = np.zeros((1, CONTEXT), dtype=np.float32)
+    sr = np.array(SR, dtype=np.int64)
+    probs = np.empty(n, dtype=np.float32)
+    for i in range(n):
+        chunk = np.concatenate([context, x[None, i * WINDOW : (i + 1) * WINDOW]], axis=1)
+        out, state = sess.run(None, {"input": chunk, "state": state, "sr": sr})
+        probs[i] = float(out.reshape(-1)[0])
+        context = chunk[:, -CONTEXT:]
+    return probs
+
+
+def segments_from_probs(probs: np.ndarray, n_samples: int, threshold: float = 0.5, min_speech_ms: int = 250,
+                        min_silence_ms: int = 100, pad_ms: int = 30) -> list[tuple[int, int]]:
+    """Hysteresis segmentation as in silero_vad.get_speech_timestamps (enter >= threshold, leave below
+    threshold-0.15 for min_silence_ms), then padding; returns sample ranges."""
+    neg = max(threshold - 0.15, 0.01)
+    min_speech = SR * min_speech_ms / 1000
+    min_silence = SR * min_silence_ms / 1000
+    pad = int(SR * pad_ms / 1000)
+    segs: list[list[int]] = []
+    triggered, start, temp_end = False, 0, 0
+    for i, p in enumerate(probs):
+        cur = i * WINDOW
+        if p >= threshold and temp_end:
+            temp_end = 0
+        if p >= threshold and not triggered:
+            triggered, start = True, cur
+            continue
+        if triggered and p < neg:
+            if not temp_end:
+                temp_end = cur
+            if cur - temp_end < min_silence:
+                continue
+            if temp_end - start > min_speech:
+                segs.append([start, temp_end])
+            triggered, temp_end = False, 0
+    if triggered and n_samples - start > min_speech:
+        segs.append([start, n_samples])
+    # pad, splitting any overlap between neighbours (silero does the same)
+    for k, s in enumerate(segs):
+        if k == 0:
+            s[0] = max(0, s[0] - pad)
+        if k + 1 < len(segs):
+            gap = segs[k + 1][0] - s[1]
+            if gap < 2 * pad:
+                s[1] += gap // 2
+                segs[k + 1][0] = max(0, segs[k + 1][0] - gap // 2)
+            else:
+                s[1] = min(n_samples, s[1] + pad)
+                segs[k + 1][0] = max(0, segs[k + 1][0] - pad)
+        else:
+            s[1] = min(n_samples, s[1] + pad)
+    return [(a, b) for a, b in segs]
+
+
+class VadArgs(ToolArgs):
+    threshold: float = Field(0.5, ge=0.05, le=0.95, description="speech probability that starts a segment")
+    min_speech_ms: int = Field(250, ge=0, le=5000, description="drop speech segments shorter than this")
+    min_silence_ms: int = Field(100, ge=0, le=5000, description="silence needed to end a segment")
+
+
+def vad(args: VadArgs, ctx: ToolContext) -> ToolResult:
+    y = ctx.audio(args.artifact).samples(sr=SR, mono=True)
+    probs = speech_probabilities(y)
+    segs = segments_from_probs(probs, len(y), args.threshold, args.min_speech_ms, args.min_silence_ms)
+    duration = len(y) / SR
+    out_segs = []
+    for a, b in segs:
+        fa, fb = a // WINDOW, max(a // WINDOW + 1, int(np.ceil(b / WINDOW)))
+        out_segs.append({
+            "start_s": round(a / SR, 3),
+            "end_s": round(b / SR, 3),
+            "mean_prob": round(float(np.mean(probs[fa:fb])), 3),
+        })
+    speech_s = sum(s["end_s"] - s["start_s"] for s in out_segs)
+    out = {
+        "segments": out_segs,
+        "n_segments": len(out_segs),
+        "speech_s": round(speech_s, 3),
+        "speech_ratio": round(speech_s / duration, 4) if duration else 0.0,
+        "duration_s": round(duration, 3),
+        "max_prob": round(float(probs.max()), 3) if len(probs) else 0.0,
+        "frame_s": FRAME_S,
+        "threshold": args.threshold,
+    }
+    if not out_segs:
+        claims = [Claim(
+            text=f"No speech detected (Silero VAD, threshold {args.threshold}; highest speech probability "
+                 f"{out['max_prob']:.2f}).",
+            confidence=round(1.0 - out["max_prob"], 3),
+            data={"n_segments": 0, "speech_s": 0.0},
+        )]
+    else:
+        shown = ", ".join(f"{s['start_s']:.2f}-{s['end_s']:.2f} s" for s in out_segs[:12])
+        more = f" (+{len(out_segs) - 12} more)" if len(out_segs) > 12 else ""
+        claims = [Claim(
+            text=(f"Speech activity detected in {len(out_segs)} segment(s): {shown}{more}; "
+                  f"{speech_s:.2f} s of speech ({100 * out['speech_ratio']:.0f}% of the clip)."),
+            confidence=round(float(np.mean([s["mean_prob"] for s in out_segs])), 3),
+            data={"segments": [[s["start_s"], s["end_s"]] for s in out_segs], "speech_s": out["speech_s"]},
+        )]
+    return ToolResult(output=out, claims=claims)
