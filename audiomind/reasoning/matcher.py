@@ -275,6 +275,12 @@ def match(state: EvidenceState, analysis: QuestionAnalysis) -> MatchResult:
             result = match_tags(state, choices)
         if result is not None and result.choice_index is not None:
             return result
+    # No rule settled it: let the dominant modality decide which evidence to compare with.
+    text, _ = _transcript(state)
+    if len(_words(text)) >= 3:
+        speech = match_speech(state, choices)
+        if speech is not None and speech.confident:
+            return speech
     tags = match_tags(state, choices)
     if tags is not None and tags.confident:
         return tags

@@ -59,8 +59,10 @@ INTENTS: tuple[Intent, ...] = (
     ),
     Intent(
         "speech_content",
-        r"\b(say|says|said|saying|spoken|speak|speaks|word|words|sentence|phrase|mention|mentions|mentioned|"
-        r"talk(ing|s)? about|transcript|announce[sd]?|utter(ed|s)?|read(s)? out|name[sd]?)\b",
+        r"\b(say|says|said|saying|spoken|speak|speaks|speaker|speakers|word|words|sentence|phrase|mention|"
+        r"mentions|mentioned|talk(ing|s)? about|transcript|announce[sd]?|announcement|utter(ed|s)?|read(s)? out|"
+        r"name[sd]?|ask(s|ed)?|tell(s)?|told|request(s|ed)?|instruct(s|ed|ion)?|discuss(es|ed)?|topic|"
+        r"conversation|dialogue|according to|narrator|explain(s|ed)?|describe[sd]?)\b",
         ("vad", "asr"),
         "the spoken words and their timing",
     ),
