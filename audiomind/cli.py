@@ -26,6 +26,10 @@ trace_app = typer.Typer(help="Trace files: schema and validation.", no_args_is_h
 app.add_typer(models_app, name="models")
 app.add_typer(tools_app, name="tools")
 app.add_typer(trace_app, name="trace")
+from audiomind.audit.cli import register; register(trace_app)  # noqa: E402,E702
+from audiomind.bench.cli import bench_app  # noqa: E402
+
+app.add_typer(bench_app, name="bench")
 
 console = Console()
 err = Console(stderr=True)

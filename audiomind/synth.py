@@ -111,3 +111,158 @@ def conversation(lines: list[tuple[str, str]], out: str | Path, gap_s: float = 0
     with tempfile.TemporaryDirectory() as tmp:
         clips = [speech(text, Path(tmp) / f"l{i}.wav", voice=voice) for i, (voice, text) in enumerate(lines)]
         return concat(clips, out, gap_s=gap_s)
+
+
+# --- music generators (fluidsynth + General MIDI), used by the music/acoustic feature tools' tests -------------
+
+SOUNDFONT = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")
+_NOTE_PC = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
+
+
+def note_to_midi(name: str) -> int:
+    """'C4' -> 60, 'F#3' -> 54, 'Bb4' -> 70 (scientific pitch notation, C4 = middle C)."""
+    name = name.strip()
+    pc = _NOTE_PC[name[0].upper()]
+    rest = name[1:]
+    while rest and rest[0] in "#b":
+        pc += 1 if rest[0] == "#" else -1
+        rest = rest[1:]
+    return 12 * (int(rest) + 1) + pc
+
+
+def chord_pitches(chord: str, octave: int = 4, bass: bool = True) -> list[int]:
+    """MIDI pitches of a root-position chord: 'C' major, 'Am' minor, 'G7' dominant seventh, 'Bdim',
+    with the root doubled an octave below as a bass note (so the root is unambiguous)."""
+    i = 1 + (len(chord) > 1 and chord[1] in "#b")
+    root = note_to_midi(chord[:i] + str(octave))
+    quality = chord[i:]
+    intervals = {"": [0, 4, 7], "m": [0, 3, 7], "7": [0, 4, 7, 10], "maj7": [0, 4, 7, 11], "m7": [0, 3, 7, 10],
+                 "dim": [0, 3, 6], "aug": [0, 4, 8]}[quality]
+    return ([root - 12] if bass else []) + [root + k for k in intervals]
+
+
+def _vlq(n: int) -> bytes:
+    out = [n & 0x7F]
+    n >>= 7
+    while n:
+        out.append(0x80 | (n & 0x7F))
+        n >>= 7
+    return bytes(reversed(out))
+
+
+def write_midi(notes: list[tuple[float, float, int, int]], out: str | Path, program: int = 0, channel: int = 0,
+               bpm: float = 120.0) -> Path:
+    """A format-0 Standard MIDI File from (start_s, duration_s, pitch, velocity) events (a tiny SMF writer,
+    so no MIDI package is needed). Channel 9 is the General MIDI drum kit."""
+    tpq = 480
+    ticks_per_s = tpq * bpm / 60.0
+    events: list[tuple[int, int, bytes]] = []  # (tick, order: offs before ons, message)
+    for start, dur, pitch, vel in notes:
+        on, off = round(start * ticks_per_s), round((start + dur) * ticks_per_s)
+        events.append((on, 1, bytes([0x90 | channel, pitch, vel])))
+        events.append((max(off, on + 1), 0, bytes([0x80 | channel, pitch, 0])))
+    events.sort(key=lambda e: (e[0], e[1]))
+    us_per_beat = round(60_000_000 / bpm)
+    track = b"\x00\xff\x51\x03" + us_per_beat.to_bytes(3, "big")
+    if channel != 9:
+        track += b"\x00" + bytes([0xC0 | channel, program])
+    last = 0
+    for tick, _, msg in events:
+        track += _vlq(tick - last) + msg
+        last = tick
+    track += b"\x00\xff\x2f\x00"
+    data = b"MThd" + (6).to_bytes(4, "big") + (0).to_bytes(2, "big") + (1).to_bytes(2, "big") + tpq.to_bytes(2, "big")
+    data += b"MTrk" + len(track).to_bytes(4, "big") + track
+    out = Path(out)
+    out.write_bytes(data)
+    return out
+
+
+def render_midi(midi: str | Path, out: str | Path, gain: float = 0.6, tail_s: float | None = None,
+                peak: float | None = 0.5) -> Path:
+    """Render a MIDI file with fluidsynth and the FluidR3 General MIDI soundfont to 16 kHz mono (reverb and
+    chorus off, so note ends are where the MIDI says). `tail_s` trims the result to the given length; `peak`
+    scales it to that peak amplitude (None keeps fluidsynth's level)."""
+    if not SOUNDFONT.exists():
+        raise SynthUnavailable(f"{SOUNDFONT} not found (apt-get install fluid-soundfont-gm)")
+    out = Path(out)
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = Path(tmp) / "raw.wav"
+        subprocess.run([_need("fluidsynth"), "-ni", "-q", "-R", "0", "-C", "0", "-g", str(gain), "-r", "44100",
+                        "-F", str(raw), str(SOUNDFONT), str(midi)], check=True, capture_output=True)
+        y = audio_io.load(raw, sr=SR, mono=True)
+    if tail_s is not None:
+        y = y[: int(tail_s * SR)]
+    top = float(np.max(np.abs(y))) if len(y) else 0.0
+    if peak is not None and top > 0:
+        y = y * (peak / top)
+    return audio_io.write_wav(out, y, SR)
+
+
+def midi_track(notes: list[tuple], out: str | Path, program: int = 0, channel: int = 0,
+               gain: float = 0.6) -> Path:
+    """Render (start_s, duration_s, pitch[, velocity]) notes with a General MIDI program (0 = piano,
+    40 = violin, 73 = flute; channel 9 = drums). Pitch may be a MIDI number or a name like 'C4'."""
+    events = [(float(n[0]), float(n[1]), note_to_midi(n[2]) if isinstance(n[2], str) else int(n[2]),
+               int(n[3]) if len(n) > 3 else 100) for n in notes]
+    end = max((s + d for s, d, _, _ in events), default=0.0) + 0.5
+    out = Path(out)
+    with tempfile.TemporaryDirectory() as tmp:
+        mid = write_midi(events, Path(tmp) / "track.mid", program=program, channel=channel)
+        return render_midi(mid, out, gain=gain, tail_s=end)
+
+
+def melody(note_names: list[str], out: str | Path, note_s: float = 0.5, gap_s: float = 0.0, lead_s: float = 0.5,
+           program: int = 0) -> Path:
+    """One note after another (e.g. ['C4', 'E4', 'G4', 'C5']), each note_s long: a melody true by
+    construction (note i starts at lead_s + i * (note_s + gap_s))."""
+    notes = [(lead_s + i * (note_s + gap_s), note_s, n, 100) for i, n in enumerate(note_names)]
+    return midi_track(notes, out, program=program)
+
+
+def triads(progression: list[str], out: str | Path, chord_s: float = 1.0, lead_s: float = 0.0, program: int = 0,
+           octave: int = 4) -> Path:
+    """Block chords one after another (e.g. ['C', 'F', 'G', 'C'] or ['Am', 'Dm', 'Em', 'Am']), each
+    chord_s long, root-position with a bass note (see chord_pitches); chord i spans
+    [lead_s + i * chord_s, lead_s + (i + 1) * chord_s)."""
+    notes = [(lead_s + i * chord_s, chord_s * 0.95, p, 90)
+             for i, c in enumerate(progression) for p in chord_pitches(c, octave)]
+    return midi_track(notes, out, program=program)
+
+
+def click_track(bpm: float, seconds: float, out: str | Path, freq_hz: float = 1500.0, click_s: float = 0.03,
+                accent_every: int = 4, lead_s: float = 0.0) -> Path:
+    """Short decaying sine clicks exactly every 60/bpm s (the first at lead_s), every `accent_every`-th one
+    louder: a tempo question with an exact answer."""
+    n = int(seconds * SR)
+    y = np.zeros(n, dtype=np.float32)
+    t = np.arange(int(click_s * SR)) / SR
+    click = np.sin(2 * np.pi * freq_hz * t) * np.exp(-t / (click_s / 4))
+    period = 60.0 / bpm
+    k = 0
+    while lead_s + k * period < seconds:
+        start = round((lead_s + k * period) * SR)
+        amp = 0.8 if accent_every and k % accent_every == 0 else 0.5
+        seg = click[: max(0, n - start)]
+        y[start : start + len(seg)] += amp * seg
+        k += 1
+    return audio_io.write_wav(out, y, SR)
+
+
+def drum_pattern(bpm: float, seconds: float, out: str | Path, hats: str = "quarter") -> Path:
+    """A General MIDI drum kit (channel 10) rock beat at `bpm`: kick on beats 1 and 3, snare on 2 and 4,
+    closed hi-hat on every beat ('quarter') or every half beat ('eighth'); beat k at k * 60/bpm s."""
+    period = 60.0 / bpm
+    notes: list[tuple] = []
+    k = 0
+    while k * period < seconds - 0.05:
+        t = k * period
+        notes.append((t, 0.1, 36 if k % 2 == 0 else 38, 110))  # kick / acoustic snare
+        notes.append((t, 0.1, 42, 70))  # closed hi-hat
+        if hats == "eighth" and t + period / 2 < seconds:
+            notes.append((t + period / 2, 0.1, 42, 55))
+        k += 1
+    out = Path(out)
+    with tempfile.TemporaryDirectory() as tmp:
+        mid = write_midi([(s, d, p, v) for s, d, p, v in notes], Path(tmp) / "drums.mid", channel=9)
+        return render_midi(mid, out, gain=0.8, tail_s=seconds)

@@ -40,7 +40,7 @@ INTENTS: tuple[Intent, ...] = (
     Intent(
         "speaker_compare",
         r"\bsame (speaker|person|voice)\b|\bdifferent (speakers|people|voices)\b|\bwho (spoke|speaks|talks)\b",
-        ("speaker_count", "speaker_verify"),
+        ("speaker_count",),  # turns + centroid similarities; speaker_verify needs two clips or windows
         "whether voices are the same or different",
     ),
     Intent(
