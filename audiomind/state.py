@@ -232,7 +232,7 @@ class NodeTiming(_Model):
 
 
 class RunInfo(_Model):
-    run_id: str
+    run_id: str = Field(default_factory=lambda: new_id("run"))
     started_at: str = Field(default_factory=utcnow)
     finished_at: str | None = None
     wall_time_s: float | None = None
@@ -240,10 +240,10 @@ class RunInfo(_Model):
     prompt_hashes: dict[str, str] = Field(default_factory=dict)
     versions: dict[str, str] = Field(default_factory=dict)
     seed: int = 0
-    max_steps: int
-    time_budget_s: float
-    frontend_window_s: float
-    artifact_dir: str
+    max_steps: int = 6
+    time_budget_s: float = 600.0
+    frontend_window_s: float = 30.0
+    artifact_dir: str = ""
 
 
 class Question(_Model):
@@ -261,15 +261,11 @@ class Outcome(_Model):
     bound_hit: Literal["max_steps", "time_budget"] | None = None
 
 
-def _keep_last(_old: Any, new: Any) -> Any:
-    return new
-
-
 class EvidenceState(_Model):
     """The shared state of one run; list fields are append-only (LangGraph reducers)."""
 
     schema_version: str = SCHEMA_VERSION
-    run: RunInfo
+    run: RunInfo = Field(default_factory=RunInfo)  # so LangGraph Studio needs only a `question` as input
     question: Question
     artifacts: Annotated[list[Artifact], operator.add] = Field(default_factory=list)
     perception_prompt: PerceptionPrompt | None = None
