@@ -126,14 +126,14 @@ def doctor() -> None:
     table.add_row("system", "python", "yes", sys.version.split()[0])
     table.add_row("system", "ffmpeg", "yes" if ffmpeg else "fallback", ffmpeg or "imageio-ffmpeg binary")
     for status in presets.describe_backends():
-        table.add_row("backend", status.name, "yes" if status.usable else "no", status.why)
+        table.add_row("backend", status.name, "yes" if status.usable else "no", escape(status.why))
     for name, entry in models.CATALOG.items():
         ok, why = models.check(name)
-        table.add_row("model", name, "yes" if ok else "no", f"{entry.purpose}: {why}")
+        table.add_row("model", name, "yes" if ok else "no", escape(f"{entry.purpose}: {why}"))
     registry = ToolRegistry.load()
     for m in registry.all():
         ok, why = registry.availability(m.name)
-        table.add_row("tool", m.name, "yes" if ok else "no", f"[{m.category.value}] {why}")
+        table.add_row("tool", m.name, "yes" if ok else "no", escape(f"[{m.category.value}] {why}"))
     console.print(table)
 
 
