@@ -1,0 +1,172 @@
+"""Audio front end over Gemini through the official google-genai SDK.
+
+Audio goes inline as `Part.from_bytes(data=wav, mime_type="audio/wav")`; when a request's audio is
+larger than the inline limit (~20 MB for the whole request), each clip is uploaded with the Files API
+and referenced by URI instead. Gemini has a long audio context, so no windowing unless configured.
+A `base_url` points the SDK at another endpoint (a proxy, or a loopback server in tests).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import time
+from typing import Any
+
+from audiomind.backends.base import AnswerRequest, AnswerResult, BackendError, ListenRequest, ListenResult
+from audiomind.backends.openai_frontend import (
+    audio_segments,
+    listen_prompt,
+    parse_answer_reply,
+    parse_listen_reply,
+)
+from audiomind.backends.retry import call_with_retries
+from audiomind.state import Artifact, AudioWindow, ModelCall, ModelSpec
+
+INLINE_LIMIT_BYTES = 20 * 1024 * 1024 - 512 * 1024  # Gemini caps a whole inline request at 20 MB
+
+
+class GeminiFrontEnd:
+    """An audio-in Gemini model (generateContent)."""
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        name: str | None = None,
+        window_s: float | None = None,
+        timeout_s: float = 120.0,
+        max_retries: int = 3,
+        base_delay_s: float = 1.0,
+        max_delay_s: float = 20.0,
+        temperature: float = 0.0,
+        max_output_tokens: int | None = None,
+        json_mode: bool = True,
+        inline_limit_bytes: int = INLINE_LIMIT_BYTES,
+        file_active_timeout_s: float = 120.0,
+    ):
+        try:
+            from google import genai
+            from google.genai import types
+        except ImportError as exc:  # pragma: no cover - core dependency
+            raise BackendError("the google-genai package is not installed (pip install google-genai)") from exc
+        key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+        if not key:
+            raise BackendError("GEMINI_API_KEY (or GOOGLE_API_KEY) is not set: export it to use gemini:MODEL")
+        self._key = key
+        self._types = types
+        self.model = model
+        self.base_url = base_url.rstrip("/") if base_url else None
+        self.name = name or (f"gemini:{model}" + (f"@{self.base_url}" if self.base_url else ""))
+        self.window_s = window_s
+        self.max_retries = max_retries
+        self.base_delay_s = base_delay_s
+        self.max_delay_s = max_delay_s
+        self.temperature = temperature
+        self.max_output_tokens = max_output_tokens
+        self.json_mode = json_mode
+        self.inline_limit_bytes = inline_limit_bytes
+        self.file_active_timeout_s = file_active_timeout_s
+        # Retries are ours (call_with_retries): the SDK gets attempts=1 so it never retries underneath.
+        http_options = types.HttpOptions(
+            api_version="v1beta",
+            timeout=int(timeout_s * 1000),
+            retry_options=types.HttpRetryOptions(attempts=1),
+        )
+        if self.base_url:
+            http_options.base_url = self.base_url
+        self._client = genai.Client(api_key=key, http_options=http_options)
+
+    def spec(self) -> ModelSpec:
+        decoding: dict[str, Any] = {"temperature": self.temperature, "window_s": self.window_s,
+                                    "json_mode": self.json_mode}
+        if self.max_output_tokens:
+            decoding["max_output_tokens"] = self.max_output_tokens
+        return ModelSpec(role="frontend", spec=self.name, kind="gemini", model=self.model,
+                         base_url=self.base_url, decoding=decoding)
+
+    @property
+    def _endpoint(self) -> str:
+        return self.base_url or "https://generativelanguage.googleapis.com"
+
+    def _retry(self, fn, purpose: str):
+        return call_with_retries(
+            fn, role="frontend", purpose=purpose, backend=self.name, max_attempts=self.max_retries,
+            base_delay_s=self.base_delay_s, max_delay_s=self.max_delay_s, endpoint=self._endpoint,
+            secrets=[self._key],
+        )
+
+    def _upload(self, wav: bytes, label: str, errors: list[str]) -> Any:
+        """Upload one clip with the Files API and wait (bounded) until it is ACTIVE."""
+        types = self._types
+        cfg = types.UploadFileConfig(mime_type="audio/wav", display_name=label[:120])
+        f, call = self._retry(lambda: self._client.files.upload(file=io.BytesIO(wav), config=cfg), "upload")
+        errors.extend(call.errors)
+        deadline = time.monotonic() + self.file_active_timeout_s
+        while getattr(f, "state", None) is not None and str(getattr(f.state, "value", f.state)) == "PROCESSING":
+            if time.monotonic() > deadline:
+                raise BackendError(f"uploaded file {f.name} still PROCESSING after {self.file_active_timeout_s} s")
+            time.sleep(1.0)
+            f, call = self._retry(lambda name=f.name: self._client.files.get(name=name), "upload")
+        if getattr(f, "state", None) is not None and str(getattr(f.state, "value", f.state)) == "FAILED":
+            raise BackendError(f"Gemini could not process the uploaded file {f.name}")
+        return f
+
+    def build_contents(self, prompt: str, artifacts: list[Artifact]) -> tuple[list[Any], list[AudioWindow], bool,
+                                                                             list[str]]:
+        """[prompt, label, audio, label, audio...] parts; inline below the size limit, else via the Files API."""
+        types = self._types
+        segments, windows = audio_segments(artifacts, self.window_s)
+        total = sum(len(w) for _, w in segments)
+        # base64 inflates inline data by 4/3 in the JSON body.
+        use_files = total * 4 / 3 > self.inline_limit_bytes
+        upload_errors: list[str] = []
+        parts: list[Any] = [types.Part.from_text(text=prompt)]
+        for label, wav in segments:
+            parts.append(types.Part.from_text(text=label))
+            if use_files:
+                f = self._upload(wav, label, upload_errors)
+                parts.append(types.Part.from_uri(file_uri=f.uri, mime_type=f.mime_type or "audio/wav"))
+            else:
+                parts.append(types.Part.from_bytes(data=wav, mime_type="audio/wav"))
+        return [types.Content(role="user", parts=parts)], windows, use_files, upload_errors
+
+    def _generate(self, contents: list[Any], purpose: str) -> tuple[str, ModelCall]:
+        types = self._types
+        cfg = types.GenerateContentConfig(
+            temperature=self.temperature,
+            max_output_tokens=self.max_output_tokens,
+            response_mime_type="application/json" if self.json_mode else None,
+        )
+        resp, call = self._retry(
+            lambda: self._client.models.generate_content(model=self.model, contents=contents, config=cfg), purpose
+        )
+        text = getattr(resp, "text", None) or ""
+        if not text:
+            reason = ""
+            with contextlib.suppress(Exception):  # diagnostics only
+                reason = str(resp.candidates[0].finish_reason) if resp.candidates else str(resp.prompt_feedback)
+            call.errors.append(f"empty reply{': ' + reason if reason else ''}")
+        return text, call
+
+    def listen(self, request: ListenRequest) -> ListenResult:
+        if not request.artifacts:
+            raise BackendError("listen() needs at least one artifact")
+        contents, windows, used_files, up_errors = self.build_contents(listen_prompt(request), request.artifacts)
+        text, call = self._generate(contents, purpose=request.kind or "listen")
+        call.errors = up_errors + call.errors
+        fields = parse_listen_reply(text)
+        call.output = {"raw": text, "parsed": {k: v for k, v in fields.items() if k != "text"},
+                       "audio_transport": "files_api" if used_files else "inline"}
+        return ListenResult(**fields, windows=windows, model_call=call)
+
+    def answer(self, request: AnswerRequest) -> AnswerResult:
+        contents, windows, used_files, up_errors = self.build_contents(request.prompt, [request.original])
+        text, call = self._generate(contents, purpose="answer")
+        call.errors = up_errors + call.errors
+        fields = parse_answer_reply(text)
+        call.output = {"raw": text, "parsed": fields, "audio_transport": "files_api" if used_files else "inline"}
+        return AnswerResult(**fields, windows=windows, model_call=call)

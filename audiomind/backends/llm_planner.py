@@ -1,0 +1,666 @@
+"""The text planner over any LangChain chat model (OpenAI-compatible incl. vLLM / llama.cpp server,
+Gemini, Ollama, a local GGUF through llama-cpp-python, or a scripted fake model in tests).
+
+Each planner role (perception prompt, plan, decision, summary) renders its template from `prompts/`,
+asks for JSON through the backend's JSON-schema mode where it has one (OpenAI `response_format`,
+vLLM guided decoding, Gemini `response_schema`, Ollama `format`, llama.cpp grammars) and otherwise
+parses the plain reply. A malformed reply gets exactly one retry that tells the model what was wrong;
+after that the planner degrades deterministically (a STOP decision, a template plan or prompt) and the
+`ModelCall` says so. Transport failures are retried by `call_with_retries`; when they persist a
+`BackendError` (with `.model_call`) is raised, because "the planner was unreachable" is a failed run,
+not a reasoned stop.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from audiomind.backends.base import BackendError
+from audiomind.backends.jsonparse import JSONExtractError, extract_object, message_text
+from audiomind.backends.retry import call_with_retries, merge_calls, redact
+from audiomind.prompts import load_prompt
+from audiomind.state import (
+    Action,
+    EvidenceState,
+    ModelCall,
+    ModelSpec,
+    PerceptionPrompt,
+    Plan,
+    PlannerDecision,
+    RelistenRequest,
+    ToolCallRequest,
+)
+
+T = TypeVar("T", bound=BaseModel)
+
+# Sent after a malformed reply (kept here rather than in prompts/ because it is a protocol message,
+# not a task prompt; its text is recorded in the ModelCall errors of every run that used it).
+FIX_PROMPT = (
+    "Your previous reply could not be used: {problem}\n"
+    "Reply again with exactly one JSON object that follows the requested keys, and nothing else."
+)
+
+MAX_EVIDENCE_LINES = 80
+MAX_CLAIM_CHARS = 300
+
+
+# ---------------------------------------------------------------- wire schemas (what the model writes)
+
+
+def _to_str_list(v: Any) -> Any:
+    if v is None:
+        return []
+    if isinstance(v, str):
+        return [v] if v.strip() else []
+    if isinstance(v, (list, tuple)):
+        return [x if isinstance(x, str) else json.dumps(x, ensure_ascii=False) for x in v]
+    return v
+
+
+class _Wire(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+def _text(n: int, **kw: Any) -> Any:
+    """A string field whose length bound goes into the wire schema only (so grammar-constrained small
+    models finish their JSON inside the token budget) and is never enforced on what a model writes."""
+    return Field(json_schema_extra={"maxLength": n}, **kw)
+
+
+def _texts(items: int, n: int) -> Any:
+    return Field(default_factory=list, json_schema_extra={"maxItems": items,
+                                                          "items": {"type": "string", "maxLength": n}})
+
+
+class PerceptionPromptOut(_Wire):
+    """What the planner writes for the front end's first listen."""
+
+    prompt: str = _text(2000, min_length=10, description="the prompt the audio model receives")
+    auditory_targets: list[str] = _texts(12, 160)
+
+    _lists = field_validator("auditory_targets", mode="before")(_to_str_list)
+
+
+class PlanOut(_Wire):
+    intent: str = _text(600, min_length=1)
+    answer_format: str = _text(300, default="")
+    focus: list[str] = _texts(12, 200)
+    candidate_operations: list[str] = _texts(12, 200)
+    claims_to_verify: list[str] = _texts(12, 200)
+    directly_answerable: list[str] = _texts(12, 200)
+    rationale: str = _text(800, default="")
+
+    _lists = field_validator(
+        "focus", "candidate_operations", "claims_to_verify", "directly_answerable", mode="before"
+    )(_to_str_list)
+
+
+class ToolCallOut(_Wire):
+    tool: str = _text(64, min_length=1)
+    arguments: dict[str, Any] = Field(default_factory=dict)
+    reason: str = _text(300, default="")
+
+    @field_validator("arguments", mode="before")
+    @classmethod
+    def _args(cls, v: Any) -> Any:
+        if v is None:
+            return {}
+        if isinstance(v, str):  # some models JSON-encode the arguments object
+            v = v.strip()
+            if not v:
+                return {}
+            try:
+                return json.loads(v)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"arguments is a string that is not a JSON object: {v[:80]!r}") from exc
+        return v
+
+
+class DecisionOut(_Wire):
+    """One evidence-loop action, as the decide prompt asks for it."""
+
+    action: Literal["CALL_TOOLS", "RELISTEN", "ANSWER", "STOP"]
+    rationale: str = _text(800, default="")
+    tool_calls: list[ToolCallOut] = Field(default_factory=list, json_schema_extra={"maxItems": 8})
+    relisten_artifact_ids: list[str] = _texts(8, 32)
+    relisten_prompt: str = _text(800, default="")
+    stop_reason: str = _text(400, default="")
+
+    @field_validator("action", mode="before")
+    @classmethod
+    def _action(cls, v: Any) -> Any:
+        return v.strip().upper().replace(" ", "_") if isinstance(v, str) else v
+
+    _ids = field_validator("relisten_artifact_ids", mode="before")(_to_str_list)
+
+    @field_validator("tool_calls", mode="before")
+    @classmethod
+    def _calls(cls, v: Any) -> Any:
+        if v is None:
+            return []
+        return [v] if isinstance(v, dict) else v
+
+    @field_validator("relisten_prompt", "stop_reason", "rationale", mode="before")
+    @classmethod
+    def _none_str(cls, v: Any) -> Any:
+        return "" if v is None else v
+
+    @model_validator(mode="after")
+    def _consistent(self) -> DecisionOut:
+        if self.action == "CALL_TOOLS" and not self.tool_calls:
+            raise ValueError("action CALL_TOOLS needs at least one entry in tool_calls")
+        if self.action == "RELISTEN":
+            if not self.relisten_artifact_ids:
+                raise ValueError("action RELISTEN needs relisten_artifact_ids (e.g. [\"a1\"])")
+            if not self.relisten_prompt.strip():
+                raise ValueError("action RELISTEN needs a relisten_prompt saying what to focus on")
+        return self
+
+
+def wire_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The JSON schema sent to the backend's structured-output mode.
+
+    References are inlined (not every grammar compiler follows `$ref`), every declared key is
+    required (grammar-constrained decoders then always write a rationale) and defaults are dropped;
+    tool `arguments` stay a free object, so the schema is used non-strictly. Validation of the reply
+    is ours and more lenient than this schema.
+    """
+    schema = model.model_json_schema()
+    defs = schema.pop("$defs", {})
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, dict):
+            if "$ref" in node:
+                return walk(dict(defs[node["$ref"].split("/")[-1]]))
+            out = {k: walk(v) for k, v in node.items() if k != "default"}
+            if out.get("type") == "object" and isinstance(out.get("properties"), dict):
+                out["required"] = list(out["properties"])
+            return out
+        if isinstance(node, list):
+            return [walk(x) for x in node]
+        return node
+
+    return walk(schema)
+
+
+# ---------------------------------------------------------------- state rendering (compact, deterministic)
+
+
+def choices_block(choices: list[str]) -> str:
+    if not choices:
+        return ""
+    return "Choices:\n" + "\n".join(f"- {c}" for c in choices)
+
+
+def _clip(s: str, n: int = MAX_CLAIM_CHARS) -> str:
+    s = " ".join(str(s).split())
+    return s if len(s) <= n else s[: n - 1] + "…"
+
+
+def render_artifacts(state: EvidenceState) -> str:
+    lines = []
+    for i, a in enumerate(state.artifacts):
+        desc = f"{a.id}: {a.duration_s:.2f} s, {a.sample_rate} Hz, {a.channels} ch"
+        if i == 0 and a.derived_from is None:
+            desc += " (original)"
+        if a.derived_from:
+            params = json.dumps(a.parameters, sort_keys=True, separators=(",", ":"), default=str)
+            desc += f", derived from {a.derived_from} by {a.operation or '?'} {_clip(params, 160)}"
+        lines.append("- " + desc)
+    return "\n".join(lines) or "(none)"
+
+
+def render_observation(obs: Any) -> str:
+    parts = [f"[{obs.id}] {obs.frontend} ({obs.kind}, heard {', '.join(obs.artifact_ids)})"]
+    body = obs.description or obs.text
+    parts.append(f"description: {_clip(body, 600)}")
+    if obs.focus:
+        parts.append(f"focus: {_clip(obs.focus, 400)}")
+    if obs.provisional_answer:
+        parts.append(f"provisional answer: {_clip(obs.provisional_answer, 200)}")
+    if obs.open_needs:
+        parts.append("open needs: " + "; ".join(_clip(n, 120) for n in obs.open_needs))
+    if obs.uncertainty:
+        parts.append(f"uncertainty: {_clip(obs.uncertainty, 200)}")
+    if obs.windows:
+        parts.append("heard in windows: " + ", ".join(
+            f"{w.artifact_id} {w.start_s:.1f}-{w.end_s:.1f} s" for w in obs.windows))
+    return "\n  ".join(parts)
+
+
+def render_evidence(state: EvidenceState) -> str:
+    """Observations not already itemised as evidence, then evidence items (newest kept when capped)."""
+    cited = {e.source_id for e in state.evidence if e.source_type == "observation"}
+    lines = [render_observation(o) for o in state.observations if o.id not in cited]
+    items = []
+    for e in state.evidence:
+        src = e.tool or e.source_type
+        cat = f"/{e.category.value}" if e.category is not None else ""
+        conf = f", conf {e.confidence:.2f}" if e.confidence is not None else ""
+        art = f", {e.artifact_id}" if e.artifact_id else ""
+        items.append(f"[{e.id}] ({src}{cat}{art}{conf}, from {e.source_id}) {_clip(e.claim)}")
+    if len(items) > MAX_EVIDENCE_LINES:
+        dropped = len(items) - MAX_EVIDENCE_LINES
+        items = [f"... {dropped} earlier evidence items omitted"] + items[-MAX_EVIDENCE_LINES:]
+    lines.extend(items)
+    return "\n".join(lines) or "(none yet)"
+
+
+def render_tool_calls(state: EvidenceState) -> str:
+    lines = []
+    for c in state.tool_calls:
+        args = c.arguments if c.arguments is not None else c.requested_arguments
+        a = json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
+        line = f"[{c.id}] step {c.step} {c.issued_by}: {c.tool} {_clip(a, 200)} -> {c.status.value}"
+        if c.duration_s:
+            line += f" ({c.duration_s:.2f} s)"
+        if c.derived_artifact_ids:
+            line += f", derived {', '.join(c.derived_artifact_ids)}"
+        if c.error:
+            line += f": {_clip(c.error, 240)}"
+        lines.append(line)
+    return "\n".join(lines) or "(none yet)"
+
+
+def render_plan(plan: Plan | None) -> str:
+    if plan is None:
+        return "(no plan)"
+    return json.dumps(plan.model_dump(exclude_defaults=True), ensure_ascii=False)
+
+
+def clip_info(state: EvidenceState) -> str:
+    a = state.original
+    return (f"{a.id}: {a.duration_s:.2f} s, {a.sample_rate} Hz, {a.channels} channel(s)"
+            + (f", {a.format}" if a.format else ""))
+
+
+# ---------------------------------------------------------------- the planner
+
+
+class LLMPlanner:
+    """Planner protocol over a LangChain BaseChatModel."""
+
+    def __init__(
+        self,
+        chat_model: Any,
+        *,
+        name: str,
+        spec: ModelSpec | None = None,
+        max_retries: int = 3,
+        base_delay_s: float = 1.0,
+        max_delay_s: float = 20.0,
+        endpoint: str | None = None,
+        secrets: list[str | None] | None = None,
+        structured: bool | None = None,
+        max_steps: int | None = None,
+    ):
+        self.model = chat_model
+        self.name = name
+        self._spec = spec or ModelSpec(role="planner", spec=name, kind="langchain",
+                                       model=getattr(chat_model, "model_name", None)
+                                       or getattr(chat_model, "model", None))
+        self.max_retries = max_retries
+        self.base_delay_s = base_delay_s
+        self.max_delay_s = max_delay_s
+        self.endpoint = endpoint
+        self._secrets = [s for s in (secrets or []) if s]
+        # None: try the backend's JSON-schema mode, fall back to weaker forms if it has none.
+        self._structured = structured
+        self._mode = "json_schema"
+        self._runnables: dict[str, Any] = {}
+        self._max_steps = max_steps
+
+    def spec(self) -> ModelSpec:
+        return self._spec
+
+    # -- low level
+    def _is_openai_compatible(self) -> bool:
+        try:
+            from langchain_openai import ChatOpenAI
+        except ImportError:  # pragma: no cover - core dependency
+            return False
+        return isinstance(self.model, ChatOpenAI)
+
+    @property
+    def mode(self) -> str:
+        """How replies are constrained: json_schema, json_object (schema-guided json mode) or plain."""
+        if self._structured is False:
+            return "plain"
+        return self._mode
+
+    def _runnable(self, schema: type[BaseModel], mode: str) -> Callable[[list[Any]], dict] | None:
+        """A callable messages -> {'raw', 'parsed', 'parsing_error'} for a constrained mode, or None."""
+        wire = wire_schema(schema)
+        key = f"{mode}:{schema.__name__}"
+        if key in self._runnables:
+            return self._runnables[key]
+        fn: Callable[[list[Any]], dict] | None
+        if mode == "json_schema":
+            try:
+                r = self.model.with_structured_output(wire, method="json_schema", include_raw=True)
+            except (NotImplementedError, ValueError, TypeError):
+                return None
+            fn = r.invoke
+        elif mode == "json_object":
+            # llama-cpp-python's server and llama.cpp accept {"type": "json_object", "schema": ...}
+            # (grammar-constrained) where they reject OpenAI's json_schema form.
+            bound = self.model.bind(response_format={"type": "json_object", "schema": wire})
+
+            def fn(messages: list[Any]) -> dict:
+                return {"raw": bound.invoke(messages), "parsed": None, "parsing_error": None}
+        else:
+            return None
+        self._runnables[key] = fn
+        return fn
+
+    def _downgrade(self) -> None:
+        if self._mode == "json_schema" and self._is_openai_compatible():
+            self._mode = "json_object"
+        else:
+            self._structured = False
+
+    def _invoke(self, messages: list[Any], schema: type[BaseModel] | None, purpose: str) -> tuple[dict, ModelCall]:
+        """One round trip with transport retries: {'raw': AIMessage, 'parsed': dict|None, 'parsing_error'}.
+
+        A server that rejects the structured-output request form (HTTP 4xx naming response_format /
+        json_schema) is asked again in the next weaker form, and the run remembers it.
+        """
+        failed: list[ModelCall] = []
+        notes: list[str] = []
+        while True:
+            mode = self.mode if schema is not None else "plain"
+            runnable = self._runnable(schema, mode) if mode != "plain" else None
+            if mode != "plain" and runnable is None:  # the model has no such mode at all
+                self._downgrade()
+                continue
+            if runnable is not None:
+                fn: Callable[[], dict] = lambda r=runnable: r(messages)
+            else:
+                fn = lambda: {"raw": self.model.invoke(messages), "parsed": None,
+                              "parsing_error": None}
+            try:
+                result, call = call_with_retries(
+                    fn, role="planner", purpose=purpose, backend=self.name, max_attempts=self.max_retries,
+                    base_delay_s=self.base_delay_s, max_delay_s=self.max_delay_s, endpoint=self.endpoint,
+                    secrets=self._secrets, give_up_if=_rejects_response_format if mode != "plain" else None,
+                )
+            except NotImplementedError:
+                if mode == "plain":
+                    raise
+                self._downgrade()
+                continue
+            except BackendError as exc:
+                prev = getattr(exc, "model_call", None)
+                if mode != "plain" and "not retried" in str(exc) and _rejects_response_format(exc):
+                    if prev is not None:
+                        failed.append(prev)
+                    self._downgrade()
+                    notes.append(f"structured output ({mode}) unsupported by this backend: "
+                                 f"using {self.mode} replies from now on")
+                    continue
+                if failed and prev is not None:
+                    exc.model_call = merge_calls(failed + [prev])  # type: ignore[attr-defined]
+                raise
+            if failed:
+                call = merge_calls(failed + [call])
+                call.errors.extend(notes)
+            return result, call
+
+    def _structured_call(
+        self, purpose: str, prompt: str, schema: type[T], check: Callable[[T], None] | None = None
+    ) -> tuple[T | None, str, ModelCall, str | None]:
+        """(parsed or None, raw text of the last reply, ModelCall, last problem) with one format retry."""
+        from langchain_core.messages import AIMessage, HumanMessage
+
+        base = [HumanMessage(content=prompt)]
+        messages: list[Any] = list(base)
+        calls: list[ModelCall] = []
+        errors: list[str] = []
+        raw_text = ""
+        problem: str | None = None
+        for round_no in (1, 2):
+            try:
+                out, call = self._invoke(messages, schema, purpose)
+            except BackendError as exc:
+                prev = getattr(exc, "model_call", None)
+                if calls and prev is not None:
+                    exc.model_call = merge_calls(calls + [prev])  # type: ignore[attr-defined]
+                raise
+            calls.append(call)
+            errors.extend(call.errors)
+            raw_msg = out.get("raw")
+            raw_text = message_text(getattr(raw_msg, "content", raw_msg))
+            try:
+                data = out.get("parsed")
+                if not isinstance(data, dict):
+                    data = extract_object(raw_text)
+                obj = schema.model_validate(data)
+                if check is not None:
+                    check(obj)
+                merged = merge_calls(calls)
+                merged.errors = errors
+                merged.output = {"raw": raw_text, "parsed": obj.model_dump()}
+                return obj, raw_text, merged, None
+            except (JSONExtractError, ValidationError, ValueError) as exc:
+                problem = _problem(exc)
+                errors.append(redact(f"round {round_no}: malformed output: {problem}", self._secrets))
+                messages = base + [AIMessage(content=raw_text or "(empty)"),
+                                   HumanMessage(content=FIX_PROMPT.format(problem=problem))]
+        merged = merge_calls(calls)
+        merged.errors = errors
+        merged.output = {"raw": raw_text, "parsed": None}
+        return None, raw_text, merged, problem
+
+    # -- Planner protocol
+    def perception_prompt(self, state: EvidenceState) -> tuple[PerceptionPrompt, ModelCall | None]:
+        tpl = load_prompt("perception_request")
+        q = state.question
+        prompt = tpl.render(question=q.text, choices_block=choices_block(q.choices), clip_info=clip_info(state))
+        out, _raw, call, problem = self._structured_call("perception_prompt", prompt, PerceptionPromptOut)
+        if out is not None:
+            return PerceptionPrompt(prompt_id=tpl.id, text=out.prompt.strip(),
+                                    auditory_targets=[t for t in out.auditory_targets if t.strip()]), call
+        fb = load_prompt("perception")
+        text = fb.render(question=q.text, choices_block=choices_block(q.choices),
+                         targets="whatever the question asks about")
+        call.errors.append(f"planner output malformed: {problem}; using the perception template")
+        return PerceptionPrompt(prompt_id=fb.id, text=text, auditory_targets=[]), call
+
+    def plan(self, state: EvidenceState, inventory: str) -> tuple[Plan, ModelCall | None]:
+        q = state.question
+        obs = state.observations[0] if state.observations else None
+        prompt = load_prompt("plan").render(
+            question=q.text, choices_block=choices_block(q.choices),
+            observation=render_observation(obs) if obs else "(no observation)", inventory=inventory,
+        )
+        out, _raw, call, problem = self._structured_call("plan", prompt, PlanOut)
+        if out is not None:
+            return Plan(**out.model_dump()), call
+        call.errors.append(f"planner output malformed: {problem}; using a fallback plan")
+        return Plan(
+            intent=q.text,
+            answer_format="exactly one of the choices, verbatim" if q.choices else "a short free-form answer",
+            rationale=f"fallback plan: planner output malformed: {problem}",
+        ), call
+
+    def decide(self, state: EvidenceState, inventory: str) -> tuple[PlannerDecision, ModelCall | None]:
+        q = state.question
+        step = state.step
+        max_steps = self._max_steps or state.run.max_steps
+        prompt = load_prompt("decide").render(
+            question=q.text, choices_block=choices_block(q.choices), plan=render_plan(state.plan),
+            step=step + 1, max_steps=max_steps, artifacts=render_artifacts(state),
+            evidence=render_evidence(state), tool_calls=render_tool_calls(state), inventory=inventory,
+        )
+        known = {a.id for a in state.artifacts}
+
+        def check(d: DecisionOut) -> None:
+            unknown = [i for i in d.relisten_artifact_ids if i not in known]
+            if d.action == "RELISTEN" and unknown:
+                raise ValueError(f"relisten_artifact_ids {unknown} are not artifacts; known: {sorted(known)}")
+
+        out, raw, call, problem = self._structured_call("decide", prompt, DecisionOut, check)
+        if out is None:
+            reason = f"planner output malformed: {problem}"
+            return PlannerDecision(step=step, action=Action.STOP, rationale=reason, stop_reason=reason,
+                                   planner=self.name, raw_output=raw or None), call
+        action = Action(out.action)
+        decision = PlannerDecision(
+            step=step,
+            action=action,
+            rationale=out.rationale.strip() or "(the planner gave no rationale)",
+            tool_calls=[ToolCallRequest(tool=c.tool, arguments=c.arguments, reason=c.reason)
+                        for c in out.tool_calls] if action == Action.CALL_TOOLS else [],
+            relisten=RelistenRequest(artifact_ids=out.relisten_artifact_ids, prompt=out.relisten_prompt.strip())
+            if action == Action.RELISTEN else None,
+            stop_reason=(out.stop_reason.strip() or out.rationale.strip() or "the planner stopped")
+            if action == Action.STOP else None,
+            planner=self.name,
+            raw_output=raw,
+        )
+        return decision, call
+
+    def summarize(self, state: EvidenceState) -> tuple[str, ModelCall | None]:
+        from langchain_core.messages import HumanMessage
+
+        prompt = load_prompt("summary").render(question=state.question.text, evidence=render_evidence(state))
+        out, call = self._invoke([HumanMessage(content=prompt)], None, "summarize")
+        raw = message_text(getattr(out["raw"], "content", out["raw"]))
+        text = _strip_think(raw).strip()
+        call.output = {"raw": raw, "parsed": text}
+        if not text:
+            call.errors.append("planner output malformed: empty summary; using the evidence listing")
+            text = "Evidence gathered (listed without interpretation):\n" + render_evidence(state)
+        return text, call
+
+
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "guided", "grammar", "schema")
+
+
+def _rejects_response_format(exc: BaseException) -> bool:
+    """The server refused the structured-output form of the request itself (not a transient failure).
+
+    OpenAI-compatible servers differ: vLLM and OpenAI answer 400, llama-cpp-python's server 500 with a
+    pydantic 'literal_error' on body.response_format.type. Matched on the error text of the whole chain.
+    """
+    from audiomind.backends.retry import _chain, describe_error
+
+    text = " ".join(describe_error(e) for e in _chain(exc)).lower()
+    code = next((getattr(e, "status_code", None) for e in _chain(exc) if getattr(e, "status_code", None)), None)
+    if code in (408, 429) or not any(w in text for w in _FORMAT_WORDS):
+        return False
+    return any(w in text for w in ("response_format", "json_schema", "not supported", "unsupported",
+                                   "input should be", "invalid", "unknown", "unrecognized", "validation"))
+
+
+def _strip_think(s: str) -> str:
+    import re
+
+    return re.sub(r"<think(?:ing)?>.*?</think(?:ing)?>", "", s, flags=re.DOTALL | re.IGNORECASE)
+
+
+def _problem(exc: Exception) -> str:
+    """A short, model-readable statement of what was wrong with a reply."""
+    if isinstance(exc, ValidationError):
+        msgs = []
+        for err in exc.errors()[:4]:
+            loc = ".".join(str(x) for x in err.get("loc", ())) or "(top level)"
+            msgs.append(f"{loc}: {err.get('msg')}")
+        return "; ".join(msgs)
+    return str(exc)
+
+
+# ---------------------------------------------------------------- a local GGUF as a LangChain chat model
+
+
+def _llamacpp_chat_model_class() -> type:
+    """Build the adapter class on first use, so importing this module never needs langchain internals
+    beyond langchain_core, nor llama_cpp at all."""
+    import threading
+    from operator import itemgetter
+
+    from langchain_core.language_models.chat_models import BaseChatModel
+    from langchain_core.messages import AIMessage, BaseMessage
+    from langchain_core.output_parsers import JsonOutputParser
+    from langchain_core.outputs import ChatGeneration, ChatResult
+    from langchain_core.runnables import RunnableMap, RunnablePassthrough
+    from langchain_core.utils.function_calling import convert_to_json_schema
+    from pydantic import PrivateAttr
+
+    _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+
+    class LlamaCppChatModel(BaseChatModel):
+        """A GGUF model run in-process by llama-cpp-python; structured output through its JSON-schema
+        grammar (`response_format={"type": "json_object", "schema": ...}`)."""
+
+        model_path: str
+        n_ctx: int = 4096
+        n_threads: int | None = None
+        temperature: float = 0.0
+        max_tokens: int = 768
+        seed: int = 0
+        _llama: Any = PrivateAttr(default=None)
+        _lock: Any = PrivateAttr(default_factory=threading.Lock)
+
+        @property
+        def _llm_type(self) -> str:
+            return "llama-cpp-python"
+
+        @property
+        def _identifying_params(self) -> dict[str, Any]:
+            return {"model_path": self.model_path, "n_ctx": self.n_ctx, "temperature": self.temperature}
+
+        def _load(self) -> Any:
+            if self._llama is None:
+                try:
+                    from llama_cpp import Llama
+                except ImportError as exc:
+                    raise BackendError(
+                        "llama_cpp is not importable: pip install 'audiomind[llamacpp]' (compiles llama.cpp)"
+                    ) from exc
+                self._llama = Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_threads=self.n_threads,
+                                    seed=self.seed, verbose=False)
+            return self._llama
+
+        def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                      run_manager: Any = None, **kwargs: Any) -> ChatResult:
+            msgs = [{"role": _ROLES.get(m.type, "user"), "content": message_text(m.content)} for m in messages]
+            with self._lock:
+                llama = self._load()
+                out = llama.create_chat_completion(
+                    messages=msgs, temperature=self.temperature, max_tokens=self.max_tokens, stop=stop,
+                    seed=self.seed, response_format=kwargs.get("response_format"),
+                )
+            text = out["choices"][0]["message"].get("content") or ""
+            usage = out.get("usage") or {}
+            meta = None
+            if usage:
+                meta = {"input_tokens": usage.get("prompt_tokens", 0),
+                        "output_tokens": usage.get("completion_tokens", 0),
+                        "total_tokens": usage.get("total_tokens", 0)}
+            msg = AIMessage(content=text, usage_metadata=meta)
+            return ChatResult(generations=[ChatGeneration(message=msg)])
+
+        def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any) -> Any:
+            js = schema if isinstance(schema, dict) else convert_to_json_schema(schema)
+            bound = self.bind(response_format={"type": "json_object", "schema": js})
+            parser = JsonOutputParser()
+            if not include_raw:
+                return bound | parser
+            ok = RunnablePassthrough.assign(parsed=itemgetter("raw") | parser, parsing_error=lambda _: None)
+            none = RunnablePassthrough.assign(parsed=lambda _: None)
+            return RunnableMap(raw=bound) | ok.with_fallbacks([none], exception_key="parsing_error")
+
+    return LlamaCppChatModel
+
+
+def __getattr__(name: str) -> Any:
+    if name == "LlamaCppChatModel":
+        cls = _llamacpp_chat_model_class()
+        globals()[name] = cls
+        return cls
+    raise AttributeError(name)

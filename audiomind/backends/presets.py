@@ -1,0 +1,294 @@
+"""Backend presets: turn the `--planner` / `--frontend` spec strings into planners and front ends.
+
+Spec forms (a model name may itself contain ':' and '/', so the base URL is split off at the LAST '@'):
+
+    rules                                   offline rule planner (default planner)
+    cascade                                 embedded audio front end (default front end)
+    openai:MODEL                            api.openai.com (OPENAI_API_KEY)
+    openai:MODEL@http://HOST:PORT/v1        any OpenAI-compatible server (vLLM, llama.cpp server, ...)
+    gemini:MODEL[@BASE_URL]                 Gemini (GEMINI_API_KEY or GOOGLE_API_KEY)
+    ollama:MODEL[@http://HOST:PORT]         Ollama (planner only; default http://127.0.0.1:11434)
+    llamacpp:/path/model.gguf               a local GGUF through llama-cpp-python (planner only)
+    replay:TRACE.json                       replay a recorded trace (not available yet)
+
+Every integration is imported lazily, so a missing extra is a clear BackendError at build time and
+`audiomind doctor` (describe_backends) can say what is usable without importing anything heavy.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import os
+import re
+import urllib.request
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from audiomind.backends.base import BackendError, FrontEnd, Planner
+from audiomind.state import ModelSpec
+
+Kind = Literal["rules", "cascade", "openai", "gemini", "ollama", "llamacpp", "replay"]
+
+SPEC_FORMS = (
+    "rules | cascade | openai:MODEL | openai:MODEL@http://HOST:PORT/v1 | gemini:MODEL[@BASE_URL] | "
+    "ollama:MODEL[@http://HOST:PORT] | llamacpp:/path/model.gguf | replay:TRACE.json"
+)
+OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434"
+OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
+
+_URL = re.compile(r"^https?://[^\s/@]+(?:/\S*)?$")
+_HOSTPORT = re.compile(r"^[A-Za-z0-9.\-]+:\d{1,5}(?:/\S*)?$")
+
+
+class BackendSpec(BaseModel):
+    """A parsed backend spec string."""
+
+    kind: Kind
+    model: str | None = None
+    base_url: str | None = None
+    path: str | None = None
+    raw: str = ""
+
+    def __str__(self) -> str:
+        return self.raw or self.kind
+
+
+class BackendStatus(BaseModel):
+    """One line of `audiomind doctor`: is this backend usable here, and why (never a key's value)."""
+
+    name: str
+    usable: bool
+    why: str
+
+
+def _bad(spec: str, problem: str) -> ValueError:
+    return ValueError(f"bad backend spec {spec!r}: {problem}. Expected one of: {SPEC_FORMS}")
+
+
+def _split_url(spec: str, rest: str) -> tuple[str, str | None]:
+    """MODEL[@URL] split at the last '@' when what follows it is a URL (or host:port)."""
+    if "@" not in rest:
+        return rest, None
+    model, url = rest.rsplit("@", 1)
+    url = url.strip()
+    if _URL.match(url):
+        return model, url.rstrip("/")
+    if _HOSTPORT.match(url):
+        return model, "http://" + url.rstrip("/")
+    raise _bad(spec, f"{url!r} after '@' is not a URL like http://127.0.0.1:8000/v1")
+
+
+def parse_spec(spec: str | BackendSpec) -> BackendSpec:
+    """Parse a spec string; raise ValueError listing the accepted forms when it is not one of them."""
+    if isinstance(spec, BackendSpec):
+        return spec
+    if not isinstance(spec, str) or not spec.strip():
+        raise _bad(str(spec), "empty spec")
+    s = spec.strip()
+    if s in ("rules", "cascade"):
+        return BackendSpec(kind=s, raw=s)  # type: ignore[arg-type]
+    kind, sep, rest = s.partition(":")
+    if not sep:
+        raise _bad(s, f"unknown backend {kind!r}")
+    kind = kind.strip().lower()
+    rest = rest.strip()
+    if kind in ("openai", "gemini", "ollama"):
+        model, url = _split_url(s, rest)
+        model = model.strip()
+        if not model:
+            raise _bad(s, f"{kind} needs a model name, e.g. {kind}:MODEL")
+        return BackendSpec(kind=kind, model=model, base_url=url, raw=s)  # type: ignore[arg-type]
+    if kind in ("llamacpp", "replay"):
+        if not rest:
+            raise _bad(s, f"{kind} needs a file path")
+        return BackendSpec(kind=kind, path=rest, raw=s)  # type: ignore[arg-type]
+    raise _bad(s, f"unknown backend {kind!r}")
+
+
+def _import(module: str, extra: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError as exc:
+        raise BackendError(f"{module} is not importable ({exc}); install it with: pip install {extra}") from exc
+
+
+def _replay_unavailable(spec: BackendSpec) -> BackendError:
+    return BackendError(f"replay is not available yet ({spec.raw}): use rules/cascade or a model backend")
+
+
+# ---------------------------------------------------------------- planners
+
+
+def make_chat_model(spec: BackendSpec, *, timeout_s: float = 60, temperature: float = 0.0,
+                    max_tokens: int | None = None) -> tuple[Any, dict]:
+    """(LangChain chat model, facts for the LLMPlanner: endpoint, secrets). `max_tokens` caps replies
+    (None: the backend's default; set it for small local models that may ramble inside a grammar)."""
+    if spec.kind == "openai":
+        mod = _import("langchain_openai", "langchain-openai")
+        custom = spec.base_url is not None and spec.base_url.rstrip("/") != OPENAI_DEFAULT_URL
+        key = os.environ.get("OPENAI_API_KEY") or ("EMPTY" if custom else None)
+        if not key:
+            raise BackendError(
+                "OPENAI_API_KEY is not set: export it for api.openai.com, or give a local server as "
+                "openai:MODEL@http://HOST:PORT/v1"
+            )
+        model = mod.ChatOpenAI(
+            model=spec.model, base_url=spec.base_url or OPENAI_DEFAULT_URL, api_key=key, timeout=timeout_s,
+            max_retries=0, temperature=temperature, max_tokens=max_tokens,
+        )
+        return model, {"endpoint": spec.base_url or OPENAI_DEFAULT_URL, "secrets": [key]}
+    if spec.kind == "gemini":
+        mod = _import("langchain_google_genai", "langchain-google-genai")
+        key = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+        if not key:
+            raise BackendError("GEMINI_API_KEY (or GOOGLE_API_KEY) is not set: export it to use gemini:MODEL")
+        kwargs: dict[str, Any] = {"model": spec.model, "google_api_key": key, "temperature": temperature,
+                                  "timeout": timeout_s, "max_retries": 1, "max_output_tokens": max_tokens}
+        if spec.base_url:
+            kwargs["base_url"] = spec.base_url
+        return mod.ChatGoogleGenerativeAI(**kwargs), {
+            "endpoint": spec.base_url or "https://generativelanguage.googleapis.com", "secrets": [key]}
+    if spec.kind == "ollama":
+        mod = _import("langchain_ollama", "langchain-ollama")
+        url = spec.base_url or os.environ.get("OLLAMA_HOST") or OLLAMA_DEFAULT_URL
+        if not url.startswith("http"):
+            url = "http://" + url
+        model = mod.ChatOllama(model=spec.model, base_url=url, temperature=temperature, num_predict=max_tokens,
+                               client_kwargs={"timeout": timeout_s})
+        return model, {"endpoint": url, "secrets": []}
+    if spec.kind == "llamacpp":
+        path = Path(spec.path or "").expanduser()
+        if not path.is_file():
+            raise BackendError(f"llamacpp: no GGUF file at {path}")
+        _import("llama_cpp", "'audiomind[llamacpp]' (llama-cpp-python; compiles llama.cpp, ~5 min)")
+        from audiomind.backends.llm_planner import LlamaCppChatModel
+
+        return LlamaCppChatModel(model_path=str(path), temperature=temperature, max_tokens=max_tokens or 768), {
+            "endpoint": str(path), "secrets": []}
+    raise BackendError(f"{spec.raw or spec.kind} is not a chat-model backend")
+
+
+def make_planner(spec: str | BackendSpec, *, registry: Any = None, timeout_s: float = 60,
+                 max_retries: int = 3, max_tokens: int | None = None) -> Planner:
+    """A Planner for a spec: the rule planner, or an LLMPlanner over the matching LangChain chat model."""
+    bs = parse_spec(spec)
+    if bs.kind == "rules":
+        from audiomind.backends.rules_planner import RulesPlanner
+
+        return RulesPlanner(registry)
+    if bs.kind == "cascade":
+        raise BackendError("cascade is an audio front end, not a planner: use --planner rules or an LLM spec")
+    if bs.kind == "replay":
+        raise _replay_unavailable(bs)
+    from audiomind.backends.llm_planner import LLMPlanner
+
+    chat, facts = make_chat_model(bs, timeout_s=timeout_s, max_tokens=max_tokens)
+    decoding: dict[str, Any] = {"temperature": 0.0, "structured_output": "json_schema"}
+    if max_tokens:
+        decoding["max_tokens"] = max_tokens
+    model_spec = ModelSpec(role="planner", spec=str(bs), kind=bs.kind, model=bs.model or bs.path,
+                           base_url=bs.base_url if bs.kind != "llamacpp" else None, decoding=decoding)
+    return LLMPlanner(chat, name=str(bs), spec=model_spec, max_retries=max_retries,
+                      endpoint=facts["endpoint"], secrets=facts["secrets"])
+
+
+# ---------------------------------------------------------------- front ends
+
+
+def make_frontend(spec: str | BackendSpec, *, executor: Any = None, window_s: float | None = 30.0,
+                  timeout_s: float = 120, max_retries: int = 3,
+                  gemini_window_s: float | None = None) -> FrontEnd:
+    """A FrontEnd for a spec. `window_s` applies to OpenAI-compatible servers (Qwen truncates ~30 s);
+    Gemini hears whole clips unless `gemini_window_s` is set."""
+    bs = parse_spec(spec)
+    if bs.kind == "cascade":
+        from audiomind.backends.cascade import CascadeFrontEnd
+
+        return CascadeFrontEnd(executor)
+    if bs.kind == "openai":
+        from audiomind.backends.openai_frontend import OpenAIFrontEnd
+
+        return OpenAIFrontEnd(bs.model or "", base_url=bs.base_url, name=str(bs), window_s=window_s,
+                              timeout_s=timeout_s, max_retries=max_retries)
+    if bs.kind == "gemini":
+        from audiomind.backends.gemini_frontend import GeminiFrontEnd
+
+        return GeminiFrontEnd(bs.model or "", base_url=bs.base_url, name=str(bs), window_s=gemini_window_s,
+                              timeout_s=timeout_s, max_retries=max_retries)
+    if bs.kind == "replay":
+        raise _replay_unavailable(bs)
+    if bs.kind == "rules":
+        raise BackendError("rules is a planner, not an audio front end: use --frontend cascade or a model spec")
+    raise BackendError(
+        f"{bs.kind} cannot take audio input here: serve an audio model behind an OpenAI-compatible API "
+        "and use openai:MODEL@http://HOST:PORT/v1, or use gemini:MODEL or cascade"
+    )
+
+
+# ---------------------------------------------------------------- doctor
+
+
+def _importable(module: str) -> tuple[bool, str]:
+    if importlib.util.find_spec(module.split(".")[0]) is None:
+        return False, f"{module} not installed"
+    try:
+        importlib.import_module(module)
+        return True, f"{module} imports"
+    except Exception as exc:  # noqa: BLE001 - report, never crash doctor
+        return False, f"{module} fails to import: {type(exc).__name__}: {str(exc)[:160]}"
+
+
+def _ollama_answers(url: str, timeout_s: float = 0.5) -> tuple[bool, str]:
+    try:
+        with urllib.request.urlopen(url.rstrip("/") + "/api/tags", timeout=timeout_s) as r:
+            import json
+
+            models = [m.get("name") for m in json.loads(r.read() or b"{}").get("models", [])]
+            return True, f"answers at {url} ({len(models)} model(s){': ' + ', '.join(models[:5]) if models else ''})"
+    except Exception as exc:  # noqa: BLE001
+        return False, f"no server at {url} ({type(exc).__name__})"
+
+
+def describe_backends() -> list[BackendStatus]:
+    """What `doctor` prints: which integrations import, which keys are set (names only), what answers."""
+    out: list[BackendStatus] = [BackendStatus(name="rules", usable=True, why="offline rule planner (built in)")]
+    if importlib.util.find_spec("audiomind.backends.cascade") is not None:
+        out.append(BackendStatus(name="cascade", usable=True,
+                                 why="embedded front end (needs the embedded models: see `audiomind models`)"))
+    else:
+        out.append(BackendStatus(name="cascade", usable=False, why="audiomind.backends.cascade is missing"))
+
+    ok_oa, why_oa = _importable("openai")
+    ok_lco, why_lco = _importable("langchain_openai")
+    has_key = bool(os.environ.get("OPENAI_API_KEY"))
+    key_note = "OPENAI_API_KEY is set" if has_key else \
+        "OPENAI_API_KEY not set (needed for api.openai.com; openai:MODEL@URL local servers work without)"
+    out.append(BackendStatus(name="openai", usable=ok_oa and ok_lco,
+                             why=f"{why_oa}; {why_lco}; {key_note}"))
+
+    ok_g, why_g = _importable("google.genai")
+    ok_lcg, why_lcg = _importable("langchain_google_genai")
+    gkey = "GEMINI_API_KEY" if os.environ.get("GEMINI_API_KEY") else (
+        "GOOGLE_API_KEY" if os.environ.get("GOOGLE_API_KEY") else None)
+    out.append(BackendStatus(
+        name="gemini", usable=ok_g and ok_lcg and gkey is not None,
+        why=f"{why_g}; {why_lcg}; " + (f"{gkey} is set" if gkey else "GEMINI_API_KEY / GOOGLE_API_KEY not set"),
+    ))
+
+    ok_lo, why_lo = _importable("langchain_ollama")
+    url = os.environ.get("OLLAMA_HOST") or OLLAMA_DEFAULT_URL
+    if not url.startswith("http"):
+        url = "http://" + url
+    up, why_up = _ollama_answers(url) if ok_lo else (False, "not probed")
+    out.append(BackendStatus(name="ollama", usable=ok_lo and up, why=f"{why_lo}; {why_up}"))
+
+    ok_ll, why_ll = _importable("llama_cpp")
+    out.append(BackendStatus(
+        name="llamacpp", usable=ok_ll,
+        why=why_ll if ok_ll else f"{why_ll} (pip install 'audiomind[llamacpp]'; compiles llama.cpp, ~5 min)",
+    ))
+    out.append(BackendStatus(name="replay", usable=False, why="replay is not available yet"))
+    return out

