@@ -133,6 +133,9 @@ class AudioMind:
             raise
         except Exception as exc:
             failed = _as_state(last)
+            failed_call = getattr(exc, "model_call", None)  # BackendError carries its failed attempts
+            if failed_call is not None:
+                failed.model_calls.append(failed_call)
             failed.outcome = Outcome(status="failed", reason=f"{type(exc).__name__}: {exc}")
             failed.run.finished_at = utcnow()
             if write:

@@ -23,5 +23,7 @@ PY=${PYTHON:-python3}
 [ -x .venv/bin/python ] || "$PY" -m venv .venv
 PIP=(.venv/bin/python -m pip install -q --disable-pip-version-check)
 .venv/bin/python -c "import torch" 2>/dev/null || "${PIP[@]}" "torch==2.13.0"
-if [ "$DEV" = 1 ]; then "${PIP[@]}" -e ".[dev]"; else "${PIP[@]}" -e .; fi
+# llama-cpp-python (dev extra) compiles llama.cpp once (~5-10 min on 2 cores; pip caches the wheel);
+# GGML_NATIVE=OFF keeps the build portable across CPUs.
+if [ "$DEV" = 1 ]; then CMAKE_ARGS="${CMAKE_ARGS:--DGGML_NATIVE=OFF}" "${PIP[@]}" -e ".[dev]"; else "${PIP[@]}" -e .; fi
 .venv/bin/audiomind models install --quiet

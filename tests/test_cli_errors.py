@@ -3,6 +3,7 @@ subprocess)."""
 
 from __future__ import annotations
 
+import json
 import socket
 import subprocess
 import sys
@@ -86,3 +87,5 @@ def test_unreachable_endpoint_writes_failed_trace_without_key(tmp_path):
     text = traces[0].read_text()
     assert secret not in text
     assert '"status": "failed"' in text
+    failed_calls = json.loads(text)["model_calls"]
+    assert failed_calls and failed_calls[-1]["role"] == "frontend" and len(failed_calls[-1]["errors"]) == 2
