@@ -1,0 +1,316 @@
+"""`audiomind bench ...`: run benchmarks at scale (resumable, concurrent, optionally on Ray), score, report.
+
+    audiomind bench mmar --meta MMAR-meta.jsonl --audio-dir DIR --out RUN_DIR [--workers N --limit N --ray ADDR]
+    audiomind bench run --items ITEMS.jsonl --out RUN_DIR [...]      any item list (BenchItem JSON lines)
+    audiomind bench report RUN_DIR                                    report.md + PNG plots
+    audiomind bench mmar-score PREDICTIONS.jsonl                      official-compatible MMAR scoring
+
+Re-running the same command resumes: committed items are skipped, a torn last line is re-run.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+bench_app = typer.Typer(
+    help="Benchmarks at scale: MMAR and item lists through a resumable, concurrent batch runner; scores; reports.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+console = Console()
+err = Console(stderr=True)
+
+PLANNER_HELP = "rules (offline default) | openai:MODEL[@BASE_URL] | gemini:MODEL | ollama:MODEL[@URL] | llamacpp:/path.gguf"
+FRONTEND_HELP = "cascade (offline default) | openai:MODEL[@BASE_URL] (e.g. vLLM Qwen2.5-Omni) | gemini:MODEL"
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    raise typer.Exit(code)
+
+
+def _quiet() -> None:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+    os.environ.setdefault("TQDM_DISABLE", "1")
+
+
+def parse_prices(price_in: float | None, price_out: float | None, price: list[str] | None) -> dict[str, Any] | None:
+    """`--price-in/--price-out` price every model ("*"); `--price SPEC=IN,OUT` prices one backend spec."""
+    from audiomind.bench.runner import Price
+
+    table: dict[str, Price] = {}
+    if price_in is not None or price_out is not None:
+        table["*"] = Price(input_per_m=price_in or 0.0, output_per_m=price_out or 0.0)
+    for entry in price or []:
+        spec, sep, vals = entry.rpartition("=")
+        parts = vals.split(",")
+        if not sep or not spec or len(parts) != 2:
+            raise ValueError(f"--price {entry!r}: expected SPEC=IN,OUT (USD per 1M tokens), e.g. openai:gpt-4o-mini=0.15,0.6")
+        try:
+            table[spec] = Price(input_per_m=float(parts[0]), output_per_m=float(parts[1]))
+        except ValueError as exc:
+            raise ValueError(f"--price {entry!r}: {exc}") from exc
+    return table or None
+
+
+def agent_factory(run_dir: Path, planner: str, frontend: str, tools_dir: list[Path] | None, max_steps: int,
+                  time_budget: float, window: float, timeout: float, retries: int, no_cache: bool):
+    """A picklable AudioMind factory (Ray ships it to workers); derived audio goes to RUN_DIR/artifacts."""
+    from audiomind.api import AudioMind
+
+    return functools.partial(
+        AudioMind, planner=planner, frontend=frontend, tools_dirs=[str(p) for p in tools_dir or []],
+        trace_dir=str((run_dir / "artifacts").resolve()), max_steps=max_steps, time_budget_s=time_budget,
+        window_s=window, timeout_s=timeout, max_retries=retries, use_cache=not no_cache,
+    )
+
+
+def _check_agent(make_agent) -> None:
+    """Build one agent up front so a bad --planner/--frontend spec is one clear error, not N item errors."""
+    from audiomind.backends.base import BackendError
+
+    try:
+        make_agent()
+    except (ValueError, BackendError) as exc:
+        _fail(str(exc))
+
+
+def _summary_line(summary) -> None:
+    st = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "nothing committed"
+    acc = f"{100 * summary.accuracy:.2f}% of {summary.scored} scored" if summary.accuracy is not None else "not scored"
+    cost = f", ${summary.cost_usd:.4f}" if summary.cost_usd is not None else ""
+    err.print(
+        f"[bold]{summary.total}[/] items: {summary.already_done} already done, {summary.ran} run now "
+        f"({summary.items_per_min:.1f} items/min, {summary.wall_time_s:.1f} s), {summary.remaining} remaining; {st}; "
+        f"accuracy {acc}; tokens {summary.input_tokens:,} in / {summary.output_tokens:,} out{cost}"
+    )
+
+
+# Shared options (typer needs them per command; the defaults live here once).
+O_OUT = typer.Option(..., "--out", help="run directory (results.jsonl, traces/, ...); rerun to resume")
+O_PLANNER = typer.Option("rules", help=PLANNER_HELP)
+O_FRONTEND = typer.Option("cascade", help=FRONTEND_HELP)
+O_WORKERS = typer.Option(1, min=1, max=512, help="items answered concurrently (threads, or Ray actors)")
+O_LIMIT = typer.Option(None, min=1, help="only the first N items")
+O_RAY = typer.Option(None, "--ray", help="distribute over Ray: 'local' starts one here, or an address ('auto', 'ray://HOST:10001')")
+O_PRICE_IN = typer.Option(None, "--price-in", min=0, help="USD per 1M input tokens, every model")
+O_PRICE_OUT = typer.Option(None, "--price-out", min=0, help="USD per 1M output tokens, every model")
+O_PRICE = typer.Option(None, "--price", help="per-model price SPEC=IN,OUT (USD per 1M tokens); repeatable")
+O_RETRY = typer.Option(None, "--retry", help="committed statuses to run again (error, failed, stopped, missing_audio); repeatable")
+O_TOOLS = typer.Option(None, "--tools-dir", help="extra folder of tool manifests (repeatable)")
+O_STEPS = typer.Option(6, min=0, help="evidence-loop decisions at most")
+O_BUDGET = typer.Option(600.0, help="seconds per question before the loop must answer")
+O_WINDOW = typer.Option(30.0, help="seconds per window for front ends that truncate long audio")
+O_TIMEOUT = typer.Option(120.0, help="seconds per model request")
+O_RETRIES = typer.Option(3, min=1, help="attempts per model request (429/5xx/timeouts)")
+O_NOCACHE = typer.Option(False, "--no-cache", help="do not reuse cached tool results")
+O_PROGRESS = typer.Option(True, "--progress/--no-progress", help="rich progress bar on stderr")
+
+
+def _config(planner: str, frontend: str, workers: int, max_steps: int, time_budget: float, window: float,
+            timeout: float, **extra: Any) -> dict[str, Any]:
+    return {"planner": planner, "frontend": frontend, "workers": workers, "max_steps": max_steps,
+            "time_budget_s": time_budget, "window_s": window, "timeout_s": timeout, **extra}
+
+
+@bench_app.command("mmar")
+def mmar(
+    meta: Path = typer.Option(..., "--meta", help="MMAR-meta.jsonl"),
+    audio_dir: Path = typer.Option(..., "--audio-dir", help="the MMAR root (holding audio/) or the audio folder itself"),
+    out: Path = O_OUT,
+    planner: str = O_PLANNER,
+    frontend: str = O_FRONTEND,
+    workers: int = O_WORKERS,
+    limit: Optional[int] = O_LIMIT,
+    ray: Optional[str] = O_RAY,
+    price_in: Optional[float] = O_PRICE_IN,
+    price_out: Optional[float] = O_PRICE_OUT,
+    price: Optional[list[str]] = O_PRICE,
+    retry: Optional[list[str]] = O_RETRY,
+    tools_dir: Optional[list[Path]] = O_TOOLS,
+    max_steps: int = O_STEPS,
+    time_budget: float = O_BUDGET,
+    window: float = O_WINDOW,
+    timeout: float = O_TIMEOUT,
+    retries: int = O_RETRIES,
+    no_cache: bool = O_NOCACHE,
+    progress: bool = O_PROGRESS,
+) -> None:
+    """Run (or resume) MMAR: predictions.jsonl the official evaluation.py scores unchanged, scores.json, traces/."""
+    from audiomind.bench import mmar as mm
+
+    _quiet()
+    if not meta.is_file():
+        _fail(f"no MMAR meta file at {meta}")
+    if not audio_dir.is_dir():
+        err.print(f"[yellow]warning:[/] audio dir {escape(str(audio_dir))} does not exist: every item will be missing_audio")
+    try:
+        prices = parse_prices(price_in, price_out, price)
+    except ValueError as exc:
+        _fail(str(exc))
+    make_agent = agent_factory(out, planner, frontend, tools_dir, max_steps, time_budget, window, timeout, retries,
+                               no_cache)
+    _check_agent(make_agent)
+    try:
+        summary, scores = mm.run_mmar(
+            meta, audio_dir, out, make_agent, workers=workers, limit=limit, ray_address=ray, progress=progress,
+            prices=prices, retry_statuses=retry or (),
+            config=_config(planner, frontend, workers, max_steps, time_budget, window, timeout),
+        )
+    except KeyboardInterrupt:
+        rows = mm.load_meta(meta)[:limit] if limit else mm.load_meta(meta)
+        mm.finalize(rows, out)
+        err.print("[yellow]interrupted[/]: committed items are kept; rerun the same command to resume")
+        raise typer.Exit(130)
+    except (ValueError, RuntimeError) as exc:
+        _fail(str(exc))
+    console.print(mm.scores_table(scores, title=f"MMAR accuracy ({out})"))
+    _summary_line(summary)
+    console.print(f"predictions: {out / mm.PREDICTIONS_FILE}\nscores: {out / mm.SCORES_FILE}\ntraces: {out / 'traces'}")
+
+
+def load_items(path: Path, audio_dir: Path | None, benchmark: str) -> list[Any]:
+    """BenchItem JSON lines, or simple rows {id, question, choices, answer, audio|audio_path, <metadata>...};
+    relative audio paths are taken from `audio_dir` (default: the items file's folder)."""
+    from audiomind.bench.items import BenchItem
+
+    base = audio_dir or path.parent
+    fields = set(BenchItem.model_fields)
+    items = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{n}: not JSON: {exc}") from exc
+        audio = row.get("audio_path") or row.get("audio")
+        if not audio or "id" not in row or "question" not in row:
+            raise ValueError(f"{path}:{n}: an item needs id, question and audio (or audio_path)")
+        data = {k: v for k, v in row.items() if k in fields}
+        data.setdefault("benchmark", benchmark)
+        data["id"] = str(row["id"])
+        data["audio_path"] = str(audio if Path(audio).is_absolute() else (base / audio).resolve())
+        data["extra_audio"] = [str(a if Path(a).is_absolute() else (base / a).resolve()) for a in row.get("extra_audio", [])]
+        meta = dict(row.get("metadata") or {})
+        meta.update({k: v for k, v in row.items() if k not in fields and k != "audio"
+                     and isinstance(v, (str, int, float, bool))})
+        data["metadata"] = meta
+        data.setdefault("raw", row)
+        items.append(BenchItem.model_validate(data))
+    return items
+
+
+@bench_app.command("run")
+def run(
+    items_file: Path = typer.Option(..., "--items", help="JSON lines of items (BenchItem fields, or id/question/choices/answer/audio)"),
+    out: Path = O_OUT,
+    audio_dir: Optional[Path] = typer.Option(None, "--audio-dir", help="base of relative audio paths (default: the items file's folder)"),
+    benchmark: str = typer.Option("custom", help="benchmark name recorded with each result"),
+    planner: str = O_PLANNER,
+    frontend: str = O_FRONTEND,
+    workers: int = O_WORKERS,
+    limit: Optional[int] = O_LIMIT,
+    ray: Optional[str] = O_RAY,
+    price_in: Optional[float] = O_PRICE_IN,
+    price_out: Optional[float] = O_PRICE_OUT,
+    price: Optional[list[str]] = O_PRICE,
+    retry: Optional[list[str]] = O_RETRY,
+    tools_dir: Optional[list[Path]] = O_TOOLS,
+    max_steps: int = O_STEPS,
+    time_budget: float = O_BUDGET,
+    window: float = O_WINDOW,
+    timeout: float = O_TIMEOUT,
+    retries: int = O_RETRIES,
+    no_cache: bool = O_NOCACHE,
+    progress: bool = O_PROGRESS,
+) -> None:
+    """Run (or resume) any item list: results.jsonl (scored by exact option match), traces/, summary.json."""
+    from audiomind.bench.runner import run_batch
+
+    _quiet()
+    if not items_file.is_file():
+        _fail(f"no items file at {items_file}")
+    try:
+        items = load_items(items_file, audio_dir, benchmark)
+        prices = parse_prices(price_in, price_out, price)
+    except ValueError as exc:
+        _fail(str(exc))
+    if limit:
+        items = items[:limit]
+    make_agent = agent_factory(out, planner, frontend, tools_dir, max_steps, time_budget, window, timeout, retries,
+                               no_cache)
+    _check_agent(make_agent)
+    try:
+        summary = run_batch(items, out, make_agent, workers=workers, ray_address=ray, progress=progress,
+                            prices=prices, retry_statuses=retry or (),
+                            config=_config(planner, frontend, workers, max_steps, time_budget, window, timeout,
+                                           benchmark=benchmark, items=str(items_file.resolve())))
+    except KeyboardInterrupt:
+        err.print("[yellow]interrupted[/]: committed items are kept; rerun the same command to resume")
+        raise typer.Exit(130)
+    except (ValueError, RuntimeError) as exc:
+        _fail(str(exc))
+    _summary_line(summary)
+    console.print(f"results: {out / 'results.jsonl'}\ntraces: {out / 'traces'}")
+
+
+@bench_app.command("report")
+def report(
+    run_dir: Path = typer.Argument(..., help="a run directory (holding results.jsonl)"),
+    no_plots: bool = typer.Option(False, "--no-plots", help="tables only"),
+) -> None:
+    """Write RUN_DIR/report.md (+ report.json, plots/*.png): accuracy by group, tool use vs accuracy, latency."""
+    from audiomind.bench.report import build_report, write_report
+    from audiomind.bench.runner import RESULTS_FILE
+
+    if not (run_dir / RESULTS_FILE).exists():
+        _fail(f"no {RESULTS_FILE} in {run_dir}: not a run directory (or nothing committed yet)")
+    path = write_report(run_dir, plots=not no_plots)
+    rep = build_report(run_dir)
+    t = Table("measure", "value", title=f"report ({run_dir})")
+    o = rep.overall
+    t.add_row("items / scored / correct", f"{o.n} / {o.scored} / {o.correct}")
+    t.add_row("accuracy %", "-" if o.accuracy is None else f"{o.accuracy:.2f}")
+    b = rep.behaviour
+    t.add_row("mean planner tool calls", "-" if b.mean_tool_calls is None else f"{b.mean_tool_calls:.2f}")
+    t.add_row("zero-tool questions %", "-" if b.zero_tool_share is None else f"{b.zero_tool_share:.2f}")
+    t.add_row("re-listen rate %", "-" if b.relisten_rate is None else f"{b.relisten_rate:.2f}")
+    t.add_row("latency p50 / p90 s", f"{rep.latency.p50_s} / {rep.latency.p90_s}")
+    console.print(t)
+    console.print(f"report: {path}")
+
+
+@bench_app.command("mmar-score")
+def mmar_score_cmd(
+    predictions: Path = typer.Argument(..., help="MMAR rows with answer_prediction (JSONL or JSON list)"),
+    out: Optional[Path] = typer.Option(None, "-o", help="also write the scores as JSON here"),
+) -> None:
+    """Score any MMAR predictions file exactly as the official evaluation.py does (token string match)."""
+    from audiomind.bench import mmar as mm
+
+    if not predictions.is_file():
+        _fail(f"no predictions file at {predictions}")
+    try:
+        scores = mm.score_file(predictions)
+    except (json.JSONDecodeError, KeyError) as exc:
+        _fail(f"{predictions}: not MMAR prediction rows ({type(exc).__name__}: {exc})")
+    console.print(mm.scores_table(scores, title=f"MMAR accuracy ({predictions.name})"))
+    if out:
+        out.write_text(scores.model_dump_json(indent=2, by_alias=True) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":  # `python -m audiomind.bench.cli ...` works without the top-level CLI
+    bench_app()

@@ -1,0 +1,51 @@
+"""The unit of a benchmark run: one question about one (or more) audio files, tasks as data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class BenchItem(BaseModel):
+    """One benchmark question. `raw` keeps the source row verbatim so predictions can echo every input field."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str
+    benchmark: str
+    audio_path: str = Field(description="the audio the agent listens to (absolute or relative to the audio dir)")
+    extra_audio: list[str] = Field(default_factory=list, description="more clips, e.g. the second of a verification pair")
+    question: str
+    choices: list[str] = Field(default_factory=list)
+    answer: str | None = Field(default=None, description="ground truth in the benchmark's own form")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="modality, category, sub-category, ...")
+    raw: dict[str, Any] = Field(default_factory=dict)
+
+
+class ItemResult(BaseModel):
+    """What the batch runner commits per item (one JSON line), success or failure."""
+
+    id: str
+    status: str = Field(description="answered | stopped | failed | missing_audio | error")
+    prediction: str | None = None
+    choice_index: int | None = None
+    rationale: str = ""
+    error: str | None = None
+    trace_path: str | None = None
+    wall_time_s: float = 0.0
+    tool_calls: int = Field(default=0, description="tool calls the planner issued (the agent's own decisions)")
+    relistens: int = 0
+    model_calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    # Added for scoring and reports from results.jsonl alone (all optional, so older lines still load):
+    benchmark: str = ""
+    answer: str | None = Field(default=None, description="the item's ground truth, copied for self-contained reports")
+    correct: bool | None = Field(default=None, description="the benchmark's scorer verdict; None when not scorable")
+    metadata: dict[str, Any] = Field(default_factory=dict, description="the item's grouping fields (category, ...)")
+    frontend_tool_calls: int = Field(default=0, description="tool calls the front end itself issued (cascade)")
+    steps: int = Field(default=0, description="evidence-loop decisions")
+    started_at: str | None = None
+    score_error: str | None = None

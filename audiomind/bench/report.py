@@ -1,0 +1,303 @@
+"""`audiomind bench report RUN_DIR`: a Markdown report with tables and PNG plots, from results.jsonl alone.
+
+What it shows (the behaviour analysis follows Audio-Mind's: how much the agent used its tools and whether
+that paid off):
+- outcome counts, accuracy overall and by every grouping field the items carry (modality, category,
+  sub-category, task, ...), token and cost totals;
+- tool use: mean planner-issued tool calls per question, share of zero-tool questions, re-listen rate, and
+  accuracy by number of calls in bins 0, 1, 2-3, 4-5, 6+ (front-end tool calls of the cascade are reported
+  separately: they are a fixed perception pass, not the planner's choice);
+- latency: mean, percentiles and a histogram of per-item wall time.
+Accuracy counts only items the benchmark's scorer could judge (`correct` not None).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from audiomind.bench.runner import RUN_FILE, atomic_write_text, load_results
+
+REPORT_FILE = "report.md"
+REPORT_JSON = "report.json"
+GROUP_KEYS = ("modality", "category", "sub-category", "task", "subtask", "subset", "split", "difficulty")
+TOOL_BINS: tuple[tuple[str, int, float], ...] = (
+    ("0", 0, 0), ("1", 1, 1), ("2-3", 2, 3), ("4-5", 4, 5), ("6+", 6, math.inf))
+
+
+class Acc(BaseModel):
+    n: int = 0
+    scored: int = 0
+    correct: int = 0
+    accuracy: float | None = Field(default=None, description="percent of scored items")
+
+
+class Behaviour(BaseModel):
+    items: int
+    mean_tool_calls: float | None
+    zero_tool_share: float | None = Field(description="percent of items with no planner tool call")
+    relisten_rate: float | None = Field(description="percent of items with at least one re-listen")
+    mean_relistens: float | None
+    mean_frontend_tool_calls: float | None
+    mean_steps: float | None
+    by_tool_calls: dict[str, Acc]
+
+
+class Latency(BaseModel):
+    n: int
+    mean_s: float | None = None
+    p50_s: float | None = None
+    p90_s: float | None = None
+    p99_s: float | None = None
+    max_s: float | None = None
+
+
+class Report(BaseModel):
+    run_dir: str
+    benchmarks: list[str]
+    statuses: dict[str, int]
+    overall: Acc
+    groups: dict[str, dict[str, Acc]]
+    behaviour: Behaviour
+    latency: Latency
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float | None
+    config: dict[str, Any] = Field(default_factory=dict)
+    plots: dict[str, str] = Field(default_factory=dict)
+
+
+def _acc(rows: list[dict[str, Any]]) -> Acc:
+    scored = [r for r in rows if r.get("correct") is not None]
+    correct = sum(1 for r in scored if r.get("correct"))
+    return Acc(n=len(rows), scored=len(scored), correct=correct,
+               accuracy=round(100.0 * correct / len(scored), 2) if scored else None)
+
+
+def _mean(xs: list[float]) -> float | None:
+    return round(statistics.fmean(xs), 3) if xs else None
+
+
+def percentile(xs: list[float], q: float) -> float | None:
+    """Linear-interpolated percentile (q in 0..100), as numpy's default."""
+    if not xs:
+        return None
+    s = sorted(xs)
+    k = (len(s) - 1) * q / 100.0
+    lo, hi = math.floor(k), math.ceil(k)
+    return round(s[lo] + (s[hi] - s[lo]) * (k - lo), 3)
+
+
+def tool_bin(n: int) -> str:
+    for label, lo, hi in TOOL_BINS:
+        if lo <= n <= hi:
+            return label
+    return TOOL_BINS[-1][0]
+
+
+def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) -> Report:
+    """The numbers of the report (no files written)."""
+    run_dir = Path(run_dir)
+    rows = list(load_results(run_dir).values())
+    ran = [r for r in rows if r.get("status") != "missing_audio"]
+    groups: dict[str, dict[str, Acc]] = {}
+    for key in group_keys:
+        by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for r in rows:
+            v = (r.get("metadata") or {}).get(key)
+            if v is not None and v != "":
+                by[str(v)].append(r)
+        if by:
+            groups[key] = {k: _acc(v) for k, v in sorted(by.items())}
+    calls = [int(r.get("tool_calls") or 0) for r in ran]
+    bins: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in TOOL_BINS}
+    for r in ran:
+        bins[tool_bin(int(r.get("tool_calls") or 0))].append(r)
+    behaviour = Behaviour(
+        items=len(ran),
+        mean_tool_calls=_mean([float(c) for c in calls]),
+        zero_tool_share=round(100.0 * sum(1 for c in calls if c == 0) / len(calls), 2) if calls else None,
+        relisten_rate=round(100.0 * sum(1 for r in ran if (r.get("relistens") or 0) > 0) / len(ran), 2) if ran else None,
+        mean_relistens=_mean([float(r.get("relistens") or 0) for r in ran]),
+        mean_frontend_tool_calls=_mean([float(r.get("frontend_tool_calls") or 0) for r in ran]),
+        mean_steps=_mean([float(r.get("steps") or 0) for r in ran]),
+        by_tool_calls={k: _acc(v) for k, v in bins.items()},
+    )
+    times = [float(r.get("wall_time_s") or 0.0) for r in ran]
+    latency = Latency(n=len(times), mean_s=_mean(times), p50_s=percentile(times, 50), p90_s=percentile(times, 90),
+                      p99_s=percentile(times, 99), max_s=round(max(times), 3) if times else None)
+    costs = [r.get("cost_usd") for r in rows if r.get("cost_usd") is not None]
+    config: dict[str, Any] = {}
+    if (run_dir / RUN_FILE).exists():
+        try:
+            config = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8")).get("config") or {}
+        except json.JSONDecodeError:
+            config = {}
+    return Report(
+        run_dir=str(run_dir), benchmarks=sorted({r.get("benchmark") or "" for r in rows} - {""}),
+        statuses=dict(Counter(r.get("status", "?") for r in rows)), overall=_acc(rows), groups=groups,
+        behaviour=behaviour, latency=latency,
+        input_tokens=sum(int(r.get("input_tokens") or 0) for r in rows),
+        output_tokens=sum(int(r.get("output_tokens") or 0) for r in rows),
+        cost_usd=round(sum(costs), 6) if costs else None, config=config,
+    )
+
+
+# ---------------------------------------------------------------- plots
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _bar_accuracy(path: Path, title: str, table: dict[str, Acc]) -> Path:
+    plt = _plt()
+    names = [k for k, a in table.items() if a.scored]
+    vals = [table[k].accuracy or 0.0 for k in names]
+    fig, ax = plt.subplots(figsize=(max(5.0, 0.55 * len(names) + 2.5), 4.2))
+    bars = ax.bar(range(len(names)), vals, color="#4c72b0")
+    for b, k in zip(bars, names):
+        ax.text(b.get_x() + b.get_width() / 2, b.get_height() + 1, f"n={table[k].scored}", ha="center", fontsize=7)
+    ax.set_xticks(range(len(names)))
+    ax.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
+    ax.set_ylim(0, 108)
+    ax.set_ylabel("accuracy (%)")
+    ax.set_title(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _plot_tools(path: Path, b: Behaviour) -> Path:
+    plt = _plt()
+    labels = list(b.by_tool_calls)
+    counts = [b.by_tool_calls[k].n for k in labels]
+    accs = [b.by_tool_calls[k].accuracy for k in labels]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.bar(labels, counts, color="#dd8452", alpha=0.75, label="questions")
+    ax.set_xlabel("planner tool calls per question")
+    ax.set_ylabel("questions")
+    from matplotlib.ticker import MaxNLocator
+
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax2 = ax.twinx()
+    xs = [i for i, a in enumerate(accs) if a is not None]
+    ax2.plot(xs, [accs[i] for i in xs], "o-", color="#4c72b0", label="accuracy")
+    ax2.set_ylim(0, 105)
+    ax2.set_ylabel("accuracy (%)")
+    ax.set_title("Tool calls vs accuracy")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _plot_latency(path: Path, times: list[float]) -> Path:
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    if times:
+        ax.hist(times, bins=min(30, max(5, len(times) // 2)), color="#55a868")
+        for q, style in ((50, "--"), (90, ":")):
+            v = percentile(times, q)
+            if v is not None:
+                ax.axvline(v, color="k", linestyle=style, linewidth=1, label=f"p{q} {v:.2f} s")
+        ax.legend()
+    ax.set_xlabel("wall time per item (s)")
+    ax.set_ylabel("items")
+    ax.set_title("Latency distribution")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+# ---------------------------------------------------------------- markdown
+
+
+def _fmt(x: float | None, suffix: str = "") -> str:
+    return "-" if x is None else f"{x:.2f}{suffix}"
+
+
+def _acc_table(title: str, table: dict[str, Acc]) -> list[str]:
+    lines = [f"| {title} | n | scored | correct | accuracy % |", "|---|---:|---:|---:|---:|"]
+    for k, a in table.items():
+        lines.append(f"| {k} | {a.n} | {a.scored} | {a.correct} | {_fmt(a.accuracy)} |")
+    return lines
+
+
+def render_markdown(rep: Report) -> str:
+    out = [f"# Benchmark report: {Path(rep.run_dir).name}", ""]
+    if rep.benchmarks:
+        out.append(f"Benchmark(s): {', '.join(rep.benchmarks)}  ")
+    if rep.config:
+        keys = ("planner", "frontend", "workers", "max_steps", "meta", "audio_dir")
+        cfg = ", ".join(f"{k}={rep.config[k]}" for k in keys if k in rep.config)
+        if cfg:
+            out.append(f"Configuration: {cfg}  ")
+    o = rep.overall
+    out += [f"Items: {o.n}; scored: {o.scored}; correct: {o.correct}; **accuracy: {_fmt(o.accuracy, ' %')}**", ""]
+    out += ["## Outcomes", "", "| status | items |", "|---|---:|"]
+    out += [f"| {k} | {v} |" for k, v in sorted(rep.statuses.items())]
+    tokens = rep.input_tokens + rep.output_tokens
+    out += ["", f"Tokens: {rep.input_tokens:,} in + {rep.output_tokens:,} out = {tokens:,}"
+            + (f"; cost: ${rep.cost_usd:.4f}" if rep.cost_usd is not None else "; cost: not priced"), ""]
+    for key, table in rep.groups.items():
+        out += [f"## Accuracy by {key}", ""] + _acc_table(key, table) + [""]
+        if key in rep.plots:
+            out += [f"![accuracy by {key}]({rep.plots[key]})", ""]
+    b = rep.behaviour
+    out += [
+        "## Tool use and accuracy", "",
+        "| measure | value |", "|---|---:|",
+        f"| questions that ran | {b.items} |",
+        f"| mean planner tool calls per question | {_fmt(b.mean_tool_calls)} |",
+        f"| questions with zero planner tool calls | {_fmt(b.zero_tool_share, ' %')} |",
+        f"| re-listen rate (questions with >= 1 re-listen) | {_fmt(b.relisten_rate, ' %')} |",
+        f"| mean re-listens per question | {_fmt(b.mean_relistens)} |",
+        f"| mean front-end tool calls per question | {_fmt(b.mean_frontend_tool_calls)} |",
+        f"| mean evidence-loop decisions per question | {_fmt(b.mean_steps)} |", "",
+    ] + _acc_table("planner tool calls", b.by_tool_calls) + [""]
+    if "tools" in rep.plots:
+        out += [f"![tool calls vs accuracy]({rep.plots['tools']})", ""]
+    lat = rep.latency
+    out += ["## Latency", "", "| n | mean s | p50 s | p90 s | p99 s | max s |", "|---:|---:|---:|---:|---:|---:|",
+            (f"| {lat.n} | {_fmt(lat.mean_s)} | {_fmt(lat.p50_s)} | {_fmt(lat.p90_s)} | {_fmt(lat.p99_s)} | "
+             f"{_fmt(lat.max_s)} |"), ""]
+    if "latency" in rep.plots:
+        out += [f"![latency]({rep.plots['latency']})", ""]
+    return "\n".join(out)
+
+
+def write_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS, plots: bool = True) -> Path:
+    """RUN_DIR/report.md (+ report.json and PNG plots under RUN_DIR/plots/); returns the report path."""
+    run_dir = Path(run_dir)
+    rep = build_report(run_dir, group_keys)
+    if plots:
+        pdir = run_dir / "plots"
+        pdir.mkdir(parents=True, exist_ok=True)
+        for key, table in rep.groups.items():
+            if any(a.scored for a in table.values()):
+                name = f"accuracy_by_{key.replace('-', '_')}.png"
+                _bar_accuracy(pdir / name, f"Accuracy by {key}", table)
+                rep.plots[key] = f"plots/{name}"
+        _plot_tools(pdir / "tool_calls_vs_accuracy.png", rep.behaviour)
+        rep.plots["tools"] = "plots/tool_calls_vs_accuracy.png"
+        times = [float(r.get("wall_time_s") or 0) for r in load_results(run_dir).values()
+                 if r.get("status") != "missing_audio"]
+        _plot_latency(pdir / "latency.png", times)
+        rep.plots["latency"] = "plots/latency.png"
+    atomic_write_text(run_dir / REPORT_JSON, rep.model_dump_json(indent=2) + "\n")
+    return atomic_write_text(run_dir / REPORT_FILE, render_markdown(rep) + "\n")

@@ -1,0 +1,637 @@
+"""The resumable, concurrent batch runner: many BenchItems through AudioMind agents, one commit per item.
+
+Durability contract (what makes `kill -9` then the same command lose and duplicate nothing):
+
+- Each finished item is committed as (1) its trace, written atomically (temp file, fsync, rename) at
+  `RUN_DIR/traces/<item id>.json`, then (2) one JSON line (an `ItemResult`) appended to
+  `RUN_DIR/results.jsonl` with flush + fsync under a lock. A result line therefore never points at a
+  trace that is not on disk.
+- On start, committed ids are read back and skipped. A kill can only tear the LAST line (appends are
+  serialised); that torn tail is cut off before anything new is appended, and its item runs again.
+- Items are isolated: whatever one item raises becomes `status="error"` with the message; a missing audio
+  file becomes `status="missing_audio"` without calling the agent. Neither stops the batch.
+
+Concurrency: `workers` threads, each with its own `AudioMind` from `make_agent` (the embedded models are
+process-wide singletons behind locks, so threads share one copy of the weights; a process pool would load
+them once per process). `ray_address` distributes items to Ray actors instead (one agent per actor, items
+dispatched as they free up); the driver still does every commit, so RUN_DIR need not be on shared storage.
+
+Relative paths: `ItemResult.trace_path` is relative to RUN_DIR, so a run directory can be moved.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import queue
+import re
+import statistics
+import tempfile
+import threading
+import time
+from collections import Counter
+from collections.abc import Callable, Collection, Iterable, Mapping
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from datetime import datetime, timezone
+from hashlib import sha1
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from audiomind.bench.items import BenchItem, ItemResult
+
+RESULTS_FILE = "results.jsonl"
+TRACES_DIR = "traces"
+RUN_FILE = "run.json"
+SUMMARY_FILE = "summary.json"
+
+Scorer = Callable[[BenchItem, ItemResult], "bool | None"]
+
+_SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}")
+
+
+# ---------------------------------------------------------------- prices and cost accounting
+
+
+class Price(BaseModel):
+    """USD per one million tokens for one model backend."""
+
+    input_per_m: float = Field(ge=0, description="USD per 1M input (prompt) tokens")
+    output_per_m: float = Field(ge=0, description="USD per 1M output (completion) tokens")
+
+
+PriceTable = Mapping[str, Price]
+"""Keys are backend specs exactly as recorded in `ModelCall.backend` (e.g. "openai:gpt-4o-mini"); the key
+"*" prices every backend not listed. Calls to unpriced backends cost nothing (the embedded stack)."""
+
+
+def price_for(backend: str, prices: PriceTable | None) -> Price | None:
+    if not prices:
+        return None
+    return prices.get(backend) or prices.get("*")
+
+
+def call_cost(backend: str, input_tokens: int | None, output_tokens: int | None,
+              prices: PriceTable | None) -> float:
+    p = price_for(backend, prices)
+    if p is None:
+        return 0.0
+    return ((input_tokens or 0) * p.input_per_m + (output_tokens or 0) * p.output_per_m) / 1e6
+
+
+# ---------------------------------------------------------------- summaries
+
+
+class RunSummary(BaseModel):
+    """What one `run_batch` call did, and where the run now stands over the items it was given."""
+
+    run_dir: str
+    backend: str = Field(description="threads | ray")
+    workers: int
+    total: int = Field(description="items given")
+    already_done: int = Field(description="committed by an earlier session, skipped")
+    ran: int = Field(description="committed by this session")
+    remaining: int = Field(description="given items still without a result (interrupted run)")
+    statuses: dict[str, int] = Field(default_factory=dict, description="over every committed given item")
+    scored: int = 0
+    correct: int = 0
+    accuracy: float | None = None
+    wall_time_s: float = 0.0
+    items_per_min: float = 0.0
+    mean_item_s: float | None = None
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float | None = None
+    interrupted: bool = False
+
+
+# ---------------------------------------------------------------- the on-disk log
+
+
+def trace_name(item_id: str) -> str:
+    """File name of an item's trace: the id itself when it is filesystem-safe, else a safe form + hash."""
+    if _SAFE_ID.fullmatch(item_id) and item_id not in (".", ".."):
+        return f"{item_id}.json"
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", item_id).strip("._")[:100] or "item"
+    return f"{safe}-{sha1(item_id.encode()).hexdigest()[:10]}.json"
+
+
+def _fsync_dir(path: Path) -> None:
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write_text(path: Path, text: str) -> Path:
+    """temp file in the same folder, fsync, rename, fsync the folder: old file or new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+    _fsync_dir(path.parent)
+    return path
+
+
+class ResultLog:
+    """RUN_DIR/results.jsonl + RUN_DIR/traces/: append-only, one fsynced line per committed item."""
+
+    def __init__(self, run_dir: str | Path):
+        self.run_dir = Path(run_dir)
+        self.path = self.run_dir / RESULTS_FILE
+        self.traces = self.run_dir / TRACES_DIR
+        self._lock = threading.Lock()
+
+    def repair(self) -> int:
+        """Cut a torn last line (a kill mid-append) so the next append starts on a fresh line.
+        Returns the number of bytes dropped."""
+        if not self.path.exists():
+            return 0
+        with self._lock, open(self.path, "rb+") as f:
+            data = f.read()
+            if not data or data.endswith(b"\n"):
+                return 0
+            keep = data.rfind(b"\n") + 1
+            f.truncate(keep)
+            f.flush()
+            os.fsync(f.fileno())
+            return len(data) - keep
+
+    def load(self) -> dict[str, dict[str, Any]]:
+        """id -> the last committed result line for it; unparsable lines (a torn tail) are ignored."""
+        return load_results(self.run_dir)
+
+    def commit(self, result: ItemResult, trace_text: str | None) -> ItemResult:
+        """Trace first (atomic), then the result line (flush + fsync under the lock)."""
+        if trace_text is not None:
+            name = trace_name(result.id)
+            atomic_write_text(self.traces / name, trace_text)
+            result = result.model_copy(update={"trace_path": f"{TRACES_DIR}/{name}"})
+        line = result.model_dump_json() + "\n"
+        with self._lock:
+            self.run_dir.mkdir(parents=True, exist_ok=True)
+            with open(self.path, "a", encoding="utf-8") as f:
+                f.write(line)
+                f.flush()
+                os.fsync(f.fileno())
+        return result
+
+
+def load_results(run_dir: str | Path) -> dict[str, dict[str, Any]]:
+    """Committed results of a run directory (last line per id wins), in commit order."""
+    path = Path(run_dir) / RESULTS_FILE
+    out: dict[str, dict[str, Any]] = {}
+    if not path.exists():
+        return out
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.strip()
+            if not line:
+                continue
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(row, dict) and isinstance(row.get("id"), str):
+                out.pop(row["id"], None)
+                out[row["id"]] = row
+    return out
+
+
+# ---------------------------------------------------------------- one item
+
+
+def default_score(item: BenchItem, result: ItemResult) -> bool | None:
+    """Exact-option scoring for benchmarks without their own rule: the prediction equals the answer text
+    (case and surrounding space ignored), or the answer is an option letter and the chosen index matches.
+    None when the item has no ground truth or produced no answer."""
+    if item.answer is None or result.status in ("missing_audio", "error"):
+        return None
+    pred = (result.prediction or "").strip().casefold()
+    gold = item.answer.strip().casefold()
+    if pred == gold and pred:
+        return True
+    if len(gold) == 1 and gold.isalpha() and item.choices and result.choice_index is not None:
+        return ord(gold.upper()) - 65 == result.choice_index
+    return False
+
+
+def _stats_from_state(state: Any, prices: PriceTable | None) -> dict[str, Any]:
+    """Behaviour and cost numbers of one run, from its EvidenceState (or its trace dict)."""
+    if state is None:
+        return {}
+    d = state if isinstance(state, dict) else state.model_dump(mode="json")
+    calls = d.get("tool_calls") or []
+    mcs = d.get("model_calls") or []
+    tin = sum(int(m.get("input_tokens") or 0) for m in mcs)
+    tout = sum(int(m.get("output_tokens") or 0) for m in mcs)
+    cost = sum(call_cost(m.get("backend", ""), m.get("input_tokens"), m.get("output_tokens"), prices) for m in mcs)
+    return {
+        "tool_calls": sum(1 for c in calls if c.get("issued_by", "planner") == "planner"),
+        "frontend_tool_calls": sum(1 for c in calls if c.get("issued_by") == "frontend"),
+        "relistens": sum(1 for o in d.get("observations") or [] if o.get("kind") == "relisten"),
+        "steps": len(d.get("decisions") or []),
+        "model_calls": len(mcs),
+        "input_tokens": tin,
+        "output_tokens": tout,
+        "cost_usd": round(cost, 8) if prices else None,
+    }
+
+
+def execute_item(agent: Any, item: BenchItem, prices: PriceTable | None = None) -> tuple[ItemResult, str | None]:
+    """Run one item on one agent and never raise: (result without score, trace JSON text or None)."""
+    t0 = time.monotonic()
+    base: dict[str, Any] = {"id": item.id, "benchmark": item.benchmark, "answer": item.answer,
+                            "metadata": item.metadata,
+                            "started_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds")}
+    for p in [item.audio_path, *item.extra_audio]:
+        if not Path(p).is_file():
+            return ItemResult(**base, status="missing_audio", error=f"audio file not found: {p}",
+                              wall_time_s=round(time.monotonic() - t0, 3)), None
+    with tempfile.TemporaryDirectory(prefix="audiomind-item-") as tmp:
+        tpath = Path(tmp) / "trace.json"
+        fields: dict[str, Any] = {}
+        trace_dict: Any = None
+        try:
+            r = agent.ask(item.audio_path, item.question, item.choices or None, item_id=item.id,
+                          ground_truth=item.answer, metadata=item.metadata, trace_path=tpath)
+            fields = {"status": r.outcome.status, "prediction": r.answer or None, "choice_index": r.choice_index,
+                      "rationale": r.rationale or "",
+                      "error": r.outcome.reason if r.outcome.status != "answered" and r.outcome.reason else None}
+            trace_dict = r.state
+        except Exception as exc:  # noqa: BLE001 - isolation: one item never stops the batch
+            fields = {"status": "error", "error": f"{type(exc).__name__}: {exc}"[:2000]}
+        trace_text = tpath.read_text(encoding="utf-8") if tpath.exists() else None
+        if trace_dict is None and trace_text:
+            try:
+                trace_dict = json.loads(trace_text)
+            except json.JSONDecodeError:
+                trace_dict = None
+    stats = _stats_from_state(trace_dict, prices)
+    result = ItemResult(**base, **fields, **stats, wall_time_s=round(time.monotonic() - t0, 3))
+    return result, trace_text
+
+
+def _scored(item: BenchItem, result: ItemResult, score: Scorer | None) -> ItemResult:
+    try:
+        correct = (score or default_score)(item, result)
+    except Exception as exc:  # noqa: BLE001 - a scorer bug must not lose the result
+        return result.model_copy(update={"correct": None, "score_error": f"{type(exc).__name__}: {exc}"})
+    return result.model_copy(update={"correct": correct})
+
+
+# ---------------------------------------------------------------- progress
+
+
+class _Progress:
+    """rich progress bar (to stderr) with ETA, the last item's time, tokens and cost; or nothing."""
+
+    def __init__(self, enabled: bool, total: int, done: int, label: str, priced: bool):
+        self.enabled = enabled and total > 0
+        self.priced = priced
+        self.times: list[float] = []
+        self.tokens = 0
+        self.cost = 0.0
+        self.bad = 0
+        self._p = None
+        if not self.enabled:
+            return
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self._p = Progress(
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[info]}"),
+            console=Console(stderr=True), transient=False,
+        )
+        self._p.start()
+        self._task = self._p.add_task(label, total=total, completed=done, info="")
+
+    def update(self, r: ItemResult) -> None:
+        self.times.append(r.wall_time_s)
+        self.tokens += r.input_tokens + r.output_tokens
+        self.cost += r.cost_usd or 0.0
+        if r.status in ("error", "missing_audio", "failed"):
+            self.bad += 1
+        if self._p is None:
+            return
+        info = f"last {r.wall_time_s:.1f}s, mean {statistics.fmean(self.times):.1f}s/item"
+        if self.tokens:
+            info += f", {self.tokens:,} tok"
+        if self.priced:
+            info += f", ${self.cost:.4f}"
+        if self.bad:
+            info += f", [red]{self.bad} not answered[/]"
+        self._p.update(self._task, advance=1, info=info)
+
+    def close(self) -> None:
+        if self._p is not None:
+            self._p.stop()
+
+
+# ---------------------------------------------------------------- the batch
+
+
+def run_batch(
+    items: list[BenchItem],
+    run_dir: Path,
+    make_agent: Callable[[], Any],
+    workers: int = 1,
+    ray_address: str | None = None,
+    progress: bool = True,
+    *,
+    prices: PriceTable | None = None,
+    score: Scorer | None = None,
+    retry_statuses: Collection[str] = (),
+    config: dict[str, Any] | None = None,
+    on_result: Callable[[ItemResult], None] | None = None,
+) -> RunSummary:
+    """Run `items` through agents made by `make_agent`, committing each result as it finishes; resumable.
+
+    items: BenchItems with unique ids; `audio_path` (and `extra_audio`) must be paths that exist here (or on
+        the Ray workers), else the item is committed as `missing_audio`.
+    run_dir: RUN_DIR, created if needed: results.jsonl, traces/<id>.json, run.json, summary.json.
+    make_agent: zero-argument factory of an `AudioMind` (called once per worker thread or Ray actor; with
+        Ray it must be picklable, e.g. `functools.partial(AudioMind, planner=..., frontend=...)`).
+    workers: worker threads (or Ray actors) answering concurrently.
+    ray_address: None for threads; "local" to start a local Ray instance; "auto" or "ray://HOST:PORT" for an
+        existing cluster. When Ray is already initialised in this process, that instance is used as is.
+    progress: show a rich progress bar on stderr.
+    prices: optional price table (see `PriceTable`) for `cost_usd`.
+    score: `(item, result) -> True/False/None`, stored as `ItemResult.correct`; default `default_score`.
+    retry_statuses: committed statuses to run again (e.g. {"error"}); their new line supersedes the old.
+    config: what produced this run (planner, front end, ...), recorded in run.json.
+    on_result: called in the driver after each commit.
+
+    Items committed earlier are skipped. Ctrl-C stops dispatching; what finished is kept.
+    """
+    run_dir = Path(run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    ids = [it.id for it in items]
+    dup = [i for i, n in Counter(ids).items() if n > 1]
+    if dup:
+        raise ValueError(f"item ids must be unique; repeated: {', '.join(dup[:5])}")
+    if workers < 1:
+        raise ValueError("workers must be >= 1")
+
+    lock = _lock_run_dir(run_dir)
+    try:
+        return _run_locked(items, run_dir, make_agent, workers, ray_address, progress, prices, score,
+                           retry_statuses, config, on_result)
+    finally:
+        lock.close()
+
+
+def _lock_run_dir(run_dir: Path) -> Any:
+    """An exclusive lock on RUN_DIR/.lock: two runners on one directory would duplicate items. The OS
+    drops the lock when its process dies, so a `kill -9` never leaves a stale lock behind."""
+    f = open(run_dir / ".lock", "a+")  # noqa: SIM115 - held for the whole run
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX: no lock, as before
+        return f
+    try:
+        fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        f.close()
+        raise RuntimeError(f"another run is already writing to {run_dir} (lock held on {run_dir / '.lock'})") from exc
+    return f
+
+
+def _run_locked(items: list[BenchItem], run_dir: Path, make_agent: Callable[[], Any], workers: int,
+                ray_address: str | None, progress: bool, prices: PriceTable | None, score: Scorer | None,
+                retry_statuses: Collection[str], config: dict[str, Any] | None,
+                on_result: Callable[[ItemResult], None] | None) -> RunSummary:
+    log = ResultLog(run_dir)
+    log.repair()
+    committed = log.load()
+    retry = set(retry_statuses)
+    todo = [it for it in items if it.id not in committed or committed[it.id].get("status") in retry]
+    already = len(items) - len(todo)
+    backend = "ray" if ray_address else "threads"
+    session = {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "backend": backend,
+               "workers": workers, "items": len(items), "to_run": len(todo)}
+    _record_session(run_dir, config, session)
+
+    bar = _Progress(progress, len(items), already, run_dir.name or "run", bool(prices))
+    by_id = {it.id: it for it in items}
+    ran = 0
+    interrupted = False
+    t0 = time.monotonic()
+
+    def commit(result: ItemResult, trace_text: str | None) -> None:
+        nonlocal ran
+        result = _scored(by_id[result.id], result, score)
+        result = log.commit(result, trace_text)
+        ran += 1
+        bar.update(result)
+        if on_result is not None:
+            on_result(result)
+
+    try:
+        if todo:
+            if ray_address:
+                _run_ray(todo, make_agent, workers, ray_address, prices, commit)
+            else:
+                _run_threads(todo, make_agent, workers, prices, commit)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        bar.close()
+    wall = time.monotonic() - t0
+
+    summary = summarize(run_dir, items, backend=backend, workers=workers, already=already, ran=ran,
+                        wall_time_s=wall, priced=bool(prices), interrupted=interrupted)
+    session.update(finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), ran=ran,
+                   wall_time_s=round(wall, 3), interrupted=interrupted)
+    _record_session(run_dir, config, session)
+    atomic_write_text(run_dir / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")
+    if interrupted:
+        raise KeyboardInterrupt
+    return summary
+
+
+def summarize(run_dir: Path, items: Iterable[BenchItem] | None = None, *, backend: str = "threads",
+              workers: int = 1, already: int = 0, ran: int = 0, wall_time_s: float = 0.0, priced: bool = False,
+              interrupted: bool = False) -> RunSummary:
+    """Where a run directory stands over `items` (all committed ids when None)."""
+    rows = load_results(run_dir)
+    wanted = [it.id for it in items] if items is not None else list(rows)
+    got = [rows[i] for i in wanted if i in rows]
+    scored = [r for r in got if r.get("correct") is not None]
+    correct = sum(1 for r in scored if r.get("correct"))
+    times = [float(r.get("wall_time_s") or 0) for r in got if r.get("status") != "missing_audio"]
+    costs = [r.get("cost_usd") for r in got]
+    return RunSummary(
+        run_dir=str(run_dir), backend=backend, workers=workers, total=len(wanted), already_done=already,
+        ran=ran, remaining=len(wanted) - len(got), statuses=dict(Counter(r.get("status", "?") for r in got)),
+        scored=len(scored), correct=correct, accuracy=(correct / len(scored)) if scored else None,
+        wall_time_s=round(wall_time_s, 3), items_per_min=round(60.0 * ran / wall_time_s, 3) if wall_time_s > 0 else 0.0,
+        mean_item_s=round(statistics.fmean(times), 3) if times else None,
+        input_tokens=sum(int(r.get("input_tokens") or 0) for r in got),
+        output_tokens=sum(int(r.get("output_tokens") or 0) for r in got),
+        cost_usd=round(sum(c or 0.0 for c in costs), 8) if priced or any(c for c in costs) else None,
+        interrupted=interrupted,
+    )
+
+
+def _record_session(run_dir: Path, config: dict[str, Any] | None, session: dict[str, Any]) -> None:
+    """run.json: the config of the first session (later differing configs are kept too) and every session."""
+    path = run_dir / RUN_FILE
+    try:
+        data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    except json.JSONDecodeError:
+        data = {}
+    data.setdefault("created_at", session["started_at"])
+    if config is not None:
+        if "config" not in data:
+            data["config"] = config
+        elif data["config"] != config:
+            session["config"] = config  # a resume with other settings: on the record, not refused
+    sessions = data.setdefault("sessions", [])
+    if sessions and sessions[-1].get("started_at") == session["started_at"] and "finished_at" not in sessions[-1]:
+        sessions[-1] = dict(session)
+    else:
+        sessions.append(dict(session))
+    atomic_write_text(path, json.dumps(data, indent=2, default=str) + "\n")
+
+
+# ---------------------------------------------------------------- executors
+
+
+def _run_threads(todo: list[BenchItem], make_agent: Callable[[], Any], workers: int,
+                 prices: PriceTable | None, commit: Callable[[ItemResult, str | None], None]) -> None:
+    """Thread pool; agents are pooled (one per concurrently running item), made on first need."""
+    agents: queue.SimpleQueue = queue.SimpleQueue()
+
+    def task(item: BenchItem) -> tuple[ItemResult, str | None]:
+        try:
+            agent = agents.get_nowait()
+        except queue.Empty:
+            try:
+                agent = make_agent()
+            except Exception as exc:  # noqa: BLE001 - a factory failure is this item's error
+                return ItemResult(id=item.id, benchmark=item.benchmark, answer=item.answer, metadata=item.metadata,
+                                  status="error", error=f"agent construction failed: {type(exc).__name__}: {exc}"), None
+        try:
+            return execute_item(agent, item, prices)
+        finally:
+            agents.put(agent)
+
+    pool = ThreadPoolExecutor(max_workers=min(workers, len(todo)), thread_name_prefix="bench")
+    pending: set[Future] = set()
+    it = iter(todo)
+    finished = False
+    try:
+        for item in it:  # keep at most `workers` items in flight so Ctrl-C leaves little running
+            pending.add(pool.submit(task, item))
+            if len(pending) >= workers:
+                break
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for fut in done:
+                commit(*fut.result())
+                nxt = next(it, None)
+                if nxt is not None:
+                    pending.add(pool.submit(task, nxt))
+        finished = True
+    finally:
+        # On Ctrl-C do not wait: items still running are simply not committed and run again on resume.
+        pool.shutdown(wait=finished, cancel_futures=True)
+
+
+def _ray_worker_class(ray: Any) -> Any:
+    @ray.remote
+    class BenchWorker:
+        """One agent per actor, made on the first item; models load once per actor process."""
+
+        def __init__(self, make_agent: Callable[[], Any], prices: dict[str, dict] | None):
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TQDM_DISABLE", "1")
+            self.make_agent = make_agent
+            self.prices = {k: Price(**v) for k, v in prices.items()} if prices else None
+            self.agent = None
+
+        def run(self, item_json: str) -> tuple[str, str | None]:
+            item = BenchItem.model_validate_json(item_json)
+            if self.agent is None:
+                try:
+                    self.agent = self.make_agent()
+                except Exception as exc:  # noqa: BLE001
+                    r = ItemResult(id=item.id, benchmark=item.benchmark, answer=item.answer, metadata=item.metadata,
+                                   status="error", error=f"agent construction failed: {type(exc).__name__}: {exc}")
+                    return r.model_dump_json(), None
+            result, trace = execute_item(self.agent, item, self.prices)
+            return result.model_dump_json(), trace
+
+    return BenchWorker
+
+
+def _run_ray(todo: list[BenchItem], make_agent: Callable[[], Any], workers: int, ray_address: str,
+             prices: PriceTable | None, commit: Callable[[ItemResult, str | None], None]) -> None:
+    """Items to `workers` Ray actors, each fed its next item as soon as it returns one."""
+    try:
+        import ray
+    except ImportError as exc:
+        raise RuntimeError("--ray needs the `ray` package (pip install 'ray>=2.9')") from exc
+    started = False
+    if not ray.is_initialized():
+        if ray_address == "local":
+            ray.init(num_cpus=max(workers, os.cpu_count() or 1), include_dashboard=False,
+                     log_to_driver=False, configure_logging=False)
+        else:
+            ray.init(address=ray_address, log_to_driver=False, configure_logging=False)
+        started = True
+    try:
+        Worker = _ray_worker_class(ray)
+        price_dump = {k: v.model_dump() for k, v in prices.items()} if prices else None
+        cpus = int(ray.cluster_resources().get("CPU", 0) or 0)
+        n = max(1, min(workers, len(todo), cpus or workers))  # an actor beyond the cluster's CPUs would never start
+        actors = [Worker.options(num_cpus=1).remote(make_agent, price_dump) for _ in range(n)]
+        queue_ = list(reversed(todo))
+        inflight: dict[Any, tuple[Any, BenchItem]] = {}
+
+        def dispatch(actor: Any) -> None:
+            if queue_:
+                item = queue_.pop()
+                inflight[actor.run.remote(item.model_dump_json())] = (actor, item)
+
+        for a in actors:
+            dispatch(a)
+        while inflight:
+            ready, _ = ray.wait(list(inflight), num_returns=1)
+            ref = ready[0]
+            actor, item = inflight.pop(ref)
+            try:
+                res_json, trace = ray.get(ref)
+                commit(ItemResult.model_validate_json(res_json), trace)
+            except ray.exceptions.RayActorError as exc:  # the worker process died: record, replace it
+                commit(ItemResult(id=item.id, benchmark=item.benchmark, answer=item.answer, metadata=item.metadata,
+                                  status="error", error=f"ray worker died: {str(exc)[:500]}"), None)
+                actor = Worker.options(num_cpus=1).remote(make_agent, price_dump)
+            except ray.exceptions.RayError as exc:
+                commit(ItemResult(id=item.id, benchmark=item.benchmark, answer=item.answer, metadata=item.metadata,
+                                  status="error", error=f"ray: {type(exc).__name__}: {str(exc)[:500]}"), None)
+            dispatch(actor)
+        for a in actors:
+            ray.kill(a)
+    finally:
+        if started:
+            ray.shutdown()

@@ -1,0 +1,273 @@
+"""MMAR: official-compatible scoring checked on the real 1,000-row meta file with constructed predictions
+whose accuracy is known, the predictions file format, and a real offline run of `audiomind bench mmar`
+on a tiny MMAR-format set made from synthetic clips (answers true by construction)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from audiomind import synth
+from audiomind.bench import mmar as mm
+from audiomind.bench.cli import bench_app
+
+
+def _find_meta() -> Path:
+    """The real MMAR meta: $MMAR_META, else shared/data/ beside the repository (CI lays shared/ there)."""
+    repo = Path(__file__).resolve().parents[2]
+    for cand in (os.environ.get("MMAR_META"), repo.parent / "shared" / "data" / "MMAR-meta.jsonl",
+                 repo / "shared" / "data" / "MMAR-meta.jsonl", Path("/work/shared/data/MMAR-meta.jsonl")):
+        if cand and Path(cand).is_file():
+            return Path(cand)
+    return repo.parent / "shared" / "data" / "MMAR-meta.jsonl"
+
+
+META = _find_meta()
+needs_meta = pytest.mark.skipif(not META.is_file(), reason=f"the real MMAR meta file is not at {META}")
+
+
+# ---------------------------------------------------------------- the match rule
+
+
+@pytest.mark.parametrize(
+    "answer,prediction,choices,expected",
+    [
+        ("Open Grassland", "Open Grassland", ["Mountain Canyon", "Dense Forest", "Open Grassland", "City Streets"], True),
+        ("Open Grassland", "  open GRASSLAND!! ", ["Mountain Canyon", "Dense Forest", "Open Grassland", "City Streets"], True),
+        ("Open Grassland", "grassland, open.", ["Mountain Canyon", "Dense Forest", "Open Grassland", "City Streets"], True),
+        # extra words are fine unless they belong to another choice
+        ("Open Grassland", "I think Open Grassland", ["Mountain Canyon", "Dense Forest", "Open Grassland", "City Streets"], True),
+        ("Open Grassland", "Open Grassland, not Dense Forest", ["Mountain Canyon", "Dense Forest", "Open Grassland"], False),
+        # a letter is not the option text
+        ("Open Grassland", "C", ["Mountain Canyon", "Dense Forest", "Open Grassland", "City Streets"], False),
+        ("Open Grassland", "", ["Mountain Canyon", "Open Grassland"], False),
+        ("Open Grassland", "Grassland", ["Mountain Canyon", "Open Grassland"], False),  # an answer token missing
+        # words shared by the answer and a wrong choice do not count against the prediction
+        ("Too little", "Too little", ["Too little", "Just right, no opinion", "Too much, can't finish"], True),
+        # official quirk: a wrong choice with the same token set as the answer is scored correct
+        ("From far to near", "From near to far", ["From near to far", "From far to near", "Remain unchanged"], True),
+        ("3", "3", ["2", "3", "4", "5"], True),
+        ("3", "3 or 4", ["2", "3", "4", "5"], False),
+    ],
+)
+def test_string_match_rules(answer, prediction, choices, expected):
+    assert mm.string_match(answer, prediction, choices) is expected
+
+
+# ---------------------------------------------------------------- the real meta file
+
+
+@pytest.fixture(scope="module")
+def meta_rows():
+    return mm.load_meta(META)
+
+
+def _with(rows, pred_for):
+    out = []
+    for i, r in enumerate(rows):
+        p = pred_for(i, r)
+        row = dict(r)
+        if p is not None:
+            row[mm.PREDICTION_KEY] = p
+        out.append(row)
+    return out
+
+
+def _wrong_choice(r):
+    """A wrong option whose token set differs from the answer's (always scored wrong by the rule); a few
+    rows only reorder the same words in every option, and get a non-option text instead."""
+    gold = mm.tokenize(r["answer"])
+    return next((c for c in r["choices"] if mm.tokenize(c) != gold), "none of these")
+
+
+@needs_meta
+def test_every_third_right_gives_known_accuracy_by_group(meta_rows):
+    assert len(meta_rows) >= 999
+    preds = _with(meta_rows, lambda i, r: r["answer"] if i % 3 == 0 else _wrong_choice(r))
+    s = mm.score_rows(preds)
+    right = [r for i, r in enumerate(meta_rows) if i % 3 == 0]
+    assert s.scored == len(meta_rows) and s.no_prediction == 0
+    assert s.correct == len(right)
+    assert s.accuracy == pytest.approx(round(100 * len(right) / len(meta_rows), 2))
+    # per group: the expected counts come from the construction, not from the rule
+    for field, table in (("modality", s.modality), ("category", s.category), ("sub-category", s.sub_category)):
+        totals = Counter(r[field] for r in meta_rows)
+        correct = Counter(r[field] for r in right)
+        for name, n in totals.items():
+            assert table[name]["total"] == n, (field, name)
+            assert table[name]["correct"] == correct[name], (field, name)
+            assert table[name]["accuracy"] == pytest.approx(round(100 * correct[name] / n, 2))
+
+
+@needs_meta
+def test_letters_score_zero_and_text_variants_score_full(meta_rows):
+    letters = _with(meta_rows, lambda i, r: "ABCDEF"[r["choices"].index(r["answer"])])
+    assert mm.score_rows(letters).correct == 0  # MMAR answers are option texts; a letter never matches
+    variants = ["{}", "{}.", "  {}  ", "{}!!", "({})"]
+    shouty = _with(meta_rows, lambda i, r: variants[i % len(variants)].format(r["answer"].upper()))
+    s = mm.score_rows(shouty)
+    assert s.correct == s.scored == len(meta_rows)
+    lower = _with(meta_rows, lambda i, r: r["answer"].lower().replace(",", " ,"))
+    assert mm.score_rows(lower).accuracy == 100.0
+
+
+@needs_meta
+def test_rows_without_prediction_are_skipped_like_the_official_script(meta_rows):
+    preds = _with(meta_rows, lambda i, r: None if i % 5 == 0 else r["answer"])
+    s = mm.score_rows(preds)
+    skipped = sum(1 for i in range(len(meta_rows)) if i % 5 == 0)
+    assert s.no_prediction == skipped and s.scored == len(meta_rows) - skipped
+    assert s.accuracy == 100.0
+    assert sum(d["total"] for d in s.modality.values()) == s.scored
+    # a present-but-empty prediction is scored, and wrong
+    empty = _with(meta_rows[:10], lambda i, r: "")
+    e = mm.score_rows(empty)
+    assert (e.scored, e.correct) == (10, 0)
+
+
+@needs_meta
+def test_same_token_wrong_choice_counts_as_correct_officially(meta_rows):
+    row = next(r for r in meta_rows if r["id"] == "1haxFVCxSJI_00-00-00_00-00-05")
+    assert row["answer"] == "From far to near"
+    s = mm.score_rows([dict(row, answer_prediction="From near to far")])
+    assert s.correct == 1
+
+
+@needs_meta
+def test_scoring_a_file_and_the_cli_command(meta_rows, tmp_path):
+    preds = _with(meta_rows, lambda i, r: r["answer"] if i % 2 == 0 else _wrong_choice(r))
+    path = tmp_path / "preds.jsonl"
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in preds) + "\n", encoding="utf-8")
+    s = mm.score_file(path)
+    assert s.correct == (len(meta_rows) + 1) // 2
+    out = tmp_path / "scores.json"
+    res = CliRunner().invoke(bench_app, ["mmar-score", str(path), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    assert "Total" not in res.output and "overall" in res.output
+    assert json.loads(out.read_text())["correct"] == s.correct
+
+
+def test_prediction_rows_keep_fields_and_never_use_letters():
+    row = {"id": "x1", "audio_path": "./audio/x1.wav", "question": "q?", "choices": ["Yes", "No"], "answer": "No",
+           "modality": "speech", "category": "Semantic Layer", "sub-category": "Content Analysis",
+           "language": "en", "rubric": [{"name": "r"}]}
+    ok = mm.prediction_row(row, {"status": "answered", "prediction": "No", "rationale": "heard no"})
+    assert list(ok)[: len(row)] == list(row) and all(ok[k] == v for k, v in row.items())
+    assert ok[mm.PREDICTION_KEY] == "No" and ok[mm.THINKING_KEY] == "heard no"
+    assert mm.PREDICTION_KEY not in mm.prediction_row(row, {"status": "missing_audio"})
+    assert mm.PREDICTION_KEY not in mm.prediction_row(row, None)
+    failed = mm.prediction_row(row, {"status": "error", "prediction": None, "error": "boom"})
+    assert failed[mm.PREDICTION_KEY] == "" and failed[mm.THINKING_KEY] == ""
+
+
+# ---------------------------------------------------------------- a real offline run
+
+
+@pytest.fixture(scope="module")
+def tiny_mmar(tmp_path_factory):
+    """An MMAR-format set (meta rows + ./audio/<id>.wav) from synthetic clips; one row's audio is absent."""
+    root = tmp_path_factory.mktemp("mmar")
+    audio = root / "audio"
+    audio.mkdir()
+    beeps3 = synth.beeps(3, audio / "beeps3.wav", freq_hz=880.0, beep_s=0.15, gap_s=0.4)
+    synth.beeps(5, audio / "beeps5.wav", freq_hz=660.0, beep_s=0.15, gap_s=0.4)
+    ring = synth.sound_file("phone-incoming-call", root / "ring1.wav")
+    synth.concat([ring, ring], audio / "ring.wav")
+    synth.speech("Please remember to water the plants on Friday morning.", audio / "plants.wav", voice="rms")
+    assert beeps3.is_file()
+
+    def row(id_, question, choices, answer, modality, category, sub):
+        return {"id": id_, "audio_path": f"./audio/{id_}.wav", "question": question, "choices": choices,
+                "answer": answer, "modality": modality, "category": category, "sub-category": sub,
+                "language": "en" if modality == "speech" else None, "source": "synthetic", "url": "",
+                "timestamp": "", "thinking": "true by construction", "cue": [], "rubric": []}
+
+    count_q = "How many beeps are there in the recording?"
+    rows = [
+        row("beeps3", count_q, ["2", "3", "4", "5"], "3", "sound", "Signal Layer", "Counting and Statistics"),
+        row("ring", "Which sound can be heard in the recording?",
+            ["Church bells", "A phone ringing", "A barking dog", "Applause"], "A phone ringing", "sound",
+            "Perception Layer", "Environmental Perception and Reasoning"),
+        row("missing_clip", count_q, ["1", "2"], "2", "sound", "Signal Layer", "Counting and Statistics"),
+        row("plants", "What does the speaker ask the listener to do?",
+            ["Water the plants on Friday", "Call the doctor on Monday", "Buy bread this evening",
+             "Close the windows at night"], "Water the plants on Friday", "speech", "Semantic Layer",
+            "Content Analysis"),
+        row("beeps5", count_q, ["3", "4", "5", "6"], "5", "sound", "Signal Layer", "Counting and Statistics"),
+    ]
+    meta = root / "MMAR-meta.jsonl"
+    meta.write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    return meta, root, rows
+
+
+@pytest.mark.slow
+def test_bench_mmar_real_offline_run(tiny_mmar, tmp_path):
+    """Default offline stack, 2 workers: official-format predictions, per-item traces, scores, resume, report."""
+    from audiomind.trace import validate_trace_file
+
+    meta, root, rows = tiny_mmar
+    out = tmp_path / "run"
+    args = ["mmar", "--meta", str(meta), "--audio-dir", str(root), "--out", str(out), "--workers", "2",
+            "--no-progress"]
+    res = CliRunner().invoke(bench_app, args)
+    assert res.exit_code == 0, res.output + repr(res.exception)
+
+    preds = [json.loads(x) for x in (out / "predictions.jsonl").read_text().splitlines()]
+    assert [p["id"] for p in preds] == [r["id"] for r in rows]  # meta order
+    results = {json.loads(x)["id"]: json.loads(x) for x in (out / "results.jsonl").read_text().splitlines()}
+    assert results["missing_clip"]["status"] == "missing_audio"
+    assert "audio file not found" in results["missing_clip"]["error"]
+    for p, r in zip(preds, rows):
+        assert {k: p[k] for k in r} == r  # every input field kept unchanged
+        if r["id"] == "missing_clip":
+            assert mm.PREDICTION_KEY not in p and not (out / "traces" / "missing_clip.json").exists()
+            continue
+        assert p[mm.PREDICTION_KEY] in r["choices"]  # the option text, never a letter
+        assert p[mm.THINKING_KEY].strip()
+        trace = out / "traces" / f"{r['id']}.json"
+        assert validate_trace_file(trace) == []
+        assert json.loads(trace.read_text())["question"]["item_id"] == r["id"]
+        assert results[r["id"]]["trace_path"] == f"traces/{r['id']}.json"
+
+    # The offline stack answers these clips correctly (the same kinds the end-to-end tests pin down).
+    for r in rows:
+        if r["id"] != "missing_clip":
+            assert preds[[p["id"] for p in preds].index(r["id"])][mm.PREDICTION_KEY] == r["answer"], r["id"]
+    scores = json.loads((out / "scores.json").read_text())
+    assert (scores["rows"], scores["scored"], scores["no_prediction"], scores["correct"]) == (5, 4, 1, 4)
+    assert scores["accuracy"] == 100.0
+    assert scores["category"]["Signal Layer"] == {"correct": 2, "total": 2, "accuracy": 100.0}
+    assert scores["sub-category"]["Content Analysis"]["total"] == 1
+    assert mm.score_file(out / "predictions.jsonl").model_dump(by_alias=True) == scores
+    assert "MMAR accuracy" in res.output and "100.00" in res.output
+
+    # The same command again: everything is committed, nothing runs twice.
+    lines_before = (out / "results.jsonl").read_text()
+    again = CliRunner().invoke(bench_app, args)
+    assert again.exit_code == 0, again.output
+    assert (out / "results.jsonl").read_text() == lines_before
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["ran"] == 0 and summary["already_done"] == 5
+
+    # The report works on a real run directory.
+    rep = CliRunner().invoke(bench_app, ["report", str(out)])
+    assert rep.exit_code == 0, rep.output
+    md = (out / "report.md").read_text()
+    assert "Accuracy by category" in md and "Tool use and accuracy" in md
+    for png in ("accuracy_by_category.png", "accuracy_by_modality.png", "tool_calls_vs_accuracy.png", "latency.png"):
+        assert (out / "plots" / png).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_audio_dir_may_be_the_root_or_the_audio_folder(tmp_path):
+    (tmp_path / "audio").mkdir()
+    (tmp_path / "audio" / "a1.wav").write_bytes(b"RIFF")
+    row = {"id": "a1", "audio_path": "./audio/a1.wav", "question": "q", "choices": ["x", "y"], "answer": "x"}
+    assert mm.resolve_audio(row, tmp_path) == (tmp_path / "audio" / "a1.wav").resolve()
+    assert mm.resolve_audio(row, tmp_path / "audio") == (tmp_path / "audio" / "a1.wav").resolve()
+    item = mm.item_from_row(dict(row, modality="sound", category="Signal Layer"), tmp_path)
+    assert item.metadata == {"modality": "sound", "category": "Signal Layer"} and item.raw["id"] == "a1"

@@ -1,0 +1,106 @@
+"""Reports: numbers checked on a results.jsonl whose statistics are known by construction, the Markdown and
+PNG files, and the CLI. (A report of a real run is checked in test_mmar.py.)"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from audiomind.bench.cli import bench_app
+from audiomind.bench.items import ItemResult
+from audiomind.bench.report import build_report, percentile, tool_bin, write_report
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+# (tool_calls, relistens, correct, category, modality, wall_time_s)
+ROWS = [
+    (0, 0, True, "Signal Layer", "sound", 1.0),
+    (0, 0, False, "Signal Layer", "sound", 2.0),
+    (0, 1, True, "Perception Layer", "speech", 3.0),
+    (1, 0, True, "Perception Layer", "speech", 4.0),
+    (2, 0, False, "Semantic Layer", "speech", 5.0),
+    (3, 1, True, "Semantic Layer", "music", 6.0),
+    (4, 0, True, "Semantic Layer", "music", 7.0),
+    (5, 2, False, "Cultural Layer", "music", 8.0),
+    (6, 0, True, "Cultural Layer", "speech", 9.0),
+    (9, 1, False, "Cultural Layer", "speech", 10.0),
+]
+
+
+@pytest.fixture
+def run_dir(tmp_path):
+    lines = []
+    for i, (calls, rel, ok, cat, mod, t) in enumerate(ROWS):
+        lines.append(ItemResult(
+            id=f"q{i}", status="answered", prediction="x", tool_calls=calls, relistens=rel, correct=ok,
+            wall_time_s=t, frontend_tool_calls=5, steps=calls + 1, input_tokens=100, output_tokens=10,
+            cost_usd=0.001, benchmark="mmar", metadata={"category": cat, "modality": mod, "sub-category": "S"},
+        ).model_dump_json())
+    lines.append(ItemResult(id="gone", status="missing_audio", benchmark="mmar",
+                            metadata={"category": "Signal Layer", "modality": "sound"}).model_dump_json())
+    lines.append(ItemResult(id="crash", status="error", error="boom", wall_time_s=0.5, benchmark="mmar",
+                            metadata={"category": "Signal Layer", "modality": "sound"}).model_dump_json())
+    (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n")
+    (tmp_path / "run.json").write_text(json.dumps({"config": {"planner": "rules", "frontend": "cascade"}}))
+    return tmp_path
+
+
+def test_bins_and_percentiles():
+    assert [tool_bin(n) for n in (0, 1, 2, 3, 4, 5, 6, 40)] == ["0", "1", "2-3", "2-3", "4-5", "4-5", "6+", "6+"]
+    xs = [1.0, 2.0, 3.0, 4.0]
+    assert percentile(xs, 50) == 2.5 and percentile(xs, 0) == 1.0 and percentile(xs, 100) == 4.0
+    assert percentile([], 50) is None
+
+
+def test_report_numbers_match_the_construction(run_dir):
+    rep = build_report(run_dir)
+    assert rep.statuses == {"answered": 10, "missing_audio": 1, "error": 1}
+    assert (rep.overall.n, rep.overall.scored, rep.overall.correct) == (12, 10, 6)
+    assert rep.overall.accuracy == 60.0
+    cat = rep.groups["category"]
+    assert (cat["Signal Layer"].n, cat["Signal Layer"].scored, cat["Signal Layer"].accuracy) == (4, 2, 50.0)
+    assert cat["Semantic Layer"].accuracy == pytest.approx(66.67)
+    assert rep.groups["modality"]["music"].accuracy == pytest.approx(66.67)
+    assert "language" not in rep.groups  # only grouping fields the items carry
+
+    b = rep.behaviour  # 11 items ran (the missing one did not)
+    assert b.items == 11
+    assert b.mean_tool_calls == pytest.approx(round(30 / 11, 3))
+    assert b.zero_tool_share == pytest.approx(round(100 * 4 / 11, 2))  # three answered + the error item
+    assert b.relisten_rate == pytest.approx(round(100 * 4 / 11, 2))
+    acc = {k: (v.n, v.scored, v.accuracy) for k, v in b.by_tool_calls.items()}
+    assert acc == {"0": (4, 3, pytest.approx(66.67)), "1": (1, 1, 100.0), "2-3": (2, 2, 50.0),
+                   "4-5": (2, 2, 50.0), "6+": (2, 2, 50.0)}
+
+    lat = rep.latency
+    assert lat.n == 11 and lat.max_s == 10.0 and lat.p50_s == 5.0
+    assert lat.mean_s == pytest.approx(round(55.5 / 11, 3))
+    assert (rep.input_tokens, rep.output_tokens) == (1000 + 0, 100)
+    assert rep.cost_usd == pytest.approx(0.01)
+
+
+def test_write_report_files(run_dir):
+    path = write_report(run_dir)
+    md = path.read_text()
+    assert path == run_dir / "report.md"
+    for heading in ("## Accuracy by category", "## Accuracy by modality", "## Tool use and accuracy", "## Latency"):
+        assert heading in md
+    assert "| 2-3 | 2 | 2 | 1 | 50.00 |" in md
+    assert "Configuration: planner=rules, frontend=cascade" in md
+    for png in ("accuracy_by_category.png", "accuracy_by_modality.png", "accuracy_by_sub_category.png",
+                "tool_calls_vs_accuracy.png", "latency.png"):
+        data = (run_dir / "plots" / png).read_bytes()
+        assert data[:8] == PNG and len(data) > 2000
+        assert f"(plots/{png})" in md
+    assert json.loads((run_dir / "report.json").read_text())["overall"]["correct"] == 6
+
+
+def test_report_cli(run_dir, tmp_path_factory):
+    res = CliRunner().invoke(bench_app, ["report", str(run_dir), "--no-plots"])
+    assert res.exit_code == 0, res.output
+    assert "60.00" in res.output and not (run_dir / "plots").exists()
+    empty = tmp_path_factory.mktemp("empty")
+    bad = CliRunner().invoke(bench_app, ["report", str(empty)])
+    assert bad.exit_code == 2 and "no results.jsonl" in " ".join(bad.output.split())
