@@ -74,14 +74,22 @@ class AudioMind:
         self.window_s, self.timeout_s, self.max_retries = window_s, timeout_s, max_retries
         self.cache = ToolCache(Path(cache_dir) if cache_dir else None) if use_cache else None
         self.planner = presets.make_planner(planner, registry=self.registry, timeout_s=timeout_s, max_retries=max_retries)
+        self._shared_frontend = None
 
     def _frontend(self, executor: ToolExecutor):
+        """The cascade listens through this run's executor (its derived audio goes to the run's folder), so
+        it is made per run; a model front end is stateless and is made once (one HTTP client per agent)."""
         from audiomind.backends import presets
 
-        return presets.make_frontend(
-            self.frontend_spec, executor=executor, window_s=self.window_s, timeout_s=self.timeout_s,
-            max_retries=self.max_retries,
-        )
+        if presets.parse_spec(self.frontend_spec).kind == "cascade" or self._shared_frontend is None:
+            frontend = presets.make_frontend(
+                self.frontend_spec, executor=executor, window_s=self.window_s, timeout_s=self.timeout_s,
+                max_retries=self.max_retries,
+            )
+            if presets.parse_spec(self.frontend_spec).kind == "cascade":
+                return frontend
+            self._shared_frontend = frontend
+        return self._shared_frontend
 
     def new_state(self, audio: str | Path, question: str, choices: list[str] | None = None, **meta: Any) -> EvidenceState:
         run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]

@@ -12,6 +12,7 @@ import concurrent.futures as cf
 import hashlib
 import json
 import os
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -59,7 +60,7 @@ class ToolCache:
     def put(self, key: str, result: ToolResult) -> None:
         path = self.root / key[:2] / f"{key}.json"
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # unique per writer thread
         tmp.write_text(result.model_dump_json())
         tmp.replace(path)
 

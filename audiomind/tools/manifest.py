@@ -94,8 +94,12 @@ class ToolManifest(BaseModel):
             return False, f"entry point {self.entry} failed to import: {exc}"
         return True, "ok"
 
-    def argument_schema(self) -> dict[str, Any]:
+    @cached_property
+    def _schema(self) -> dict[str, Any]:
         return self.args_model.model_json_schema()
+
+    def argument_schema(self) -> dict[str, Any]:
+        return self._schema
 
     def inventory_entry(self) -> str:
         """The text the planner reads for this tool: what it does and its evidence boundary."""
@@ -144,6 +148,7 @@ class ToolRegistry:
                 raise ManifestError(f"duplicate tool name {m.name!r} ({m.source_file})")
             self._by_name[m.name] = m
         self._availability: dict[str, tuple[bool, str]] = {}
+        self._inventory: str | None = None
 
     @classmethod
     def load(cls, extra_dirs: list[Path] | None = None) -> "ToolRegistry":
@@ -169,7 +174,13 @@ class ToolRegistry:
         return [m for m in self._by_name.values() if self.availability(m.name)[0]]
 
     def render_inventory(self) -> str:
-        """The planner's tool inventory, grouped by boundary category; only usable tools are offered."""
+        """The planner's tool inventory, grouped by boundary category; only usable tools are offered.
+        Rendered once per registry (manifests and availability do not change during its life)."""
+        if self._inventory is None:
+            self._inventory = self._render_inventory()
+        return self._inventory
+
+    def _render_inventory(self) -> str:
         lines: list[str] = []
         for cat in ToolCategory:
             tools = [m for m in self.available() if m.category == cat]
