@@ -78,3 +78,22 @@ def test_cached_rerun_reuses_tool_results(agent, audio):
     again = agent.ask(audio["knocks"], *q)
     statuses = {c.status.value for c in again.state.tool_calls}
     assert statuses == {"cached"}, statuses
+
+
+def test_relisten_on_a_crop_for_a_time_focused_question(agent, tmp_path):
+    """'At the beginning' -> the rule planner crops the opening, the front end re-listens to the crop,
+    and the answer rests on what the crop contains (a ring), not on the whole clip (mostly speech)."""
+    ring = synth.sound_file("phone-incoming-call", tmp_path / "ring.wav")
+    talk = synth.speech("Hello, this is the front desk. Your table is ready whenever you are.", tmp_path / "t.wav",
+                        voice="awb")
+    clip = synth.concat([ring, talk], tmp_path / "ring_then_talk.wav", gap_s=0.3)
+    r = agent.ask(clip, "What sound is heard at the beginning of the recording?",
+                  ["A person speaking", "A telephone ringing", "A dog barking"])
+    st = r.state
+    crops = [c for c in st.successful_calls("crop") if c.issued_by == "planner"]
+    assert crops and crops[0].derived_artifact_ids
+    crop_id = crops[0].derived_artifact_ids[0]
+    crop = st.artifact(crop_id)
+    assert crop.derived_from == "a0" and crop.operation and crop.duration_s < st.original.duration_s
+    assert [o.artifact_ids for o in st.observations if o.kind == "relisten"] == [[crop_id]]
+    check(r, "A telephone ringing")
