@@ -22,7 +22,9 @@ app = typer.Typer(
 )
 models_app = typer.Typer(help="The embedded (offline) model stack.", no_args_is_help=True)
 tools_app = typer.Typer(help="The tool inventory (manifests in tools/).", no_args_is_help=True)
-trace_app = typer.Typer(help="Trace files: schema and validation.", no_args_is_help=True)
+trace_app = typer.Typer(
+    help="Trace files: schema, validation, audit, statistics, diff, replay and an HTML viewer.", no_args_is_help=True
+)
 app.add_typer(models_app, name="models")
 app.add_typer(tools_app, name="tools")
 app.add_typer(trace_app, name="trace")
@@ -197,30 +199,6 @@ def trace_schema(out: Optional[Path] = typer.Option(None, "-o", help="write to t
         write_schema(out)
     else:
         print(json.dumps(trace_json_schema(), indent=2, sort_keys=True))
-
-
-@trace_app.command("validate")
-def trace_validate(path: Path) -> None:
-    """Validate trace file(s) against the schema; exit 1 if any is invalid."""
-    from audiomind.trace import validate_trace_file
-
-    files = sorted(path.glob("*.json")) if path.is_dir() else [path]
-    if not files or not all(f.exists() for f in files):
-        fail(f"no trace files at {path}")
-    bad = 0
-    for f in files:
-        try:
-            problems = validate_trace_file(f)
-        except json.JSONDecodeError as exc:
-            problems = [f"(file): not JSON: {exc}"]
-        if problems:
-            bad += 1
-            err.print(f"[red]invalid[/] {f}")
-            for p in problems[:20]:
-                err.print(f"  {p}")
-        else:
-            console.print(f"[green]valid[/] {f}")
-    raise typer.Exit(1 if bad else 0)
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 DEV=0; [ "${1:-}" = "--dev" ] && DEV=1
 
 apt_pkgs=(ffmpeg)
-[ "$DEV" = 1 ] && apt_pkgs+=(sox libsox-fmt-all espeak-ng flite fluidsynth fluid-soundfont-gm sound-theme-freedesktop chromium chromium-driver)
+[ "$DEV" = 1 ] && apt_pkgs+=(sox libsox-fmt-all espeak-ng flite fluidsynth fluid-soundfont-gm sound-theme-freedesktop chromium)
 missing=()
 for p in "${apt_pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ "${#missing[@]}" -gt 0 ]; then

@@ -9,7 +9,7 @@ Spec forms (a model name may itself contain ':' and '/', so the base URL is spli
     gemini:MODEL[@BASE_URL]                 Gemini (GEMINI_API_KEY or GOOGLE_API_KEY)
     ollama:MODEL[@http://HOST:PORT]         Ollama (planner only; default http://127.0.0.1:11434)
     llamacpp:/path/model.gguf               a local GGUF through llama-cpp-python (planner only)
-    replay:TRACE.json                       replay a recorded trace (not available yet)
+    replay:TRACE.json                       the recorded planner / front-end outputs of a trace
 
 Every integration is imported lazily, so a missing extra is a clear BackendError at build time and
 `audiomind doctor` (describe_backends) can say what is usable without importing anything heavy.
@@ -115,10 +115,6 @@ def _import(module: str, extra: str) -> Any:
         raise BackendError(f"{module} is not importable ({exc}); install it with: pip install {extra}") from exc
 
 
-def _replay_unavailable(spec: BackendSpec) -> BackendError:
-    return BackendError(f"replay is not available yet ({spec.raw}): use rules/cascade or a model backend")
-
-
 # ---------------------------------------------------------------- planners
 
 
@@ -182,7 +178,9 @@ def make_planner(spec: str | BackendSpec, *, registry: Any = None, timeout_s: fl
     if bs.kind == "cascade":
         raise BackendError("cascade is an audio front end, not a planner: use --planner rules or an LLM spec")
     if bs.kind == "replay":
-        raise _replay_unavailable(bs)
+        from audiomind.backends.replay import ReplayPlanner
+
+        return ReplayPlanner(bs.path)
     from audiomind.backends.llm_planner import LLMPlanner
 
     chat, facts = make_chat_model(bs, timeout_s=timeout_s, max_tokens=max_tokens)
@@ -219,7 +217,9 @@ def make_frontend(spec: str | BackendSpec, *, executor: Any = None, window_s: fl
         return GeminiFrontEnd(bs.model or "", base_url=bs.base_url, name=str(bs), window_s=gemini_window_s,
                               timeout_s=timeout_s, max_retries=max_retries)
     if bs.kind == "replay":
-        raise _replay_unavailable(bs)
+        from audiomind.backends.replay import ReplayFrontEnd
+
+        return ReplayFrontEnd(bs.path, executor)
     if bs.kind == "rules":
         raise BackendError("rules is a planner, not an audio front end: use --frontend cascade or a model spec")
     raise BackendError(
@@ -290,5 +290,5 @@ def describe_backends() -> list[BackendStatus]:
         name="llamacpp", usable=ok_ll,
         why=why_ll if ok_ll else f"{why_ll} (pip install 'audiomind[llamacpp]'; compiles llama.cpp, ~5 min)",
     ))
-    out.append(BackendStatus(name="replay", usable=False, why="replay is not available yet"))
+    out.append(BackendStatus(name="replay", usable=True, why="re-runs a recorded trace's planner / front-end outputs"))
     return out

@@ -117,9 +117,15 @@ def match_speech(state: EvidenceState, choices: list[str]) -> MatchResult | None
 
 def match_word_count(state: EvidenceState, question: str, choices: list[str]) -> MatchResult | None:
     text, call = _transcript(state)
-    quoted = re.findall(r"[\"'“‘]([^\"'”’]+)[\"'”’]", question)
-    if not text or not quoted:
+    quoted = re.findall(r"[\"“‘]([^\"”’]+)[\"”’]|(?<!\w)'([^']+)'(?!\w)", question)
+    targets = [a or b for a, b in quoted]
+    if not targets:  # "how many times does he say hello?" -> the words after the verb
+        m = re.search(r"\b(?:say|says|said|repeat|repeats|repeated|mention|mentions|mentioned|use|uses|used)\s+"
+                      r"(?:the word |the phrase )?([a-z0-9' -]+?)\s*(?:\?|$|\bin\b)", question.lower())
+        targets = [m.group(1).strip()] if m else []
+    if not text or not targets:
         return None
+    quoted = targets
     target = _words(quoted[0])
     words = _words(text)
     n = sum(words[i : i + len(target)] == target for i in range(len(words) - len(target) + 1)) if target else 0

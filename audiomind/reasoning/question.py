@@ -44,18 +44,18 @@ INTENTS: tuple[Intent, ...] = (
         "whether voices are the same or different",
     ),
     Intent(
-        "count_events",
-        r"\bhow many (times|beeps?|rings?|knocks?|clicks?|claps?|barks?|tones?|sounds?|events?|notes?|hits?|"
-        r"chimes?|strikes?|dings?|pulses?|bangs?)\b|\bcount (the|how)\b|\bnumber of (times|beeps|sounds|events)\b",
-        ("count_events", "tagging"),
-        "each separate sound event, to be counted",
-    ),
-    Intent(
         "word_count",
         r"\bhow many (words|times (is|was|does) .* (said|spoken|repeated|mentioned))\b|\bhow many times .*"
         r"\b(say|says|said|repeat|repeats|repeated|mention|mentions|mentioned)\b",
         ("asr",),
         "the spoken words, to count repetitions",
+    ),
+    Intent(
+        "count_events",
+        r"\bhow many (times|beeps?|rings?|knocks?|clicks?|claps?|barks?|tones?|sounds?|events?|notes?|hits?|"
+        r"chimes?|strikes?|dings?|pulses?|bangs?)\b|\bcount (the|how)\b|\bnumber of (times|beeps|sounds|events)\b",
+        ("count_events", "tagging"),
+        "each separate sound event, to be counted",
     ),
     Intent(
         "speech_content",

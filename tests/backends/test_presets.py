@@ -65,9 +65,9 @@ def test_make_planner_and_frontend_factories(monkeypatch, server):
     monkeypatch.setenv("GEMINI_API_KEY", "AIzaFAKE")
     g = make_frontend(f"gemini:gemini-2.5-flash@{server.url}", executor=None)
     assert g.spec().kind == "gemini" and g.window_s is None
-    with pytest.raises(BackendError, match="replay is not available yet"):
+    with pytest.raises(BackendError, match="no trace file at x.json"):
         make_planner("replay:x.json", registry=None)
-    with pytest.raises(BackendError, match="replay is not available yet"):
+    with pytest.raises(BackendError, match="no trace file at x.json"):
         make_frontend("replay:x.json", executor=None)
     with pytest.raises(BackendError, match="not a planner"):
         make_planner("cascade", registry=None)
@@ -101,7 +101,7 @@ def test_describe_backends_never_prints_keys(monkeypatch):
     assert "OPENAI_API_KEY is set" in by["openai"].why and by["openai"].usable
     assert by["gemini"].usable and "GEMINI_API_KEY is set" in by["gemini"].why
     assert not by["ollama"].usable and "no server at http://127.0.0.1:9" in by["ollama"].why
-    assert not by["replay"].usable
+    assert by["replay"].usable and "recorded trace" in by["replay"].why
 
 
 def test_ollama_planner_on_the_wire(server, clips):

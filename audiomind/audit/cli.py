@@ -1,0 +1,276 @@
+"""The auditing commands of `audiomind trace`: show, validate, audit, stats, diff, replay, html.
+
+`register(trace_app)` adds them to the CLI's existing `trace` group (and replaces its `validate` with
+this one, whose messages name the offending item and value and which accepts folders recursively).
+Exit codes are fit for CI: 0 clean, 1 findings / invalid / different, 2 nothing to read or bad usage.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+console = Console()
+err = Console(stderr=True)
+
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
+
+
+def _fail(message: str, code: int = 2) -> None:
+    err.print(f"[bold red]error:[/] {escape(message)}")
+    raise typer.Exit(code)
+
+
+def _files(paths: list[Path]) -> list[Path]:
+    from audiomind.audit.audit import trace_files
+
+    out: list[Path] = []
+    for p in paths:
+        if not p.exists():
+            _fail(f"no such file or folder: {p}")
+        found = trace_files(p)
+        if not found:
+            _fail(f"no trace files (*.json) at {p}")
+        out += found
+    return out
+
+
+def validation_messages(path: Path) -> list[str]:
+    """JSON Schema problems as 'where (item id): message [value]' lines; [] means valid."""
+    import jsonschema
+
+    from audiomind.state import SCHEMA_VERSION
+    from audiomind.trace import trace_json_schema
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except UnicodeDecodeError as exc:
+        return [f"(file): not UTF-8 text: {exc}"]
+    except json.JSONDecodeError as exc:
+        return [f"(file): not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"]
+    validator = jsonschema.Draft202012Validator(trace_json_schema())
+    out = []
+    if isinstance(data, dict) and data.get("schema_version") not in (None, SCHEMA_VERSION):
+        out.append(f"schema_version: {data.get('schema_version')!r}, but this audiomind reads {SCHEMA_VERSION!r}")
+
+    def owner_id(p: list) -> str:
+        node: Any = data
+        found = ""
+        for part in p:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                break
+            if isinstance(node, dict) and isinstance(node.get("id"), str):
+                found = node["id"]
+        return f" ({found})" if found else ""
+
+    for e in sorted(validator.iter_errors(data), key=lambda e: [str(x) for x in e.absolute_path]):
+        where = "/".join(str(x) for x in e.absolute_path) or "(root)"
+        out.append(f"{where}{owner_id(list(e.absolute_path))}: {e.message}")
+    return out
+
+
+def register(trace_app: typer.Typer) -> None:
+    """Add the auditing commands to the `trace` group (replacing its simpler `validate`)."""
+    trace_app.registered_commands[:] = [
+        c for c in trace_app.registered_commands
+        if (c.name or (c.callback.__name__ if c.callback else "")) not in ("validate", "trace_validate")
+    ]
+    trace_app.info.help = "Trace files: schema, validation, audit, statistics, diff, replay and an HTML viewer."
+
+    @trace_app.command("validate")
+    def validate(
+        paths: list[Path] = typer.Argument(..., help="trace files or folders (searched recursively)"),
+        as_json: bool = typer.Option(False, "--json", help="machine-readable result"),
+    ) -> None:
+        """Validate trace file(s) against the JSON Schema; exit 1 if any is invalid, 2 if none found."""
+        files = _files(paths)
+        results = {str(f): validation_messages(f) for f in files}
+        bad = sum(1 for v in results.values() if v)
+        if as_json:
+            print(json.dumps({"valid": len(files) - bad, "invalid": bad, "files": results}, indent=2))
+        else:
+            for f, problems in results.items():
+                if problems:
+                    err.print(f"[red]invalid[/] {escape(f)}")
+                    for p in problems[:20]:
+                        err.print(f"  {escape(p)}")
+                    if len(problems) > 20:
+                        err.print(f"  … {len(problems) - 20} more")
+                else:
+                    console.print(f"[green]valid[/] {escape(f)}")
+            if len(files) > 1:
+                console.print(f"{len(files) - bad} valid, {bad} invalid")
+        raise typer.Exit(1 if bad else 0)
+
+    @trace_app.command("show")
+    def show(
+        path: Path = typer.Argument(..., help="a trace file"),
+        verbose: bool = typer.Option(False, "--verbose", "-v", help="full prompts, texts and every evidence item"),
+    ) -> None:
+        """A readable timeline of one run: nodes, decisions and why, tool calls, re-listens, evidence, answer."""
+        from audiomind.audit.show import render
+        from audiomind.trace import load_trace
+
+        if not path.is_file():
+            _fail(f"no trace file at {path}")
+        try:
+            st = load_trace(path)
+        except Exception as exc:  # noqa: BLE001 - one clear line
+            _fail(f"{path} is not a readable trace: {str(exc).splitlines()[0][:300]} "
+                  f"(run `audiomind trace validate {path}`)")
+        render(st, console, path, verbose=verbose)
+
+    @trace_app.command("audit")
+    def audit(
+        paths: list[Path] = typer.Argument(..., help="trace files or folders (searched recursively)"),
+        as_json: bool = typer.Option(False, "--json", help="machine-readable findings"),
+        fail_on: str = typer.Option("error", help="exit 1 when a finding at/above this exists: info|warning|error|never"),
+        no_files: bool = typer.Option(False, "--no-files", help="skip checking artifact files on disk"),
+        tools_dir: list[Path] | None = typer.Option(None, help="extra folder of tool manifests (repeatable)"),
+    ) -> None:
+        """Find unsupported or out-of-boundary claims, failed calls, format failures, missing/changed audio."""
+        from audiomind.audit.audit import RULES, audit_paths, audits_json, exit_code
+        from audiomind.tools.manifest import ToolRegistry
+
+        if fail_on not in ("info", "warning", "error", "never"):
+            _fail(f"--fail-on must be info, warning, error or never (got {fail_on!r})")
+        files = _files(paths)
+        registry = ToolRegistry.load(list(tools_dir or []))
+        audits = audit_paths(files, registry=registry, check_files=not no_files)
+        if as_json:
+            print(json.dumps(audits_json(audits), indent=2))
+        else:
+            for a in audits:
+                title = f"{a.file}" + (f" — {a.question}" if a.question else "")
+                if not a.findings:
+                    console.print(f"[green]clean[/] {escape(title)}")
+                    continue
+                console.print(f"[bold]{escape(title)}[/]")
+                for f in sorted(a.findings, key=lambda f: -f.severity.rank):
+                    style = SEVERITY_STYLE[f.severity.value]
+                    console.print(f"  [{style}]{f.severity.value:7s}[/] {f.rule} [dim]{escape(f.path)}[/]: "
+                                  f"{escape(f.message)}")
+            summary = audits_json(audits)["summary"]
+            console.print(
+                f"{summary['traces']} trace(s), {summary['with_findings']} with findings: "
+                + ", ".join(f"{v} {k}" for k, v in summary["by_severity"].items())
+            )
+            if summary["by_rule"]:
+                console.print("[dim]" + "; ".join(f"{k} {v} ({RULES.get(k, '')})" for k, v in summary["by_rule"].items())
+                              + "[/]")
+        raise typer.Exit(exit_code(audits, fail_on))
+
+    @trace_app.command("stats")
+    def stats(
+        paths: list[Path] = typer.Argument(..., help="trace files or folders (searched recursively)"),
+        as_json: bool = typer.Option(False, "--json", help="machine-readable table"),
+        calls: str = typer.Option("planner", help="which tool calls the accuracy bins count: planner | all"),
+    ) -> None:
+        """Behaviour over many traces: calls per question, tools, re-listen rate, failures, time per node,
+        and accuracy by number of tool calls (0, 1, 2-3, 4-5, 6+) where ground truth is present."""
+        from audiomind.audit.stats import aggregate, load_traces, render
+
+        if calls not in ("planner", "all"):
+            _fail(f"--calls must be planner or all (got {calls!r})")
+        files = _files(paths)
+        traces, bad = load_traces(files)
+        if not traces:
+            _fail(f"none of the {len(files)} file(s) is a readable trace")
+        result = aggregate(traces, calls=calls)  # type: ignore[arg-type]
+        result["unreadable"] = [{"file": f, "why": w} for f, w in bad]
+        if as_json:
+            print(json.dumps(result, indent=2))
+        else:
+            render(result, console)
+            for f, why in bad:
+                err.print(f"[yellow]skipped[/] {escape(f)}: {escape(why)}")
+
+    @trace_app.command("diff")
+    def diff(
+        a: Path = typer.Argument(..., help="first trace"),
+        b: Path = typer.Argument(..., help="second trace"),
+        as_json: bool = typer.Option(False, "--json", help="machine-readable comparison"),
+    ) -> None:
+        """Where two runs of the same question diverge: first differing decision / tool call / evidence / answer.
+        Exit 0 when identical, 1 when they differ."""
+        from audiomind.audit.diff import diff_states, render
+        from audiomind.trace import load_trace
+
+        states = []
+        for p in (a, b):
+            if not p.is_file():
+                _fail(f"no trace file at {p}")
+            try:
+                states.append(load_trace(p))
+            except Exception as exc:  # noqa: BLE001
+                _fail(f"{p} is not a readable trace: {str(exc).splitlines()[0][:300]}")
+        report = diff_states(states[0], states[1], str(a), str(b))
+        if as_json:
+            print(report.model_dump_json(indent=2))
+        else:
+            render(report, console)
+        raise typer.Exit(0 if report.identical else 1)
+
+    @trace_app.command("replay")
+    def replay_cmd(
+        path: Path = typer.Argument(..., help="the recorded trace"),
+        planner: str = typer.Option("replay", help="replay (the recorded decisions) or any planner spec, e.g. rules"),
+        frontend: str = typer.Option("replay", help="replay (the recorded observations/answers) or any front-end spec"),
+        trace_dir: Path | None = typer.Option(None, help="where the replay's trace goes (default: <trace dir>/replays)"),
+        no_cache: bool = typer.Option(False, "--no-cache", help="re-run planner tool calls instead of using cached results"),
+        as_json: bool = typer.Option(False, "--json", help="machine-readable report"),
+    ) -> None:
+        """Re-run a trace's question and audio with recorded (or new) model outputs and report whether the
+        answer and decisions match the recording. Exit 0 when they match, 1 when not."""
+        import os
+
+        from audiomind.audio import AudioError
+        from audiomind.audit.diff import DiffReport, render
+        from audiomind.backends.base import BackendError
+        from audiomind.backends.replay import replay
+
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TQDM_DISABLE", "1")
+        if not path.is_file():
+            _fail(f"no trace file at {path}")
+        try:
+            report, _ = replay(path, planner=planner, frontend=frontend, trace_dir=trace_dir, use_cache=not no_cache)
+        except (BackendError, AudioError, ValueError) as exc:
+            _fail(str(exc), code=3 if isinstance(exc, BackendError) else 2)
+        if as_json:
+            print(report.model_dump_json(indent=2))
+        else:
+            render(DiffReport.model_validate(report.diff), console)
+            verdict = "[green]reproduced[/]" if report.answer_match and report.decisions_match else "[red]differs[/]"
+            console.print(f"{verdict}: answer {escape(repr(report.answer_recorded))} → "
+                          f"{escape(repr(report.answer_replayed))} ({'same' if report.answer_match else 'different'}); "
+                          f"decisions {'same' if report.decisions_match else 'different'}; "
+                          f"replay trace {escape(str(report.replayed))}")
+        raise typer.Exit(0 if report.answer_match and report.decisions_match else 1)
+
+    @trace_app.command("html")
+    def html_cmd(
+        paths: list[Path] = typer.Argument(..., help="trace files or folders (searched recursively)"),
+        out: Path = typer.Option(..., "-o", "--out", help="output folder (pages, audio, images, index.html)"),
+        embed: bool = typer.Option(False, "--embed", help="embed audio and images as data URIs (one file per page)"),
+        no_spectrograms: bool = typer.Option(False, "--no-spectrograms", help="skip the spectrogram images"),
+        no_audit: bool = typer.Option(False, "--no-audit", help="do not run the audit rules into the pages"),
+    ) -> None:
+        """A static, self-contained viewer: one page per trace (timeline, audio players, spectrograms, tool
+        calls, evidence linked to its source, the answer) and an index.html. No network needed to view it."""
+        from audiomind.audit.html import render_paths
+
+        files = _files(paths)
+        pages, index = render_paths(files, out, embed=embed, spectrograms=not no_spectrograms, audit=not no_audit)
+        if not pages:
+            _fail("none of the files is a readable trace (see the index for why)", code=1)
+        for p in pages:
+            console.print(f"wrote {escape(str(p))}")
+        console.print(f"[bold]index:[/] {escape(str(index))}")
