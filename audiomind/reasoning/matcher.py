@@ -111,7 +111,8 @@ def match_speech(state: EvidenceState, choices: list[str]) -> MatchResult | None
         rationale=f"the transcript reads {text.strip()!r}; choice {choices[idx]!r} shares the most words "
         f"(word recall {scores[idx]:.2f}) and meaning (similarity {float(sims[idx]):.2f}).",
         cited_evidence_ids=_evidence_ids(state, call),
-        confident=combined[idx] - sorted(combined)[-2] > 0.1 if len(combined) > 1 else True,
+        # confident only when the chosen choice shares words with the transcript and stands out
+        confident=scores[idx] > 0 and (combined[idx] - sorted(combined)[-2] > 0.1 if len(combined) > 1 else True),
     )
 
 
