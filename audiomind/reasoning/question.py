@@ -176,7 +176,8 @@ def analyse(question: str, choices: list[str], available: list[ToolManifest]) ->
         if not intents:
             for name, score in similar:
                 manifest = next(m for m in available if m.name == name)
-                if score >= 0.25 and not manifest.derives_audio and manifest.category.value != "evaluation":
+                claims_nothing = manifest.derives_audio or manifest.category.value in ("evaluation", "visual_inspection")
+                if score >= 0.25 and not claims_nothing:
                     tools.append(name)
                     break
     if not intents:

@@ -137,7 +137,9 @@ class ToolExecutor:
         results: dict[str, ToolResult] = {}
         runnable = [(c, m, a) for c, m, a in prepared if m is not None and a is not None]
         if runnable:
-            pool = cf.ThreadPoolExecutor(max_workers=min(self.max_workers, len(runnable)))
+            # Every call of a step gets its own thread, so each timeout counts from that call's own start
+            # (a queued call must never time out before it ran); max_workers only caps pathological steps.
+            pool = cf.ThreadPoolExecutor(max_workers=max(1, min(max(self.max_workers, len(runnable)), 32)))
             try:
                 t0 = time.monotonic()
                 futures = {
@@ -210,9 +212,10 @@ class ToolExecutor:
         if use_cache:
             hashed_args = {k: v for k, v in arguments.items() if k not in input_hashes}
             key = ToolCache.key(manifest, hashed_args, input_hashes)
+            t_lookup = time.monotonic()
             hit = self.cache.get(key)  # type: ignore[union-attr]
             if hit is not None:
-                return hit, True, key, 0.0
+                return hit, True, key, time.monotonic() - t_lookup
         ctx = ToolContext(artifacts, self.derived_dir, self._audio)
         args = manifest.args_model.model_validate(arguments)
         t0 = time.monotonic()

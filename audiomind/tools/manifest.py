@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import json
 import tomllib
 import typing
 from functools import cached_property
@@ -105,8 +106,7 @@ class ToolManifest(BaseModel):
         """The text the planner reads for this tool: what it does and its evidence boundary."""
         props = self.argument_schema().get("properties", {})
         args = ", ".join(
-            f"{k}: {v.get('type', v.get('anyOf', 'any'))}" + (f" = {v['default']!r}" if "default" in v else "")
-            for k, v in props.items()
+            f"{k}: {_type_name(v)}" + (f" = {v['default']!r}" if "default" in v else "") for k, v in props.items()
         )
         return (
             f"- {self.name} [{self.category.value}] ({args})\n"
@@ -115,6 +115,19 @@ class ToolManifest(BaseModel):
             f"    must not be used for: {'; '.join(self.not_for)}"
             + ("\n    output: a derived audio artifact (not evidence by itself)" if self.derives_audio else "")
         )
+
+
+def _type_name(prop: dict[str, Any]) -> str:
+    """'number | null', 'string', 'one of "tiny.en", "base"' from a JSON-schema property."""
+    if "enum" in prop:
+        return "one of " + ", ".join(json.dumps(v) for v in prop["enum"])
+    if "anyOf" in prop:
+        return " | ".join(_type_name(p) for p in prop["anyOf"])
+    if "$ref" in prop:
+        return prop["$ref"].rsplit("/", 1)[-1]
+    if prop.get("type") == "array":
+        return f"list of {_type_name(prop.get('items', {}))}"
+    return str(prop.get("type", "any"))
 
 
 def _has_imageio_ffmpeg() -> bool:

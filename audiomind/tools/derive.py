@@ -1,0 +1,467 @@
+"""audio_derivation: transformations that write new audio (crop, gain, normalise, filter, resample,
+channel split / mixdown, harmonic-percussive separation, denoising, Demucs source separation).
+
+A derived clip is a new artifact with provenance (source artifact, operation, parameters), registered by
+the executor. It is *not evidence by itself*: it only changes what a front end or a later tool hears.
+So these tools make no claims; their output is metadata about the derived file (duration, rate,
+channels, levels), which lets the planner check the transformation did what it asked for.
+
+Every tool reads the source at its own sample rate and channel count and writes 16-bit PCM WAV at the
+same rate and channel count, unless changing them is the point of the tool (resample, channel_split,
+mixdown, separate's model rate is converted back).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import threading
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import soundfile as sf
+from pydantic import Field, model_validator
+
+from audiomind import audio as audio_io
+from audiomind.tools.base import AudioInput, DerivedAudio, ToolArgs, ToolContext, ToolResult
+
+MIN_SAMPLES = 16  # a derived clip shorter than this is almost certainly a mistaken request
+
+
+# ---- shared helpers -----------------------------------------------------------------------------------
+def _source(ctx: ToolContext, artifact_id: str) -> tuple[AudioInput, np.ndarray, int]:
+    """(input, samples as (channels, n) float32 at the artifact's own rate, that rate)."""
+    a = ctx.audio(artifact_id)
+    sr = int(a.artifact.sample_rate)
+    y = a.samples(sr=sr, mono=False)
+    if y.ndim == 1:
+        y = y[None, :]
+    return a, y, sr
+
+
+def _dbfs(x: float) -> float | None:
+    return round(20 * math.log10(x), 2) if x > 0 else None
+
+
+def _describe(path: Path, y: np.ndarray, sr: int) -> dict:
+    """Metadata of a written clip (what the planner checks; never a claim about content)."""
+    y2 = y if y.ndim == 2 else y[None, :]
+    peak = float(np.max(np.abs(y2))) if y2.size else 0.0
+    rms = float(np.sqrt(np.mean(np.square(y2, dtype=np.float64)))) if y2.size else 0.0
+    return {
+        "path": str(path),
+        "duration_s": round(y2.shape[1] / sr, 6),
+        "samples": int(y2.shape[1]),
+        "sample_rate": int(sr),
+        "channels": int(y2.shape[0]),
+        "peak_dbfs": _dbfs(min(peak, 1.0)),
+        "rms_dbfs": _dbfs(rms),
+    }
+
+
+def _emit(ctx: ToolContext, source_id: str, stem: str, y: np.ndarray, sr: int, operation: str,
+          parameters: dict) -> tuple[DerivedAudio, dict]:
+    """Write `y` ((channels, n) or (n,)) as WAV under the run's derived folder; returns the registration
+    record and its metadata."""
+    if y.shape[-1] < MIN_SAMPLES:
+        raise ValueError(f"{operation} would produce only {y.shape[-1]} samples; nothing to write")
+    clipped = float(np.mean(np.abs(y) > 1.0))
+    path = ctx.new_derived_path(f"{source_id}_{stem}")
+    audio_io.write_wav(path, np.asarray(y, dtype=np.float32), sr)
+    meta = _describe(path, np.clip(y, -1.0, 1.0), sr)
+    meta["clipped_ratio"] = round(clipped, 6)
+    return DerivedAudio(path=str(path), operation=operation, parameters=parameters, source_artifact=source_id), meta
+
+
+def _params(args: ToolArgs, **extra) -> dict:
+    out = args.model_dump(mode="json", exclude={"artifact"})
+    out.update(extra)
+    return out
+
+
+# ---- crop ----------------------------------------------------------------------------------------------
+class CropArgs(ToolArgs):
+    start_s: float = Field(0.0, ge=0.0, description="start of the excerpt in seconds")
+    end_s: float | None = Field(None, gt=0.0, description="end of the excerpt in seconds (None = end of clip); "
+                                                          "values past the end are clamped to it")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> CropArgs:
+        if self.end_s is not None and self.end_s <= self.start_s:
+            raise ValueError("end_s must be greater than start_s")
+        return self
+
+
+def _sndfile_frames(path: str, sr: int) -> int | None:
+    """Frame count when libsndfile reads the file at rate `sr` (then a crop reads only its window, no full
+    decode of long audio); None when the file needs the FFmpeg path."""
+    try:
+        info = sf.info(path)
+    except RuntimeError:  # not a libsndfile format (soundfile.LibsndfileError)
+        return None
+    return int(info.frames) if info.samplerate == sr else None
+
+
+def crop(args: CropArgs, ctx: ToolContext) -> ToolResult:
+    """Sample-exact excerpt [start_s, end_s): the derived duration is end_s - start_s to one sample."""
+    a = ctx.audio(args.artifact)
+    sr = int(a.artifact.sample_rate)
+    n = _sndfile_frames(a.path, sr)
+    full = None
+    if n is None:
+        _, full, sr = _source(ctx, args.artifact)
+        n = full.shape[1]
+    total = n / sr
+    if args.start_s >= total:
+        raise ValueError(f"start_s {args.start_s:g} s is at or past the end of {args.artifact} ({total:.3f} s)")
+    end = total if args.end_s is None else min(args.end_s, total)
+    i0, i1 = round(args.start_s * sr), min(n, round(end * sr))
+    if full is None:
+        y = sf.read(a.path, start=i0, stop=i1, dtype="float32", always_2d=True)[0].T
+    else:
+        y = full[:, i0:i1]
+    derived, meta = _emit(ctx, args.artifact, "crop", y, sr, "crop",
+                          {"start_s": round(i0 / sr, 6), "end_s": round(i1 / sr, 6)})
+    out = {"derived": [meta], "start_s": round(i0 / sr, 6), "end_s": round(i1 / sr, 6),
+           "end_clamped": args.end_s is not None and args.end_s > total + 0.5 / sr}
+    return ToolResult(output=out, derived=[derived])
+
+
+# ---- gain / normalise ------------------------------------------------------------------------------------
+class GainArgs(ToolArgs):
+    gain_db: float = Field(..., ge=-60.0, le=40.0, description="gain to apply in dB (negative = quieter)")
+
+
+def gain(args: GainArgs, ctx: ToolContext) -> ToolResult:
+    """Multiply by 10^(gain_db/20). Samples pushed past full scale are clipped, and the share is reported."""
+    _, y, sr = _source(ctx, args.artifact)
+    z = y * np.float32(10 ** (args.gain_db / 20))
+    derived, meta = _emit(ctx, args.artifact, f"gain{args.gain_db:+g}dB", z, sr, "gain", _params(args))
+    return ToolResult(output={"derived": [meta], "gain_db": args.gain_db,
+                              "source_peak_dbfs": _dbfs(float(np.max(np.abs(y))))}, derived=[derived])
+
+
+class NormalizeArgs(ToolArgs):
+    mode: Literal["peak", "lufs"] = Field("peak", description="peak: scale the sample peak to target_peak_dbfs; "
+                                                               "lufs: scale integrated loudness to target_lufs")
+    target_peak_dbfs: float = Field(-1.0, ge=-60.0, le=0.0, description="peak target (mode=peak)")
+    target_lufs: float = Field(-23.0, ge=-70.0, le=-5.0, description="loudness target, ITU-R BS.1770 (mode=lufs); "
+                                                                     "-23 is EBU R 128")
+
+
+def integrated_lufs(y: np.ndarray, sr: int) -> float:
+    """BS.1770 integrated loudness of (channels, n) audio (more than five channels: of the downmix)."""
+    import pyloudnorm as pyln
+
+    x = y.T.astype(np.float64) if 1 <= y.shape[0] <= 5 else y.mean(axis=0)[:, None].astype(np.float64)
+    if len(x) < int(0.4 * sr) + 1:  # gating needs at least one 400 ms block
+        x = np.concatenate([x, np.zeros((int(0.4 * sr) + 1 - len(x), x.shape[1]))])
+    return float(pyln.Meter(sr).integrated_loudness(x))
+
+
+def normalize(args: NormalizeArgs, ctx: ToolContext) -> ToolResult:
+    """One gain for the whole clip (no compression), chosen to hit a peak or loudness target."""
+    _, y, sr = _source(ctx, args.artifact)
+    peak = float(np.max(np.abs(y)))
+    if peak <= 0:
+        raise ValueError(f"{args.artifact} is digitally silent; there is no level to normalise")
+    out: dict = {"mode": args.mode, "source_peak_dbfs": _dbfs(peak)}
+    if args.mode == "peak":
+        g_db = args.target_peak_dbfs - 20 * math.log10(peak)
+    else:
+        before = integrated_lufs(y, sr)
+        if not math.isfinite(before):
+            raise ValueError(f"{args.artifact} is below the -70 LUFS gate; loudness normalisation is undefined")
+        g_db = args.target_lufs - before
+        out["source_lufs"] = round(before, 2)
+    z = y * np.float32(10 ** (g_db / 20))
+    derived, meta = _emit(ctx, args.artifact, f"norm_{args.mode}", z, sr, "normalize",
+                          _params(args, applied_gain_db=round(g_db, 3)))
+    if args.mode == "lufs":
+        meta["lufs"] = round(integrated_lufs(np.clip(z, -1, 1), sr), 2)
+    out.update({"applied_gain_db": round(g_db, 3), "derived": [meta]})
+    return ToolResult(output=out, derived=[derived])
+
+
+# ---- filters ---------------------------------------------------------------------------------------------
+class FilterArgs(ToolArgs):
+    kind: Literal["highpass", "lowpass", "bandpass", "bandstop"] = Field(
+        ..., description="highpass keeps what is above low_hz; lowpass keeps what is below high_hz; bandpass "
+                         "keeps low_hz..high_hz; bandstop removes low_hz..high_hz")
+    low_hz: float | None = Field(None, gt=0.0, le=96000.0, description="lower edge (highpass/bandpass/bandstop)")
+    high_hz: float | None = Field(None, gt=0.0, le=96000.0, description="upper edge (lowpass/bandpass/bandstop)")
+    order: int = Field(4, ge=1, le=10, description="Butterworth order per pass (applied forward and backward: "
+                                                   "zero phase, twice the attenuation in dB)")
+
+    @model_validator(mode="after")
+    def _edges(self) -> FilterArgs:
+        need = {"highpass": ("low_hz",), "lowpass": ("high_hz",)}.get(self.kind, ("low_hz", "high_hz"))
+        missing = [f for f in need if getattr(self, f) is None]
+        if missing:
+            raise ValueError(f"kind={self.kind} needs {' and '.join(missing)}")
+        if len(need) == 2 and self.low_hz >= self.high_hz:  # type: ignore[operator]
+            raise ValueError("low_hz must be below high_hz")
+        return self
+
+
+def filter_audio(args: FilterArgs, ctx: ToolContext) -> ToolResult:
+    """Zero-phase Butterworth filter (scipy butter + sosfiltfilt), so event times do not shift."""
+    from scipy import signal
+
+    _, y, sr = _source(ctx, args.artifact)
+    nyq = sr / 2
+    edges = {"highpass": [args.low_hz], "lowpass": [args.high_hz]}.get(args.kind, [args.low_hz, args.high_hz])
+    if any(e >= nyq for e in edges):  # type: ignore[operator]
+        raise ValueError(f"filter edge(s) {edges} Hz must be below the Nyquist frequency {nyq:g} Hz of {args.artifact}")
+    btype = {"highpass": "highpass", "lowpass": "lowpass", "bandpass": "bandpass", "bandstop": "bandstop"}[args.kind]
+    sos = signal.butter(args.order, edges[0] if len(edges) == 1 else edges, btype=btype, fs=sr, output="sos")
+    padlen = min(3 * (2 * len(sos) + 1), y.shape[1] - 1)
+    z = signal.sosfiltfilt(sos, y.astype(np.float64), axis=-1, padlen=padlen).astype(np.float32)
+    derived, meta = _emit(ctx, args.artifact, args.kind, z, sr, "filter", _params(args))
+    return ToolResult(output={"derived": [meta], "kind": args.kind, "edges_hz": edges,
+                              "design": f"Butterworth order {args.order}, zero-phase (sosfiltfilt)"},
+                      derived=[derived])
+
+
+# ---- resample --------------------------------------------------------------------------------------------
+class ResampleArgs(ToolArgs):
+    target_rate: int = Field(..., ge=8000, le=192000, description="new sample rate in Hz")
+
+
+def resample(args: ResampleArgs, ctx: ToolContext) -> ToolResult:
+    """High-quality resampling (soxr HQ); the derived file has exactly target_rate and the same duration
+    (to one output sample)."""
+    import soxr
+
+    _, y, sr = _source(ctx, args.artifact)
+    if sr == args.target_rate:
+        z = y
+    else:
+        z = soxr.resample(y.T, sr, args.target_rate, quality="HQ").T
+    derived, meta = _emit(ctx, args.artifact, f"{args.target_rate}Hz", z, args.target_rate, "resample",
+                          _params(args, source_rate=sr))
+    return ToolResult(output={"derived": [meta], "source_rate": sr, "target_rate": args.target_rate},
+                      derived=[derived])
+
+
+# ---- channels --------------------------------------------------------------------------------------------
+def _channel_label(k: int, n: int) -> str:
+    return ("left", "right")[k] if n == 2 else f"ch{k}"
+
+
+class ChannelSplitArgs(ToolArgs):
+    channels: list[int] | None = Field(None, description="channel indices to extract (0 = left); None = all",
+                                       max_length=32)
+
+
+def channel_split(args: ChannelSplitArgs, ctx: ToolContext) -> ToolResult:
+    """One mono artifact per channel, e.g. to ask what is on the left and what is on the right."""
+    _, y, sr = _source(ctx, args.artifact)
+    n = y.shape[0]
+    if n < 2:
+        raise ValueError(f"{args.artifact} is mono (1 channel); there are no channels to split")
+    wanted = list(range(n)) if args.channels is None else list(dict.fromkeys(args.channels))
+    bad = [k for k in wanted if not 0 <= k < n]
+    if bad:
+        raise ValueError(f"channel index {bad} out of range: {args.artifact} has {n} channels (0..{n - 1})")
+    derived, metas = [], []
+    for k in wanted:
+        label = _channel_label(k, n)
+        d, meta = _emit(ctx, args.artifact, label, y[k], sr, "channel_split", {"channel": k, "label": label})
+        meta["channel"], meta["label"] = k, label
+        derived.append(d)
+        metas.append(meta)
+    return ToolResult(output={"derived": metas, "source_channels": n}, derived=derived)
+
+
+class MixdownArgs(ToolArgs):
+    mode: Literal["mid", "side"] = Field("mid", description="mid: mean of all channels (mono mixdown); side: "
+                                                            "(left - right) / 2, what differs between the two "
+                                                            "channels of a stereo clip")
+
+
+def mixdown(args: MixdownArgs, ctx: ToolContext) -> ToolResult:
+    """Mono mixdown (mean of the channels) or the stereo side signal."""
+    _, y, sr = _source(ctx, args.artifact)
+    n = y.shape[0]
+    if args.mode == "side":
+        if n != 2:
+            raise ValueError(f"mode=side needs a stereo artifact; {args.artifact} has {n} channel(s)")
+        z = (y[0] - y[1]) / 2
+    else:
+        z = y.mean(axis=0)
+    derived, meta = _emit(ctx, args.artifact, f"mix_{args.mode}", z, sr, "mixdown", _params(args, source_channels=n))
+    return ToolResult(output={"derived": [meta], "source_channels": n, "already_mono": n == 1},
+                      derived=[derived])
+
+
+# ---- harmonic / percussive ------------------------------------------------------------------------------
+class HpssArgs(ToolArgs):
+    margin: float = Field(1.0, ge=1.0, le=16.0, description="separation margin (librosa); above 1 leaves a "
+                                                              "residual out of both parts for cleaner stems")
+    kernel_size: int = Field(31, ge=3, le=255, description="median filter length in STFT frames/bins")
+
+
+def hpss(args: HpssArgs, ctx: ToolContext) -> ToolResult:
+    """Median-filtering harmonic/percussive separation (librosa.effects.hpss): two artifacts, sustained
+    tones and transients (drums, clicks, knocks)."""
+    import librosa
+
+    _, y, sr = _source(ctx, args.artifact)
+    n_fft = 2048 if sr > 24000 else 1024
+    S = librosa.stft(y, n_fft=n_fft)
+    H, P = librosa.decompose.hpss(S, kernel_size=args.kernel_size, margin=args.margin)
+    length = y.shape[1]
+    parts = {"harmonic": librosa.istft(H, n_fft=n_fft, length=length),
+             "percussive": librosa.istft(P, n_fft=n_fft, length=length)}
+    total = float(np.sum(np.square(y, dtype=np.float64))) or 1.0
+    derived, metas = [], []
+    for name, z in parts.items():
+        d, meta = _emit(ctx, args.artifact, name, z.astype(np.float32), sr, "hpss", _params(args, part=name))
+        meta["part"] = name
+        meta["energy_share"] = round(float(np.sum(np.square(z, dtype=np.float64))) / total, 4)
+        derived.append(d)
+        metas.append(meta)
+    return ToolResult(output={"derived": metas, "n_fft": n_fft}, derived=derived)
+
+
+# ---- denoise (ffmpeg afftdn) ----------------------------------------------------------------------------
+class DenoiseArgs(ToolArgs):
+    noise_reduction_db: float = Field(12.0, ge=0.01, le=97.0, description="afftdn nr: how much to reduce noise (dB)")
+    noise_floor_db: float | None = Field(None, ge=-80.0, le=-20.0,
+                                         description="afftdn nf: noise floor (dBFS); None = estimated from the "
+                                                     "quietest 50 ms frames of the clip")
+    track_noise: bool = Field(False, description="afftdn tn: adapt the floor while running (FFmpeg 5's tracker "
+                                                 "barely reduces steady noise; off by default)")
+
+
+NOISE_MARGIN_DB = 6.0  # afftdn removes the full nr when nf sits a few dB above the measured frame level
+
+
+def estimate_noise_floor_db(y: np.ndarray, sr: int) -> float:
+    """10th percentile of 50 ms frame RMS levels (digital silence left out) plus NOISE_MARGIN_DB, clamped
+    to afftdn's nf range. Pauses between sounds set it; a clip without pauses gets a higher floor."""
+    x = y.mean(axis=0) if y.ndim == 2 else y
+    frame = max(1, int(0.05 * sr))
+    n = len(x) // frame
+    if n == 0:
+        return -50.0
+    rms = np.sqrt(np.mean(np.square(x[: n * frame].reshape(n, frame), dtype=np.float64), axis=1))
+    level = 20 * np.log10(rms[rms > 10 ** (-90 / 20)]) if np.any(rms > 10 ** (-90 / 20)) else np.array([-90.0])
+    return float(np.clip(np.percentile(level, 10) + NOISE_MARGIN_DB, -80.0, -20.0))
+
+
+def denoise(args: DenoiseArgs, ctx: ToolContext) -> ToolResult:
+    """FFmpeg's FFT denoiser (afftdn) on the source file, same rate and channels, 16-bit WAV out."""
+    a = ctx.audio(args.artifact)
+    sr, ch = int(a.artifact.sample_rate), int(a.artifact.channels)
+    y = a.samples(sr=sr, mono=False)
+    estimated = args.noise_floor_db is None
+    nf = estimate_noise_floor_db(y, sr) if estimated else float(args.noise_floor_db)  # type: ignore[arg-type]
+    path = ctx.new_derived_path(f"{args.artifact}_denoise")
+    filt = f"afftdn=nr={args.noise_reduction_db:g}:nf={nf:.1f}:tn={1 if args.track_noise else 0}"
+    cmd = [audio_io.ffmpeg_binary(), "-v", "error", "-nostdin", "-y", "-i", a.path, "-af", filt,
+           "-ar", str(sr), "-ac", str(ch), "-c:a", "pcm_s16le", "-f", "wav", str(path)]
+    proc = subprocess.run(cmd, capture_output=True, timeout=600, check=False)
+    if proc.returncode != 0:
+        raise RuntimeError(f"ffmpeg afftdn failed: {proc.stderr.decode(errors='replace').strip()[:300]}")
+    z = audio_io.load(path, sr=sr, mono=False)
+    meta = _describe(path, z if z.ndim == 2 else z[None, :], sr)
+    src_rms = float(np.sqrt(np.mean(np.square(y, dtype=np.float64))))
+    derived = DerivedAudio(path=str(path), operation="denoise",
+                           parameters=_params(args, noise_floor_db=round(nf, 1), filter=filt),
+                           source_artifact=args.artifact)
+    return ToolResult(output={"derived": [meta], "filter": filt, "noise_floor_db": round(nf, 1),
+                              "noise_floor_estimated": estimated, "source_rms_dbfs": _dbfs(src_rms)},
+                      derived=[derived])
+
+
+# ---- Demucs source separation (optional; needs the demucs package and its weights) -----------------------
+DEMUCS_REPO_ENV = "AUDIOMIND_DEMUCS_REPO"  # a local folder of Demucs weights (no hub download offline)
+Stem = Literal["vocals", "drums", "bass", "other", "guitar", "piano"]
+
+
+class SeparateArgs(ToolArgs):
+    model: Literal["htdemucs", "htdemucs_ft", "htdemucs_6s", "hdemucs_mmi", "mdx_extra", "mdx_extra_q"] = Field(
+        "htdemucs", description="pretrained Demucs model (htdemucs_6s adds guitar and piano)")
+    stems: list[Stem] | None = Field(None, description="stems to write (None = every stem of the model)",
+                                     max_length=6)
+    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto uses a GPU when one is visible "
+                                                                       "(CPU works, several times slower)")
+    shifts: int = Field(1, ge=0, le=10, description="random-shift test-time augmentation passes")
+    overlap: float = Field(0.25, ge=0.0, le=0.9, description="overlap between separation segments")
+
+
+_demucs_lock = threading.Lock()
+
+
+@lru_cache(maxsize=2)
+def _demucs_model(name: str, device: str):
+    """Load a pretrained Demucs model once per process (from AUDIOMIND_DEMUCS_REPO when set)."""
+    from demucs.pretrained import get_model
+
+    repo = os.environ.get(DEMUCS_REPO_ENV)
+    try:
+        model = get_model(name, repo=Path(repo) if repo else None)
+    except Exception as exc:
+        where = f"local repo {repo}" if repo else "the Demucs download site (needs network)"
+        raise RuntimeError(f"Demucs model {name!r} could not be loaded from {where}: {exc}; set "
+                           f"{DEMUCS_REPO_ENV} to a folder holding its weights") from exc
+    model.to(device)
+    model.eval()
+    return model
+
+
+def _resolve_device(device: str) -> str:
+    import torch
+
+    if device == "auto":
+        return "cuda" if torch.cuda.is_available() else "cpu"
+    if device == "cuda" and not torch.cuda.is_available():
+        raise RuntimeError("device=cuda was asked for but no GPU is visible")
+    return device
+
+
+def separate(args: SeparateArgs, ctx: ToolContext) -> ToolResult:
+    """Demucs music source separation: one artifact per stem, at the source's rate and channel count."""
+    import soxr
+    import torch
+    from demucs.apply import apply_model
+
+    device = _resolve_device(args.device)
+    _, y, sr = _source(ctx, args.artifact)
+    with _demucs_lock:  # one separation at a time: the model is large and GPU memory is shared
+        model = _demucs_model(args.model, device)
+        sources = list(model.sources)
+        wanted = sources if args.stems is None else list(dict.fromkeys(args.stems))
+        missing = [s for s in wanted if s not in sources]
+        if missing:
+            raise ValueError(f"model {args.model} has no stem(s) {missing}; it separates {sources}")
+        msr, mch = int(model.samplerate), int(model.audio_channels)
+        x = y if sr == msr else soxr.resample(y.T, sr, msr, quality="HQ").T
+        if x.shape[0] != mch:  # mono (or other layouts) in: the model wants its own channel count
+            x = np.repeat(x.mean(axis=0, keepdims=True), mch, axis=0)
+        wav = torch.from_numpy(np.ascontiguousarray(x, dtype=np.float32))
+        ref = wav.mean(0)
+        mean, std = ref.mean(), ref.std() + 1e-8
+        with torch.no_grad():
+            est = apply_model(model, ((wav - mean) / std)[None].to(device), shifts=args.shifts, split=True,
+                              overlap=args.overlap, progress=False, device=device)[0]
+        est = (est * std + mean).cpu().numpy()
+    derived, metas = [], []
+    for stem in wanted:
+        z = est[sources.index(stem)]
+        z = z if msr == sr else soxr.resample(z.T, msr, sr, quality="HQ").T
+        if z.shape[0] != y.shape[0]:  # back to the source's channel count
+            z = np.repeat(z.mean(axis=0, keepdims=True), y.shape[0], axis=0)
+        z = z[:, : y.shape[1]]
+        d, meta = _emit(ctx, args.artifact, stem, z, sr, "separate",
+                        _params(args, stem=stem, device=device))
+        meta["stem"] = stem
+        derived.append(d)
+        metas.append(meta)
+    return ToolResult(output={"derived": metas, "model": args.model, "device": device, "model_sources": sources},
+                      derived=derived)
