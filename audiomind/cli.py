@@ -28,10 +28,15 @@ trace_app = typer.Typer(
 app.add_typer(models_app, name="models")
 app.add_typer(tools_app, name="tools")
 app.add_typer(trace_app, name="trace")
-from audiomind.audit.cli import register; register(trace_app)  # noqa: E402,E702
-from audiomind.bench.cli import bench_app  # noqa: E402
 
+# Command groups that live beside their features (each module keeps its heavy imports inside commands).
+from audiomind.audit.cli import register as register_trace_commands  # noqa: E402
+from audiomind.bench.cli import bench_app  # noqa: E402
+from audiomind.judges.cli import judge_app  # noqa: E402
+
+register_trace_commands(trace_app)
 app.add_typer(bench_app, name="bench")
+app.add_typer(judge_app, name="judge")
 
 console = Console()
 err = Console(stderr=True)

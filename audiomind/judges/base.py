@@ -1,0 +1,187 @@
+"""What every judge shares: a typed record of its run that is an ordinary audiomind trace.
+
+A judge run is written as an `EvidenceState`: the question is the judge task, the artifacts are the clips
+it judged, the tool calls and front-end observations are the perception it used, every model request is
+a `ModelCall`, each reasoning step of the judge is an evidence item sourced from the judge's own call
+(tool `judge_<kind>`, category `evaluation`, whose output is the whole typed result), and the final answer
+is the verdict. So `audiomind trace validate`, the auditor and any trace viewer read judge runs unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+import uuid
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from audiomind.artifacts import make_artifact
+from audiomind.prompts import all_prompt_hashes
+from audiomind.state import (
+    Action,
+    Artifact,
+    EvidenceItem,
+    EvidenceState,
+    FinalAnswer,
+    ModelCall,
+    ModelSpec,
+    Observation,
+    Outcome,
+    PlannerDecision,
+    Question,
+    RunInfo,
+    ToolCall,
+    ToolCallRequest,
+    ToolCallStatus,
+    ToolCategory,
+    new_id,
+    utcnow,
+)
+from audiomind.trace import write_trace
+
+
+class JudgeStep(BaseModel):
+    """One step of a judge's reasoning, as text plus its machine-readable data."""
+
+    number: int
+    name: str
+    text: str
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class JudgeModels(BaseModel):
+    """Which models a judge used: a text LLM (or the transparent rules) and an audio front end."""
+
+    llm: str = "rules"
+    frontend: str = "cascade"
+
+
+def default_models() -> JudgeModels:
+    """The judges' models from the environment (AUDIOMIND_JUDGE_LLM / AUDIOMIND_JUDGE_FRONTEND): the tool
+    entry points take no model arguments, so the agent's planner cannot point them at arbitrary endpoints."""
+    return JudgeModels(llm=os.environ.get("AUDIOMIND_JUDGE_LLM", "rules") or "rules",
+                       frontend=os.environ.get("AUDIOMIND_JUDGE_FRONTEND", "cascade") or "cascade")
+
+
+def _shared_registry():
+    from audiomind.tools.manifest import ToolRegistry
+
+    return ToolRegistry.load()
+
+
+class JudgeSession:
+    """Collects one judge run as an evidence state and writes it as a trace."""
+
+    def __init__(
+        self,
+        kind: str,
+        task: str,
+        audio_paths: list[str | Path],
+        *,
+        trace_dir: str | Path | None = "traces",
+        models: JudgeModels | None = None,
+        registry: Any = None,
+        cache: Any = None,
+        inputs: dict[str, Any] | None = None,
+    ):
+        from audiomind.api import package_versions
+        from audiomind.tools.executor import ToolExecutor
+
+        self.kind = kind
+        self.t0 = time.monotonic()
+        self.models = models or JudgeModels()
+        run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + f"-judge-{kind}-" + uuid.uuid4().hex[:6]
+        self.trace_dir = Path(trace_dir) if trace_dir is not None else None
+        base = self.trace_dir if self.trace_dir is not None else Path(os.environ.get("TMPDIR", "/tmp")) / "audiomind-judges"
+        artifact_dir = (base / f"{run_id}.artifacts").resolve()
+        self.artifacts: list[Artifact] = []
+        for i, p in enumerate(audio_paths):
+            self.artifacts.append(make_artifact(f"a{i}", p, operation="input"))
+        first = str(Path(audio_paths[0]).resolve()) if audio_paths else ""
+        self.state = EvidenceState(
+            run=RunInfo(run_id=run_id, started_at=utcnow(), prompt_hashes=all_prompt_hashes(),
+                        versions=package_versions(), max_steps=8, time_budget_s=600.0, frontend_window_s=30.0,
+                        artifact_dir=str(artifact_dir)),
+            question=Question(text=task, audio_path=first, item_id=None,
+                              metadata={"judge": kind, "inputs": inputs or {}}),
+            artifacts=list(self.artifacts),
+        )
+        self.registry = registry or _shared_registry()
+        self.executor = ToolExecutor(self.registry, artifact_dir, cache=cache)
+        self.judge_call = ToolCall(step=0, tool=f"judge_{kind}", tool_version="1", category=ToolCategory.evaluation,
+                                   requested_arguments=inputs or {}, arguments=inputs or {},
+                                   status=ToolCallStatus.ok, issued_by="planner")
+        self._decisions = 0
+
+    # -- perception
+    def tool_available(self, name: str) -> bool:
+        return name in self.registry and self.registry.availability(name)[0]
+
+    def run_tools(self, requests: list[ToolCallRequest], rationale: str, issued_by: str = "frontend"):
+        """Run tool calls in parallel through the executor; they go on the record with a decision."""
+        self._decide(Action.CALL_TOOLS, rationale, requests)
+        res = self.executor.run(requests, self.state.artifacts, step=self._decisions - 1, issued_by=issued_by)
+        self.state.tool_calls.extend(res.tool_calls)
+        self.state.evidence.extend(res.evidence)
+        self.state.artifacts.extend(res.artifacts)
+        return res
+
+    def add_observation(self, obs: Observation) -> None:
+        self.state.observations.append(obs)
+
+    def add_model_call(self, call: ModelCall | None) -> None:
+        if call is not None:
+            self.state.model_calls.append(call)
+
+    def set_model_specs(self, specs: list[ModelSpec]) -> None:
+        self.state.run.models = specs
+
+    def _decide(self, action: Action, rationale: str, requests: list[ToolCallRequest] | None = None) -> None:
+        self.state.decisions.append(PlannerDecision(step=self._decisions, action=action, rationale=rationale,
+                                                    tool_calls=list(requests or []), planner=f"judge:{self.kind}"))
+        self._decisions += 1
+
+    # -- reasoning steps
+    def step(self, step: JudgeStep) -> EvidenceItem:
+        item = EvidenceItem(claim=f"[{self.kind} judge, step {step.number}: {step.name}] {step.text}",
+                            source_type="tool_call", source_id=self.judge_call.id, tool=self.judge_call.tool,
+                            category=ToolCategory.evaluation, data={"step": step.number, "name": step.name,
+                                                                    **step.data})
+        self.state.evidence.append(item)
+        return item
+
+    def note(self, text: str, data: dict[str, Any] | None = None, confidence: float | None = None) -> EvidenceItem:
+        """A judge-internal measurement or declaration (e.g. a substitute metric), sourced from the judge."""
+        item = EvidenceItem(claim=f"[{self.kind} judge] {text}", source_type="tool_call", source_id=self.judge_call.id,
+                            tool=self.judge_call.tool, category=ToolCategory.evaluation, confidence=confidence,
+                            data=data or {})
+        self.state.evidence.append(item)
+        return item
+
+    # -- the end
+    def finish(self, verdict: str, rationale: str, result: BaseModel, *, status: str = "answered",
+               reason: str = "", write: bool = True) -> Path | None:
+        """Record the verdict and the whole typed result; write the trace (atomic) unless write is False."""
+        self.judge_call.duration_s = round(time.monotonic() - self.t0, 3)
+        self.judge_call.output = result.model_dump(mode="json", exclude={"trace_path"})
+        self.state.tool_calls.append(self.judge_call)
+        self._decide(Action.ANSWER if status == "answered" else Action.STOP, rationale[:2000])
+        cited = [e.id for e in self.state.evidence if e.source_id == self.judge_call.id]
+        self.state.final_answer = FinalAnswer(text=verdict, rationale=rationale, cited_evidence_ids=cited,
+                                              answered_by=f"judge:{self.kind}")
+        self.state.evidence_summary = rationale
+        self.state.outcome = Outcome(status=status, reason=reason)  # type: ignore[arg-type]
+        self.state.run.finished_at = utcnow()
+        self.state.run.wall_time_s = round(time.monotonic() - self.t0, 3)
+        if not write or self.trace_dir is None:
+            return None
+        path = self.trace_dir / f"{self.state.run.run_id}.json"
+        write_trace(self.state, path)
+        return path
+
+
+def observation_id() -> str:
+    return new_id("obs")

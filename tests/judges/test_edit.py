@@ -1,0 +1,130 @@
+"""The edit judge offline (rules + cascade) on real edited pairs whose truth is known by construction:
+a sound added, removed, replaced, and an edit that did nothing. Tolerances: verdict labels must match the
+construction; the scores must order the cases (an effective edit above the no-op)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from audiomind import audio as aio
+from audiomind.judges import pairs
+from audiomind.judges.edit import EditJudgeResult, expectations, judge_edit, parse_instruction
+from audiomind.trace import load_trace, validate_trace_file
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def judged(edit_pairs, tmp_path_factory) -> dict[str, EditJudgeResult]:
+    traces = tmp_path_factory.mktemp("edit_traces")
+    return {name: judge_edit(p.original_path, p.edited_path, instruction=p.instruction,
+                             original_description=p.original_caption, trace_dir=traces)
+            for name, p in edit_pairs.items()}
+
+
+def test_added_sound_is_an_effective_edit(judged):
+    r = judged["add"]
+    assert r.expectation.operation == "add" and r.expectation.added == ["a telephone ringing"]
+    assert r.effectiveness.label == "effective" and r.effectiveness.score >= 0.6
+    assert r.preservation.label == "preserved"
+    assert "telephone" in r.predicted_difference.lower()
+    assert r.quality.label in ("good", "fair")
+
+
+def test_removed_sound_is_an_effective_edit(judged):
+    r = judged["delete"]
+    assert r.expectation.operation == "delete"
+    assert r.effectiveness.label == "effective" and r.effectiveness.score >= 0.6
+    assert r.preservation.score >= 0.75
+    assert "remove" in r.predicted_difference.lower()
+
+
+def test_replaced_sound_is_an_effective_edit(judged):
+    r = judged["replace"]
+    assert r.expectation.operation == "replace"
+    checks = {c["expected"]: c for c in r.effectiveness.data["checks"] if "phrase" in c}
+    assert checks["added"]["score"] >= 0.6 and checks["removed"]["score"] >= 0.6
+    assert r.effectiveness.label == "effective"
+    assert r.preservation.score >= 0.5
+
+
+def test_an_edit_that_did_nothing_is_ineffective_but_preserving(judged):
+    r = judged["noop"]
+    assert r.effectiveness.label == "ineffective" and r.effectiveness.score <= 0.3
+    assert r.preservation.label == "preserved"
+    assert "no audible difference" in r.predicted_difference.lower()
+    assert any("thoroughly" in s or "Remove" in s for s in r.suggestions)
+
+
+def test_scores_order_effective_edits_above_the_no_op(judged):
+    for name in ("add", "delete", "replace"):
+        assert judged[name].edit_score > judged["noop"].edit_score
+        assert judged[name].effectiveness.score > judged["noop"].effectiveness.score + 0.4
+    for r in judged.values():
+        assert -1.0 < r.faith_score <= 0.0 and r.faith_agreement == pytest.approx(-r.faith_score)
+
+
+def test_seven_steps_and_declared_substitutes(judged):
+    r = judged["add"]
+    assert [s.number for s in r.steps] == [1, 2, 3, 4, 5, 6, 7]
+    assert "Reference reminder" in r.steps[3].text
+    assert {"spice", "fense"} <= set(r.substitutes)
+    assert "difference.fense" in r.affected_scores["edit_score"]
+    assert "commonality.spice" in r.affected_scores["faith_score"]
+    assert r.difference_metrics.substitutes == r.substitutes
+
+
+def test_every_judge_run_writes_a_valid_trace(judged):
+    r = judged["replace"]
+    assert r.trace_path and validate_trace_file(r.trace_path) == []
+    st = load_trace(r.trace_path)
+    assert st.final_answer is not None and st.final_answer.text == r.verdict
+    assert st.outcome is not None and st.outcome.status == "answered"
+    judge_calls = [c for c in st.tool_calls if c.tool == "judge_edit"]
+    assert len(judge_calls) == 1 and judge_calls[0].category.value == "evaluation"
+    assert judge_calls[0].output["verdict"] == r.verdict
+    steps = [e for e in st.evidence if e.source_id == judge_calls[0].id and "step" in e.data]
+    assert sorted(e.data["step"] for e in steps) == [1, 2, 3, 4, 5, 6, 7]
+    assert any("substitute" in e.claim.lower() for e in st.evidence)
+    assert {"tagging", "vad", "loudness", "signal_stats"} <= {c.tool for c in st.tool_calls}
+    assert st.observations and st.observations[0].artifact_ids == ["a0", "a1"]
+    residual = [a for a in st.artifacts if a.operation == "residual"]
+    assert residual and residual[0].derived_from == "a1"
+
+
+def test_rule_parser_and_the_seeds_commonality_rule():
+    assert parse_instruction("Add a dog barking in the background") == ("add", ["a dog barking"], [])
+    assert parse_instruction("Please remove the bell from the clip.") == ("delete", [], ["the bell"])
+    assert parse_instruction("Replace the rain with applause") == ("replace", ["applause"], ["the rain"])
+    assert parse_instruction("Substitute applause for the rain") == ("replace", ["applause"], ["the rain"])
+    assert parse_instruction("make it sound warmer") is None
+    orig = "a man speaking and rain falling"
+    add = expectations("Add a dog barking", orig, None, "")
+    assert add.expected_commonality == orig and add.expected_difference == "The edited audio adds a dog barking."
+    dele = expectations("Remove the rain", orig, "a man speaking", "")
+    assert dele.expected_commonality == "a man speaking"
+    rep = expectations("Replace rain falling with applause", orig, "a man speaking and applause", "")
+    assert rep.expected_commonality == "a man speaking"
+    free = expectations("make it sound warmer", orig, None, "")
+    assert free.operation == "free-form" and free.notes
+
+
+def test_pseudo_pair_builder_keeps_the_background_bit_identical(tmp_path):
+    bgs, evs = pairs.default_sources(tmp_path / "src")
+    built = pairs.build_pairs(bgs, evs, 3, tmp_path / "out", seed=1)
+    assert [p.operation for p in built] == ["add", "delete", "replace"]
+    assert (tmp_path / "out" / "pairs.jsonl").exists() and len(pairs.load_pairs(tmp_path / "out" / "pairs.jsonl")) == 3
+    a = built[0]
+    orig, edited = aio.load(a.original_path, sr=16000), aio.load(a.edited_path, sr=16000)
+    bg = aio.load(a.params["background"], sr=16000)
+    assert np.allclose(orig, bg, atol=1e-4)  # the add's original is the background itself
+    start = int(a.params["offset_s"] * 16000)
+    assert np.allclose(edited[:start], bg[:start], atol=1e-4)  # untouched before the event
+    assert a.commonality_caption == a.original_caption
+    d = built[1]
+    assert d.commonality_caption == d.edited_caption
+    r = built[2]
+    background_caption = next(b.caption for b in bgs if b.path == r.params["background"])
+    assert r.commonality_caption == background_caption  # the intersection of the two captions
+    assert r.difference_caption.startswith("The edited audio replaces")
