@@ -1,10 +1,11 @@
 """Extra evidence-to-choice matchers for question shapes the base matcher does not cover (yet).
 
 Found by the verifiable synthetic benchmark (audiomind/bench/synthetic.py): onset times, durations,
-which of two readings is faster, which sound comes first or last, word-repetition counts that the
-event-count rule shadows, pitch comparisons and contours, language questions shadowed by the
-speech-content rule. Each matcher is a transparent comparison between recorded tool evidence and the
-choice texts, like those in `matcher`; none looks at audio itself.
+which of two readings is faster, which sound comes first or last, pitch comparisons and contours,
+loudness trends read off a crop instead of the whole clip, language questions shadowed by the
+speech-content rule, sound-source choices under a question the speech-content rule caught. Each matcher
+is a transparent comparison between recorded tool evidence and the choice texts, like those in
+`matcher`; none looks at audio itself.
 
 Hook (for the lead, who owns matcher.py): at the top of `matcher.match`, after the no-choices check,
 
@@ -31,29 +32,35 @@ from audiomind.state import EvidenceState, ToolCall
 
 # ---------------------------------------------------------------- question shapes
 
-WORD_COUNT_Q = re.compile(
-    r"\bhow many times\b.*\b(say|says|said|saying|repeat|repeats|repeated|mention|mentions|mentioned|spoken|"
-    r"utter|utters|uttered)\b|\bhow (many times|often)\b.*\bword\b")
-QUOTED = re.compile(r"[\"'“‘]([^\"'”’]+)[\"'”’]")
 ONSET_Q = re.compile(r"\b(when|(at )?(about |approximately |roughly )?(what|which) (time|second|moment|point))\b.*"
                      r"\b(start|starts|started|begin|begins|began|start(s)? to|first (heard|appear))\b"
                      r"|\bhow (many seconds|long) (before|until)\b.*\b(start|starts|begin|begins)\b")
 END_Q = re.compile(r"\b(when|(at )?(about |approximately )?(what|which) (time|second|moment))\b.*"
                    r"\b(stop|stops|stopped|end|ends|ended|finish|finishes)\b")
 DURATION_Q = re.compile(r"\bhow long\b|\bduration\b|\blength of\b|\bhow many seconds (is|does|long)\b")
-WHOLE_CLIP = re.compile(r"\b(recording|clip|audio|file|track|excerpt|sample)\b")
-RATE_Q = re.compile(r"\b(faster|more quickly|quicker|slower|more slowly|speaking rate|speech rate|speed)\b")
+NOT_DURATION = re.compile(r"\b(where|when|at (what|which) (second|time|point)|how long (before|until|after|ago))\b")
+WHOLE_CLIP = re.compile(r"\b(how long|duration|length) (is|of) (this|the) (whole |entire )?(recording|clip|audio|file|"
+                        r"track|excerpt|sample)\b|\bhow long does (this|the) (recording|clip|audio|track) last\b")
+TIME_UNIT = re.compile(r"\d\s*(s|sec|secs|seconds?|ms|milliseconds?|min|mins|minutes?)\b|\d+:\d\d|\d+(st|nd|rd|th) second")
+RATE_Q = re.compile(r"\b(faster|more quickly|quicker|slower|more slowly)\b"
+                    r"|\bat a (higher|faster|lower|slower) (speed|rate|pace)\b")
+RATE_WORDS = re.compile(r"\b(fast|faster|quick|quickly|quicker|slow|slowly|slower|speed|rate|pace|tempo)\b")
 ORDER_Q = re.compile(r"\b(which|what) (sound|noise|event|source|one)?\s*(is |was |comes |can be )?(heard |played )?"
                      r"(first|last|earliest|latest|at the (beginning|start|end))\b"
                      r"|\b(comes|heard|occurs|happens|appears|plays) (first|last)\b")
 PITCH_COMPARE_Q = re.compile(r"\b(higher|lower)\b.*\b(pitch|tone|note|sound)s?\b|\b(pitch|tone|note)s?\b.*\b(higher|lower)\b")
-CONTOUR_Q = re.compile(r"\b(pitch|melody|melodic|notes?)\b.*\b(change|direction|contour|move|go|goes|develop)\b"
-                       r"|\b(rising|falling|ascending|descending)\b")
-LANGUAGE_Q = re.compile(r"\b(what|which) language\b|\blanguage (is|was) (spoken|used)\b|\bin which language\b")
+CONTOUR_SUBJECT = re.compile(r"\b(pitch|melody|melodic|notes?|tones?)\b")
+CONTOUR_VERB = re.compile(r"\b(change|changes|changing|direction|contour|move|moves|go|goes|develop|develops|shape|"
+                          r"rising|falling|ascending|descending)\b")
+LANGUAGE_Q = re.compile(
+    r"\b(what|which) language (is|was|are|were) (being )?(spoken|used|heard)\b"
+    r"|\b(what|which) language (is|was|does|do|did) (he|she|they|it|someone|the \w+|this \w+) "
+    r"(speak|speaking|use|using|talk|talking|sing|singing)\b"
+    r"|\bin (what|which) language\b|\blanguage (is|was) (spoken|used)\b|\bwhat language is (this|that|it)\b")
 SPEECH_WORDS = re.compile(r"\b(speech|speak|speaks|speaking|speaker|talk|talking|voice|voices|said|says|words?)\b")
 
-FIRST = re.compile(r"\b(first|1st|earlier|former|one)\b")
-SECOND = re.compile(r"\b(second|2nd|later|latter|two)\b")
+FIRST = re.compile(r"\b(first|1st|earlier|former)\b")
+SECOND = re.compile(r"\b(second|2nd|later|latter)\b")
 SAME = re.compile(r"\b(same|equal|neither|both|no difference|identical)\b")
 
 
@@ -82,27 +89,48 @@ def _ids(state: EvidenceState, *calls: ToolCall | None) -> list[str]:
     return [e.id for e in state.evidence if e.source_id in keep]
 
 
-def choice_seconds(text: str) -> float | None:
-    """Seconds a choice states: '5 seconds', 'At about 5 s', '1.5', '00:06' (mm:ss), '0:01:05' (h:mm:ss)."""
+def choice_seconds(text: str, three_part: str = "hms") -> float | None:
+    """Seconds a choice states: '5 seconds', 'At about 5 s', '2 to 3 seconds' (the midpoint), '1.5',
+    '00:06' (mm:ss), '0:01:05' (h:mm:ss, or mm:ss:ff when three_part='msf', MMAR's '00:06:00' style)."""
     t = text.lower()
     m = re.search(r"\b(\d+):(\d{1,2})(?::(\d{1,2}))?\b", t)
     if m:
         a, b, c = int(m.group(1)), int(m.group(2)), m.group(3)
-        return float(a * 3600 + b * 60 + int(c)) if c is not None else float(a * 60 + b)
-    m = re.search(r"(\d+(?:\.\d+)?)\s*(ms|milliseconds?)\b", t)
+        if c is None:
+            return float(a * 60 + b)
+        return float(a * 3600 + b * 60 + int(c)) if three_part == "hms" else a * 60 + b + int(c) / 100
+    scale = 1.0
+    if re.search(r"\d\s*(ms|milliseconds?)\b", t):
+        scale = 0.001
+    elif re.search(r"\d\s*(min|mins|minutes?)\b", t):
+        scale = 60.0
+    m = re.search(r"(\d+(?:\.\d+)?)\s*(?:to|-|–|and)\s*(\d+(?:\.\d+)?)", t)
     if m:
-        return float(m.group(1)) / 1000
-    m = re.search(r"(\d+(?:\.\d+)?)\s*(min|mins|minutes?)\b", t)
-    if m:
-        return float(m.group(1)) * 60
+        return scale * (float(m.group(1)) + float(m.group(2))) / 2
     m = re.search(r"\d+(?:\.\d+)?", t)
-    return float(m.group()) if m else None
+    return scale * float(m.group()) if m else None
+
+
+def _time_choices(state: EvidenceState) -> bool:
+    """At least two choices state a time: with a unit ('5 seconds', '00:06', '10th second'), or as bare
+    numbers under a question that asks in seconds."""
+    choices = state.question.choices
+    with_unit = sum(bool(TIME_UNIT.search(c.lower())) for c in choices)
+    if with_unit >= 2:
+        return True
+    bare = sum(bool(re.fullmatch(r"\s*\d+(\.\d+)?\s*", c)) for c in choices)
+    return bare >= 2 and bool(re.search(r"\bseconds?\b", state.question.text.lower()))
 
 
 def _closest_seconds(state: EvidenceState, value: float, calls: list[ToolCall | None], what: str,
                      method: str) -> MatchResult | None:
     choices = state.question.choices
     secs = [choice_seconds(c) for c in choices]
+    duration = state.original.duration_s
+    if any(s is not None and s > duration + 1 for s in secs):  # '00:06:00' read as h:mm:ss overshoots the clip
+        alt = [choice_seconds(c, "msf") for c in choices]
+        if all(s is None or s <= duration + 1 for s in alt):
+            secs = alt
     if sum(s is not None for s in secs) < 2:
         return None
     scores = [-abs(s - value) if s is not None else -1e9 for s in secs]
@@ -120,21 +148,12 @@ def _closest_seconds(state: EvidenceState, value: float, calls: list[ToolCall | 
 # ---------------------------------------------------------------- matchers
 
 
-def match_word_repetition(state: EvidenceState, analysis: QuestionAnalysis) -> MatchResult | None:
-    """'How many times does the speaker say "X"?': count X in the transcript (the event-count rule comes
-    first in INTENTS and would count sound events instead)."""
-    q = state.question.text
-    if not WORD_COUNT_Q.search(q.lower()) or not QUOTED.search(q):
-        return None
-    return base.match_word_count(state, q, state.question.choices)
-
-
 def match_onset(state: EvidenceState, analysis: QuestionAnalysis) -> MatchResult | None:
     """'When does the speech / the ringing start?': the first VAD segment for speech, else the first
     separated sound event (count_events)."""
     q = state.question.text.lower()
     ending = bool(END_Q.search(q)) and not ONSET_Q.search(q)
-    if not (ONSET_Q.search(q) or ending):
+    if not (ONSET_Q.search(q) or ending) or not _time_choices(state):
         return None
     if SPEECH_WORDS.search(q):
         call = _whole(state, "vad")
@@ -157,9 +176,9 @@ def match_duration(state: EvidenceState, analysis: QuestionAnalysis) -> MatchRes
     """'How long is the recording?' -> probe; 'How long does the tone/speech last?' -> the span of the
     sound events (count_events) or of the speech (VAD)."""
     q = state.question.text.lower()
-    if not DURATION_Q.search(q) or re.search(r"\bhow long (before|until|after)\b", q):
+    if not DURATION_Q.search(q) or NOT_DURATION.search(q) or not _time_choices(state):
         return None
-    if WHOLE_CLIP.search(q) and not re.search(r"\b(tone|beep|sound|note|speech|silence|pause|ring)\b", q):
+    if WHOLE_CLIP.search(q):
         call = _whole(state, "probe")
         value = (call.output or {}).get("duration_s") if call else None
         if value is None:
@@ -228,8 +247,9 @@ def match_speech_rate(state: EvidenceState, analysis: QuestionAnalysis) -> Match
     if not RATE_Q.search(q):
         return None
     roles = _which_of_two(state.question.choices)
-    if "first" not in roles or "second" not in roles:
-        return None
+    positional = [c for c, r in zip(state.question.choices, roles) if r in ("first", "second")]
+    if "first" not in roles or "second" not in roles or any(RATE_WORDS.search(c.lower()) for c in positional):
+        return None  # the choices must name positions only ('the second half was played slowly' asks otherwise)
     vad = _whole(state, "vad")
     segs = [(float(s["start_s"]), float(s["end_s"])) for s in ((vad.output or {}).get("segments") or [])] if vad else []
     groups = _two_groups(segs)
@@ -260,9 +280,22 @@ def match_speech_rate(state: EvidenceState, analysis: QuestionAnalysis) -> Match
     return _pick_two(state, verdict, why, [vad, asr], "speech_rate", confident=ratio >= 1.3 or ratio < 1.05)
 
 
+def _stems(text: str) -> set[str]:
+    """Content words with a plural / -ing ending cut, so 'beeps' meets 'Beep, bleep' and 'ringing' 'Ring'."""
+    out = set()
+    for w in set(base._words(text)) - base.STOPWORDS:
+        for suf in ("ing", "es", "s"):
+            if w.endswith(suf) and len(w) - len(suf) >= 3:
+                w = w[: -len(suf)]
+                break
+        out.add(w)
+    return out
+
+
 def match_event_order(state: EvidenceState, analysis: QuestionAnalysis) -> MatchResult | None:
     """'Which sound is heard first/last?': the tagging events of the whole clip, each attributed to the
-    choice closest to its label in meaning; the choice whose events start earliest (end latest)."""
+    choice closest to its label in meaning; each time step goes to the choice with the most event score
+    there; the answer is the choice that wins a step earliest (latest)."""
     q = state.question.text.lower()
     m = ORDER_Q.search(q)
     if not m:
@@ -279,20 +312,32 @@ def match_event_order(state: EvidenceState, analysis: QuestionAnalysis) -> Match
     sims = similarity(choices, labels)
     label_choice: dict[str, int] = {}
     for j, label in enumerate(labels):
-        lw = set(base._words(label)) - base.STOPWORDS
-        scored = [float(sims[i, j]) + (0.25 if lw & (set(base._words(c)) - base.STOPWORDS) else 0.0)
-                  for i, c in enumerate(choices)]
+        lw = _stems(label)
+        scored = [float(sims[i, j]) + (0.25 if lw & _stems(c) else 0.0) for i, c in enumerate(choices)]
         best = max(range(len(choices)), key=lambda i: scored[i])
         ranked = sorted(scored, reverse=True)
         if ranked[0] >= 0.35 and (len(ranked) == 1 or ranked[0] - ranked[1] >= 0.05):
             label_choice[label] = best
+    owned = [(e, label_choice[str(e["label"])]) for e in events if str(e["label"]) in label_choice]
+    if not owned:
+        return None
+    # Per time step, the choice whose events there sum to the most wins the step (AudioSet labels overlap:
+    # a ringing phone is also 'Alarm'); a choice is heard from its first won step to its last.
+    step = 0.24
+    end = max(float(e["end_s"]) for e, _ in owned)
     when: dict[int, float] = {}
-    for e in events:
-        i = label_choice.get(str(e["label"]))
-        if i is None:
-            continue
-        t = float(e["end_s"] if last else e["start_s"])
-        when[i] = max(when.get(i, t), t) if last else min(when.get(i, t), t)
+    t = 0.0
+    while t < end:
+        mid = t + step / 2
+        strength: dict[int, float] = {}
+        for e, i in owned:
+            if float(e["start_s"]) <= mid < float(e["end_s"]):
+                strength[i] = strength.get(i, 0.0) + float(e.get("score", 0.0))
+        if strength:
+            i = max(strength, key=lambda k: strength[k])
+            mark = t + step if last else t
+            when[i] = max(when.get(i, mark), mark) if last else min(when.get(i, mark), mark)
+        t += step
     if len(when) < 2:
         return None
     idx = max(when, key=lambda i: when[i]) if last else min(when, key=lambda i: when[i])
@@ -301,7 +346,8 @@ def match_event_order(state: EvidenceState, analysis: QuestionAnalysis) -> Match
     scores = [round(when[i], 3) if i in when else (-1.0 if last else 1e9) for i in range(len(choices))]
     return MatchResult(
         choice_index=idx, method="event_order", scores=[s if s != 1e9 else 9999.0 for s in scores],
-        rationale="tagging events by choice: " + ", ".join(f"{choices[i]!r} {'ends' if last else 'starts'} "
+        rationale="tagging events by choice (each 0.24 s step to the choice with the most event score there): "
+        + ", ".join(f"{choices[i]!r} {'ends' if last else 'starts'} "
                                                            f"at {t:.2f} s" for i, t in ordered)
         + f"; so {choices[idx]!r} is heard {'last' if last else 'first'}.",
         cited_evidence_ids=_ids(state, call), confident=gap >= 0.5,
@@ -438,7 +484,7 @@ def _contour(hz: list[float]) -> str:
 def match_pitch_contour(state: EvidenceState, analysis: QuestionAnalysis) -> MatchResult | None:
     """'How does the pitch change?': the contour of the reported notes (rising, falling, flat, arch, valley)."""
     q = state.question.text.lower()
-    if not CONTOUR_Q.search(q) or PITCH_COMPARE_Q.search(q):
+    if not (CONTOUR_SUBJECT.search(q) and CONTOUR_VERB.search(q)) or PITCH_COMPARE_Q.search(q):
         return None
     notes, call = pitch_notes(state)
     if not notes:
@@ -465,15 +511,67 @@ def match_pitch_contour(state: EvidenceState, analysis: QuestionAnalysis) -> Mat
     )
 
 
+LOUDNESS_Q = re.compile(r"\b(loud|louder|loudness|quiet|quieter|volume|soft(er)?|fade[sd]?|fading|crescendo|"
+                        r"decrescendo|intensity|level)\b")
+WHOLE_SPAN = re.compile(r"\b(from (the )?(start|beginning) to (the )?(end|finish)|over the course of|throughout|"
+                        r"over time|whole|entire|overall)\b")
+
+
+def match_loudness_whole(state: EvidenceState, analysis: QuestionAnalysis) -> MatchResult | None:
+    """'How does the loudness change (from start to end)?': the trend of the WHOLE clip's loudness curve.
+    The base matcher reads the latest loudness call, which after a crop + re-listen (the planner crops on
+    'start'/'end') describes only the cropped part."""
+    q = state.question.text.lower()
+    if not LOUDNESS_Q.search(q):
+        return None
+    latest = base._latest(state, "loudness")
+    call = _whole(state, "loudness")
+    if call is None or latest is None:
+        return None
+    cropped = call.id != latest.id
+    if cropped and not WHOLE_SPAN.search(q) and re.search(r"\b(first|last|final|opening|beginning|end|ending)\b", q):
+        return None  # the question asks about a part; the crop's evidence is the right one
+    out = call.output or {}
+    trend, change = out.get("trend"), out.get("change_db")
+    if trend not in base.TREND_WORDS:
+        return None
+    choices = state.question.choices
+    scores = [1.0 if re.search(base.TREND_WORDS[trend], c.lower()) else 0.0 for c in choices]
+    note, confident = "", True
+    if not max(scores) and trend == "fluctuating":
+        # the level moves about (e.g. speech and its pauses) without a trend the tool's rule accepts (a fitted
+        # change large against the spread): of choices that offer no 'fluctuating', 'no overall change' fits
+        scores = [1.0 if re.search(base.TREND_WORDS["steady"], c.lower()) else 0.0 for c in choices]
+        note, confident = " (no monotonic trend by the tool's rule: the change is small against the spread)", False
+    if not max(scores) or (not cropped and not note):
+        return None  # nothing to add: the base matcher reads this same whole-clip trend
+    idx = scores.index(1.0)
+    return MatchResult(choice_index=idx, method="loudness_trend_whole", scores=scores,
+                       rationale=f"the whole clip's loudness trend is {trend!r} (change {change} dB){note}; "
+                       f"choice {choices[idx]!r} describes that.",
+                       cited_evidence_ids=_ids(state, call), confident=confident)
+
+
 def match_language_first(state: EvidenceState, analysis: QuestionAnalysis) -> MatchResult | None:
     """'What language is spoken?': the detected language, when a multilingual ASR model detected it (the
     speech-content rule comes first in INTENTS and would compare transcript words with language names)."""
     if not LANGUAGE_Q.search(state.question.text.lower()):
         return None
     calls = [c for c in _calls(state, "asr", None) if (c.output or {}).get("model") not in (None, "tiny.en")]
-    if not calls:
+    code = (calls[-1].output or {}).get("language") if calls else None
+    if not code:
         return None
-    return base.match_language(state, state.question.choices)
+    name = base.LANGUAGES.get(str(code), str(code))
+    choices = state.question.choices
+    scores = [1.0 if any(w in name.split() for w in base._words(c)) else 0.0 for c in choices]
+    if not max(scores):
+        return None
+    idx = scores.index(1.0)
+    prob = (calls[-1].output or {}).get("language_probability")
+    return MatchResult(choice_index=idx, method="language_code", scores=scores,
+                       rationale=f"multilingual Whisper ({calls[-1].output.get('model')}) detected {code!r} ({name}, "
+                       f"probability {prob}); choice {choices[idx]!r} names it.",
+                       cited_evidence_ids=_ids(state, calls[-1]), confident=bool(prob and prob >= 0.5))
 
 
 def match_sources_not_speech(state: EvidenceState, analysis: QuestionAnalysis) -> MatchResult | None:
@@ -494,12 +592,12 @@ def match_sources_not_speech(state: EvidenceState, analysis: QuestionAnalysis) -
 
 
 MATCHERS: tuple[Callable[[EvidenceState, QuestionAnalysis], MatchResult | None], ...] = (
-    match_word_repetition,
     match_language_first,
     match_speech_rate,
     match_onset,
     match_duration,
     match_event_order,
+    match_loudness_whole,
     match_pitch_compare,
     match_pitch_contour,
     match_sources_not_speech,

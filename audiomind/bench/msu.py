@@ -1,0 +1,611 @@
+"""MSU-Bench (speaker-centric multi-speaker conversation understanding): read its per-task QA JSON files,
+present the audio by the benchmark's own rules, score by letter match with its diagnostic error types.
+
+Format (ASLP-lab/MSU-Bench, bench_evaluation_pipeline): one JSON file per (conversation segment, task),
+at `<lang>/<scenario>/<QA_short|QA_long>/<segment>/level<N>/<task>.json` after the upstream merge step or
+`.../4_qa_results/level<N>/<task>.json` in the generation samples. Its `result` (or `qa_result`) list
+starts with `{"speaker_meta": {"spk_a": [seg, ...], "spk_b": [...]}}`, each seg holding `start_time`,
+`end_time`, `transcript`, `spk_id`, `spk_index`, ...; then come the questions: `question`,
+`question_type` (the speaker-referencing scheme: no_index, time_index, transcript_index, speaker_index,
+complex_index; reverse_retrival / reverse_count are left out of the main scores, as in the paper),
+optional `pair` {"left": "spk_a[0]", "right": "spk_b[0]"} for verification, `options` ["A. ...", ...],
+letter `answer`, `answer_text`, and `rationale` naming what each option represents ("A. wrong speaker",
+"B. hallucination", "C. unknown", "D. ground truth", or the same without letters, aligned with options).
+The task comes from the file name (Chinese prompt names such as 说话人识别能力-说话人验证任务, or English
+codes/names); the tier from the task (16 tasks, 5 capabilities, 2 tiers).
+
+Audio selection (the benchmark's rules):
+  - no_index + verification pair -> the two clips of the pair (left, right)
+  - no_index, anything else      -> the target speaker's first registration snippet (spk_a[0])
+  - level >= 2 with no_index     -> additionally the whole conversation
+  - every other scheme           -> the whole conversation only
+Clips are cut (numpy, 16 kHz mono) into a work directory. A BenchItem's `audio_path` is the first clip and
+`extra_audio` the rest. Agents that take one audio input can be given `pack="concat"`: one file holding the
+clips in order with 1 s of silence between them, and the question prefixed with where each clip lies.
+
+Scoring: the agent answers with an option; its letter is compared with `answer`. A wrong letter is
+classified by that option's rationale (wrong_speaker / hallucination / unknown / other_wrong); no usable
+letter is `instruction_not_follow`. Accuracy is reported by task, capability, tier, language x tier and
+index scheme x tier, with the error-type shares per tier (the upstream summary's six views).
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from audiomind import audio as audio_io
+from audiomind.bench.items import BenchItem, ItemResult
+
+BENCHMARK = "msu"
+SR = 16000
+
+# code -> (tier, capability, label)
+TASKS: dict[str, tuple[int, str, str]] = {
+    "RSR": (1, "SID", "Reverse Speaker Retrieval"),
+    "SR": (1, "SID", "Speaker Retrieval"),
+    "SVS": (1, "SID", "Speaker-specific Viewpoint Summarization"),
+    "SC": (1, "SID", "Speaker Counting"),
+    "SV": (1, "SID", "Speaker Verification"),
+    "AI": (1, "SAR", "Accent Identification"),
+    "AR": (1, "SAR", "Age Recognition"),
+    "GI": (1, "SAR", "Gender Identification"),
+    "ER": (1, "SAR", "Emotion Recognition"),
+    "SP": (1, "SAR", "Speaker Profiling"),
+    "BI": (2, "DSR", "Background Inference"),
+    "RII": (2, "DSR", "Role/Identity Identification"),
+    "DAR": (2, "DSA", "Dialogue Act Recognition"),
+    "QASI": (2, "DSA", "Q&A Structure Identification"),
+    "EIR": (2, "DCR", "Emotion Interaction Reasoning"),
+    "MSVS": (2, "DCR", "Multi-speaker Viewpoint Summarization"),
+}
+CAPABILITIES = {
+    "SID": "Speaker Identification",
+    "SAR": "Speaker Attribute Recognition",
+    "DSR": "Dialogue Scene Reasoning",
+    "DSA": "Dialogue Structure Analysis",
+    "DCR": "Dialogue Contextual Reasoning",
+}
+# distinctive pieces of the upstream task-file names (Chinese prompt names and English spellings)
+_TASK_KEYS: dict[str, tuple[str, ...]] = {
+    "RSR": ("说话人反向检索", "反向检索", "reverse-speaker-retrieval", "reverse_speaker_retrieval", "reverse-retrieval",
+            "reverse_retrieval"),
+    "SR": ("说话人检索", "speaker-retrieval", "speaker_retrieval"),
+    "SVS": ("说话人观点总结任务", "speaker-specific-viewpoint", "speaker-viewpoint", "speaker_viewpoint"),
+    "SC": ("说话人计数", "speaker-counting", "speaker_counting"),
+    "SV": ("说话人验证", "speaker-verification", "speaker_verification"),
+    "AI": ("口音识别", "accent-identification", "accent_identification", "accent-recognition"),
+    "AR": ("年龄段识别", "年龄识别", "age-recognition", "age_recognition"),
+    "GI": ("性别识别", "gender-identification", "gender_identification", "gender-recognition"),
+    "ER": ("说话人属性识别能力-情感识别", "情感识别", "emotion-recognition", "emotion_recognition"),
+    "SP": ("说话人画像", "speaker-profiling", "speaker_profiling"),
+    "BI": ("对话背景推理", "background-inference", "background_inference"),
+    "RII": ("对话身份识别", "role-identification", "identity-identification", "role_identity"),
+    "DAR": ("对话行为识别", "dialogue-act", "dialogue_act", "dialog-act"),
+    "QASI": ("问答结构识别", "qa-structure", "qa_structure", "q&a-structure"),
+    "EIR": ("多说话人情感交互", "emotion-interaction", "emotion_interaction"),
+    "MSVS": ("多说话人观点总结", "multi-speaker-viewpoint", "multi_speaker_viewpoint"),
+}
+INDEX_SCHEMES = ("no_index", "time_index", "transcript_index", "speaker_index", "complex_index")
+REVERSE_TYPES = ("reverse_count", "reverse_retrival", "reverse_retrieval")
+ERROR_TYPES = ("wrong_speaker", "hallucination", "unknown", "instruction_not_follow")
+
+_OPTION = re.compile(r"^\s*([A-Za-z])\s*[.)、．:：]\s*(.*)$", re.DOTALL)
+_PAIR_REF = re.compile(r"^(spk_[A-Za-z0-9]+)\[(\d+)\]$")
+_LEVEL = re.compile(r"level(\d+)", re.IGNORECASE)
+_CJK = re.compile(r"[\u4e00-\u9fff]")
+
+
+# ---------------------------------------------------------------- reading
+
+
+def classify_task(stem: str) -> str | None:
+    """Task code from a task-file stem (a code itself, a Chinese prompt name or an English spelling).
+    Longer keys are tried first so '多说话人观点总结' (MSVS) is not read as '说话人观点总结' (SVS)."""
+    s = (stem or "").strip()
+    if s.upper() in TASKS:
+        return s.upper()
+    low = s.lower()
+    pairs = sorted(((k, code) for code, keys in _TASK_KEYS.items() for k in keys), key=lambda p: -len(p[0]))
+    for key, code in pairs:
+        if key.lower() in low:
+            return code
+    return None
+
+
+def split_meta(data: dict[str, Any]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(speaker_meta, questions) from a task file's `result` / `qa_result` / `questions` list."""
+    meta: dict[str, Any] = data.get("speaker_meta") or {}
+    for key in ("result", "qa_result", "questions"):
+        arr = data.get(key)
+        if isinstance(arr, list) and arr:
+            questions = []
+            for entry in arr:
+                if not isinstance(entry, dict):
+                    continue
+                if "speaker_meta" in entry and not questions:
+                    meta = entry.get("speaker_meta") or meta
+                elif "question" in entry or "options" in entry:
+                    questions.append(entry)
+            return meta, questions
+    return meta, []
+
+
+def option_letters(options: list[str]) -> list[str]:
+    """The letter of each option ("A. yes" -> "A"); positional A, B, ... where an option has none."""
+    out = []
+    for i, opt in enumerate(options or []):
+        m = _OPTION.match(str(opt))
+        out.append(m.group(1).upper() if m else chr(65 + i))
+    return out
+
+
+def option_text(option: str) -> str:
+    m = _OPTION.match(str(option))
+    return (m.group(2) if m else str(option)).strip()
+
+
+def resolve_ref(ref: str, speaker_meta: dict[str, Any]) -> dict[str, Any]:
+    """A verification pair's `spk_a[0]`-style reference -> that registration segment."""
+    m = _PAIR_REF.match((ref or "").strip())
+    if not m:
+        raise ValueError(f"bad pair reference {ref!r} (expected like 'spk_a[0]')")
+    segs = speaker_meta.get(m.group(1))
+    idx = int(m.group(2))
+    if not isinstance(segs, list) or idx >= len(segs):
+        raise KeyError(f"pair reference {ref!r} not in speaker_meta")
+    return segs[idx]
+
+
+def first_registration(speaker_meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The target speaker's first registration snippet: spk_a[0], else the first segment listed."""
+    segs = speaker_meta.get("spk_a")
+    if isinstance(segs, list) and segs:
+        return segs[0]
+    for v in speaker_meta.values():
+        if isinstance(v, list) and v:
+            return v[0]
+    return None
+
+
+@dataclass
+class Clip:
+    """One piece of audio to present: a [start, end] window of the conversation, or all of it (None)."""
+
+    label: str
+    start_s: float | None = None
+    end_s: float | None = None
+
+
+def audio_plan(question: dict[str, Any], speaker_meta: dict[str, Any], level: int) -> list[Clip]:
+    """Which audio the benchmark presents for this question (see the module doc)."""
+    qtype = str(question.get("question_type") or "").strip().lower()
+    pair = question.get("pair")
+    full = Clip("Full conversation audio")
+    if qtype == "no_index" and isinstance(pair, dict) and pair.get("left") and pair.get("right"):
+        clips = []
+        for n, ref in ((1, pair["left"]), (2, pair["right"])):
+            seg = resolve_ref(ref, speaker_meta)
+            if seg.get("start_time") is None or seg.get("end_time") is None:
+                raise ValueError(f"pair segment {ref} has no time")
+            clips.append(Clip(f"Clip {n}", float(seg["start_time"]), float(seg["end_time"])))
+        return clips + ([full] if level >= 2 else [])
+    if qtype == "no_index":
+        seg = first_registration(speaker_meta)
+        if seg is None or seg.get("start_time") is None or seg.get("end_time") is None:
+            raise ValueError("no_index question without a timed registration snippet in speaker_meta")
+        return [Clip("Target speaker snippet", float(seg["start_time"]), float(seg["end_time"]))] + (
+            [full] if level >= 2 else [])
+    return [full]
+
+
+@dataclass
+class TaskFile:
+    path: Path
+    data: dict[str, Any]
+    task: str
+    level: int
+    language: str
+    scenario: str
+    segment: str
+    source_audio: Path | None
+    speaker_meta: dict[str, Any] = field(default_factory=dict)
+    questions: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _level(path: Path, data: dict[str, Any], task: str | None) -> int:
+    for text in (str(path).replace("\\", "/"), str((data.get("_msu_meta") or {}).get("level", "")),
+                 str(data.get("prompt_relpath", "")), str(data.get("prompt_file", ""))):
+        m = _LEVEL.search(text)
+        if m:
+            return int(m.group(1))
+    return TASKS[task][0] if task else 1
+
+
+def _language(path: Path, root: Path | None, data: dict[str, Any], questions: list[dict[str, Any]]) -> str:
+    lang = (data.get("_msu_meta") or {}).get("language")
+    if lang:
+        return {"cn": "zh"}.get(str(lang), str(lang))
+    parts = path.relative_to(root).parts if root and root in path.parents else path.parts
+    for p in parts:
+        if p.lower() in ("zh", "cn", "bench_cn", "qa_cn"):
+            return "zh"
+        if p.lower() in ("en", "bench_en", "qa_en"):
+            return "en"
+    text = " ".join(str(q.get("question", "")) for q in questions)
+    return "zh" if _CJK.search(text) else "en"
+
+
+def _find_audio(path: Path, root: Path | None, hint: str | None) -> Path | None:
+    """`source_audio` as given (absolute), else relative to the task file's folder or any folder above it
+    (the samples keep it relative to the conversation folder two levels up)."""
+    if not hint:
+        return None
+    h = Path(hint)
+    if h.is_absolute():
+        return h if h.exists() else None
+    for base in [path.parent, *path.parents, *([root] if root else [])]:
+        cand = (base / h)
+        if cand.exists():
+            return cand.resolve()
+    return None
+
+
+def read_task_file(path: str | Path, root: str | Path | None = None) -> TaskFile | None:
+    """One task file, or None when it holds no questions or its task cannot be named."""
+    path = Path(path).resolve()
+    rootp = Path(root).resolve() if root else None
+    data = json.loads(path.read_text(encoding="utf-8"))
+    meta = data.get("_msu_meta") or {}
+    task = classify_task(str(meta.get("task_stem") or path.stem.replace(".bak", "")))
+    speaker_meta, questions = split_meta(data)
+    if task is None or not questions:
+        return None
+    rel = path.relative_to(rootp).parts if rootp and rootp in path.parents else path.parts
+    level_idx = next((i for i, p in enumerate(rel) if _LEVEL.fullmatch(p)), None)
+    segment = str(meta.get("segment") or (rel[level_idx - 1] if level_idx else path.parent.name))
+    scenario = str(meta.get("scenario") or (rel[1] if rootp and len(rel) > 4 else "unknown"))
+    return TaskFile(path=path, data=data, task=task, level=_level(path, data, task),
+                    language=_language(path, rootp, data, questions), scenario=scenario, segment=segment,
+                    source_audio=_find_audio(path, rootp, data.get("source_audio")),
+                    speaker_meta=speaker_meta, questions=questions)
+
+
+def find_task_files(root: str | Path) -> list[TaskFile]:
+    """Every readable task file under `root` (sorted by path)."""
+    root = Path(root).resolve()
+    out = []
+    for p in sorted(root.rglob("*.json")):
+        if p.name.startswith("."):
+            continue
+        try:
+            tf = read_task_file(p, root)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+        if tf is not None:
+            out.append(tf)
+    return out
+
+
+# ---------------------------------------------------------------- items
+
+
+class _AudioCache:
+    """Loads each conversation once per build and writes each distinct cut once (named by its content key)."""
+
+    def __init__(self, work_dir: Path):
+        self.dir = work_dir
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._loaded: dict[str, np.ndarray] = {}
+
+    def samples(self, src: Path) -> np.ndarray:
+        key = str(src)
+        if key not in self._loaded:
+            self._loaded[key] = audio_io.load(src, sr=SR, mono=True)
+        return self._loaded[key]
+
+    def cut(self, src: Path, start_s: float | None, end_s: float | None) -> Path:
+        if start_s is None and end_s is None:
+            return src
+        key = hashlib.sha1(f"{src}|{start_s}|{end_s}".encode()).hexdigest()[:16]
+        out = self.dir / f"{src.stem[:40]}-{key}.wav"
+        if not out.exists():
+            y = self.samples(src)
+            a = max(0, round((start_s or 0.0) * SR))
+            b = len(y) if end_s is None else min(len(y), round(end_s * SR))
+            if b <= a:
+                raise ValueError(f"empty cut {start_s}-{end_s} s of {src}")
+            audio_io.write_wav(out, y[a:b], SR)
+        return out
+
+    def concat(self, paths: list[Path], gap_s: float = 1.0) -> tuple[Path, list[tuple[float, float]]]:
+        key = hashlib.sha1("|".join(map(str, paths)).encode()).hexdigest()[:16]
+        out = self.dir / f"packed-{key}.wav"
+        spans, parts, t = [], [], 0.0
+        for i, p in enumerate(paths):
+            y = audio_io.load(p, sr=SR, mono=True)
+            spans.append((round(t, 3), round(t + len(y) / SR, 3)))
+            parts.append(y)
+            t += len(y) / SR
+            if i < len(paths) - 1:
+                parts.append(np.zeros(int(gap_s * SR), dtype=np.float32))
+                t += gap_s
+        if not out.exists():
+            audio_io.write_wav(out, np.concatenate(parts), SR)
+        return out, spans
+
+
+def _item_id(tf: TaskFile, qi: int, root: Path | None) -> str:
+    rel = str(tf.path.relative_to(root)) if root and root in tf.path.parents else str(tf.path)
+    digest = hashlib.sha1(rel.encode()).hexdigest()[:10]
+    return f"msu-{tf.language}-{tf.task}-L{tf.level}-{digest}-q{qi:02d}"
+
+
+def build_items(source: str | Path | Iterable[TaskFile], work_dir: str | Path, *, keep_reverse: bool = False,
+                pack: str = "separate", root: str | Path | None = None) -> list[BenchItem]:
+    """BenchItems for every question: the presented clips cut into `work_dir`, the choices the option texts
+    (letters stripped; the chosen index maps back to the letter), `answer` the letter.
+
+    pack: "separate" (first clip in audio_path, the others in extra_audio) or "concat" (one file with the
+    clips 1 s apart; the question says where each clip lies).
+    """
+    if pack not in ("separate", "concat"):
+        raise ValueError("pack must be 'separate' or 'concat'")
+    if isinstance(source, (str, Path)):
+        rootp = Path(root or source).resolve()
+        files = find_task_files(source)
+    else:
+        rootp = Path(root).resolve() if root else None
+        files = list(source)
+    cache = _AudioCache(Path(work_dir))
+    items = []
+    for tf in files:
+        for qi, q in enumerate(tf.questions):
+            qtype = str(q.get("question_type") or "").strip().lower()
+            if qtype in REVERSE_TYPES and not keep_reverse:
+                continue
+            options = [str(o) for o in q.get("options") or []]
+            letters = option_letters(options)
+            meta = {
+                "task": tf.task, "task_label": TASKS[tf.task][2], "capability": TASKS[tf.task][1],
+                "tier": TASKS[tf.task][0], "level": tf.level, "language": tf.language, "scenario": tf.scenario,
+                "segment": tf.segment, "question_type": qtype,
+                "index_scheme": qtype if qtype in INDEX_SCHEMES else "unknown_index",
+                "letters": letters, "rationale": q.get("rationale"), "pack": pack,
+            }
+            raw = {"file": str(tf.path), "question_index": qi, "question": q, "source_audio": str(tf.source_audio)}
+            item_id = _item_id(tf, qi, rootp)
+            base = {"id": item_id, "benchmark": BENCHMARK, "choices": [option_text(o) for o in options],
+                        "answer": str(q.get("answer") or "").strip().upper() or None, "raw": raw}
+            if tf.source_audio is None or not tf.source_audio.exists():
+                items.append(BenchItem(**base, audio_path=str(tf.source_audio or ""), question=str(q.get("question")),
+                                       metadata={**meta, "clips": []}))
+                continue
+            plan = audio_plan(q, tf.speaker_meta, tf.level)
+            paths = [cache.cut(tf.source_audio, c.start_s, c.end_s) for c in plan]
+            clips_meta = [{"label": c.label, "start_s": c.start_s, "end_s": c.end_s, "path": str(p)}
+                          for c, p in zip(plan, paths)]
+            text = str(q.get("question") or "").strip()
+            if pack == "concat" and len(paths) > 1:
+                packed, spans = cache.concat(paths)
+                where = "; ".join(f"{c.label}: {a:.2f}-{b:.2f} s" for c, (a, b) in zip(plan, spans))
+                text = f"(This audio holds {len(paths)} clips one after another, 1 s apart. {where}.)\n{text}"
+                items.append(BenchItem(**base, audio_path=str(packed), question=text,
+                                       metadata={**meta, "clips": clips_meta, "packed_spans": spans}))
+            else:
+                items.append(BenchItem(**base, audio_path=str(paths[0]), extra_audio=[str(p) for p in paths[1:]],
+                                       question=text, metadata={**meta, "clips": clips_meta}))
+    return items
+
+
+# ---------------------------------------------------------------- scoring
+
+_LETTER = re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])")
+
+
+def predicted_letter(item: BenchItem, result: ItemResult | dict[str, Any]) -> str | None:
+    """The option letter the agent chose: from the chosen index, else from its text (a bare letter, a
+    'Final answer: X' line, or an option's text verbatim); None when no allowed letter can be read."""
+    r = result if isinstance(result, dict) else result.model_dump()
+    letters: list[str] = list(item.metadata.get("letters") or option_letters(item.raw.get("question", {}).get("options", [])))
+    idx = r.get("choice_index")
+    if isinstance(idx, int) and 0 <= idx < len(letters):
+        return letters[idx]
+    pred = str(r.get("prediction") or "").strip()
+    if not pred:
+        return None
+    norm = pred.casefold()
+    for letter, choice in zip(letters, item.choices):
+        if norm == choice.strip().casefold():
+            return letter
+    m = re.search(r"(final answer|answer|最后答案|答案)\s*[:：]?\s*([A-Za-z])\b", pred, re.IGNORECASE)
+    if m and m.group(2).upper() in letters:
+        return m.group(2).upper()
+    if len(pred) <= 3 and pred.strip(" .)").upper() in letters:
+        return pred.strip(" .)").upper()
+    found = [x for x in _LETTER.findall(pred.upper()) if x in letters]
+    return found[-1] if len(set(found)) == 1 else None
+
+
+def _rationale_tag(text: str) -> str:
+    s = (text or "").strip().lower()
+    if "幻觉" in s or "hallucinat" in s:
+        return "hallucination"
+    if any(k in s for k in ("无法判断", "证据不足", "信息不足", "unknown", "cannot determine", "insufficient")):
+        return "unknown"
+    if ("错" in s and "说话人" in s) or re.search(r"wrong[ _-]speaker", s):
+        return "wrong_speaker"
+    if any(k in s for k in ("正确", "标准答案", "参考答案", "ground truth", "ground_truth", "correct")):
+        return "ground_truth"
+    return "other"
+
+
+def rationale_map(rationale: Any, letters: list[str]) -> dict[str, str]:
+    """letter -> wrong_speaker | hallucination | unknown | ground_truth | other, from `rationale`
+    (letter-prefixed entries, or entries aligned with the options)."""
+    if not isinstance(rationale, list) or not rationale:
+        return {}
+    out: dict[str, str] = {}
+    prefixed = [_OPTION.match(str(r)) for r in rationale]
+    if any(prefixed):
+        for m in prefixed:
+            if m:
+                out[m.group(1).upper()] = _rationale_tag(m.group(2))
+        return out
+    for letter, r in zip(letters, rationale):
+        out[letter] = _rationale_tag(str(r))
+    return out
+
+
+def error_class(item: BenchItem, result: ItemResult | dict[str, Any]) -> str:
+    """correct | wrong_speaker | hallucination | unknown | other_wrong | instruction_not_follow."""
+    letters = list(item.metadata.get("letters") or [])
+    pred = predicted_letter(item, result)
+    if pred is None or (letters and pred not in letters):
+        return "instruction_not_follow"
+    if item.answer and pred == item.answer:
+        return "correct"
+    tag = rationale_map(item.metadata.get("rationale"), letters).get(pred, "other")
+    return tag if tag in ("wrong_speaker", "hallucination", "unknown") else "other_wrong"
+
+
+def msu_score(item: BenchItem, result: ItemResult) -> bool | None:
+    """The runner's scorer: letter match; None when the item never ran (missing audio)."""
+    if item.answer is None or result.status == "missing_audio":
+        return None
+    return error_class(item, result) == "correct"
+
+
+@dataclass
+class Bucket:
+    total: int = 0
+    correct: int = 0
+    wrong_speaker: int = 0
+    hallucination: int = 0
+    unknown: int = 0
+    other_wrong: int = 0
+    instruction_not_follow: int = 0
+
+    def add(self, cls: str) -> None:
+        self.total += 1
+        if cls == "correct":
+            self.correct += 1
+        else:
+            setattr(self, cls, getattr(self, cls) + 1)
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.total if self.total else None
+
+    @property
+    def wrong(self) -> int:
+        return self.total - self.correct
+
+    def as_dict(self) -> dict[str, Any]:
+        d = {k: getattr(self, k) for k in ("total", "correct", "wrong_speaker", "hallucination", "unknown",
+                                           "other_wrong", "instruction_not_follow")}
+        d["accuracy"] = round(self.accuracy, 4) if self.accuracy is not None else None
+        w = self.wrong
+        d["error_share"] = {
+            "wrong_speaker": round(self.wrong_speaker / w, 4) if w else 0.0,
+            "hallucination": round(self.hallucination / w, 4) if w else 0.0,
+            "unknown": round((self.unknown + self.other_wrong) / w, 4) if w else 0.0,  # upstream folds other in
+            "instruction_not_follow": round(self.instruction_not_follow / w, 4) if w else 0.0,
+        }
+        return d
+
+
+def summarize(items: Iterable[BenchItem], results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Accuracy and error classes by task, capability, tier, language x tier, index scheme x tier.
+    Items without a committed result, or that never ran (missing audio), are left out."""
+    views: dict[str, dict[str, Bucket]] = {v: defaultdict(Bucket) for v in
+                                           ("task", "capability", "tier", "language", "index_scheme")}
+    overall = Bucket()
+    for it in items:
+        r = results.get(it.id)
+        if r is None or r.get("status") == "missing_audio" or it.answer is None:
+            continue
+        cls = error_class(it, r)
+        m = it.metadata
+        tier = int(m.get("tier") or TASKS.get(str(m.get("task")), (0,))[0])
+        overall.add(cls)
+        views["task"][str(m.get("task"))].add(cls)
+        views["capability"][str(m.get("capability"))].add(cls)
+        views["tier"][f"tier{tier}"].add(cls)
+        views["language"][f"{m.get('language')}/tier{tier}"].add(cls)
+        views["index_scheme"][f"tier{tier}/{m.get('index_scheme')}"].add(cls)
+    return {"overall": overall.as_dict(),
+            **{name: {k: b.as_dict() for k, b in sorted(v.items())} for name, v in views.items()}}
+
+
+def write_summary_csvs(summary: dict[str, Any], out_dir: str | Path, model: str = "audiomind") -> list[Path]:
+    """The upstream step-3 views as CSV files (summary_by_task.csv, ..._capability, _tier, _language,
+    _index_scheme, _error_type)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+
+    def write(name: str, header: list[str], rows: list[list[Any]]) -> None:
+        p = out / name
+        with open(p, "w", encoding="utf-8", newline="") as f:
+            w = csv.writer(f)
+            w.writerow(header)
+            w.writerows(rows)
+        written.append(p)
+
+    def acc(d: dict[str, Any]) -> str:
+        return f"{d['accuracy']:.4f}" if d.get("accuracy") is not None else ""
+
+    write("summary_by_task.csv", ["model", "tier", "capability", "task_code", "task_label", "total", "correct", "accuracy"],
+          [[model, t, c, code, label, d["total"], d["correct"], acc(d)]
+           for code, (t, c, label) in TASKS.items() for d in [summary["task"].get(code, Bucket().as_dict())]])
+    write("summary_by_capability.csv", ["model", "capability_code", "capability_label", "total", "correct", "accuracy"],
+          [[model, c, CAPABILITIES[c], d["total"], d["correct"], acc(d)]
+           for c in CAPABILITIES for d in [summary["capability"].get(c, Bucket().as_dict())]])
+    write("summary_by_tier.csv", ["model", "tier", "total", "correct", "accuracy"],
+          [[model, k, d["total"], d["correct"], acc(d)] for k, d in summary["tier"].items()])
+    write("summary_by_language.csv", ["model", "language_tier", "total", "correct", "accuracy"],
+          [[model, k, d["total"], d["correct"], acc(d)] for k, d in summary["language"].items()])
+    write("summary_by_index_scheme.csv", ["model", "tier_index_scheme", "total", "correct", "accuracy"],
+          [[model, k, d["total"], d["correct"], acc(d)] for k, d in summary["index_scheme"].items()])
+    write("summary_by_error_type.csv",
+          ["model", "tier", "total", "correct", "total_wrong", *[f"{e}_cnt" for e in ERROR_TYPES],
+           *[f"{e}_share" for e in ERROR_TYPES]],
+          [[model, k, d["total"], d["correct"], d["total"] - d["correct"], d["wrong_speaker"], d["hallucination"],
+            d["unknown"] + d["other_wrong"], d["instruction_not_follow"],
+            *[f"{d['error_share'][e]:.4f}" for e in ERROR_TYPES]] for k, d in summary["tier"].items()])
+    return written
+
+
+def write_reference_results(items: Iterable[BenchItem], results: dict[str, dict[str, Any]],
+                            out_root: str | Path, root: str | Path) -> list[Path]:
+    """Copies of the task files with each question's `reference_result` (the predicted letter, "" when
+    none), mirrored under out_root, so the upstream step-3 summarize.py can read them unchanged."""
+    root, out_root = Path(root).resolve(), Path(out_root)
+    by_file: dict[str, dict[int, str]] = defaultdict(dict)
+    for it in items:
+        r = results.get(it.id)
+        if r is not None:
+            by_file[it.raw["file"]][int(it.raw["question_index"])] = predicted_letter(it, r) or ""
+    written = []
+    for file, answers in by_file.items():
+        src = Path(file)
+        data = json.loads(src.read_text(encoding="utf-8"))
+        _, questions = split_meta(data)
+        for qi, letter in answers.items():
+            questions[qi]["reference_result"] = letter
+        rel = src.relative_to(root) if root in src.parents else Path(src.name)
+        dst = out_root / rel
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        dst.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
+        written.append(dst)
+    return written
