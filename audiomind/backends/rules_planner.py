@@ -32,6 +32,13 @@ _TIME_FOCUS = re.compile(
 )
 
 
+# "from start to end", "throughout", "over the course of": the whole clip, not a part of it.
+_WHOLE_SPAN = re.compile(
+    r"\bfrom (the )?(start|beginning) to (the )?(end|finish)\b|\bthroughout\b|\bover the course of\b"
+    r"|\bentire\b|\bwhole (clip|recording|audio)\b"
+)
+
+
 def choices_block(choices: list[str]) -> str:
     if not choices:
         return "Answer in free text."
@@ -102,13 +109,19 @@ class RulesPlanner:
     def decide(self, state: EvidenceState, inventory: str) -> tuple[PlannerDecision, ModelCall | None]:
         a = self.analysis(state)
         step = state.step
-        attempted = {(c.tool, (c.arguments or c.requested_arguments).get("artifact", "a0")) for c in state.tool_calls}
-        missing = [t for t in a.tools if (t, "a0") not in attempted]
+        attempted = {
+            (c.tool, (c.arguments or c.requested_arguments).get("artifact", "a0"),
+             (c.arguments or c.requested_arguments).get("model"))
+            for c in state.tool_calls
+        }
+        wanted = [(t, self._arguments(t, a)) for t in a.tools]
+        missing = [
+            (t, args) for t, args in wanted
+            if not any(tool == t and art == "a0" and (args.get("model") in (None, model)) for tool, art, model in attempted)
+        ]
         if missing:
-            calls = [
-                ToolCallRequest(tool=t, arguments={"artifact": "a0"}, reason=f"needed for {a.primary}")
-                for t in missing
-            ]
+            calls = [ToolCallRequest(tool=t, arguments=args, reason=f"needed for {a.primary}") for t, args in missing]
+            missing = [t for t, _ in missing]
             return self._decision(
                 step, Action.CALL_TOOLS,
                 f"The question is about {'; '.join(a.targets)}; evidence from {', '.join(missing)} is not yet on "
@@ -133,9 +146,19 @@ class RulesPlanner:
             + ". No further tool is expected to add evidence.",
         ), None
 
+    @staticmethod
+    def _arguments(tool: str, a: QuestionAnalysis) -> dict:
+        """Default arguments, except where the intent needs a specific model: language identification
+        needs multilingual Whisper (tiny.en always says English)."""
+        args: dict = {"artifact": "a0"}
+        if tool == "asr" and "language" in a.intents:
+            args["model"] = "base"
+        return args
+
     def _relisten_step(self, state: EvidenceState) -> PlannerDecision | None:
         """Crop to the part the question points at, then re-listen to the crop (once)."""
-        m = _TIME_FOCUS.search(state.question.text.lower())
+        q = state.question.text.lower()
+        m = None if _WHOLE_SPAN.search(q) else _TIME_FOCUS.search(q)
         if not m or "crop" not in self.registry or not self.registry.availability("crop")[0]:
             return None
         crops = [c for c in state.successful_calls("crop") if c.derived_artifact_ids]

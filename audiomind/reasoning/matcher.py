@@ -39,8 +39,17 @@ class MatchResult(BaseModel):
 
 
 def _latest(state: EvidenceState, tool: str) -> ToolCall | None:
+    """The tool's latest result on the audio the question is about: a re-listened crop when the planner
+    focused on one, otherwise the original (a crop made for one purpose must not answer for the whole)."""
     calls = state.successful_calls(tool)
-    return calls[-1] if calls else None
+    if not calls:
+        return None
+    focus = [aid for o in state.observations if o.kind == "relisten" for aid in o.artifact_ids]
+    for wanted in (focus[-1:] if focus else []) + ["a0"]:
+        on = [c for c in calls if (c.arguments or {}).get("artifact", "a0") == wanted]
+        if on:
+            return on[-1]
+    return calls[-1]
 
 
 def _get(output: dict[str, Any] | None, *keys: str) -> Any:
@@ -56,6 +65,18 @@ def _evidence_ids(state: EvidenceState, call: ToolCall | None) -> list[str]:
 
 def _words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def _stems(text: str) -> set[str]:
+    """Content words with plural / -ing endings cut, so 'beeps' meets 'Beep, bleep' and 'ringing' 'Ring'."""
+    out = set()
+    for w in set(_words(text)) - STOPWORDS:
+        for suffix in ("ing", "es", "s"):
+            if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+                w = w[: -len(suffix)]
+                break
+        out.add(w)
+    return out
 
 
 def _argmax(scores: list[float]) -> int | None:
@@ -163,10 +184,10 @@ def match_tags(state: EvidenceState, choices: list[str]) -> MatchResult | None:
     sims = similarity(choices, labels)
     scores = []
     for i, c in enumerate(choices):
-        cw = set(_words(c)) - STOPWORDS
+        cw = _stems(c)
         best = 0.0
         for j, label in enumerate(labels):
-            lexical = 0.25 if cw & (set(_words(label)) - STOPWORDS) else 0.0
+            lexical = 0.25 if cw & _stems(label) else 0.0
             best = max(best, (float(sims[i, j]) + lexical) * (weights[j] ** 0.5))
         scores.append(round(best, 4))
     idx = _argmax(scores)
@@ -251,6 +272,11 @@ def match(state: EvidenceState, analysis: QuestionAnalysis) -> MatchResult:
     choices = state.question.choices
     if not choices:
         return MatchResult(choice_index=None, method="none", rationale="no choices given", confident=False)
+    from audiomind.reasoning import matchers_extra  # question shapes with their own evidence (timing, pitch, ...)
+
+    extra = matchers_extra.match_extra(state, analysis)
+    if extra is not None:
+        return extra
     for intent in analysis.intents:
         result: MatchResult | None = None
         if intent == "speaker_count":
@@ -267,6 +293,8 @@ def match(state: EvidenceState, analysis: QuestionAnalysis) -> MatchResult:
             result = match_word_count(state, state.question.text, choices)
         elif intent == "speech_content":
             result = match_speech(state, choices)
+            if result is not None and not result.confident and max(result.scores) <= 0.3:
+                result = None  # no choice shares words with the transcript: not a speech-content answer
         elif intent == "language":
             result = match_language(state, choices)
         elif intent == "loudness":

@@ -58,6 +58,12 @@ INTENTS: tuple[Intent, ...] = (
         "each separate sound event, to be counted",
     ),
     Intent(
+        "language",
+        r"\b(what|which) language\b|\blanguage (is|was) (spoken|used)\b",
+        ("asr",),
+        "the language of the speech",
+    ),
+    Intent(
         "speech_content",
         r"\b(say|says|said|saying|spoken|speak|speaks|speaker|speakers|word|words|sentence|phrase|mention|"
         r"mentions|mentioned|talk(ing|s)? about|transcript|announce[sd]?|announcement|utter(ed|s)?|read(s)? out|"
@@ -65,12 +71,6 @@ INTENTS: tuple[Intent, ...] = (
         r"conversation|dialogue|according to|narrator|explain(s|ed)?|describe[sd]?)\b",
         ("vad", "asr"),
         "the spoken words and their timing",
-    ),
-    Intent(
-        "language",
-        r"\b(what|which) language\b|\blanguage (is|was) (spoken|used)\b",
-        ("asr",),
-        "the language of the speech",
     ),
     Intent(
         "loudness",
