@@ -4,13 +4,11 @@ non-zero exit code, never as a traceback."""
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 from typing import Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -38,23 +36,8 @@ register_trace_commands(trace_app)
 app.add_typer(bench_app, name="bench")
 app.add_typer(judge_app, name="judge")
 
-console = Console()
-err = Console(stderr=True)
-
-PLANNER_HELP = "rules (offline default) | openai:MODEL[@BASE_URL] | gemini:MODEL | ollama:MODEL[@URL] | llamacpp:/path.gguf"
-FRONTEND_HELP = "cascade (offline default) | openai:MODEL[@BASE_URL] (e.g. vLLM Qwen2.5-Omni) | gemini:MODEL"
-
-
-def fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {escape(message)}")
-    raise typer.Exit(code)
-
-
-def _quiet_libraries() -> None:
-    """Model loaders print progress bars; a CLI answer should not be buried under them."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("TQDM_DISABLE", "1")
+from audiomind.cli_common import FRONTEND_HELP, PLANNER_HELP, console, fail  # noqa: E402
+from audiomind.cli_common import quiet_libraries as _quiet_libraries  # noqa: E402
 
 
 @app.command()

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import numpy as np
-import pytest
 import soundfile as sf
 
 from audiomind import synth

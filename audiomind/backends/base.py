@@ -6,7 +6,7 @@ interfaces. Every backend call returns a `ModelCall` record so the trace can rep
 
 from __future__ import annotations
 
-from typing import Any, Protocol, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 

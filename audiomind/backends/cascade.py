@@ -5,7 +5,6 @@ It answers by matching the accumulated evidence to the choices (audiomind.reason
 
 from __future__ import annotations
 
-import time
 
 from audiomind.backends.base import AnswerRequest, AnswerResult, ListenRequest, ListenResult
 from audiomind.reasoning import matcher
@@ -41,7 +40,6 @@ class CascadeFrontEnd:
         return [n for n in names if n in reg and reg.availability(n)[0] and (allowed is None or n in allowed)]
 
     def listen(self, request: ListenRequest) -> ListenResult:
-        t0 = time.monotonic()
         artifacts = request.artifacts
         calls: list[ToolCall] = []
         ev = []

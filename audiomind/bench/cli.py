@@ -12,12 +12,10 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
@@ -28,22 +26,9 @@ bench_app = typer.Typer(
     add_completion=False,
 )
 
-console = Console()
-err = Console(stderr=True)
-
-PLANNER_HELP = "rules (offline default) | openai:MODEL[@BASE_URL] | gemini:MODEL | ollama:MODEL[@URL] | llamacpp:/path.gguf"
-FRONTEND_HELP = "cascade (offline default) | openai:MODEL[@BASE_URL] (e.g. vLLM Qwen2.5-Omni) | gemini:MODEL"
-
-
-def _fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {escape(message)}")
-    raise typer.Exit(code)
-
-
-def _quiet() -> None:
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("TQDM_DISABLE", "1")
+from audiomind.cli_common import FRONTEND_HELP, PLANNER_HELP, console, err  # noqa: E402
+from audiomind.cli_common import fail as _fail  # noqa: E402
+from audiomind.cli_common import quiet_libraries as _quiet  # noqa: E402
 
 
 def parse_prices(price_in: float | None, price_out: float | None, price: list[str] | None) -> dict[str, Any] | None:

@@ -7,28 +7,14 @@ import json
 from pathlib import Path
 
 import typer
-from rich.console import Console
 from rich.markup import escape
 
 judge_app = typer.Typer(help="Judges: audio-edit evaluation, dynamic rubric, AURA.", no_args_is_help=True)
-console = Console()
-err = Console(stderr=True)
-
-LLM_HELP = "rules (offline) | openai:MODEL[@BASE_URL] | gemini:MODEL | ollama:MODEL[@URL] | llamacpp:/path.gguf"
-FE_HELP = "cascade (offline tool evidence) | openai:MODEL[@BASE_URL] | gemini:MODEL"
-
-
-def _fail(message: str, code: int = 2) -> None:
-    err.print(f"[bold red]error:[/] {escape(message)}")
-    raise typer.Exit(code)
-
-
-def _quiet() -> None:
-    import os
-
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("TQDM_DISABLE", "1")
+from audiomind.cli_common import FRONTEND_HELP as FE_HELP  # noqa: E402
+from audiomind.cli_common import PLANNER_HELP as LLM_HELP  # noqa: E402
+from audiomind.cli_common import console  # noqa: E402
+from audiomind.cli_common import fail as _fail  # noqa: E402
+from audiomind.cli_common import quiet_libraries as _quiet  # noqa: E402
 
 
 def _run(fn, *a, **k):
