@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import json
+import os
 import tomllib
 import typing
 from functools import cached_property
@@ -33,6 +34,7 @@ class ToolNeeds(BaseModel):
     models: list[str] = Field(default_factory=list, description="embedded model names (audiomind.embedded)")
     gpu: bool = False
     executables: list[str] = Field(default_factory=list)
+    env: list[str] = Field(default_factory=list, description="variables naming local weight folders (hub models)")
 
 
 class ToolManifest(BaseModel):
@@ -78,8 +80,16 @@ class ToolManifest(BaseModel):
         from audiomind.embedded import models as embedded_models
 
         for pkg in self.needs.packages:
-            if importlib.util.find_spec(pkg) is None:
+            try:
+                found = importlib.util.find_spec(pkg) is not None
+            except ModuleNotFoundError:  # a dotted name whose parent package is missing
+                found = False
+            if not found:
                 return False, f"python package {pkg!r} is not installed"
+        for var in self.needs.env:
+            folder = os.environ.get(var)
+            if not folder or not os.path.isdir(folder):
+                return False, f"set {var} to a local folder with the weights (hub downloads are never made)"
         for exe in self.needs.executables:
             if shutil.which(exe) is None and not (exe == "ffmpeg" and _has_imageio_ffmpeg()):
                 return False, f"executable {exe!r} not found"

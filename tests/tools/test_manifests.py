@@ -32,6 +32,13 @@ def test_the_packaged_tools_folder_has_the_tool_families():
             "denoise", "separate", "spectrogram", "waveform"} <= names
 
 
+def _installed(package: str) -> bool:
+    try:
+        return importlib.util.find_spec(package) is not None
+    except ModuleNotFoundError:  # "pyannote.audio" when "pyannote" itself is absent
+        return False
+
+
 @pytest.mark.parametrize("path", MANIFEST_FILES, ids=[p.stem for p in MANIFEST_FILES])
 def test_manifest_loads_imports_and_its_example_validates(path: Path):
     m = load_manifest(path)
@@ -40,7 +47,7 @@ def test_manifest_loads_imports_and_its_example_validates(path: Path):
     assert all(s.strip() for s in m.supports + m.not_for)
     assert re.fullmatch(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*", m.entry)
     assert m.timeout_s > 0
-    missing = [p for p in m.needs.packages if importlib.util.find_spec(p) is None]
+    missing = [p for p in m.needs.packages if not _installed(p)]
     if missing:  # the entry may need them; then the tool must be reported unavailable, naming one
         ok, why = m.availability()
         assert not ok and any(p in why for p in missing)
@@ -166,3 +173,23 @@ def test_cli_tools_show_unavailable_and_unknown(registry):
         assert '"tool": "separate"' in result.output  # the example is still shown
     result = CliRunner().invoke(app, ["tools", "show", "no_such_tool"], env=WIDE)
     assert result.exit_code == 2 and "unknown tool 'no_such_tool'" in result.output
+
+
+def test_hub_tools_are_listed_unavailable_with_the_reason(monkeypatch, tmp_path):
+    """WhisperX alignment and pyannote diarization: real loading code, but their packages pull a torchaudio that
+    does not load here and their weights come from a hub, so they say exactly what is missing."""
+    from audiomind.tools.manifest import ToolRegistry
+
+    registry = ToolRegistry.load()
+    for name, package, env in (("asr_align", "whisperx", "AUDIOMIND_WHISPERX_ALIGN_DIR"),
+                               ("diarize_pyannote", "pyannote.audio", "AUDIOMIND_PYANNOTE_DIR")):
+        manifest = registry.get(name)
+        assert manifest.category.value == "speech_and_speaker"
+        assert env in manifest.needs.env and package in manifest.needs.packages
+        ok, why = manifest.availability()
+        if not ok and "is not installed" in why:
+            assert package.split(".")[0] in why
+        monkeypatch.delenv(env, raising=False)
+        ok, why = manifest.availability()
+        assert not ok and (package.split(".")[0] in why or env in why)
+        assert name not in registry.render_inventory() or registry.availability(name)[0]
