@@ -38,3 +38,10 @@ def load_prompt(name: str) -> PromptTemplate:
 
 def all_prompt_hashes() -> dict[str, str]:
     return {p.stem: load_prompt(p.stem).sha256 for p in sorted(prompts_dir().glob("*.md"))}
+
+
+def choices_block(choices: list[str]) -> str:
+    """How every prompt lists answer options: lettered, verbatim (the format check accepts either form)."""
+    if not choices:
+        return "Answer in free text."
+    return "Choices:\n" + "\n".join(f"  {chr(65 + i)}. {c}" for i, c in enumerate(choices))

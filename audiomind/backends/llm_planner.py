@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from audiomind.backends.base import BackendError
 from audiomind.backends.jsonparse import JSONExtractError, extract_object, message_text
 from audiomind.backends.retry import call_with_retries, merge_calls, redact
-from audiomind.prompts import load_prompt
+from audiomind.prompts import choices_block, load_prompt
 from audiomind.state import (
     Action,
     EvidenceState,
@@ -188,12 +188,6 @@ def wire_schema(model: type[BaseModel]) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------- state rendering (compact, deterministic)
-
-
-def choices_block(choices: list[str]) -> str:
-    if not choices:
-        return ""
-    return "Choices:\n" + "\n".join(f"- {c}" for c in choices)
 
 
 def _clip(s: str, n: int = MAX_CLAIM_CHARS) -> str:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from audiomind.prompts import load_prompt
+from audiomind.prompts import choices_block, load_prompt
 from audiomind.reasoning.question import QuestionAnalysis, analyse
 from audiomind.state import (
     Action,
@@ -37,12 +37,6 @@ _WHOLE_SPAN = re.compile(
     r"\bfrom (the )?(start|beginning) to (the )?(end|finish)\b|\bthroughout\b|\bover the course of\b"
     r"|\bentire\b|\bwhole (clip|recording|audio)\b"
 )
-
-
-def choices_block(choices: list[str]) -> str:
-    if not choices:
-        return "Answer in free text."
-    return "Choices:\n" + "\n".join(f"  {chr(65 + i)}. {c}" for i, c in enumerate(choices))
 
 
 class RulesPlanner:

@@ -12,8 +12,7 @@ from typing import Any, Callable
 
 from audiomind.artifacts import ingest_original
 from audiomind.backends.base import AnswerRequest, FrontEnd, ListenRequest, Planner
-from audiomind.backends.rules_planner import choices_block
-from audiomind.prompts import load_prompt
+from audiomind.prompts import choices_block, load_prompt
 from audiomind.state import (
     Action,
     EvidenceItem,
