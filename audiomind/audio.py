@@ -189,15 +189,3 @@ def write_wav(path: str | Path, y: np.ndarray, sr: int) -> Path:
     sf.write(str(tmp), np.clip(data, -1.0, 1.0), sr, subtype="PCM_16", format="WAV")
     tmp.replace(p)
     return p
-
-
-def wav_bytes(path: str | Path, sr: int = 16000, start_s: float = 0.0, end_s: float | None = None) -> bytes:
-    """16-bit mono WAV bytes of (a window of) a file, the form audio front ends take."""
-    import io
-
-    y = load(path, sr=sr, mono=True)
-    a = int(round(start_s * sr))
-    b = len(y) if end_s is None else int(round(end_s * sr))
-    buf = io.BytesIO()
-    sf.write(buf, y[a:b], sr, subtype="PCM_16", format="WAV")
-    return buf.getvalue()
