@@ -41,6 +41,8 @@ class AskResult(BaseModel):
     choice: str | None
     choice_index: int | None
     rationale: str
+    confidence: float | None = None
+    confidence_reason: str = ""
     outcome: Outcome
     trace_path: str | None
     state: EvidenceState
@@ -159,6 +161,8 @@ class AudioMind:
             choice=fa.choice if fa else None,
             choice_index=fa.choice_index if fa else None,
             rationale=fa.rationale if fa else (final.outcome.reason if final.outcome else ""),
+            confidence=fa.confidence if fa else None,
+            confidence_reason=fa.confidence_reason if fa else "",
             outcome=final.outcome or Outcome(status="failed", reason="run ended without an outcome"),
             trace_path=str(path) if write else None,
             state=final,

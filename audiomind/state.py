@@ -17,6 +17,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 SCHEMA_VERSION = "1.0"
+CONFIDENT_AT = 0.7
+"""An answer whose confidence reaches this is a *confident* answer (selective accuracy is measured on those)."""
 
 
 def new_id(prefix: str) -> str:
@@ -199,6 +201,10 @@ class FinalAnswer(_Model):
     rationale: str = ""
     cited_evidence_ids: list[str] = Field(default_factory=list)
     answered_by: str = ""
+    confidence: float | None = Field(
+        default=None, ge=0.0, le=1.0,
+        description="how likely the answer is right, as the answering backend estimates it; None = not estimated")
+    confidence_reason: str = Field(default="", description="why the confidence is what it is (what decided, what could not)")
 
 
 class ModelSpec(_Model):

@@ -75,6 +75,8 @@ class AnswerResult(BaseModel):
     text: str
     rationale: str = ""
     cited_evidence_ids: list[str] = Field(default_factory=list)
+    confidence: float | None = Field(default=None, ge=0.0, le=1.0)
+    confidence_reason: str = ""
     model_call: ModelCall | None = None
     windows: list[AudioWindow] = Field(default_factory=list)
 

@@ -31,6 +31,8 @@ class ItemResult(BaseModel):
     prediction: str | None = None
     choice_index: int | None = None
     rationale: str = ""
+    confidence: float | None = Field(default=None, description="the answer's own confidence (0-1), when estimated")
+    confidence_reason: str = ""
     error: str | None = None
     trace_path: str | None = None
     wall_time_s: float = 0.0

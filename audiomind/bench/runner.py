@@ -266,7 +266,8 @@ def execute_item(agent: Any, item: BenchItem, prices: PriceTable | None = None) 
             r = agent.ask(item.audio_path, item.question, item.choices or None, item_id=item.id,
                           ground_truth=item.answer, metadata=item.metadata, trace_path=tpath)
             fields = {"status": r.outcome.status, "prediction": r.answer or None, "choice_index": r.choice_index,
-                      "rationale": r.rationale or "",
+                      "rationale": r.rationale or "", "confidence": r.confidence,
+                      "confidence_reason": r.confidence_reason or "",
                       "error": r.outcome.reason if r.outcome.status != "answered" and r.outcome.reason else None}
             trace_dict = r.state
         except Exception as exc:  # noqa: BLE001 - isolation: one item never stops the batch

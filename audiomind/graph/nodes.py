@@ -227,7 +227,7 @@ class Runtime:
         result = self.frontend.answer(req)
         answer = FinalAnswer(
             text=result.text, rationale=result.rationale, cited_evidence_ids=result.cited_evidence_ids,
-            answered_by=self.frontend.name,
+            answered_by=self.frontend.name, confidence=result.confidence, confidence_reason=result.confidence_reason,
         )
         return {"final_answer": answer, "model_calls": _calls(result.model_call)}
 
