@@ -1,0 +1,143 @@
+"""One path policy for every file name that comes from untrusted input (meta rows, item lists, traces).
+
+A benchmark meta file or a trace is data someone else wrote: its paths may point anywhere (`../../x`,
+`/etc/passwd`, a FIFO that blocks a reader forever, a symlink loop). `resolve_under` is the single check
+every such reader applies before it opens anything: the path is resolved (symlinks included) and must
+land inside one of the allowed roots, on a regular file. Each refusal has its own exception class and a
+message naming the path, so a caller can record it per item instead of stopping a whole run.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Iterable
+from pathlib import Path
+
+__all__ = [
+    "MissingPathError",
+    "NotRegularFileError",
+    "OutsideRootsError",
+    "PathPolicyError",
+    "SymlinkLoopError",
+    "clip_text",
+    "is_under",
+    "resolve_under",
+]
+
+
+class PathPolicyError(ValueError):
+    """A path an untrusted input named was refused; `reason` is a short machine-readable tag."""
+
+    reason = "refused"
+
+    def __init__(self, message: str, path: str | Path | None = None):
+        super().__init__(message)
+        self.path = None if path is None else str(path)
+
+
+class OutsideRootsError(PathPolicyError):
+    """The path (after resolving `..` and symlinks) is outside every allowed root."""
+
+    reason = "outside"
+
+
+class NotRegularFileError(PathPolicyError):
+    """The path is a directory, FIFO, device or socket: reading it could hang or mean nothing."""
+
+    reason = "not_regular"
+
+
+class SymlinkLoopError(PathPolicyError):
+    """Resolving the path runs into a symlink loop."""
+
+    reason = "symlink_loop"
+
+
+class MissingPathError(PathPolicyError, FileNotFoundError):
+    """The path is inside the roots but nothing is there (callers may treat this as 'missing audio')."""
+
+    reason = "missing"
+
+
+def clip_text(text: object, limit: int = 200) -> str:
+    """`text` cut to about `limit` characters, its middle left out with a note of how much: messages that
+    echo input (a row, a path, a JSON value) must never dump a whole file on the terminal, and both ends
+    stay readable (a JSON Schema message ends with what was wrong, a path with the file name)."""
+    s = str(text)
+    if len(s) <= limit:
+        return s
+    tail = max(limit // 3, 1)
+    head = max(limit - tail, 1)
+    return f"{s[:head]} … ({len(s) - head - tail} more characters) … {s[-tail:]}"
+
+
+def _real_root(root: str | Path) -> Path:
+    return Path(os.path.realpath(os.path.abspath(os.fspath(root))))
+
+
+def is_under(path: Path, roots: Iterable[Path]) -> bool:
+    """True when the (already resolved) `path` is one of `roots` or inside one of them."""
+    return any(path == r or path.is_relative_to(r) for r in roots)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISDIR(mode):
+        return "a directory"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"
+
+
+def resolve_under(path: str | Path, roots: Iterable[str | Path], *, base: str | Path | None = None) -> Path:
+    """The real path of `path` (relative ones are taken from `base`, else the current folder) when it is a
+    regular file inside one of `roots`; otherwise raise a `PathPolicyError` subclass saying why.
+
+    Nothing is opened: only the path's components are examined (lstat/readlink) and the final file is
+    stat'ed, so a FIFO or device is refused without blocking and a file outside the roots is never read.
+    """
+    real_roots = [_real_root(r) for r in roots]
+    if not real_roots:
+        raise OutsideRootsError(f"{clip_text(path)}: no folder is allowed to be read here", path)
+    if "\x00" in os.fspath(path) or (base is not None and "\x00" in os.fspath(base)):
+        raise PathPolicyError(f"{clip_text(repr(os.fspath(path)))}: contains a NUL character", path)
+    raw = Path(os.fspath(path))
+    if not raw.is_absolute():
+        raw = Path(base or os.getcwd()) / raw
+    allowed = ", ".join(clip_text(r, 120) for r in real_roots)
+    try:
+        real = Path(os.path.realpath(raw, strict=True))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SymlinkLoopError(f"{clip_text(path)}: symlink loop while resolving it", path) from None
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+            raise PathPolicyError(f"{clip_text(path)}: cannot resolve it ({exc.strerror})", path) from None
+        try:  # missing: still say 'outside' first when it would be outside anyway
+            loose = Path(os.path.realpath(raw))
+        except (OSError, RuntimeError):
+            loose = raw
+        if not is_under(loose, real_roots):
+            raise OutsideRootsError(f"{clip_text(path)}: resolves to {clip_text(loose, 120)}, outside the allowed "
+                                    f"folder(s) {allowed}", path) from None
+        raise MissingPathError(f"{clip_text(path)}: no such file", path) from None
+    except RuntimeError:  # some Python versions report loops this way
+        raise SymlinkLoopError(f"{clip_text(path)}: symlink loop while resolving it", path) from None
+    if not is_under(real, real_roots):
+        raise OutsideRootsError(f"{clip_text(path)}: resolves to {clip_text(real, 120)}, outside the allowed "
+                                f"folder(s) {allowed}", path)
+    try:
+        mode = os.stat(real).st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise SymlinkLoopError(f"{clip_text(path)}: symlink loop while resolving it", path) from None
+        raise MissingPathError(f"{clip_text(path)}: cannot stat it ({exc.strerror})", path) from None
+    if not stat.S_ISREG(mode):
+        raise NotRegularFileError(f"{clip_text(path)}: {_kind(mode)}, not a regular file", path)
+    return real
