@@ -40,8 +40,34 @@ def all_prompt_hashes() -> dict[str, str]:
     return {p.stem: load_prompt(p.stem).sha256 for p in sorted(prompts_dir().glob("*.md"))}
 
 
+MAX_CHOICES = 26 + 26 * 26
+"""Letters run A..Z, then AA..ZZ (as spreadsheet columns): 702 options at most."""
+
+
+def choice_letter(index: int) -> str:
+    """The letter(s) of option `index` (0 -> A, 25 -> Z, 26 -> AA, 27 -> AB, ...), so options beyond 26
+    never become '[' or other punctuation."""
+    if not 0 <= index < MAX_CHOICES:
+        raise ValueError(f"choice index {index} has no letter (0..{MAX_CHOICES - 1})")
+    if index < 26:
+        return chr(65 + index)
+    hi, lo = divmod(index - 26, 26)
+    return chr(65 + hi) + chr(65 + lo)
+
+
+def letter_index(letters: str) -> int | None:
+    """The option index a letter label names (inverse of `choice_letter`, case-insensitive); None when
+    `letters` is not one or two ASCII letters."""
+    s = letters.strip().upper()
+    if not (1 <= len(s) <= 2 and s.isascii() and s.isalpha()):
+        return None
+    if len(s) == 1:
+        return ord(s) - 65
+    return 26 + (ord(s[0]) - 65) * 26 + (ord(s[1]) - 65)
+
+
 def choices_block(choices: list[str]) -> str:
     """How every prompt lists answer options: lettered, verbatim (the format check accepts either form)."""
     if not choices:
         return "Answer in free text."
-    return "Choices:\n" + "\n".join(f"  {chr(65 + i)}. {c}" for i, c in enumerate(choices))
+    return "Choices:\n" + "\n".join(f"  {choice_letter(i)}. {c}" for i, c in enumerate(choices))

@@ -11,7 +11,6 @@ Re-running the same command resumes: committed items are skipped, a torn last li
 from __future__ import annotations
 
 import functools
-import json
 from pathlib import Path
 from typing import Any, Optional
 
@@ -29,6 +28,7 @@ bench_app = typer.Typer(
 from audiomind.cli_common import FRONTEND_HELP, PLANNER_HELP, console, err  # noqa: E402
 from audiomind.cli_common import fail as _fail  # noqa: E402
 from audiomind.cli_common import quiet_libraries as _quiet  # noqa: E402
+from audiomind.paths import clip_text  # noqa: E402
 
 
 def parse_prices(price_in: float | None, price_out: float | None, price: list[str] | None) -> dict[str, Any] | None:
@@ -102,6 +102,18 @@ O_TIMEOUT = typer.Option(120.0, help="seconds per model request")
 O_RETRIES = typer.Option(3, min=1, help="attempts per model request (429/5xx/timeouts)")
 O_NOCACHE = typer.Option(False, "--no-cache", help="do not reuse cached tool results")
 O_PROGRESS = typer.Option(True, "--progress/--no-progress", help="rich progress bar on stderr")
+O_STRICT = typer.Option(False, "--strict", help="refuse the whole input file when any row is bad (default: bad rows "
+                        "are recorded as errored items and the good rows run)")
+
+
+def _report_bad_row(message: str) -> None:
+    err.print(f"[yellow]bad row[/] {escape(message)}")
+
+
+def _bad_rows_note(items: list[Any]) -> None:
+    n = sum(1 for it in items if getattr(it, "error", None))
+    if n:
+        err.print(f"[yellow]{n} row(s) not run[/]: recorded as errors in results.jsonl (--strict refuses such a file)")
 
 
 def _config(planner: str, frontend: str, workers: int, max_steps: int, time_budget: float, window: float,
@@ -132,8 +144,12 @@ def mmar(
     retries: int = O_RETRIES,
     no_cache: bool = O_NOCACHE,
     progress: bool = O_PROGRESS,
+    strict: bool = O_STRICT,
 ) -> None:
-    """Run (or resume) MMAR: predictions.jsonl the official evaluation.py scores unchanged, scores.json, traces/."""
+    """Run (or resume) MMAR: predictions.jsonl the official evaluation.py scores unchanged, scores.json, traces/.
+
+    Audio paths must stay inside --audio-dir; a bad meta row (or a refused path) is reported with its file and
+    line and recorded as an errored item while the good rows run (--strict refuses the file instead)."""
     from audiomind.bench import mmar as mm
 
     _quiet()
@@ -147,15 +163,19 @@ def mmar(
         _fail(str(exc))
     make_agent = agent_factory(out, planner, frontend, tools_dir, max_steps, time_budget, window, timeout, retries,
                                no_cache)
+    try:
+        rows, items = mm.mmar_items(meta, audio_dir, limit=limit, strict=strict)  # refused here under --strict
+    except ValueError as exc:
+        _fail(str(exc))
     _check_agent(make_agent)
     try:
         summary, scores = mm.run_mmar(
             meta, audio_dir, out, make_agent, workers=workers, limit=limit, ray_address=ray, progress=progress,
             prices=prices, retry_statuses=retry or (),
             config=_config(planner, frontend, workers, max_steps, time_budget, window, timeout),
+            strict=strict, report=_report_bad_row,
         )
     except KeyboardInterrupt:
-        rows = mm.load_meta(meta)[:limit] if limit else mm.load_meta(meta)
         mm.finalize(rows, out)
         err.print("[yellow]interrupted[/]: committed items are kept; rerun the same command to resume")
         raise typer.Exit(130)
@@ -163,38 +183,77 @@ def mmar(
         _fail(str(exc))
     console.print(mm.scores_table(scores, title=f"MMAR accuracy ({out})"))
     _summary_line(summary)
+    _bad_rows_note(items)
     console.print(f"predictions: {out / mm.PREDICTIONS_FILE}\nscores: {out / mm.SCORES_FILE}\ntraces: {out / 'traces'}")
 
 
-def load_items(path: Path, audio_dir: Path | None, benchmark: str) -> list[Any]:
-    """BenchItem JSON lines, or simple rows {id, question, choices, answer, audio|audio_path, <metadata>...};
-    relative audio paths are taken from `audio_dir` (default: the items file's folder)."""
-    from audiomind.bench.items import BenchItem
+def _extra_audio_problem(row: dict[str, Any]) -> str | None:
+    extra = row.get("extra_audio")
+    if extra is not None and not (isinstance(extra, list) and all(isinstance(a, str) and a.strip() for a in extra)):
+        return '"extra_audio" must be a list of non-empty strings'
+    if row.get("metadata") is not None and not isinstance(row["metadata"], dict):
+        return '"metadata" must be an object'
+    return None
 
-    base = audio_dir or path.parent
-    fields = set(BenchItem.model_fields)
+
+def _item_audio(audio: str, root: Path) -> str:
+    """An item's audio path under the policy: inside `root` (symlinks resolved), a regular file; a missing
+    file is kept as its path (the runner records missing_audio); anything else raises PathPolicyError."""
+    from audiomind.paths import MissingPathError, resolve_under
+
+    try:
+        return str(resolve_under(audio, [root], base=root))
+    except MissingPathError:
+        return str(Path(audio) if Path(audio).is_absolute() else (root / audio).resolve())
+
+
+def load_items(path: Path, audio_dir: Path | None, benchmark: str, strict: bool = False) -> list[Any]:
+    """BenchItem JSON lines, or simple rows {id, question, choices, answer, audio|audio_path, <metadata>...};
+    relative audio paths are taken from `audio_dir` (default: the items file's folder), and every audio path
+    must stay inside that folder. A bad row (malformed JSON, missing or mistyped field, repeated id) or a
+    refused audio path gives an item carrying its 'FILE:LINE: reason', committed as an error without
+    running; `strict` raises RowsError (a ValueError) listing them instead."""
+    from pydantic import ValidationError
+
+    from audiomind.bench.items import BenchItem
+    from audiomind.bench.rows import check_rows, refuse_if_strict
+    from audiomind.paths import PathPolicyError, clip_text
+
+    root = audio_dir or path.parent
+    fields = set(BenchItem.model_fields) - {"error"}
     items = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}:{n}: not JSON: {exc}") from exc
-        audio = row.get("audio_path") or row.get("audio")
-        if not audio or "id" not in row or "question" not in row:
-            raise ValueError(f"{path}:{n}: an item needs id, question and audio (or audio_path)")
-        data = {k: v for k, v in row.items() if k in fields}
-        data.setdefault("benchmark", benchmark)
-        data["id"] = str(row["id"])
-        data["audio_path"] = str(audio if Path(audio).is_absolute() else (base / audio).resolve())
-        data["extra_audio"] = [str(a if Path(a).is_absolute() else (base / a).resolve()) for a in row.get("extra_audio", [])]
-        meta = dict(row.get("metadata") or {})
-        meta.update({k: v for k, v in row.items() if k not in fields and k != "audio"
-                     and isinstance(v, (str, int, float, bool))})
-        data["metadata"] = meta
-        data.setdefault("raw", row)
-        items.append(BenchItem.model_validate(data))
+    for r in check_rows(path, audio_keys=("audio_path", "audio"), extra_checks=[_extra_audio_problem]):
+        row = r.data or {}
+        where = f"{path.name}:{r.line}"
+        error = r.error
+        data: dict[str, Any] = {}
+        if error is None:
+            audio = row.get("audio_path") or row.get("audio")
+            data = {k: v for k, v in row.items() if k in fields}
+            data.setdefault("benchmark", benchmark)
+            data["id"] = r.item_id
+            try:
+                data["audio_path"] = _item_audio(audio, root)
+                data["extra_audio"] = [_item_audio(a, root) for a in row.get("extra_audio") or []]
+            except PathPolicyError as exc:
+                error = f"{where}: audio path refused: {exc}"
+            meta = dict(row.get("metadata") or {})
+            meta.update({k: v for k, v in row.items() if k not in fields and k != "audio"
+                         and isinstance(v, (str, int, float, bool))})
+            data["metadata"] = meta
+            data.setdefault("raw", row)
+        if error is None:
+            try:
+                items.append(BenchItem.model_validate(data))
+                continue
+            except ValidationError as exc:
+                e = exc.errors()[0]
+                loc = ".".join(str(x) for x in e.get("loc", ())) or "row"
+                error = f"{where}: {loc}: {e.get('msg', 'invalid')} ({len(exc.errors())} problem(s))"
+        items.append(BenchItem(id=r.item_id, benchmark=benchmark, audio_path="",
+                               question=clip_text(row.get("question") or "", 200) if isinstance(row.get("question"), str) else "",
+                               raw=row if isinstance(row, dict) else {}, error=error))
+    refuse_if_strict(path, [], strict, [it.error for it in items if it.error])
     return items
 
 
@@ -221,20 +280,27 @@ def run(
     retries: int = O_RETRIES,
     no_cache: bool = O_NOCACHE,
     progress: bool = O_PROGRESS,
+    strict: bool = O_STRICT,
 ) -> None:
-    """Run (or resume) any item list: results.jsonl (scored by exact option match), traces/, summary.json."""
+    """Run (or resume) any item list: results.jsonl (scored by exact option match), traces/, summary.json.
+
+    Audio paths must stay inside --audio-dir (default: the items file's folder); a bad row is reported with its
+    file and line and recorded as an errored item while the good rows run (--strict refuses the file instead)."""
     from audiomind.bench.runner import run_batch
 
     _quiet()
     if not items_file.is_file():
         _fail(f"no items file at {items_file}")
     try:
-        items = load_items(items_file, audio_dir, benchmark)
+        items = load_items(items_file, audio_dir, benchmark, strict=strict)
         prices = parse_prices(price_in, price_out, price)
     except ValueError as exc:
         _fail(str(exc))
     if limit:
         items = items[:limit]
+    for it in items:
+        if it.error:
+            _report_bad_row(it.error)
     make_agent = agent_factory(out, planner, frontend, tools_dir, max_steps, time_budget, window, timeout, retries,
                                no_cache)
     _check_agent(make_agent)
@@ -249,6 +315,7 @@ def run(
     except (ValueError, RuntimeError) as exc:
         _fail(str(exc))
     _summary_line(summary)
+    _bad_rows_note(items)
     console.print(f"results: {out / 'results.jsonl'}\ntraces: {out / 'traces'}")
 
 
@@ -290,8 +357,8 @@ def mmar_score_cmd(
         _fail(f"no predictions file at {predictions}")
     try:
         scores = mm.score_file(predictions)
-    except (json.JSONDecodeError, KeyError) as exc:
-        _fail(f"{predictions}: not MMAR prediction rows ({type(exc).__name__}: {exc})")
+    except (ValueError, KeyError, TypeError) as exc:  # RowsError names each bad line
+        _fail(f"{predictions}: not MMAR prediction rows ({type(exc).__name__}: {clip_text(exc, 2000)})")
     console.print(mm.scores_table(scores, title=f"MMAR accuracy ({predictions.name})"))
     if out:
         out.write_text(scores.model_dump_json(indent=2, by_alias=True) + "\n", encoding="utf-8")

@@ -21,6 +21,8 @@ class BenchItem(BaseModel):
     answer: str | None = Field(default=None, description="ground truth in the benchmark's own form")
     metadata: dict[str, Any] = Field(default_factory=dict, description="modality, category, sub-category, ...")
     raw: dict[str, Any] = Field(default_factory=dict)
+    error: str | None = Field(default=None, description="why this item cannot run (a bad input row, a refused "
+                              "audio path), 'FILE:LINE: reason'; the runner commits it as an error, never asking")
 
 
 class ItemResult(BaseModel):
@@ -51,3 +53,5 @@ class ItemResult(BaseModel):
     steps: int = Field(default=0, description="evidence-loop decisions")
     started_at: str | None = None
     score_error: str | None = None
+    input_error: bool = Field(default=False, description="the item never ran: its input row or audio path was "
+                              "refused (see `error`); it is not scored")

@@ -19,6 +19,11 @@ Our predictions file keeps every input field of each meta row and adds `answer_p
 option TEXT, never a letter) and `thinking_prediction` (the agent's rationale, for MMAR-Rubrics). An item
 whose audio is missing gets no `answer_prediction` (the official script then skips it, as it would an
 unanswered row); an item that ran but produced no answer gets "" (scored wrong).
+
+Input is checked row by row (audiomind.bench.rows): a malformed line, a row without `id`, `question`,
+`audio_path` or `choices`, a mistyped field or a repeated id, and an `audio_path` that leaves the audio
+folder (audiomind.paths), are reported with file and line and committed as errored items (`input_error`;
+no prediction, not scored) while the good rows run; `strict=True` refuses such a file instead.
 """
 
 from __future__ import annotations
@@ -33,7 +38,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from audiomind.bench.items import BenchItem, ItemResult
+from audiomind.bench.rows import Row, RowsError, check_rows, parse_lines, refuse_if_strict
 from audiomind.bench.runner import PriceTable, RunSummary, atomic_write_text, load_results, run_batch
+from audiomind.paths import MissingPathError, PathPolicyError, resolve_under
 
 PREDICTION_KEY = "answer_prediction"
 THINKING_KEY = "thinking_prediction"
@@ -75,39 +82,94 @@ def string_match(answer: str, prediction: str, choices: list[str]) -> bool:
 
 
 def load_meta(path: str | Path) -> list[dict[str, Any]]:
-    """MMAR-meta.jsonl (or a JSON list) as dicts, in file order."""
-    p = Path(path)
-    text = p.read_text(encoding="utf-8")
-    if p.suffix == ".json":
-        data = json.loads(text)
-        return list(data)
-    return [json.loads(line) for line in text.splitlines() if line.strip()]
+    """MMAR-meta.jsonl (or a JSON list) as dicts, in file order; a line that is not a JSON object refuses
+    the file with every such line named (`RowsError`, a ValueError). Runs read rows one by one instead
+    (`read_meta`)."""
+    bad: list[str] = []
+    rows: list[dict[str, Any]] = []
+    for n, value, problem in parse_lines(path):
+        if problem is None and not isinstance(value, dict):
+            problem = f"a row must be a JSON object, not {type(value).__name__}"
+        if problem is not None:
+            bad.append(f"{Path(path).name}:{n}: {problem}")
+        else:
+            rows.append(value)
+    if bad:
+        raise RowsError(path, bad)
+    return rows
+
+
+def read_meta(path: str | Path) -> list[Row]:
+    """Every meta row, checked on its own (see audiomind.bench.rows): a malformed line, a row without
+    `id`, `question`, `audio_path` or `choices`, wrong types or a repeated id is a bad row with its file and
+    line; the others are good."""
+    return check_rows(path, audio_keys=("audio_path",), require_choices=True)
 
 
 def resolve_audio(row: dict[str, Any], audio_dir: str | Path) -> Path:
     """Where a row's audio is: `audio_dir/<audio_path>` when audio_dir is the MMAR root (holding ./audio/),
-    else `audio_dir/<file name>` when it is the audio folder itself; the latter when neither exists."""
+    else `audio_dir/<file name>` when it is the audio folder itself; the latter when neither exists.
+
+    The path must stay inside `audio_dir` (symlinks resolved) and be a regular file: anything else raises a
+    `PathPolicyError` (never falling back to the bare file name), so no file outside the root is opened."""
     d = Path(audio_dir)
     rel = str(row.get("audio_path") or f"./audio/{row['id']}.wav")
-    as_root = (d / rel).resolve()
-    flat = (d / Path(rel).name).resolve()
-    if as_root.is_file():
-        return as_root
-    return flat
+    try:
+        return resolve_under(d / rel, [d])
+    except MissingPathError:
+        pass
+    flat = d / Path(rel).name
+    try:
+        return resolve_under(flat, [d])
+    except MissingPathError:
+        return flat.resolve()
 
 
-def item_from_row(row: dict[str, Any], audio_dir: str | Path) -> BenchItem:
+def item_from_row(row: dict[str, Any], audio_dir: str | Path, *, item_id: str | None = None,
+                  error: str | None = None, where: str = "") -> BenchItem:
+    """The BenchItem of a meta row. A bad row (`error`) or a refused audio path gives an item that carries
+    the reason and is committed as an error without running."""
+    row = row or {}
     meta = {k: row.get(k) for k in (*GROUP_FIELDS, "language", "source") if k in row}
+    meta = {k: v for k, v in meta.items() if v is None or isinstance(v, (str, int, float, bool))}
+    audio = ""
+    if error is None:
+        try:
+            audio = str(resolve_audio(row, audio_dir))
+        except PathPolicyError as exc:
+            error = f"{where + ': ' if where else ''}audio_path refused: {exc}"
+    good = error is None
+    choices = row.get("choices") if isinstance(row.get("choices"), list) else []
     return BenchItem(
-        id=str(row["id"]), benchmark="mmar", audio_path=str(resolve_audio(row, audio_dir)),
-        question=row["question"], choices=list(row.get("choices") or []), answer=row.get("answer"),
-        metadata=meta, raw=row,
+        id=item_id if item_id is not None else str(row["id"]), benchmark="mmar", audio_path=audio,
+        question=row["question"] if good else str(row.get("question") or ""),
+        choices=list(choices) if good else [str(c) for c in choices],
+        answer=row.get("answer") if isinstance(row.get("answer"), str) else None,
+        metadata=meta, raw=row, error=error,
     )
 
 
+def mmar_items(meta: str | Path, audio_dir: str | Path, *, ids: Iterable[str] | None = None,
+               limit: int | None = None, strict: bool = False) -> tuple[list[Row], list[BenchItem]]:
+    """The selected meta rows and their items, bad rows and refused audio paths included as items that
+    carry their reason; `strict` raises RowsError listing them instead."""
+    rows = read_meta(meta)
+    if ids is not None:
+        wanted = set(ids)
+        rows = [r for r in rows if r.item_id in wanted or (r.data is not None and str(r.data.get("id")) in wanted)]
+    if limit is not None:
+        rows = rows[:limit]
+    name = Path(meta).name
+    items = [item_from_row(r.data or {}, audio_dir, item_id=r.item_id, error=r.error, where=f"{name}:{r.line}")
+             for r in rows]
+    refuse_if_strict(meta, [], strict, [it.error for it in items if it.error])
+    return rows, items
+
+
 def mmar_score(item: BenchItem, result: ItemResult) -> bool | None:
-    """The runner's scorer for MMAR items: the official match; None when the item never ran (no audio)."""
-    if item.answer is None or result.status == "missing_audio":
+    """The runner's scorer for MMAR items: the official match; None when the item never ran (no audio, or
+    its row or audio path was refused)."""
+    if item.answer is None or result.status == "missing_audio" or result.input_error:
         return None
     return string_match(item.answer, result.prediction or "", item.choices)
 
@@ -120,16 +182,19 @@ def prediction_row(row: dict[str, Any], result: dict[str, Any] | None) -> dict[s
     out = dict(row)
     out.pop(PREDICTION_KEY, None)
     out.pop(THINKING_KEY, None)
-    if result is None or result.get("status") == "missing_audio":
+    if result is None or result.get("status") == "missing_audio" or result.get("input_error"):
         return out
     out[PREDICTION_KEY] = result.get("prediction") or ""
     out[THINKING_KEY] = result.get("rationale") or ""
     return out
 
 
-def write_predictions(rows: list[dict[str, Any]], results: dict[str, dict[str, Any]], path: str | Path) -> Path:
-    """predictions.jsonl in meta order (atomic rewrite; it is derived from results.jsonl)."""
-    lines = [json.dumps(prediction_row(r, results.get(str(r["id"]))), ensure_ascii=False) for r in rows]
+def write_predictions(rows: list[dict[str, Any]], results: dict[str, dict[str, Any]], path: str | Path,
+                      ids: list[str] | None = None) -> Path:
+    """predictions.jsonl in meta order (atomic rewrite; it is derived from results.jsonl). `ids` are the
+    ids the rows' results were committed under (default: each row's own `id`)."""
+    keys = ids if ids is not None else [str(r.get("id")) for r in rows]
+    lines = [json.dumps(prediction_row(r, results.get(k)), ensure_ascii=False) for r, k in zip(rows, keys)]
     return atomic_write_text(Path(path), "\n".join(lines) + ("\n" if lines else ""))
 
 
@@ -176,8 +241,8 @@ def score_rows(rows: Iterable[dict[str, Any]]) -> MMARScores:
     groups: dict[str, dict[str, GroupScore]] = {g: defaultdict(GroupScore) for g in GROUP_FIELDS}
     for row in rows:
         n_rows += 1
-        if PREDICTION_KEY not in row:
-            continue
+        if PREDICTION_KEY not in row or not isinstance(row.get("answer"), str):
+            continue  # no prediction, or no ground truth to score it against
         pred = row[PREDICTION_KEY]
         ok = string_match(row["answer"], pred if isinstance(pred, str) else ("" if pred is None else str(pred)),
                           list(row.get("choices") or []))
@@ -244,15 +309,18 @@ def run_mmar(
     prices: PriceTable | None = None,
     retry_statuses: Iterable[str] = (),
     config: dict[str, Any] | None = None,
+    strict: bool = False,
+    report: Callable[[str], None] | None = None,
 ) -> tuple[RunSummary, MMARScores]:
-    """Run (or resume) MMAR into RUN_DIR, then write predictions.jsonl and scores.json for the selection."""
-    rows = load_meta(meta)
-    if ids is not None:
-        wanted = set(ids)
-        rows = [r for r in rows if str(r["id"]) in wanted]
-    if limit is not None:
-        rows = rows[:limit]
-    items = [item_from_row(r, audio_dir) for r in rows]
+    """Run (or resume) MMAR into RUN_DIR, then write predictions.jsonl and scores.json for the selection.
+
+    Bad meta rows and refused audio paths are committed as errored items (`report` is told each reason
+    first) while the good rows run; `strict` refuses the whole file instead (RowsError)."""
+    rows, items = mmar_items(meta, audio_dir, ids=ids, limit=limit, strict=strict)
+    if report is not None:
+        for it in items:
+            if it.error:
+                report(it.error)
     run_dir = Path(run_dir)
     cfg = {"benchmark": "mmar", "meta": str(Path(meta).resolve()), "audio_dir": str(Path(audio_dir).resolve()),
            **(config or {})}
@@ -262,11 +330,15 @@ def run_mmar(
     return summary, scores
 
 
-def finalize(rows: list[dict[str, Any]], run_dir: str | Path) -> MMARScores:
-    """predictions.jsonl + scores.json from what results.jsonl holds now (also after an interrupted run)."""
+def finalize(rows: list[Row] | list[dict[str, Any]], run_dir: str | Path) -> MMARScores:
+    """predictions.jsonl + scores.json from what results.jsonl holds now (also after an interrupted run).
+    Rows that are not JSON objects are left out (results.jsonl has their error)."""
     run_dir = Path(run_dir)
     results = load_results(run_dir)
-    path = write_predictions(rows, results, run_dir / PREDICTIONS_FILE)
+    data = [r.data if isinstance(r, Row) else r for r in rows]
+    ids = [r.item_id if isinstance(r, Row) else str(r.get("id")) for r in rows]
+    kept = [(d, i) for d, i in zip(data, ids) if isinstance(d, dict)]
+    path = write_predictions([d for d, _ in kept], results, run_dir / PREDICTIONS_FILE, ids=[i for _, i in kept])
     scores = score_file(path)
     atomic_write_text(run_dir / SCORES_FILE, scores.model_dump_json(indent=2, by_alias=True) + "\n")
     return scores

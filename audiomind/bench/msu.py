@@ -45,6 +45,7 @@ import numpy as np
 
 from audiomind import audio as audio_io
 from audiomind.bench.items import BenchItem, ItemResult
+from audiomind.paths import MissingPathError, PathPolicyError, resolve_under
 
 BENCHMARK = "msu"
 SR = 16000
@@ -220,6 +221,7 @@ class TaskFile:
     source_audio: Path | None
     speaker_meta: dict[str, Any] = field(default_factory=dict)
     questions: list[dict[str, Any]] = field(default_factory=list)
+    audio_error: str | None = None  # why `source_audio` was refused (outside the root, not a regular file, ...)
 
 
 def _level(path: Path, data: dict[str, Any], task: str | None) -> int:
@@ -245,18 +247,33 @@ def _language(path: Path, root: Path | None, data: dict[str, Any], questions: li
     return "zh" if _CJK.search(text) else "en"
 
 
+def audio_root(path: Path, root: Path | None) -> Path:
+    """The folder a task file's `source_audio` must stay inside: the benchmark root when known, else the
+    conversation folder two levels above the task file (where the samples keep the audio)."""
+    return root if root is not None else path.parent.parent
+
+
 def _find_audio(path: Path, root: Path | None, hint: str | None) -> Path | None:
     """`source_audio` as given (absolute), else relative to the task file's folder or any folder above it
-    (the samples keep it relative to the conversation folder two levels up)."""
+    up to the root (the samples keep it relative to the conversation folder two levels up). Only a regular
+    file inside `audio_root` is accepted: anything else raises PathPolicyError (nothing outside is read)."""
     if not hint:
         return None
+    if not isinstance(hint, str):
+        raise PathPolicyError(f"source_audio must be a string, not {type(hint).__name__}")
+    allowed = audio_root(path, root)
     h = Path(hint)
     if h.is_absolute():
-        return h if h.exists() else None
-    for base in [path.parent, *path.parents, *([root] if root else [])]:
-        cand = (base / h)
-        if cand.exists():
-            return cand.resolve()
+        try:
+            return resolve_under(h, [allowed])
+        except MissingPathError:
+            return None
+    bases = [b for b in [path.parent, *path.parents] if b == allowed or allowed in b.parents]
+    for base in bases:
+        try:
+            return resolve_under(base / h, [allowed])
+        except MissingPathError:
+            continue
     return None
 
 
@@ -270,14 +287,18 @@ def read_task_file(path: str | Path, root: str | Path | None = None) -> TaskFile
     speaker_meta, questions = split_meta(data)
     if task is None or not questions:
         return None
+    try:
+        source_audio, audio_error = _find_audio(path, rootp, data.get("source_audio")), None
+    except PathPolicyError as exc:
+        source_audio, audio_error = None, f"{path.name}: source_audio refused: {exc}"
     rel = path.relative_to(rootp).parts if rootp and rootp in path.parents else path.parts
     level_idx = next((i for i, p in enumerate(rel) if _LEVEL.fullmatch(p)), None)
     segment = str(meta.get("segment") or (rel[level_idx - 1] if level_idx else path.parent.name))
     scenario = str(meta.get("scenario") or (rel[1] if rootp and len(rel) > 4 else "unknown"))
     return TaskFile(path=path, data=data, task=task, level=_level(path, data, task),
                     language=_language(path, rootp, data, questions), scenario=scenario, segment=segment,
-                    source_audio=_find_audio(path, rootp, data.get("source_audio")),
-                    speaker_meta=speaker_meta, questions=questions)
+                    source_audio=source_audio, speaker_meta=speaker_meta, questions=questions,
+                    audio_error=audio_error)
 
 
 def find_task_files(root: str | Path) -> list[TaskFile]:
@@ -386,9 +407,9 @@ def build_items(source: str | Path | Iterable[TaskFile], work_dir: str | Path, *
             item_id = _item_id(tf, qi, rootp)
             base = {"id": item_id, "benchmark": BENCHMARK, "choices": [option_text(o) for o in options],
                         "answer": str(q.get("answer") or "").strip().upper() or None, "raw": raw}
-            if tf.source_audio is None or not tf.source_audio.exists():
+            if tf.source_audio is None or not tf.source_audio.exists():  # missing (or refused: error says why)
                 items.append(BenchItem(**base, audio_path=str(tf.source_audio or ""), question=str(q.get("question")),
-                                       metadata={**meta, "clips": []}))
+                                       metadata={**meta, "clips": []}, error=tf.audio_error))
                 continue
             plan = audio_plan(q, tf.speaker_meta, tf.level)
             paths = [cache.cut(tf.source_audio, c.start_s, c.end_s) for c in plan]
@@ -480,7 +501,7 @@ def error_class(item: BenchItem, result: ItemResult | dict[str, Any]) -> str:
 
 def msu_score(item: BenchItem, result: ItemResult) -> bool | None:
     """The runner's scorer: letter match; None when the item never ran (missing audio)."""
-    if item.answer is None or result.status == "missing_audio":
+    if item.answer is None or result.status == "missing_audio" or result.input_error:
         return None
     return error_class(item, result) == "correct"
 
@@ -532,7 +553,7 @@ def summarize(items: Iterable[BenchItem], results: dict[str, dict[str, Any]]) ->
     overall = Bucket()
     for it in items:
         r = results.get(it.id)
-        if r is None or r.get("status") == "missing_audio" or it.answer is None:
+        if r is None or r.get("status") == "missing_audio" or r.get("input_error") or it.answer is None:
             continue
         cls = error_class(it, r)
         m = it.metadata

@@ -9,7 +9,9 @@ Durability contract (what makes `kill -9` then the same command lose and duplica
 - On start, committed ids are read back and skipped. A kill can only tear the LAST line (appends are
   serialised); that torn tail is cut off before anything new is appended, and its item runs again.
 - Items are isolated: whatever one item raises becomes `status="error"` with the message; a missing audio
-  file becomes `status="missing_audio"` without calling the agent. Neither stops the batch.
+  file becomes `status="missing_audio"` without calling the agent, and an item refused when it was read
+  (`BenchItem.error`: a bad input row, an audio path outside the root) becomes `status="error"` with
+  `input_error` set, also without calling the agent. None of these stops the batch.
 
 Concurrency: `workers` threads, each with its own `AudioMind` from `make_agent` (the embedded models are
 process-wide singletons behind locks, so threads share one copy of the weights; a process pool would load
@@ -40,6 +42,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from audiomind.bench.items import BenchItem, ItemResult
+from audiomind.prompts import letter_index
 
 RESULTS_FILE = "results.jsonl"
 TRACES_DIR = "traces"
@@ -215,14 +218,15 @@ def default_score(item: BenchItem, result: ItemResult) -> bool | None:
     """Exact-option scoring for benchmarks without their own rule: the prediction equals the answer text
     (case and surrounding space ignored), or the answer is an option letter and the chosen index matches.
     None when the item has no ground truth or produced no answer."""
-    if item.answer is None or result.status in ("missing_audio", "error"):
+    if item.answer is None or result.status in ("missing_audio", "error") or result.input_error:
         return None
     pred = (result.prediction or "").strip().casefold()
     gold = item.answer.strip().casefold()
     if pred == gold and pred:
         return True
-    if len(gold) == 1 and gold.isalpha() and item.choices and result.choice_index is not None:
-        return ord(gold.upper()) - 65 == result.choice_index
+    idx = letter_index(gold) if item.choices and result.choice_index is not None else None
+    if idx is not None and idx < len(item.choices):  # an option letter: A..Z, then AA, AB, ...
+        return idx == result.choice_index
     return False
 
 
@@ -254,6 +258,8 @@ def execute_item(agent: Any, item: BenchItem, prices: PriceTable | None = None) 
     base: dict[str, Any] = {"id": item.id, "benchmark": item.benchmark, "answer": item.answer,
                             "metadata": item.metadata,
                             "started_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds")}
+    if item.error is not None:  # refused when read (bad row, audio path outside the root): never asked
+        return ItemResult(**base, status="error", error=item.error, input_error=True), None
     for p in [item.audio_path, *item.extra_audio]:
         if not Path(p).is_file():
             return ItemResult(**base, status="missing_audio", error=f"audio file not found: {p}",
