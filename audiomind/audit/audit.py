@@ -25,7 +25,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from audiomind.audit.timeline import OK_STATUSES, locate_artifact, short
+from audiomind.audit.timeline import OK_STATUSES, find_artifact, locate_artifact, short
+from audiomind.paths import clip_text
 from audiomind.state import EvidenceItem, EvidenceState, ToolCallStatus, ToolCategory
 from audiomind.tools.manifest import ToolManifest, ToolRegistry
 
@@ -275,9 +276,14 @@ def boundary(kind: ClaimKind, manifest: ToolManifest | None, category: ToolCateg
 class Auditor:
     """Runs every rule over one trace; the tool registry gives the manifests (boundaries)."""
 
-    def __init__(self, registry: ToolRegistry | None = None, check_files: bool = True):
+    def __init__(self, registry: ToolRegistry | None = None, check_files: bool = True, confine_files: bool = False,
+                 allow: list[Path] | tuple[Path, ...] = ()):
+        """confine_files: read artifact files only inside each trace's run folder and the `allow`ed folders
+        (the HTML viewer's policy for untrusted traces); any other recorded path is reported, never read."""
         self.registry = registry if registry is not None else ToolRegistry.load()
         self.check_files = check_files
+        self.confine_files = confine_files
+        self.allow = list(allow)
         self._hash_cache: dict[tuple[str, float, int], str] = {}
 
     def manifest(self, tool: str | None) -> ToolManifest | None:
@@ -500,19 +506,29 @@ class Auditor:
                               message=f"{a.id} was created by call {a.created_by}, which is not in the trace")
             if not self.check_files:
                 continue
-            p, moved = locate_artifact(a, st, trace_file)
+            why = "is missing"
+            if self.confine_files:
+                p, moved, reason = find_artifact(a, st, trace_file, self.allow)
+                why = f"is not read ({reason})" if reason else why
+            else:
+                p, moved = locate_artifact(a, st, trace_file)
             if p is None:
                 yield Finding(rule="artifact-missing", severity=Severity.error, path=path, item_id=a.id,
-                              message=f"{a.id} ({'original' if a.derived_from is None else 'derived'}) is missing: "
-                                      f"{a.path}")
+                              message=f"{a.id} ({'original' if a.derived_from is None else 'derived'}) {why}: "
+                                      f"{clip_text(a.path, 200)}")
                 continue
             if moved:
                 yield Finding(rule="artifact-relocated", severity=Severity.info, path=path, item_id=a.id,
                               message=f"{a.id} is not at its recorded path; found beside the trace at {p}")
-            stat = p.stat()
-            key = (str(p), stat.st_mtime, stat.st_size)
-            if key not in self._hash_cache:
-                self._hash_cache[key] = sha256_file(p)
+            try:
+                stat = p.stat()
+                key = (str(p), stat.st_mtime, stat.st_size)
+                if key not in self._hash_cache:
+                    self._hash_cache[key] = sha256_file(p)
+            except OSError as exc:  # e.g. no permission: a finding, never a traceback
+                yield Finding(rule="artifact-missing", severity=Severity.error, path=path, item_id=a.id,
+                              message=f"{a.id} at {p} cannot be read: {exc.strerror or type(exc).__name__}")
+                continue
             if self._hash_cache[key] != a.sha256:
                 yield Finding(rule="artifact-changed", severity=Severity.error, path=path, item_id=a.id,
                               message=f"{a.id} at {p} has sha256 {self._hash_cache[key][:12]}…, the trace recorded "

@@ -262,13 +262,20 @@ def register(trace_app: typer.Typer) -> None:
         embed: bool = typer.Option(False, "--embed", help="embed audio and images as data URIs (one file per page)"),
         no_spectrograms: bool = typer.Option(False, "--no-spectrograms", help="skip the spectrogram images"),
         no_audit: bool = typer.Option(False, "--no-audit", help="do not run the audit rules into the pages"),
+        allow_dir: list[Path] | None = typer.Option(
+            None, "--allow-dir", help="also copy audio from this folder (e.g. where the original clips are); "
+            "by default only files inside each trace's own run folder are read (repeatable)"),
     ) -> None:
         """A static, self-contained viewer: one page per trace (timeline, audio players, spectrograms, tool
-        calls, evidence linked to its source, the answer) and an index.html. No network needed to view it."""
+        calls, evidence linked to its source, the answer) and an index.html. No network needed to view it.
+
+        Only audio inside each trace's run folder (or an --allow-dir) whose sha256 matches the trace is copied
+        or embedded; any other path a trace names is shown as unavailable, with the reason."""
         from audiomind.audit.html import render_paths
 
         files = _files(paths)
-        pages, index = render_paths(files, out, embed=embed, spectrograms=not no_spectrograms, audit=not no_audit)
+        pages, index = render_paths(files, out, embed=embed, spectrograms=not no_spectrograms, audit=not no_audit,
+                                    allow=list(allow_dir or []))
         if not pages:
             _fail("none of the files is a readable trace (see the index for why)", code=1)
         for p in pages:

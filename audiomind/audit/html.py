@@ -7,6 +7,11 @@ fetched from the network at view time (no CDN scripts, fonts or styles; the favi
 
 Every node of the timeline is a `<section class="node">`; tool calls, observations, evidence items and
 artifacts carry their ids as anchors, so evidence links to its source and the answer to its evidence.
+
+A trace is untrusted input: its `artifacts[*].path` may name any file (`/etc/passwd`, a private file, a
+FIFO). Only artifacts inside the trace's own run folder (see `timeline.run_folder`, plus folders the user allows
+explicitly) whose sha256 matches the trace's record are copied or embedded; the rest are shown as
+"unavailable (reason)" and nothing else is read.
 """
 
 from __future__ import annotations
@@ -22,7 +27,8 @@ from typing import Any
 
 from audiomind.audit.audit import Auditor, Severity, TraceAudit
 from audiomind.audit.stats import is_correct
-from audiomind.audit.timeline import Step, build_timeline, describe_call, key_outputs, locate_artifact, short
+from audiomind.audit.timeline import Step, build_timeline, describe_call, find_artifact, key_outputs, short
+from audiomind.paths import clip_text
 from audiomind.state import Artifact, EvidenceItem, EvidenceState, ToolCall, ToolCallStatus
 
 PLAYABLE = {".wav": "audio/wav", ".mp3": "audio/mpeg", ".ogg": "audio/ogg", ".oga": "audio/ogg",
@@ -177,6 +183,25 @@ def spectrogram_png(audio_path: Path, out: Path, title: str = "", lanes: list[La
     return out
 
 
+def artifact_source(a: Artifact, st: EvidenceState, trace_file: Path | None,
+                    allow: list[Path] | tuple[Path, ...] = ()) -> tuple[Path | None, bool, str]:
+    """(the file to show for artifact `a`, whether it was found at a new place, "") or (None, False, why it is
+    unavailable): `find_artifact`'s policy (a regular file inside the trace's run folder or an `allow`ed
+    folder), then the file's sha256 must be the one the trace recorded."""
+    src, moved, why = find_artifact(a, st, trace_file, allow)
+    if src is None:
+        return None, False, why
+    try:
+        from audiomind.audio import sha256_file
+
+        digest = sha256_file(src)
+    except OSError as exc:
+        return None, False, f"cannot be read ({exc.strerror or type(exc).__name__})"
+    if digest != a.sha256:
+        return None, False, "sha256 differs from the trace's record: the file changed after the run"
+    return src, moved, ""
+
+
 class _Assets:
     """Copies (or embeds) the audio and images a page needs, under `<page stem>_files/`."""
 
@@ -326,8 +351,10 @@ def _step_html(step: Step, st: EvidenceState, known: set[str]) -> str:
 
 
 def render_page(st: EvidenceState, out_dir: Path, trace_file: Path | None = None, audit: TraceAudit | None = None,
-                embed: bool = False, spectrograms: bool = True, index_href: str | None = "index.html") -> Path:
-    """Write `<out_dir>/<run_id>.html` (+ `<run_id>_files/`) and return its path."""
+                embed: bool = False, spectrograms: bool = True, index_href: str | None = "index.html",
+                allow: list[Path] | tuple[Path, ...] = ()) -> Path:
+    """Write `<out_dir>/<run_id>.html` (+ `<run_id>_files/`) and return its path. Audio is read only from the
+    trace's run folder and the `allow`ed folders (see `artifact_source`)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", st.run.run_id) or "trace"
     assets = _Assets(out_dir, stem, embed)
@@ -337,19 +364,30 @@ def render_page(st: EvidenceState, out_dir: Path, trace_file: Path | None = None
     # artifacts: players and spectrograms
     art_html = []
     for a in st.artifacts:
-        src, moved = locate_artifact(a, st, trace_file)
+        src, moved, why = artifact_source(a, st, trace_file, allow)
         prov = "original" if a.derived_from is None else (
             f'{h(a.operation)} of <a href="#art-{h(a.derived_from)}">{h(a.derived_from)}</a> '
             f'{h(json.dumps(a.parameters))}'
             + (f' by <a href="#{h(a.created_by)}">{h(a.created_by)}</a>' if a.created_by else ""))
-        if src is None:
-            media = f'<p class="err">audio file missing: {h(a.path)}</p>'
+        played = None
+        if src is not None:
+            try:
+                played = assets.audio(a, src)
+            except Exception as exc:  # noqa: BLE001 - a file that will not decode is shown as unavailable
+                why = f"not decodable audio ({type(exc).__name__}: {clip_text(exc, 120)})"
+        if played is None:
+            media = f'<p class="err">unavailable ({h(why)}): {h(clip_text(a.path, 200))}</p>'
         else:
-            uri, _mime = assets.audio(a, src)
+            uri, _mime = played
             media = f'<audio controls preload="metadata" src="{h(uri)}" data-artifact="{h(a.id)}"></audio>'
             if spectrograms:
-                img = assets.spectrogram(a, src, evidence_lanes(st, a.id))
+                img, img_err = None, ""
+                try:
+                    img = assets.spectrogram(a, src, evidence_lanes(st, a.id))
+                except Exception as exc:  # noqa: BLE001 - the player is there; the picture is optional
+                    img_err = f"{type(exc).__name__}: {clip_text(exc, 120)}"
                 media += (f'<img src="{h(img)}" alt="mel spectrogram of {h(a.id)}">' if img else
+                          f'<p class="muted">(no spectrogram: {h(img_err)})</p>' if img_err else
                           '<p class="muted">(spectrogram needs matplotlib: pip install matplotlib)</p>')
             if moved:
                 media += f'<p class="muted">found beside the trace at {h(src)}</p>'
@@ -464,18 +502,20 @@ def render_index(entries: list[dict[str, Any]], out_dir: Path, unreadable: list[
 
 
 def render_paths(paths: list[str | Path], out_dir: str | Path, embed: bool = False, spectrograms: bool = True,
-                 audit: bool = True) -> tuple[list[Path], Path]:
-    """Pages for every trace under `paths` and an index; returns (pages, index)."""
+                 audit: bool = True, allow: list[str | Path] | tuple[str | Path, ...] = ()) -> tuple[list[Path], Path]:
+    """Pages for every trace under `paths` and an index; returns (pages, index). Each page reads audio only
+    from its trace's run folder and the `allow`ed folders."""
     from audiomind.audit.stats import load_traces
 
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     traces, unreadable = load_traces(list(paths))
-    auditor = Auditor() if audit else None
+    allowed = [Path(d) for d in allow]
+    auditor = Auditor(confine_files=True, allow=allowed) if audit else None
     pages, entries = [], []
     for st, f in traces:
         report = auditor.audit_file(f) if auditor else None
-        page = render_page(st, out, Path(f), report, embed=embed, spectrograms=spectrograms)
+        page = render_page(st, out, Path(f), report, embed=embed, spectrograms=spectrograms, allow=allowed)
         pages.append(page)
         fa = st.final_answer
         entries.append({

@@ -239,6 +239,53 @@ def locate_artifact(a: Artifact, st: EvidenceState, trace_file: Path | None) -> 
     return None, False
 
 
+def run_folder(trace_file: Path) -> Path:
+    """The folder a trace's audio may be read from when paths are confined: the folder holding the trace
+    JSON (where `ask` puts the run's `<run id>.artifacts/`), or RUN for a batch run's `RUN/traces/<id>.json`
+    (its audio is in `RUN/artifacts/`; RUN holds results.jsonl)."""
+    folder = trace_file.resolve().parent
+    if folder.name == "traces" and (folder.parent / "results.jsonl").is_file():
+        return folder.parent
+    return folder
+
+
+OUTSIDE_REASON = "outside the trace's run folder; pass --allow-dir to trust another folder"
+
+
+def find_artifact(a: Artifact, st: EvidenceState, trace_file: Path | None,
+                  allow: list[Path] | tuple[Path, ...] = ()) -> tuple[Path | None, bool, str]:
+    """`locate_artifact` under the path policy: (real file, whether that is a new place, "") or (None, False,
+    why not). Only a regular file inside the trace's run folder (see `run_folder`) or an `allow`ed folder,
+    symlinks resolved, is accepted; nothing is opened here. Candidates: the recorded path, then the same
+    file under `<trace folder>/<run artifact dir name>/` (a moved or copied run folder)."""
+    from audiomind.paths import MissingPathError, OutsideRootsError, PathPolicyError, resolve_under
+
+    roots = [*([run_folder(trace_file)] if trace_file is not None else []), *allow]
+    if not roots:
+        return None, False, "no trace folder to read audio from"
+    here = trace_file.resolve().parent if trace_file is not None else None
+    recorded = Path(a.path)
+    cands = [recorded]
+    if here is not None and st.run.artifact_dir:
+        art_dir = Path(st.run.artifact_dir)
+        try:
+            rel = recorded.relative_to(art_dir)
+        except ValueError:
+            rel = Path(recorded.name)
+        cands.append(here / art_dir.name / rel)
+    reason = ""
+    for i, cand in enumerate(cands):
+        try:
+            return resolve_under(cand, roots, base=here), i > 0, ""
+        except MissingPathError:
+            reason = reason or "audio file missing"
+        except OutsideRootsError:
+            reason = reason or OUTSIDE_REASON
+        except PathPolicyError as exc:
+            reason = reason or str(exc).split(": ", 1)[-1]
+    return None, False, reason or "audio file missing"
+
+
 def short(text: str | None, n: int = 160) -> str:
     t = " ".join((text or "").split())
     return t if len(t) <= n else t[: n - 1] + "…"

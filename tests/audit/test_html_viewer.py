@@ -17,8 +17,10 @@ from typer.testing import CliRunner
 from audiomind.audit.html import render_paths
 from audiomind.audit.timeline import build_timeline
 from audiomind.cli import app
+from audiomind.resources import examples_dir
 
 from .cdp import Browser, chromium_binary
+from .util import copy_run
 
 SCREENSHOT = Path("/tmp/audiomind-viewer.png")
 
@@ -69,9 +71,10 @@ def chromium():
 def site(runs, tmp_path_factory):
     out = tmp_path_factory.mktemp("viewer")
     folder = tmp_path_factory.mktemp("traces")
-    for run in runs.values():  # a folder of traces, as a batch leaves them
-        shutil.copy(run.path, folder / run.path.name)
-    pages, index = render_paths([folder], out)
+    for run in runs.values():  # a folder of traces with their derived audio, as `ask` leaves them
+        copy_run(run, folder)
+    # the originals live in the examples folder, outside the traces' folder: trusted explicitly
+    pages, index = render_paths([folder], out, allow=[examples_dir()])
     return out, pages, index
 
 
@@ -157,7 +160,7 @@ def test_moved_folder_and_embedded_pages(runs, chromium, tmp_path):
     """The output folder can be moved (relative links); --embed makes one file per page (data URIs)."""
     run = runs["crop"]
     r = CliRunner().invoke(app, ["trace", "html", str(run.path), "-o", str(tmp_path / "a"), "--embed",
-                                 "--no-spectrograms"])
+                                 "--no-spectrograms", "--allow-dir", str(examples_dir())])
     assert r.exit_code == 0, r.output
     moved = tmp_path / "moved"
     shutil.move(str(tmp_path / "a"), moved)
