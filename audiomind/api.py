@@ -121,8 +121,9 @@ class AudioMind:
         trace_path: str | Path | None = None,
     ) -> AskResult:
         """Answer one question about one audio file; the trace is written even when the run fails."""
-        if choices is not None and 0 < len(choices) < 2:
-            raise ValueError("a multiple-choice question needs at least 2 choices")
+        from audiomind.inputs import check_question
+
+        check_question(question, list(choices) if choices is not None else None)  # ValueError: one clear line
         from audiomind.audio import probe
 
         probe(audio)  # missing / empty / non-audio input fails here with a clear AudioError

@@ -62,9 +62,14 @@ def ask(
     from audiomind.backends.base import BackendError
 
     _quiet_libraries()
+    from audiomind.inputs import choices_problem, question_problem
+
     choices = list(choice or [])
     if len(choices) == 1:
         fail("a multiple-choice question needs at least 2 --choice options (got 1)")
+    problem = question_problem(question) or choices_problem(choices)
+    if problem:
+        fail(problem)
     try:
         from audiomind.api import AudioMind
 

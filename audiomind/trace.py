@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from audiomind.paths import clip_text
 from audiomind.state import SCHEMA_VERSION, EvidenceState
 
 SECRET_ENV_VARS = (
@@ -44,7 +45,12 @@ def load_trace(path: str | Path) -> EvidenceState:
 
 
 def trace_json_schema() -> dict[str, Any]:
+    """The JSON Schema of a trace file. `schema_version` is required: a file without it cannot say which
+    layout it follows (the model gives it a default only so a graph can start from a bare question)."""
     schema = EvidenceState.model_json_schema(mode="serialization")
+    required = list(schema.get("required", []))
+    if "schema_version" not in required:
+        schema["required"] = ["schema_version", *required]
     return {
         "$schema": "https://json-schema.org/draft/2020-12/schema",
         "$id": f"https://audiomind.dev/schema/trace-{SCHEMA_VERSION}.json",
@@ -65,7 +71,7 @@ def validate_trace_file(path: str | Path) -> list[str]:
 
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     validator = jsonschema.Draft202012Validator(trace_json_schema())
-    return [
-        f"{'/'.join(str(x) for x in err.absolute_path) or '(root)'}: {err.message}"
-        for err in sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
+    return [  # a message repeats the offending value (maybe the whole file): ~200 characters at most
+        f"{'/'.join(str(x) for x in err.absolute_path) or '(root)'}: {clip_text(err.message, 200)}"
+        for err in sorted(validator.iter_errors(data), key=lambda e: [str(x) for x in e.absolute_path])
     ]

@@ -44,6 +44,7 @@ def validation_messages(path: Path) -> list[str]:
     """JSON Schema problems as 'where (item id): message [value]' lines; [] means valid."""
     import jsonschema
 
+    from audiomind.paths import clip_text
     from audiomind.state import SCHEMA_VERSION
     from audiomind.trace import trace_json_schema
 
@@ -56,7 +57,8 @@ def validation_messages(path: Path) -> list[str]:
     validator = jsonschema.Draft202012Validator(trace_json_schema())
     out = []
     if isinstance(data, dict) and data.get("schema_version") not in (None, SCHEMA_VERSION):
-        out.append(f"schema_version: {data.get('schema_version')!r}, but this audiomind reads {SCHEMA_VERSION!r}")
+        out.append(f"schema_version: {clip_text(repr(data.get('schema_version')), 80)}, but this audiomind reads "
+                   f"{SCHEMA_VERSION!r}")
 
     def owner_id(p: list) -> str:
         node: Any = data
@@ -72,7 +74,8 @@ def validation_messages(path: Path) -> list[str]:
 
     for e in sorted(validator.iter_errors(data), key=lambda e: [str(x) for x in e.absolute_path]):
         where = "/".join(str(x) for x in e.absolute_path) or "(root)"
-        out.append(f"{where}{owner_id(list(e.absolute_path))}: {e.message}")
+        # jsonschema's message repeats the offending value, which may be the whole file: keep ~200 characters
+        out.append(f"{clip_text(where, 120)}{owner_id(list(e.absolute_path))}: {clip_text(e.message, 200)}")
     return out
 
 

@@ -16,6 +16,7 @@ from rich.table import Table
 from rich.text import Text
 
 from audiomind.audit.timeline import Step, build_timeline, describe_call, key_outputs, short
+from audiomind.prompts import choice_letter
 from audiomind.state import EvidenceState, ToolCallStatus
 
 STATUS_STYLE = {
@@ -28,7 +29,7 @@ def _header(st: EvidenceState, path: Path | None) -> Panel:
     q = st.question
     lines = [f"[bold]Question:[/] {escape(q.text)}"]
     if q.choices:
-        lines.append("[bold]Choices:[/] " + escape("  ".join(f"{chr(65 + i)}. {c}" for i, c in enumerate(q.choices))))
+        lines.append("[bold]Choices:[/] " + escape("  ".join(f"{choice_letter(i)}. {c}" for i, c in enumerate(q.choices))))
     lines.append(f"[bold]Audio:[/] {escape(q.audio_path)}")
     models = ", ".join(f"{m.role} {m.spec}" for m in st.run.models) or "(not recorded)"
     lines.append(f"[dim]run {escape(st.run.run_id)} · {escape(models)} · max_steps {st.run.max_steps} · "

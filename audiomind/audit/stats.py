@@ -16,6 +16,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from audiomind.prompts import letter_index
 from audiomind.state import EvidenceState, ToolCallStatus
 
 BINS: tuple[tuple[str, int, int | None], ...] = (("0", 0, 0), ("1", 1, 1), ("2-3", 2, 3), ("4-5", 4, 5), ("6+", 6, None))
@@ -37,9 +38,11 @@ def is_correct(st: EvidenceState) -> bool | None:
     answer = fa.choice if fa.choice is not None else fa.text
     if _norm(answer) == _norm(gt):
         return True
-    letter = re.fullmatch(r"\(?([A-Za-z])\)?\.?", gt.strip())
-    if letter and fa.choice_index is not None and st.question.choices and len(st.question.choices) <= 26:
-        return ord(letter.group(1).upper()) - 65 == fa.choice_index
+    letter = re.fullmatch(r"\(?([A-Za-z]{1,2})\)?\.?", gt.strip())
+    if letter and fa.choice_index is not None and st.question.choices:
+        idx = letter_index(letter.group(1))  # A..Z, then AA, AB, ... (as the prompts letter them)
+        if idx is not None and idx < len(st.question.choices):
+            return idx == fa.choice_index
     return False
 
 

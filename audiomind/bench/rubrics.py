@@ -34,6 +34,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from audiomind.bench.mmar import string_match
+from audiomind.prompts import MAX_CHOICES, choice_letter
 
 PREDICTION_KEY = "answer_prediction"
 THINKING_KEY = "thinking_prediction"
@@ -105,7 +106,7 @@ def rubric_text(rubric: list[dict[str, Any]]) -> str:
 
 def judge_messages(row: dict[str, Any], prediction: str, reasoning: str) -> list[tuple[str, str]]:
     """(role, text) messages for one judge run."""
-    choices = "\n".join(f"  {chr(65 + i)}. {c}" for i, c in enumerate(row.get("choices") or []))
+    choices = "\n".join(f"  {choice_letter(i)}. {c}" for i, c in enumerate((row.get("choices") or [])[:MAX_CHOICES]))
     user = USER_TEMPLATE.format(
         question=row.get("question", ""), choices=choices or "  (free answer)", answer=row.get("answer", ""),
         thinking=row.get("thinking") or "(none given)", prediction=prediction or "(no answer)",

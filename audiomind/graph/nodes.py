@@ -12,7 +12,7 @@ from typing import Any, Callable
 
 from audiomind.artifacts import ingest_original
 from audiomind.backends.base import AnswerRequest, FrontEnd, ListenRequest, Planner
-from audiomind.prompts import choices_block, load_prompt
+from audiomind.prompts import choices_block, letter_index, load_prompt
 from audiomind.state import (
     Action,
     EvidenceItem,
@@ -73,10 +73,10 @@ def parse_choice(answer: str, choices: list[str]) -> tuple[int | None, str]:
     normed = [norm(c) for c in choices]
     if a in normed:
         return normed.index(a), "ok"
-    m = re.fullmatch(r"\(?([a-z])\)?[.):]?(?:\s+(.*))?", answer.strip().lower())
+    m = re.fullmatch(r"\(?([a-z]{1,2})\)?[.):]?(?:\s+(.*))?", answer.strip().lower())
     if m:
-        idx = ord(m.group(1)) - ord("a")
-        if 0 <= idx < len(choices) and (not m.group(2) or norm(m.group(2)) == normed[idx]):
+        idx = letter_index(m.group(1))  # A..Z, then AA, AB, ... as choices_block letters them
+        if idx is not None and 0 <= idx < len(choices) and (not m.group(2) or norm(m.group(2)) == normed[idx]):
             return idx, "ok"
     contained = [i for i, c in enumerate(normed) if c and re.search(rf"\b{re.escape(c)}\b", a)]
     if len(contained) == 1:
