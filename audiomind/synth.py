@@ -328,3 +328,119 @@ def place(clips: list[tuple[str | Path, float]], out: str | Path, total_s: float
         track[start : start + len(y)] += y
     top = float(np.max(np.abs(track))) if n else 0.0
     return audio_io.write_wav(out, track / max(top, 1.0), SR)
+
+
+# ---- voices, channels, rates, levels and noise for the benchmark's conditions -------------------------------
+
+ESPEAK_WPM = 175  # espeak-ng's default speaking rate
+
+
+def say(text: str, out: str | Path, voice: str = "flite:slt", rate: float = 1.0) -> Path:
+    """Speak `text` with a voice named 'flite:<voice>' or 'espeak-ng:<voice>[+variant]' (a bare name is a
+    flite voice), at `rate` times the voice's normal speed (flite: duration_stretch = 1 / rate; espeak-ng:
+    -s round(175 * rate) words per minute). 16 kHz mono."""
+    engine, _, name = voice.partition(":") if ":" in voice else ("flite", "", voice)
+    out = Path(out)
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = Path(tmp) / "raw.wav"
+        if engine == "flite":
+            cmd = [_need("flite")]
+            if rate != 1.0:
+                cmd += ["--setf", f"duration_stretch={1.0 / rate:.4f}"]
+            subprocess.run(cmd + ["-voice", name, "-t", text, "-o", str(raw)], check=True)
+        elif engine == "espeak-ng":
+            subprocess.run([_need("espeak-ng"), "-v", name, "-s", str(round(ESPEAK_WPM * rate)), "-w", str(raw), text],
+                           check=True)
+        else:
+            raise ValueError(f"unknown speech engine {engine!r} (flite or espeak-ng)")
+        y = audio_io.load(raw, sr=SR, mono=True)
+        top = float(np.max(np.abs(y))) if y.size else 0.0
+        if top > 0.97:  # resampling a near-full-scale voice can overshoot: keep the file unclipped
+            y = y * (0.97 / top)
+        return audio_io.write_wav(out, y, SR)
+
+
+def pan(y: np.ndarray, position: float) -> np.ndarray:
+    """Mono -> (2, n) stereo with a constant-power pan law: position -1 is hard left, 0 centre, +1 hard right
+    (left gain cos(theta), right gain sin(theta), theta = (position + 1) * pi / 4)."""
+    theta = (float(np.clip(position, -1.0, 1.0)) + 1.0) * np.pi / 4
+    return np.stack([np.cos(theta) * y, np.sin(theta) * y]).astype(np.float32)
+
+
+def resample(y: np.ndarray, sr_from: int, sr_to: int) -> np.ndarray:
+    """Polyphase resampling along the last axis (mono (n,) or (channels, n))."""
+    if sr_from == sr_to:
+        return y
+    from math import gcd
+
+    from scipy.signal import resample_poly
+
+    g = gcd(int(sr_from), int(sr_to))
+    return resample_poly(y, int(sr_to) // g, int(sr_from) // g, axis=-1).astype(np.float32)
+
+
+def peak_dbfs(y: np.ndarray) -> float:
+    """Sample peak in dB re full scale (1.0)."""
+    top = float(np.max(np.abs(y))) if y.size else 0.0
+    return 20 * np.log10(top) if top > 0 else -np.inf
+
+
+def active_mask(y: np.ndarray, sr: int, frame_s: float = 0.02, floor_db: float = 30.0) -> np.ndarray:
+    """Per-sample mask of the 'active' part of a clean signal: the frames (frame_s long) whose RMS is within
+    floor_db of the loudest frame (channels pooled). What an SNR is measured over."""
+    x = y if y.ndim == 1 else np.sqrt(np.mean(np.asarray(y, dtype=np.float64) ** 2, axis=0))
+    frame = max(1, int(frame_s * sr))
+    n = int(np.ceil(len(x) / frame))
+    pad = np.zeros(n * frame)
+    pad[: len(x)] = np.asarray(x, dtype=np.float64) ** 2
+    rms = np.sqrt(pad.reshape(n, frame).mean(axis=1) + 1e-20)
+    loud = 20 * np.log10(rms / (rms.max() or 1.0)) > -floor_db
+    return np.repeat(loud, frame)[: len(x)]
+
+
+def active_power(y: np.ndarray, sr: int, mask: np.ndarray | None = None) -> float:
+    """Mean power (per channel, channels pooled) of y over the active mask of y (or the given mask)."""
+    m = active_mask(y, sr) if mask is None else mask
+    yy = np.asarray(y, dtype=np.float64)
+    if yy.ndim == 1:
+        return float(np.mean(yy[m] ** 2)) if m.any() else 0.0
+    return float(np.mean(yy[:, m] ** 2)) if m.any() else 0.0
+
+
+def snr_db(clean: np.ndarray, noise: np.ndarray, sr: int) -> float:
+    """10 log10(active power of the clean signal / mean power of the noise)."""
+    pn = float(np.mean(np.asarray(noise, dtype=np.float64) ** 2))
+    return 10 * np.log10(active_power(clean, sr) / pn) if pn > 0 else np.inf
+
+
+def noise(kind: str, n: int, rng: np.random.Generator, sr: int = SR) -> np.ndarray:
+    """Unit-RMS noise of n samples: 'white', 'pink' (1/f power) or 'babble' (six speech-band noise streams,
+    each switched by a random syllable-rate envelope, summed: the fluctuating texture of a crowd with no
+    intelligible words, so it never adds a talker or a word)."""
+    if kind == "white":
+        y = rng.standard_normal(n)
+    elif kind in ("pink", "babble"):
+        def pink() -> np.ndarray:
+            spec = np.fft.rfft(rng.standard_normal(n))
+            f = np.fft.rfftfreq(n, 1 / sr)
+            spec[1:] /= np.sqrt(f[1:])
+            spec[0] = 0
+            return np.fft.irfft(spec, n)
+
+        if kind == "pink":
+            y = pink()
+        else:
+            from scipy.signal import butter, sosfilt
+
+            sos = butter(4, [150, 3500], btype="bandpass", fs=sr, output="sos")
+            t = np.arange(n) / sr
+            y = np.zeros(n)
+            for _ in range(6):
+                rate = rng.uniform(3.0, 6.0)
+                env = np.clip(np.sin(2 * np.pi * rate * t + rng.uniform(0, 2 * np.pi)), 0, None) ** 2
+                slow = np.sin(2 * np.pi * rng.uniform(0.2, 0.6) * t + rng.uniform(0, 2 * np.pi)) > -0.3
+                y += sosfilt(sos, pink()) * env * slow
+    else:
+        raise ValueError(f"unknown noise {kind!r} (white, pink, babble)")
+    y = np.asarray(y, dtype=np.float64)
+    return (y / (np.sqrt(np.mean(y ** 2)) or 1.0)).astype(np.float32)
