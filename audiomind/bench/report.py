@@ -7,7 +7,10 @@ that paid off):
 - tool use: mean planner-issued tool calls per question, share of zero-tool questions, re-listen rate, and
   accuracy by number of calls in bins 0, 1, 2-3, 4-5, 6+ (front-end tool calls of the cascade are reported
   separately: they are a fixed perception pass, not the planner's choice);
-- latency: mean, percentiles and a histogram of per-item wall time.
+- latency: mean, percentiles and a histogram of per-item wall time;
+- when results carry a `confidence`: selective accuracy (the accuracy of confident answers, those with
+  confidence >= audiomind.state.CONFIDENT_AT, their share of the scored items, and the accuracy of the rest)
+  and calibration bins (confidence range -> accuracy, count), overall and per category.
 Accuracy counts only items the benchmark's scorer could judge (`correct` not None).
 """
 
@@ -27,7 +30,11 @@ from audiomind.bench.runner import RUN_FILE, atomic_write_text, load_results
 
 REPORT_FILE = "report.md"
 REPORT_JSON = "report.json"
-GROUP_KEYS = ("modality", "category", "sub-category", "task", "subtask", "subset", "split", "difficulty")
+GROUP_KEYS = ("modality", "category", "sub-category", "task", "subtask", "subset", "split", "difficulty", "kind",
+              "group", "condition")
+SELECTIVE_KEYS = ("category",)
+# Calibration bins over confidence: [lo, hi), the last one closed.
+CAL_BINS: tuple[tuple[float, float], ...] = ((0.0, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.8), (0.8, 0.9), (0.9, 1.0))
 TOOL_BINS: tuple[tuple[str, int, float], ...] = (
     ("0", 0, 0), ("1", 1, 1), ("2-3", 2, 3), ("4-5", 4, 5), ("6+", 6, math.inf))
 
@@ -59,6 +66,31 @@ class Latency(BaseModel):
     max_s: float | None = None
 
 
+class Selective(BaseModel):
+    """Selective accuracy at a confidence threshold, over scored items (percentages)."""
+
+    threshold: float
+    scored: int
+    with_confidence: int = Field(description="scored items that carry a confidence")
+    confident: int
+    coverage: float | None = Field(default=None, description="percent of scored items answered confidently")
+    confident_correct: int = 0
+    confident_accuracy: float | None = None
+    rest: int = Field(default=0, description="scored items below the threshold or without a confidence")
+    rest_correct: int = 0
+    rest_accuracy: float | None = None
+
+
+class CalBin(BaseModel):
+    label: str
+    lo: float | None = None
+    hi: float | None = None
+    n: int = 0
+    correct: int = 0
+    accuracy: float | None = Field(default=None, description="percent")
+    mean_confidence: float | None = None
+
+
 class Report(BaseModel):
     run_dir: str
     benchmarks: list[str]
@@ -72,6 +104,10 @@ class Report(BaseModel):
     cost_usd: float | None
     config: dict[str, Any] = Field(default_factory=dict)
     plots: dict[str, str] = Field(default_factory=dict)
+    selective: Selective | None = Field(default=None, description="present when results carry confidences")
+    selective_by: dict[str, dict[str, Selective]] = Field(default_factory=dict)
+    calibration: list[CalBin] = Field(default_factory=list)
+    calibration_by: dict[str, dict[str, list[CalBin]]] = Field(default_factory=dict)
 
 
 def _acc(rows: list[dict[str, Any]]) -> Acc:
@@ -100,6 +136,51 @@ def tool_bin(n: int) -> str:
         if lo <= n <= hi:
             return label
     return TOOL_BINS[-1][0]
+
+
+def _pct(k: int, n: int) -> float | None:
+    return round(100.0 * k / n, 2) if n else None
+
+
+def _confidence(r: dict[str, Any]) -> float | None:
+    c = r.get("confidence")
+    return None if c is None else float(c)
+
+
+def selective(rows: Iterable[dict[str, Any]], threshold: float | None = None) -> Selective:
+    """Accuracy of the confident answers (confidence >= threshold, default CONFIDENT_AT), their share of the
+    scored items (coverage), and the accuracy of the rest (lower or no confidence)."""
+    if threshold is None:
+        from audiomind.state import CONFIDENT_AT
+
+        threshold = CONFIDENT_AT
+    scored = [r for r in rows if r.get("correct") is not None]
+    conf = [r for r in scored if (c := _confidence(r)) is not None and c >= threshold]
+    rest = [r for r in scored if not ((c := _confidence(r)) is not None and c >= threshold)]
+    cc, rc = sum(1 for r in conf if r.get("correct")), sum(1 for r in rest if r.get("correct"))
+    return Selective(threshold=threshold, scored=len(scored),
+                     with_confidence=sum(1 for r in scored if _confidence(r) is not None),
+                     confident=len(conf), coverage=_pct(len(conf), len(scored)), confident_correct=cc,
+                     confident_accuracy=_pct(cc, len(conf)), rest=len(rest), rest_correct=rc,
+                     rest_accuracy=_pct(rc, len(rest)))
+
+
+def calibration(rows: Iterable[dict[str, Any]], bins: tuple[tuple[float, float], ...] = CAL_BINS) -> list[CalBin]:
+    """Scored items by confidence bin ([lo, hi), the last bin closed) -> accuracy and count; items without a
+    confidence are counted in a final "none" bin."""
+    scored = [r for r in rows if r.get("correct") is not None]
+    out: list[CalBin] = []
+    for i, (lo, hi) in enumerate(bins):
+        last = i == len(bins) - 1
+        xs = [r for r in scored if (c := _confidence(r)) is not None and lo <= c and (c < hi or (last and c <= hi))]
+        k = sum(1 for r in xs if r.get("correct"))
+        mean = round(statistics.fmean(_confidence(r) or 0.0 for r in xs), 3) if xs else None
+        out.append(CalBin(label=f"{lo:.1f}-{hi:.1f}", lo=lo, hi=hi, n=len(xs), correct=k, accuracy=_pct(k, len(xs)),
+                          mean_confidence=mean))
+    none = [r for r in scored if _confidence(r) is None]
+    k = sum(1 for r in none if r.get("correct"))
+    out.append(CalBin(label="none", n=len(none), correct=k, accuracy=_pct(k, len(none))))
+    return out
 
 
 def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) -> Report:
@@ -140,7 +221,7 @@ def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) ->
             config = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8")).get("config") or {}
         except json.JSONDecodeError:
             config = {}
-    return Report(
+    rep = Report(
         run_dir=str(run_dir), benchmarks=sorted({r.get("benchmark") or "" for r in rows} - {""}),
         statuses=dict(Counter(r.get("status", "?") for r in rows)), overall=_acc(rows), groups=groups,
         behaviour=behaviour, latency=latency,
@@ -148,6 +229,19 @@ def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) ->
         output_tokens=sum(int(r.get("output_tokens") or 0) for r in rows),
         cost_usd=round(sum(costs), 6) if costs else None, config=config,
     )
+    if any(r.get("confidence") is not None for r in rows):
+        rep.selective = selective(rows)
+        rep.calibration = calibration(rows)
+        for key in SELECTIVE_KEYS:
+            by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+            for r in rows:
+                v = (r.get("metadata") or {}).get(key)
+                if v is not None and v != "":
+                    by[str(v)].append(r)
+            if by:
+                rep.selective_by[key] = {k: selective(v) for k, v in sorted(by.items())}
+                rep.calibration_by[key] = {k: calibration(v) for k, v in sorted(by.items())}
+    return rep
 
 
 # ---------------------------------------------------------------- plots
@@ -238,6 +332,37 @@ def _acc_table(title: str, table: dict[str, Acc]) -> list[str]:
     return lines
 
 
+def _selective_lines(rep: Report) -> list[str]:
+    sel = rep.selective
+    if sel is None:
+        return []
+    out = ["## Selective accuracy", "",
+           (f"A confident answer has confidence >= {sel.threshold:g}; coverage is their share of the scored items. "
+            f"{sel.with_confidence} of {sel.scored} scored items carry a confidence."), "",
+           "| group | scored | confident | coverage % | confident accuracy % | rest | rest accuracy % |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+
+    def row(name: str, s: Selective) -> str:
+        return (f"| {name} | {s.scored} | {s.confident} | {_fmt(s.coverage)} | {_fmt(s.confident_accuracy)} | "
+                f"{s.rest} | {_fmt(s.rest_accuracy)} |")
+
+    out.append(row("**all**", sel))
+    for key, table in rep.selective_by.items():
+        out += [row(f"{key}: {name}", s) for name, s in table.items()]
+    out += ["", "## Calibration", "", "| group | confidence | n | correct | accuracy % | mean confidence |",
+            "|---|---|---:|---:|---:|---:|"]
+
+    def bins(name: str, cal: list[CalBin]) -> list[str]:
+        return [f"| {name} | {b.label} | {b.n} | {b.correct} | {_fmt(b.accuracy)} | {_fmt(b.mean_confidence)} |"
+                for b in cal if b.n]
+
+    out += bins("**all**", rep.calibration)
+    for key, table in rep.calibration_by.items():
+        for name, cal in table.items():
+            out += bins(f"{key}: {name}", cal)
+    return out + [""]
+
+
 def render_markdown(rep: Report) -> str:
     out = [f"# Benchmark report: {Path(rep.run_dir).name}", ""]
     if rep.benchmarks:
@@ -272,6 +397,7 @@ def render_markdown(rep: Report) -> str:
     ] + _acc_table("planner tool calls", b.by_tool_calls) + [""]
     if "tools" in rep.plots:
         out += [f"![tool calls vs accuracy]({rep.plots['tools']})", ""]
+    out += _selective_lines(rep)
     lat = rep.latency
     out += ["## Latency", "", "| n | mean s | p50 s | p90 s | p99 s | max s |", "|---:|---:|---:|---:|---:|---:|",
             (f"| {lat.n} | {_fmt(lat.mean_s)} | {_fmt(lat.p50_s)} | {_fmt(lat.p90_s)} | {_fmt(lat.p99_s)} | "

@@ -104,3 +104,50 @@ def test_report_cli(run_dir, tmp_path_factory):
     empty = tmp_path_factory.mktemp("empty")
     bad = CliRunner().invoke(bench_app, ["report", str(empty)])
     assert bad.exit_code == 2 and "no results.jsonl" in " ".join(bad.output.split())
+
+
+# (correct, confidence, category): confident answers (>= 0.7) are 3 right of 4; the rest 1 right of 4
+CONF_ROWS = [
+    (True, 0.95, "Signal Layer"), (True, 0.9, "Signal Layer"), (False, 0.75, "Perception Layer"),
+    (True, 0.7, "Perception Layer"), (False, 0.69, "Perception Layer"), (True, 0.4, "Signal Layer"),
+    (False, 0.1, "Signal Layer"), (False, None, "Perception Layer"),
+]
+
+
+@pytest.fixture
+def conf_run(tmp_path):
+    lines = [ItemResult(id=f"c{i}", status="answered", prediction="x", correct=ok, confidence=conf,
+                        confidence_reason="test", benchmark="synthetic",
+                        metadata={"category": cat}).model_dump_json()
+             for i, (ok, conf, cat) in enumerate(CONF_ROWS)]
+    lines.append(ItemResult(id="gone", status="missing_audio", confidence=0.99, benchmark="synthetic",
+                            metadata={"category": "Signal Layer"}).model_dump_json())  # not scored: left out
+    (tmp_path / "results.jsonl").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def test_selective_accuracy_and_calibration(conf_run):
+    rep = build_report(conf_run)
+    s = rep.selective
+    assert s is not None and s.threshold == 0.7
+    assert (s.scored, s.with_confidence, s.confident, s.confident_correct) == (8, 7, 4, 3)
+    assert (s.coverage, s.confident_accuracy, s.rest, s.rest_accuracy) == (50.0, 75.0, 4, 25.0)
+    sig, per = rep.selective_by["category"]["Signal Layer"], rep.selective_by["category"]["Perception Layer"]
+    assert (sig.confident, sig.confident_accuracy, sig.rest_accuracy) == (2, 100.0, 50.0)
+    assert (per.confident, per.confident_accuracy, per.coverage, per.rest_accuracy) == (2, 50.0, 50.0, 0.0)
+    bins = {b.label: (b.n, b.correct, b.accuracy) for b in rep.calibration}
+    assert bins == {"0.0-0.3": (1, 0, 0.0), "0.3-0.5": (1, 1, 100.0), "0.5-0.7": (1, 0, 0.0),
+                    "0.7-0.8": (2, 1, 50.0), "0.8-0.9": (0, 0, None), "0.9-1.0": (2, 2, 100.0),
+                    "none": (1, 0, 0.0)}
+    assert rep.calibration[-2].mean_confidence == pytest.approx(0.925)
+    md = write_report(conf_run, plots=False).read_text()
+    assert "## Selective accuracy" in md and "## Calibration" in md
+    assert "| **all** | 8 | 4 | 50.00 | 75.00 | 4 | 25.00 |" in md
+    assert "| category: Signal Layer | 4 | 2 | 50.00 | 100.00 | 2 | 50.00 |" in md
+    assert "| **all** | 0.9-1.0 | 2 | 2 | 100.00 | 0.93 |" in md
+
+
+def test_no_confidence_no_selective_section(run_dir):
+    rep = build_report(run_dir)
+    assert rep.selective is None and not rep.calibration
+    assert "Selective accuracy" not in write_report(run_dir, plots=False).read_text()
