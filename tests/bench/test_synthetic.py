@@ -1,6 +1,7 @@
 """The verifiable synthetic benchmark: deterministic by seed, MMAR-format rows, answers true by
-construction (re-measured with the real tools: event counts, tone frequencies, voices, onsets, trends,
-tempo, mode, transcripts), and the offline stack well above random on a small subset.
+construction (re-measured with the real tools on the dev split: event counts, tone frequencies, voices,
+onsets, trends, tempo, mode, transcripts), and the offline stack well above random on a small subset.
+(Splits, phrasing banks, conditions and the one-step kinds: test_synthetic_splits.py.)
 
 Tolerances are stated where they are used. Accuracy threshold for the offline stack: >= 75% on the
 quick kinds the shipped rules cover (random choice: about 29% on the same items)."""
@@ -22,8 +23,7 @@ from audiomind.bench import synthetic
 from audiomind.tools.base import ToolContext
 from audiomind.tools.manifest import ToolRegistry
 
-SEED = 11
-PER_KIND = 2
+PER_KIND = 2  # the dev split of the session's sets (tests/bench/conftest.py)
 MMAR_FIELDS = ["id", "audio_path", "question", "choices", "answer", "modality", "category", "sub-category",
                "language", "source", "url", "timestamp", "thinking", "cue", "rubric"]
 MMAR_MODALITIES = {"sound", "music", "speech", "mix-sound-music", "mix-sound-speech", "mix-music-speech",
@@ -46,10 +46,9 @@ def tool(name: str, path: str | Path, tmp: Path, **kw) -> dict:
 
 
 @pytest.fixture(scope="module")
-def gen(tmp_path_factory) -> dict:
-    root = tmp_path_factory.mktemp("synthetic")
-    rows = synthetic.generate(root, per_kind=PER_KIND, seed=SEED)
-    return {"root": root, "rows": rows, "by_kind": {k: [r for r in rows if r["kind"] == k] for k in synthetic.KINDS}}
+def gen(syn) -> dict:
+    """The dev split of the session's sets."""
+    return {"root": syn["root"] / "dev", "seed": syn["seed"], "rows": syn["rows"]["dev"], "by_kind": syn["by_kind"]["dev"]}
 
 
 def _sha(p: Path) -> str:
@@ -57,16 +56,17 @@ def _sha(p: Path) -> str:
 
 
 def test_deterministic_by_seed(gen, tmp_path):
+    seed = gen["seed"]
     kinds = ["counting", "pitch_compare", "key_mode", "loudness_trend", "speech_content", "event_order", "tempo"]
-    again = synthetic.generate(tmp_path / "again", per_kind=PER_KIND, seed=SEED, kinds=kinds)
+    again = synthetic.generate(tmp_path / "again", per_kind=PER_KIND, seed=seed, kinds=kinds)
     first = [r for r in gen["rows"] if r["kind"] in kinds]
     assert {r["id"]: r for r in again} == {r["id"]: r for r in first}
     for r in again:
         assert _sha(tmp_path / "again" / r["audio_path"]) == _sha(gen["root"] / r["audio_path"]), r["id"]
     # an item does not depend on how many items (or which other kinds) are generated
-    one = synthetic.generate(tmp_path / "one", per_kind=1, seed=SEED, kinds=["key_mode"])
+    one = synthetic.generate(tmp_path / "one", per_kind=1, seed=seed, kinds=["key_mode"])
     assert one[0] == gen["by_kind"]["key_mode"][0]
-    other = synthetic.generate(tmp_path / "other", per_kind=PER_KIND, seed=SEED + 1, kinds=kinds)
+    other = synthetic.generate(tmp_path / "other", per_kind=PER_KIND, seed=seed + 1, kinds=kinds)
     assert [r["construction"] for r in other] != [r["construction"] for r in first]
 
 
@@ -77,10 +77,12 @@ def test_mmar_format(gen):
     assert meta == rows
     positions = set()
     for r in rows:
-        assert list(r)[: len(MMAR_FIELDS)] == MMAR_FIELDS and set(r) - set(MMAR_FIELDS) == {"kind", "construction"}
+        assert list(r)[: len(MMAR_FIELDS)] == MMAR_FIELDS
+        assert set(r) - set(MMAR_FIELDS) == {"kind", "split", "construction"}
         assert r["audio_path"] == f"./audio/{r['id']}.wav"
         info = aio.probe(gen["root"] / r["audio_path"])
-        assert info.sample_rate == 16000 and info.channels == 1 and 0.5 < info.duration_s < 30
+        channels = 2 if r["kind"] == "stereo_side" else 1
+        assert info.sample_rate == 16000 and info.channels == channels and 0.5 < info.duration_s <= 12.0, r["id"]
         assert r["answer"] in r["choices"] and len(set(r["choices"])) == len(r["choices"]) >= 2
         assert r["choices"].index(r["answer"]) == r["construction"]["answer_index"]
         positions.add(r["choices"].index(r["answer"]))
@@ -93,7 +95,7 @@ def test_mmar_format(gen):
     assert positions == {0, 1, 2, 3} or len(positions) >= 3  # the answer position is shuffled
     items = synthetic.load_items(gen["root"])
     assert len(items) == len(rows) and all(Path(i.audio_path).is_file() for i in items)
-    assert 0.25 < synthetic.random_baseline(rows) < 0.35
+    assert 0.25 < synthetic.random_baseline(rows) < 0.36
 
 
 def test_answers_true_by_construction(gen, tmp_path):
@@ -172,22 +174,3 @@ def test_offline_stack_well_above_random(gen, tmp_path):
     baseline = synthetic.random_baseline([i.raw for i in items])
     acc = sum(correct) / len(correct)
     assert acc >= 0.75 > baseline + 0.4, {i.id: res[i.id].get("prediction") for i, c in zip(items, correct) if not c}
-
-
-EXTRA_KINDS = ["onset_time", "duration", "speech_rate", "pitch_compare", "pitch_contour", "event_order"]
-
-
-@pytest.mark.slow
-def test_extra_matchers_on_the_kinds_they_target(gen, tmp_path, monkeypatch):
-    """audiomind/reasoning/matchers_extra.py through the hook proposed for matcher.match."""
-    from audiomind.reasoning import matcher, matchers_extra
-
-    original = matcher.match
-
-    def hooked(state, analysis):
-        return matchers_extra.match_extra(state, analysis) or original(state, analysis)
-
-    monkeypatch.setattr(matcher, "match", hooked)
-    items = synthetic.load_items(gen["root"], kinds=EXTRA_KINDS)
-    correct, res = _run(items, tmp_path)
-    assert sum(correct) / len(correct) >= 0.75, {i.id: res[i.id].get("rationale") for i, c in zip(items, correct) if not c}
