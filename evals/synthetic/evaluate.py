@@ -1,47 +1,40 @@
-"""Run an agent (the offline stack by default) on a generated synthetic set; accuracy per kind.
+"""Run an agent (the offline stack by default) on the synthetic benchmark's three splits; the table.
 
-    python evals/synthetic/evaluate.py --set DIR [--run-dir RUN] [--workers 1] [--kinds a,b]
-        [--planner rules --frontend cascade] [--extra-matchers] [--json OUT.json]
-    python evals/synthetic/evaluate.py --generate --set DIR --per-kind 10 --seed 0   (generate first)
+    python evals/synthetic/evaluate.py --root DIR [--generate --per-kind 10 --seed 0]
+        [--splits dev,heldout_phrasing,heldout_condition] [--kinds a,b] [--run-dir RUN] [--workers 1]
+        [--planner rules --frontend cascade] [--json OUT.json] [--no-run] [--show-wrong]
 
-Prints, per kind, items / correct / accuracy / random-choice baseline, then the overall numbers. The run
-goes through the resumable batch runner (RUN/results.jsonl + one trace per item), so re-running resumes.
-`--extra-matchers` measures the matchers proposed in audiomind/reasoning/matchers_extra.py by consulting
-them before the rule matcher (the same hook the lead is asked to add to matcher.match); without it the
-stack runs exactly as shipped.
+DIR holds one MMAR-format set per split (DIR/<split>/meta.jsonl + audio/, as evals/synthetic/generate.py
+writes them; --generate makes them first). Each split runs through the resumable batch runner into
+RUN/<split>/ (default RUN = DIR/run-<planner>-<frontend>; results.jsonl + one trace per item), so re-running
+resumes; --no-run only tabulates what the run folders hold.
+
+Prints, per kind (perception kinds, then the kinds that need one step on top of perception), the accuracy on
+dev phrasings, on held-out phrasings and on held-out conditions, the random-choice baseline, and group and
+overall rows; per split, exact-match next to MMAR's official string-match accuracy and selective accuracy
+(the accuracy of confident answers, confidence >= audiomind.state.CONFIDENT_AT, and their share, coverage);
+accuracy per held-out condition; and a calibration table (confidence bins -> accuracy, count).
 """
 
 from __future__ import annotations
 
-import argparse
-import collections
 import functools
 import json
 import os
 import sys
 from pathlib import Path
+from typing import Any
+
+import typer
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TQDM_DISABLE", "1")
 
 from audiomind.bench import synthetic
 
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
-def install_extra_matchers() -> None:
-    """Consult matchers_extra first (the hook proposed for matcher.match), for measurement only."""
-    from audiomind.reasoning import matcher, matchers_extra
-
-    if getattr(matcher.match, "_with_extra", False):
-        return
-    original = matcher.match
-
-    @functools.wraps(original)
-    def match(state, analysis):
-        extra = matchers_extra.match_extra(state, analysis)
-        return extra if extra is not None else original(state, analysis)
-
-    match._with_extra = True  # type: ignore[attr-defined]
-    matcher.match = match
+SPLIT_LABEL = {"dev": "dev", "heldout_phrasing": "held-out phrasing", "heldout_condition": "held-out condition"}
 
 
 def score(item, result) -> bool | None:
@@ -50,76 +43,131 @@ def score(item, result) -> bool | None:
     return synthetic.is_correct(item, result.prediction, result.choice_index)
 
 
-def table(rows: list[dict], results: dict[str, dict]) -> dict:
-    by_kind: dict[str, list] = collections.defaultdict(list)
-    for r in rows:
-        res = results.get(r["id"])
-        if res is None:
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1f}"
+
+
+def _cell(c: dict[str, Any] | None) -> str:
+    if not c or not c.get("n"):
+        return "-"
+    return f"{c['accuracy']:5.1f} ({c['n']})"
+
+
+def render(ev: dict[str, Any], splits: list[str]) -> str:
+    """The evaluation as plain-text tables."""
+    lines: list[str] = []
+    head = f"{'kind':22s} {'step':4s} " + " ".join(f"{SPLIT_LABEL[s]:>19s}" for s in splits) + f" {'random':>7s}"
+    lines += ["Accuracy % (n) per kind and split", head, "-" * len(head)]
+
+    def row(name: str, step: str, d: dict[str, Any]) -> str:
+        return (f"{name:22s} {step:4s} " + " ".join(f"{_cell(d['splits'].get(s)):>19s}" for s in splits)
+                + f" {_pct(d.get('random')):>7s}")
+
+    for group in ("perception", "needs_step", "other"):
+        kinds = {k: d for k, d in ev["kinds"].items() if d["group"] == group}
+        if not kinds:
             continue
-        by_kind[r["kind"]].append((bool(res.get("correct")), 1.0 / len(r["choices"]), res.get("wall_time_s", 0.0)))
-    out = {}
-    for kind in [k for k in synthetic.KINDS if k in by_kind]:
-        xs = by_kind[kind]
-        out[kind] = {"n": len(xs), "correct": sum(c for c, _, _ in xs), "accuracy": sum(c for c, _, _ in xs) / len(xs),
-                     "random": sum(b for _, b, _ in xs) / len(xs), "mean_s": sum(t for _, _, t in xs) / len(xs)}
-    allx = [x for xs in by_kind.values() for x in xs]
-    if allx:
-        out["OVERALL"] = {"n": len(allx), "correct": sum(c for c, _, _ in allx),
-                          "accuracy": sum(c for c, _, _ in allx) / len(allx),
-                          "random": sum(b for _, b, _ in allx) / len(allx),
-                          "mean_s": sum(t for _, _, t in allx) / len(allx)}
-    return out
+        for k, d in kinds.items():
+            lines.append(row(k, "yes" if group == "needs_step" else "", d))
+        if group in ev["groups"]:
+            lines.append(row(f"[{group}]", "", ev["groups"][group]))
+        lines.append("")
+    if "overall" in ev["groups"]:
+        lines.append(row("OVERALL", "", ev["groups"]["overall"]))
+
+    lines += ["", "Per split: exact match vs MMAR string match; selective accuracy (confident answers)",
+              (f"{'split':19s} {'n':>5s} {'exact %':>8s} {'MMAR %':>7s} {'random %':>8s} {'conf. acc %':>11s} "
+               f"{'coverage %':>10s} {'rest acc %':>10s}")]
+    for s in splits:
+        c = ev["splits"].get(s)
+        if not c or not c["n"]:
+            continue
+        sel = c["selective"]
+        lines.append(f"{SPLIT_LABEL[s]:19s} {c['n']:5d} {_pct(c['accuracy']):>8s} {_pct(c['mmar_accuracy']):>7s} "
+                     f"{_pct(c['random']):>8s} {_pct(sel['confident_accuracy']):>11s} {_pct(sel['coverage']):>10s} "
+                     f"{_pct(sel['rest_accuracy']):>10s}")
+    sel = ev["selective"]
+    lines.append(f"{'all splits':19s} {sel['scored']:5d} {'':>8s} {'':>7s} {'':>8s} {_pct(sel['confident_accuracy']):>11s} "
+                 f"{_pct(sel['coverage']):>10s} {_pct(sel['rest_accuracy']):>10s}")
+    lines.append(f"(confident: confidence >= {sel['threshold']:g}; {sel['with_confidence']} of {sel['scored']} "
+                 "scored answers carry a confidence)")
+
+    if ev["conditions"]:
+        lines += ["", "Held-out conditions", f"{'condition':12s} {'n':>4s} {'accuracy %':>10s} {'random %':>8s}"]
+        for name, c in ev["conditions"].items():
+            lines.append(f"{name:12s} {c['n']:4d} {_pct(c['accuracy']):>10s} {_pct(c['random']):>8s}")
+
+    lines += ["", "Calibration (all splits)", f"{'confidence':10s} {'n':>5s} {'accuracy %':>10s} {'mean conf':>9s}"]
+    for b in ev["calibration"]:
+        mean = "-" if b["mean_confidence"] is None else f"{b['mean_confidence']:.3f}"
+        lines.append(f"{b['label']:10s} {b['n']:5d} {_pct(b['accuracy']):>10s} {mean:>9s}")
+    return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", required=True, help="a generated set folder (meta.jsonl + audio/)")
-    ap.add_argument("--generate", action="store_true", help="generate the set first (--per-kind, --seed)")
-    ap.add_argument("--per-kind", type=int, default=10)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--kinds", default="")
-    ap.add_argument("--run-dir", default=None, help="batch run folder (default SET/run-<planner>-<frontend>)")
-    ap.add_argument("--workers", type=int, default=1)
-    ap.add_argument("--planner", default="rules")
-    ap.add_argument("--frontend", default="cascade")
-    ap.add_argument("--extra-matchers", action="store_true", help="consult reasoning/matchers_extra.py first")
-    ap.add_argument("--json", default=None, help="also write the table as JSON here")
-    args = ap.parse_args(argv)
+@app.command()
+def main(
+    root: Path = typer.Option(..., "--root", help="folder of the split sets (ROOT/<split>/meta.jsonl + audio/)"),
+    generate: bool = typer.Option(False, "--generate", help="generate the split sets first (--per-kind, --seed)"),
+    per_kind: int = typer.Option(10, min=1, help="items per kind and split when generating"),
+    seed: int = typer.Option(0, help="generation seed"),
+    splits: str = typer.Option(",".join(synthetic.SPLITS), help="comma-separated splits to run"),
+    kinds: str = typer.Option("", help=f"comma-separated subset of: {', '.join(synthetic.KINDS)}"),
+    run_dir: Path | None = typer.Option(None, help="batch run folder (default ROOT/run-<planner>-<frontend>)"),
+    workers: int = typer.Option(1, min=1, help="items answered concurrently"),
+    planner: str = typer.Option("rules", help="planner backend spec"),
+    frontend: str = typer.Option("cascade", help="front-end backend spec"),
+    json_out: Path | None = typer.Option(None, "--json", help="also write the tables as JSON here"),
+    no_run: bool = typer.Option(False, "--no-run", help="only tabulate the results already in the run folders"),
+    show_wrong: bool = typer.Option(False, "--show-wrong", help="list the wrong answers"),
+) -> None:
+    """Run the agent on the synthetic splits and print the evaluation tables."""
+    split_list = [s.strip() for s in splits.split(",") if s.strip()]
+    bad = [s for s in split_list if s not in synthetic.SPLITS]
+    if bad:
+        raise typer.BadParameter(f"unknown splits {bad}; known: {', '.join(synthetic.SPLITS)}")
+    kind_list = [k.strip() for k in kinds.split(",") if k.strip()] or None
+    if generate:
+        synthetic.generate_splits(root, per_kind=per_kind, seed=seed, kinds=kind_list, splits=split_list,
+                                  progress=lambda i: print(i, file=sys.stderr))
+    tag = f"{planner}-{frontend}".replace(":", "_").replace("/", "_").replace("@", "_")
+    run_root = Path(run_dir or root / f"run-{tag}")
 
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()] or None
-    if args.generate:
-        synthetic.generate(args.set, per_kind=args.per_kind, seed=args.seed, kinds=kinds)
-    rows = [r for r in synthetic.load_rows(args.set) if not kinds or r["kind"] in kinds]
-    items = [synthetic.to_item(r, args.set) for r in rows]
-    if args.extra_matchers:
-        install_extra_matchers()
+    from audiomind.bench.runner import load_results
 
-    from audiomind.api import AudioMind
-    from audiomind.bench.runner import load_results, run_batch
+    rows_by: dict[str, list[dict[str, Any]]] = {}
+    results_by: dict[str, dict[str, dict[str, Any]]] = {}
+    for split in split_list:
+        set_dir = root / split
+        if not (set_dir / synthetic.META_FILE).exists():
+            raise typer.BadParameter(f"no {set_dir / synthetic.META_FILE}: generate the split sets first (--generate)")
+        rows = [r for r in synthetic.load_rows(set_dir) if not kind_list or r["kind"] in kind_list]
+        rows_by[split] = rows
+        rd = run_root / split
+        if not no_run:
+            from audiomind.api import AudioMind
+            from audiomind.bench.runner import run_batch
 
-    tag = f"{args.planner}-{args.frontend}".replace(":", "_").replace("/", "_").replace("@", "_")
-    run_dir = Path(args.run_dir or Path(args.set) / f"run-{tag}{'-extra' if args.extra_matchers else ''}")
-    make_agent = functools.partial(AudioMind, planner=args.planner, frontend=args.frontend,
-                                   trace_dir=str(run_dir / "agent-traces"))
-    run_batch(items, run_dir, make_agent, workers=args.workers, score=score, progress=sys.stderr.isatty(),
-              config={"planner": args.planner, "frontend": args.frontend, "extra_matchers": args.extra_matchers,
-                      "set": str(args.set)})
-    results = load_results(run_dir)
-    t = table(rows, results)
-    print(f"{'kind':16s} {'n':>4s} {'correct':>7s} {'accuracy':>8s} {'random':>7s} {'s/item':>7s}")
-    for kind, d in t.items():
-        print(f"{kind:16s} {d['n']:4d} {d['correct']:7d} {d['accuracy']:8.1%} {d['random']:7.1%} {d['mean_s']:7.1f}")
-    wrong = [(r["id"], results[r["id"]].get("prediction"), r["answer"]) for r in rows
-             if r["id"] in results and not results[r["id"]].get("correct")]
-    if wrong:
-        print("\nwrong answers (id: predicted | truth):")
-        for i, p, a in wrong:
-            print(f"  {i}: {p!r} | {a!r}")
-    if args.json:
-        Path(args.json).write_text(json.dumps({"run_dir": str(run_dir), "extra_matchers": args.extra_matchers,
-                                               "table": t}, indent=2), encoding="utf-8")
-    return 0
+            items = [synthetic.to_item(r, set_dir) for r in rows]
+            make_agent = functools.partial(AudioMind, planner=planner, frontend=frontend,
+                                           trace_dir=str(rd / "agent-traces"))
+            run_batch(items, rd, make_agent, workers=workers, score=score, progress=sys.stderr.isatty(),
+                      config={"planner": planner, "frontend": frontend, "set": str(set_dir), "split": split})
+        results_by[split] = load_results(rd) if (rd / "results.jsonl").exists() else {}
+
+    ev = synthetic.evaluation(rows_by, results_by)
+    typer.echo(render(ev, split_list))
+    if show_wrong:
+        typer.echo("\nwrong answers (id: predicted | truth):")
+        for split, rows in rows_by.items():
+            for r in rows:
+                res = results_by[split].get(r["id"])
+                if res is not None and res.get("correct") is False:
+                    typer.echo(f"  {r['id']}: {res.get('prediction')!r} | {r['answer']!r}")
+    if json_out:
+        json_out.write_text(json.dumps({"root": str(root), "run_dir": str(run_root), "planner": planner,
+                                        "frontend": frontend, "splits": split_list, **ev}, indent=2) + "\n",
+                            encoding="utf-8")
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    app()

@@ -1,39 +1,50 @@
-"""Generate the verifiable synthetic benchmark (MMAR format, answers true by construction).
+"""Generate the verifiable synthetic benchmark (MMAR format, answers true by construction), by split.
 
-    python evals/synthetic/generate.py --out DIR --per-kind N --seed S [--kinds counting,tempo,...]
+    python evals/synthetic/generate.py --out DIR --per-kind N --seed S [--splits dev,heldout_phrasing,...]
+        [--kinds counting,tempo,...]
 
-Writes DIR/meta.jsonl (MMAR fields + `kind` and `construction`) and DIR/audio/<id>.wav. The same seed
-gives the same items; see audiomind/bench/synthetic.py for the kinds and how each answer is constructed.
+Writes one MMAR-format set per split: DIR/<split>/meta.jsonl (MMAR fields + `kind`, `split` and
+`construction`) and DIR/<split>/audio/<id>.wav. Splits: dev (dev phrasings, clean audio, dev voices),
+heldout_phrasing (the same items worded from the held-out phrasing bank), heldout_condition (dev phrasings,
+audio under a held-out condition and held-out voices). The same seed gives the same items; see
+audiomind/bench/synthetic.py for the kinds, the conditions each accepts, and how each answer is constructed.
 """
 
 from __future__ import annotations
 
-import argparse
 import collections
 import sys
 import time
+from pathlib import Path
+
+import typer
 
 from audiomind.bench import synthetic
 
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", required=True, help="output folder (meta.jsonl + audio/)")
-    ap.add_argument("--per-kind", type=int, default=10, help="items per kind (default 10)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--kinds", default="", help=f"comma-separated subset of: {', '.join(synthetic.KINDS)}")
-    args = ap.parse_args(argv)
-    kinds = [k.strip() for k in args.kinds.split(",") if k.strip()] or None
+
+@app.command()
+def main(
+    out: Path = typer.Option(..., "--out", help="output folder (one sub-folder per split)"),
+    per_kind: int = typer.Option(10, min=1, help="items per kind and split"),
+    seed: int = typer.Option(0, help="generation seed"),
+    splits: str = typer.Option(",".join(synthetic.SPLITS), help="comma-separated splits"),
+    kinds: str = typer.Option("", help=f"comma-separated subset of: {', '.join(synthetic.KINDS)}"),
+) -> None:
+    """Generate the synthetic benchmark's split sets."""
+    split_list = [s.strip() for s in splits.split(",") if s.strip()]
+    kind_list = [k.strip() for k in kinds.split(",") if k.strip()] or None
     t0 = time.monotonic()
-    rows = synthetic.generate(args.out, per_kind=args.per_kind, seed=args.seed, kinds=kinds,
-                              progress=lambda i: print(i, file=sys.stderr))
-    counts = collections.Counter(r["kind"] for r in rows)
-    for kind, n in counts.items():
-        print(f"{kind:16s} {n:4d}")
-    print(f"{len(rows)} items in {time.monotonic() - t0:.1f} s -> {args.out}/meta.jsonl "
-          f"(random-choice baseline {synthetic.random_baseline(rows):.1%})")
-    return 0
+    by = synthetic.generate_splits(out, per_kind=per_kind, seed=seed, kinds=kind_list, splits=split_list,
+                                   progress=lambda i: print(i, file=sys.stderr))
+    for split, rows in by.items():
+        counts = collections.Counter(r["kind"] for r in rows)
+        conds = collections.Counter(r["construction"]["condition"] for r in rows)
+        typer.echo(f"{split}: {len(rows)} items ({len(counts)} kinds), random-choice baseline "
+                   f"{synthetic.random_baseline(rows):.1%}, conditions {dict(conds)} -> {out / split}/meta.jsonl")
+    typer.echo(f"done in {time.monotonic() - t0:.1f} s")
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    app()
