@@ -167,8 +167,8 @@ def tools_list(tools_dir: Optional[list[Path]] = typer.Option(None, help="extra 
 
 @tools_app.command("show")
 def tools_show(name: str, tools_dir: Optional[list[Path]] = typer.Option(None)) -> None:
-    """A tool's manifest, argument schema and an example call."""
-    from audiomind.tools.manifest import ToolRegistry
+    """A tool's manifest, argument schema, output model (its JSON schema) and an example call."""
+    from audiomind.tools.manifest import ManifestError, ToolRegistry
 
     registry = ToolRegistry.load(list(tools_dir or []))
     if name not in registry:
@@ -180,6 +180,16 @@ def tools_show(name: str, tools_dir: Optional[list[Path]] = typer.Option(None)) 
     console.print(f"entry: {m.entry}   version: {m.version}   timeout: {m.timeout_s:.0f} s")
     if ok:
         console.print_json(json.dumps(m.argument_schema()))
+    if m.output_model is None:
+        console.print("output: untyped output (the manifest names no output_model)")
+    else:
+        try:
+            out_cls = m.output_class
+        except ManifestError as exc:
+            console.print(escape(f"output model: {m.output_model} (cannot be loaded: {exc})"))
+        else:
+            console.print(escape(f"output model: {out_cls.__name__} ({m.output_model})"))
+            console.print_json(json.dumps(out_cls.model_json_schema()))
     console.print_json(json.dumps({"tool": m.name, "arguments": m.example}))
 
 

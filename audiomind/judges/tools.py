@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import Field
 
 from audiomind.judges.base import default_models
-from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolResult
+from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 
 @functools.lru_cache(maxsize=1)
@@ -29,6 +29,37 @@ def _cache():
     from audiomind.tools.executor import ToolCache
 
     return ToolCache()
+
+
+class JudgeModelNames(ToolOutput):
+    llm: str = Field(description="text LLM the judge used (or 'rules')")
+    frontend: str = Field(description="audio front end the judge used (e.g. 'cascade')")
+
+
+class AspectScore(ToolOutput):
+    label: str = Field(description="verdict word for the aspect")
+    score: float = Field(description="aspect score (0-1)")
+    text: str = Field(description="the verdict with the measurements behind it")
+
+
+class JudgeEditOutput(ToolOutput):
+    verdict: str = Field(description="overall verdict of the edit")
+    effectiveness: AspectScore = Field(description="did the edit do what was asked")
+    preservation: AspectScore = Field(description="was the untouched content kept")
+    quality: AspectScore = Field(description="overall quality of the edited audio")
+    edit_score: float = Field(description="Edit_score caption metric (seed Eq. 2, 0-1)")
+    faith_score: float = Field(description="Faith_score as printed (seed Eq. 3, negative; lower = more agreement)")
+    faith_agreement: float = Field(description="-faith_score: rises with commonality agreement")
+    predicted_difference: str = Field(description="measured difference caption")
+    predicted_commonality: str = Field(description="measured commonality caption")
+    expected_difference: str = Field(description="difference the edit should make")
+    expected_commonality: str = Field(description="what the edit should keep")
+    operation: Literal["add", "delete", "replace", "free-form"] = Field(description="kind of edit")
+    suggestions: list[str] = Field(description="what to fix")
+    substitutes: dict[str, str] = Field(description="metric -> the substitute used in its place")
+    affected_scores: dict[str, list[str]] = Field(description="score -> substituted metrics it depends on")
+    models: JudgeModelNames = Field(description="models the judge used")
+    judge_trace: str | None = Field(description="the judge's own trace file")
 
 
 class JudgeEditArgs(ToolArgs):
@@ -75,6 +106,38 @@ def judge_edit(args: JudgeEditArgs, ctx: ToolContext) -> ToolResult:
     return ToolResult(output=out, claims=claims)
 
 
+class RubricItemResult(ToolOutput):
+    question: str = Field(description="the yes/no rubric question")
+    p_yes: float = Field(description="probability the answer is yes (0-1)")
+    source: str = Field(description="how p_yes was obtained (logprobs, verdict, rules)")
+    why: str = Field(description="the judge's explanation (at most 300 characters)")
+
+
+class DroppedRubricItem(ToolOutput):
+    question: str = Field(description="the rubric question left out")
+    reason: str | None = Field(description="why it was left out")
+
+
+class HolisticResult(ToolOutput):
+    verdict: Literal["yes", "no", "unknown"] = Field(description="single-question baseline verdict")
+    p_yes: float = Field(description="probability of yes (0-1)")
+    source: str = Field(description="how p_yes was obtained")
+    explanation: str = Field(description="the explanation")
+
+
+class JudgeRubricOutput(ToolOutput):
+    aligned: bool = Field(description="score reaches the threshold")
+    score: float = Field(description="mean p(yes) over the rubric items (0-1)")
+    threshold: float = Field(description="score needed for aligned")
+    items: list[RubricItemResult] = Field(description="the judged rubric items")
+    dropped: list[DroppedRubricItem] = Field(description="items left out, with the reason")
+    holistic: HolisticResult | None = Field(description="the holistic baseline; None when not run")
+    decomposed_by: str = Field(description="what split the instruction into items")
+    judged_by: str = Field(description="what judged the items")
+    substitutes: dict[str, str] = Field(description="model -> the substitute used in its place")
+    judge_trace: str | None = Field(description="the judge's own trace file")
+
+
 class JudgeRubricArgs(ToolArgs):
     instruction: str = Field(..., min_length=1, max_length=2000, description="the instruction the audio should follow")
     threshold: float = Field(0.75, ge=0.0, le=1.0, description="aligned when the mean item p(yes) reaches this")
@@ -102,6 +165,29 @@ def judge_rubric(args: JudgeRubricArgs, ctx: ToolContext) -> ToolResult:
         claims.append(Claim(text=f"Rubric item: {v.question} -> {v.verdict} (p {v.p_yes:.2f}; {v.explanation[:160]})",
                             confidence=v.p_yes, data={"question": v.question, "p_yes": v.p_yes}))
     return ToolResult(output=out, claims=claims)
+
+
+class AuraEntailment(ToolOutput):
+    status: Literal["ok", "skipped"] = Field(description="whether the audio-entailment term was computed")
+    reason: str = Field(description="why it was skipped ('' when ok)")
+    backend: str | None = Field(description="CLAP backend used")
+    cosine: float | None = Field(description="audio-hypothesis cosine similarity")
+    s_ae: float | None = Field(description="audio-entailment score after thresholding")
+    mode: str = Field(description="thresholding mode")
+    thresholds: list[float] = Field(description="thresholds applied to the cosine")
+
+
+class JudgeAuraOutput(ToolOutput):
+    score: float = Field(description="AURA score of the response (0-1)")
+    s_llm: float = Field(description="correctness term from the category")
+    category: int = Field(description="correctness category (1-3)")
+    reasoning: str = Field(description="why that category")
+    llm_source: str = Field(description="what judged correctness (an LLM or the rules)")
+    hypothesis: str = Field(description="statement checked against the audio")
+    entailment: AuraEntailment = Field(description="the audio-entailment term")
+    normalisation: str = Field(description="how the score was normalised")
+    substitutes: dict[str, str] = Field(description="model -> the substitute used in its place")
+    judge_trace: str | None = Field(description="the judge's own trace file")
 
 
 class JudgeAuraArgs(ToolArgs):

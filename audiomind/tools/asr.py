@@ -14,7 +14,7 @@ from typing import Literal
 from pydantic import Field
 
 from audiomind.embedded import models
-from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolResult
+from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.vad import FRAME_S, speech_probabilities
 
 SR = 16000
@@ -58,6 +58,51 @@ class AsrArgs(ToolArgs):
     beam_size: int = Field(5, ge=1, le=10, description="beam search width")
     start_s: float = Field(0.0, ge=0.0, description="transcribe from this time (s)")
     end_s: float | None = Field(None, gt=0.0, description="transcribe up to this time (s); None = to the end")
+
+
+class AsrWord(ToolOutput):
+    word: str = Field(description="the word as Whisper wrote it (stripped)")
+    start: float = Field(description="word start (s, artifact time)")
+    end: float = Field(description="word end (s, artifact time)")
+    probability: float = Field(description="Whisper's word probability (0-1)")
+
+
+class AsrSegment(ToolOutput):
+    start: float = Field(description="segment start (s, artifact time)")
+    end: float = Field(description="segment end (s, artifact time)")
+    text: str = Field(description="the segment's transcript")
+    avg_logprob: float = Field(description="mean token log-probability of the segment")
+    no_speech_prob: float = Field(description="Whisper's no-speech probability of the segment (0-1)")
+    words: list[AsrWord] = Field(description="the segment's words with times")
+
+
+class DroppedSegment(ToolOutput):
+    """A segment Whisper marked as no-speech where Silero VAD found no speech either (left out)."""
+
+    start: float = Field(description="segment start (s)")
+    end: float = Field(description="segment end (s)")
+    text: str = Field(description="what Whisper wrote for it")
+    no_speech_prob: float = Field(description="Whisper's no-speech probability (0-1)")
+
+
+class AsrOutput(ToolOutput):
+    text: str = Field(description="the whole transcript ('' when nothing was transcribed)")
+    language: str | None = Field(description="ISO code of the language (detected or forced); None when "
+                                             "Whisper was skipped without a forced language")
+    language_probability: float | None = Field(description="Whisper's language probability; None when skipped")
+    model: str = Field(description="embedded Whisper model (tiny.en or base)")
+    segments: list[AsrSegment] = Field(description="transcript segments in time order")
+    n_words: int = Field(description="words listed in the segments")
+    words_truncated: bool = Field(description="words beyond the output cap were left out")
+    window_s: tuple[float, float] = Field(description="transcribed window [start, end] (s)")
+    skipped: str | None = Field(None, description="why Whisper was not run (no speech found by Silero VAD); "
+                                                  "None when it ran")
+    vad_max_prob: float | None = Field(None, description="highest Silero speech probability in the window; set "
+                                                         "only when Whisper was skipped")
+    timing_refined_with_vad: bool | None = Field(None, description="word edges snapped to Silero VAD; None "
+                                                                   "when skipped")
+    dropped_non_speech_segments: list[DroppedSegment] = Field(
+        default_factory=list, description="segments dropped as non-speech (Whisper and VAD agree)")
 
 
 def _r(x: float, nd: int = 3) -> float:

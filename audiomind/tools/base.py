@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,6 +41,32 @@ class DerivedAudio(BaseModel):
     operation: str
     parameters: dict[str, Any] = Field(default_factory=dict)
     source_artifact: str
+
+
+class ToolOutput(BaseModel):
+    """Base of every tool's typed output (one `<Name>Output` model per tool, next to the tool, named by the
+    manifest's `output_model`): unknown keys are an error, so a reader can only look up keys a tool emits."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class TimeSpan(ToolOutput):
+    """A stretch of the artifact, in seconds from its start."""
+
+    start_s: float = Field(description="start (s)")
+    end_s: float = Field(description="end (s)")
+
+
+T = TypeVar("T", bound=BaseModel)
+
+
+def typed_output(call_output: dict[str, Any] | None, model: type[T]) -> T | None:
+    """A ToolCall's output as its tool's output model (None for a missing or empty output); raises
+    pydantic.ValidationError when the output does not fit the model. Usage:
+    `typed_output(call.output, CountEventsOutput).count`."""
+    if not call_output:
+        return None
+    return model.model_validate(call_output)
 
 
 class ToolResult(BaseModel):

@@ -26,9 +26,109 @@ import soundfile as sf
 from pydantic import Field, model_validator
 
 from audiomind import audio as audio_io
-from audiomind.tools.base import AudioInput, DerivedAudio, ToolArgs, ToolContext, ToolResult
+from audiomind.tools.base import AudioInput, DerivedAudio, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 MIN_SAMPLES = 16  # a derived clip shorter than this is almost certainly a mistaken request
+
+
+# ---- output models -----------------------------------------------------------------------------------
+class DerivedClip(ToolOutput):
+    """Metadata of a written clip (what the planner checks; never a claim about content)."""
+
+    path: str = Field(description="the WAV file written")
+    duration_s: float = Field(description="duration (s)")
+    samples: int = Field(description="samples per channel")
+    sample_rate: int = Field(description="sample rate (Hz)")
+    channels: int = Field(description="number of channels")
+    peak_dbfs: float | None = Field(description="sample peak (dBFS); None for digital silence")
+    rms_dbfs: float | None = Field(description="RMS level (dBFS); None for digital silence")
+
+
+class WrittenClip(DerivedClip):
+    clipped_ratio: float = Field(description="share of samples beyond full scale, clipped on writing (0-1)")
+
+
+class NormalizedClip(WrittenClip):
+    lufs: float | None = Field(None, description="integrated loudness of the written clip (LUFS); mode=lufs only")
+
+
+class ChannelClip(WrittenClip):
+    channel: int = Field(description="source channel index (0 = left)")
+    label: str = Field(description="left / right for stereo, ch<k> otherwise")
+
+
+class HpssPart(WrittenClip):
+    part: Literal["harmonic", "percussive"] = Field(description="which part this clip is")
+    energy_share: float = Field(description="its energy as a share of the source's energy (0-1)")
+
+
+class StemClip(WrittenClip):
+    stem: str = Field(description="Demucs stem name (vocals, drums, bass, other, guitar, piano)")
+
+
+class CropOutput(ToolOutput):
+    derived: list[WrittenClip] = Field(description="the excerpt written")
+    start_s: float = Field(description="excerpt start in the source (s, sample-exact)")
+    end_s: float = Field(description="excerpt end in the source (s, sample-exact)")
+    end_clamped: bool = Field(description="the requested end_s lay past the end and was clamped to it")
+
+
+class GainOutput(ToolOutput):
+    derived: list[WrittenClip] = Field(description="the clip written")
+    gain_db: float = Field(description="gain applied (dB)")
+    source_peak_dbfs: float | None = Field(description="sample peak of the source (dBFS); None when silent")
+
+
+class NormalizeOutput(ToolOutput):
+    mode: Literal["peak", "lufs"] = Field(description="what was normalised")
+    source_peak_dbfs: float | None = Field(description="sample peak of the source (dBFS)")
+    source_lufs: float | None = Field(None, description="integrated loudness of the source (LUFS); mode=lufs only")
+    applied_gain_db: float = Field(description="the one gain applied to the whole clip (dB)")
+    derived: list[NormalizedClip] = Field(description="the clip written")
+
+
+class FilterOutput(ToolOutput):
+    derived: list[WrittenClip] = Field(description="the clip written")
+    kind: Literal["highpass", "lowpass", "bandpass", "bandstop"] = Field(description="filter type")
+    edges_hz: list[float] = Field(description="band edge(s) (Hz)")
+    design: str = Field(description="filter design")
+
+
+class ResampleOutput(ToolOutput):
+    derived: list[WrittenClip] = Field(description="the clip written")
+    source_rate: int = Field(description="source sample rate (Hz)")
+    target_rate: int = Field(description="new sample rate (Hz)")
+
+
+class ChannelSplitOutput(ToolOutput):
+    derived: list[ChannelClip] = Field(description="one mono clip per extracted channel")
+    source_channels: int = Field(description="channels of the source")
+
+
+class MixdownOutput(ToolOutput):
+    derived: list[WrittenClip] = Field(description="the mono clip written")
+    source_channels: int = Field(description="channels of the source")
+    already_mono: bool = Field(description="the source had one channel")
+
+
+class HpssOutput(ToolOutput):
+    derived: list[HpssPart] = Field(description="the harmonic and percussive clips")
+    n_fft: int = Field(description="STFT size used")
+
+
+class DenoiseOutput(ToolOutput):
+    derived: list[DerivedClip] = Field(description="the denoised clip written")
+    filter: str = Field(description="the FFmpeg afftdn filter string applied")
+    noise_floor_db: float = Field(description="afftdn noise floor used (dBFS)")
+    noise_floor_estimated: bool = Field(description="the floor was estimated from the clip (not given)")
+    source_rms_dbfs: float | None = Field(description="RMS level of the source (dBFS)")
+
+
+class SeparateOutput(ToolOutput):
+    derived: list[StemClip] = Field(description="one clip per stem written")
+    model: str = Field(description="Demucs model used")
+    device: str = Field(description="cpu or cuda")
+    model_sources: list[str] = Field(description="every stem the model separates")
 
 
 # ---- shared helpers -----------------------------------------------------------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field
 
-from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolResult
+from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 SR = 16000
 FRAME = 320  # 20 ms analysis window
@@ -81,6 +81,24 @@ class CountEventsArgs(ToolArgs):
         description="also split an event at an envelope dip this many dB deep (back-to-back sounds); None = off")
 
 
+class EnergyEvent(TimeSpan):
+    """One separated sound event: where the envelope stays above the threshold."""
+
+    peak_dbfs: float = Field(description="loudest 20 ms frame of the event (dBFS RMS)")
+
+
+class CountEventsOutput(ToolOutput):
+    count: int = Field(description="number of separated sound events (exact, even when the list is truncated)")
+    events: list[EnergyEvent] = Field(description="the events in time order (at most 200 listed)")
+    events_truncated: bool = Field(description="more events than listed")
+    threshold_dbfs: float = Field(description="frame level (dBFS RMS) an event frame exceeds")
+    clip_peak_dbfs: float = Field(description="loudest 20 ms frame of the clip (dBFS RMS)")
+    mean_inter_onset_s: float | None = Field(description="mean time between event onsets (s); None under 2 events")
+    inter_onset_std_s: float | None = Field(description="standard deviation of the onset intervals (s)")
+    events_per_s: float = Field(description="events per second of audio")
+    duration_s: float = Field(description="clip duration (s)")
+
+
 def count_events(args: CountEventsArgs, ctx: ToolContext) -> ToolResult:
     y = ctx.audio(args.artifact).samples(sr=SR, mono=True)
     db = envelope_db(y)
@@ -134,6 +152,16 @@ def count_events(args: CountEventsArgs, ctx: ToolContext) -> ToolResult:
 class SilenceIntervalsArgs(ToolArgs):
     threshold_dbfs: float = Field(-50.0, ge=-100.0, le=-10.0, description="frames quieter than this are silent")
     min_silence_s: float = Field(0.3, ge=0.02, le=30.0, description="report silences at least this long")
+
+
+class SilenceIntervalsOutput(ToolOutput):
+    intervals: list[TimeSpan] = Field(description="silent stretches in time order (at most 200 listed)")
+    n_intervals: int = Field(description="number of silent stretches (exact)")
+    intervals_truncated: bool = Field(description="more silent stretches than listed")
+    silence_s: float = Field(description="total silent time (s)")
+    silence_ratio: float = Field(description="silent share of the clip (0-1)")
+    longest: TimeSpan | None = Field(description="the longest silent stretch; None when there is none")
+    duration_s: float = Field(description="clip duration (s)")
 
 
 def silence_intervals(args: SilenceIntervalsArgs, ctx: ToolContext) -> ToolResult:

@@ -1,6 +1,7 @@
 """The tool executor: validates every call against the tool's manifest and argument model, runs
-independent calls in parallel with per-tool timeouts, isolates errors to their call, caches results on
-disk, registers derived artifacts with provenance, and turns claims into evidence items.
+independent calls in parallel with per-tool timeouts, isolates errors to their call, validates every
+result (fresh or cached) against the manifest's output model, caches results on disk, registers derived
+artifacts with provenance, and turns claims into evidence items.
 
 Nothing a planner asks for reaches a tool unvalidated; every rejection is recorded with a reason the
 planner can read on its next step.
@@ -24,6 +25,27 @@ from audiomind.embedded.models import cache_dir
 from audiomind.state import Artifact, EvidenceItem, ToolCall, ToolCallRequest, ToolCallStatus
 from audiomind.tools.base import AudioInput, ToolContext, ToolResult
 from audiomind.tools.manifest import ToolManifest, ToolRegistry
+
+
+class OutputMismatch(ValueError):
+    """A tool's output does not fit the output model its manifest names."""
+
+
+def check_output(manifest: ToolManifest, output: dict[str, Any]) -> dict[str, Any]:
+    """The output validated against the manifest's output model and dumped as JSON-ready data (unchanged
+    for a manifest without one); OutputMismatch, with the first three problems, when it does not fit."""
+    model = manifest.output_class
+    if model is None:
+        return output
+    try:
+        return model.model_validate(output).model_dump(mode="json")
+    except ValidationError as exc:
+        errors = exc.errors()
+        problems = "; ".join(
+            f"{'.'.join(str(x) for x in e['loc']) or 'output'}: {e['msg']}" for e in errors[:3]
+        )
+        more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
+        raise OutputMismatch(f"output does not match {model.__name__}: {problems}{more}") from None
 
 
 class ExecutionResult(BaseModel):
@@ -159,6 +181,9 @@ class ToolExecutor:
                         call.status = ToolCallStatus.timeout
                         call.duration_s = round(time.monotonic() - t0, 4)
                         call.error = f"{call.tool} exceeded its {m.timeout_s:.0f} s timeout"
+                    except OutputMismatch as exc:  # the tool ran but broke its declared output contract
+                        call.status = ToolCallStatus.error
+                        call.error = str(exc)
                     except Exception as exc:  # isolated to this call
                         call.status = ToolCallStatus.error
                         call.error = f"{type(exc).__name__}: {exc}"
@@ -215,7 +240,11 @@ class ToolExecutor:
             t_lookup = time.monotonic()
             hit = self.cache.get(key)  # type: ignore[union-attr]
             if hit is not None:
-                return hit, True, key, time.monotonic() - t_lookup
+                try:
+                    hit.output = check_output(manifest, hit.output)
+                    return hit, True, key, time.monotonic() - t_lookup
+                except OutputMismatch:
+                    pass  # an entry written before the output model changed: a miss, run the tool again
         ctx = ToolContext(artifacts, self.derived_dir, self._audio)
         args = manifest.args_model.model_validate(arguments)
         t0 = time.monotonic()
@@ -223,6 +252,7 @@ class ToolExecutor:
         duration = time.monotonic() - t0
         if not isinstance(result, ToolResult):
             raise TypeError(f"{manifest.entry} returned {type(result).__name__}, expected ToolResult")
+        result.output = check_output(manifest, result.output)  # a mismatch is never cached
         if use_cache and key:
             self.cache.put(key, result)  # type: ignore[union-attr]
         return result, False, key, duration

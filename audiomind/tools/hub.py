@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import Field
 
-from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolResult
+from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 _lock = threading.Lock()
 
@@ -39,6 +39,20 @@ class AlignArgs(ToolArgs):
     language: str = Field("en", min_length=2, max_length=5, description="language of the speech (ISO code)")
     model: str = Field("tiny.en", description="embedded Whisper model for the transcript to align")
     device: str = Field("auto", pattern="^(auto|cpu|cuda)$")
+
+
+class AlignedWord(ToolOutput):
+    word: str = Field(description="the word")
+    start: float = Field(description="word start (s) by wav2vec2 forced alignment")
+    end: float = Field(description="word end (s)")
+    score: float = Field(description="alignment score (0-1)")
+
+
+class AsrAlignOutput(ToolOutput):
+    text: str = Field(description="the Whisper transcript that was aligned ('' without speech)")
+    words: list[AlignedWord] = Field(description="aligned words in time order")
+    language: str | None = Field(None, description="language of the alignment model; None when there was no "
+                                                   "speech to align")
 
 
 @lru_cache(maxsize=4)
@@ -77,6 +91,15 @@ class PyannoteArgs(ToolArgs):
     min_speakers: int | None = Field(None, ge=1, le=20)
     max_speakers: int | None = Field(None, ge=1, le=20)
     device: str = Field("auto", pattern="^(auto|cpu|cuda)$")
+
+
+class DiarizationTurn(TimeSpan):
+    speaker: str = Field(description="pyannote's anonymous speaker label (SPEAKER_00, ...)")
+
+
+class DiarizePyannoteOutput(ToolOutput):
+    count: int = Field(description="number of distinct voices")
+    turns: list[DiarizationTurn] = Field(description="who-spoke-when turns in time order")
 
 
 @lru_cache(maxsize=2)

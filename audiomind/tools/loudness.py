@@ -7,11 +7,12 @@ cannot say what makes the sound or whether it sounds good.
 from __future__ import annotations
 
 import math
+from typing import Literal
 
 import numpy as np
 from pydantic import Field, model_validator
 
-from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolResult
+from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 MAX_CURVE_POINTS = 120  # the curve in the output is decimated to at most this many points
 LRA_MIN_S = 10.0  # EBU LRA uses 3 s blocks; on shorter clips it depends on block alignment more than content
@@ -37,6 +38,36 @@ class LoudnessArgs(ToolArgs):
         if self.hop_s > self.window_s:
             raise ValueError("hop_s must not exceed window_s")
         return self
+
+
+class TimedLoudness(ToolOutput):
+    time_s: float = Field(description="centre of the loudness window (s)")
+    lufs: float = Field(description="loudness of that window (LUFS)")
+
+
+class LoudnessCurve(ToolOutput):
+    hop_s: float = Field(description="time between curve points (s; the hop, widened by decimation)")
+    time_s: list[float] = Field(description="window centres (s)")
+    lufs: list[float | None] = Field(description="window loudness (LUFS); None below the -70 LUFS gate")
+
+
+class LoudnessOutput(ToolOutput):
+    integrated_lufs: float | None = Field(description="ITU-R BS.1770 integrated loudness (LUFS); None when silent")
+    loudness_range_lu: float | None = Field(description="EBU loudness range (LU); None under 10 s or when too quiet")
+    channels_measured: int = Field(description="channels measured (1 = mono or a downmix)")
+    window_s: float = Field(description="loudness window (s)")
+    hop_s: float = Field(description="hop between windows (s)")
+    trend: Literal["increasing", "decreasing", "steady", "fluctuating", "too_short", "silent"] = Field(
+        description="level over time, by a linear fit over the active windows")
+    change_db: float = Field(description="fitted level change over the active span (dB)")
+    slope_db_per_s: float = Field(description="fitted slope (dB/s)")
+    residual_std_db: float = Field(description="spread of the windows around the fit (dB)")
+    trend_rule: str = Field(description="the rule that named the trend")
+    active_ratio: float = Field(description="share of windows that count as active (0-1)")
+    loudest: TimedLoudness | None = Field(None, description="the loudest window; None when nothing is active")
+    quietest_active: TimedLoudness | None = Field(None, description="the quietest active window")
+    active_span_s: tuple[float, float] | None = Field(None, description="first and last active window centre (s)")
+    curve: LoudnessCurve = Field(description="loudness over time (at most 120 points)")
 
 
 def _k_weighted(y: np.ndarray, rate: int) -> np.ndarray:

@@ -47,6 +47,9 @@ class ToolManifest(BaseModel):
     supports: list[str] = Field(description="claims its output may support")
     not_for: list[str] = Field(description="claims its output must not be used for")
     entry: str = Field(description="package.module:callable")
+    output_model: str | None = Field(
+        None, description="package.module:ClassName of the pydantic model the tool's output must fit; None = "
+                          "untyped output (a user's own tool may leave it out)")
     needs: ToolNeeds = Field(default_factory=ToolNeeds)
     timeout_s: float = 120.0
     cacheable: bool = True
@@ -72,6 +75,26 @@ class ToolManifest(BaseModel):
         if not (isinstance(model, type) and issubclass(model, ToolArgs)):
             raise ManifestError(f"tool {self.name}: {self.entry} must annotate `args` with a ToolArgs subclass")
         return model
+
+    @cached_property
+    def output_class(self) -> type[BaseModel] | None:
+        """The output model class named by `output_model` (None when the manifest names none)."""
+        if not self.output_model:
+            return None
+        where = self.source_file or f"tool {self.name}"
+        module_name, _, attr = self.output_model.partition(":")
+        if not module_name or not attr:
+            raise ManifestError(f"{where}: output_model {self.output_model!r} must be 'package.module:ClassName'")
+        try:
+            module = importlib.import_module(module_name)
+        except Exception as exc:
+            raise ManifestError(f"{where}: output_model {self.output_model!r} cannot be imported: {exc}") from exc
+        cls = getattr(module, attr, None)
+        if cls is None:
+            raise ManifestError(f"{where}: output_model {self.output_model!r}: {module_name} has no attribute {attr!r}")
+        if not (isinstance(cls, type) and issubclass(cls, BaseModel)):
+            raise ManifestError(f"{where}: output_model {self.output_model!r} is not a pydantic BaseModel subclass")
+        return cls
 
     def availability(self) -> tuple[bool, str]:
         """(usable here, why not): missing packages, models, executables or a GPU."""
@@ -103,6 +126,10 @@ class ToolManifest(BaseModel):
             self.args_model  # noqa: B018 - imports the entry point
         except Exception as exc:  # import errors surface as unavailability, with the reason
             return False, f"entry point {self.entry} failed to import: {exc}"
+        try:
+            self.output_class  # noqa: B018 - imports the output model
+        except ManifestError as exc:
+            return False, str(exc)
         return True, "ok"
 
     @cached_property

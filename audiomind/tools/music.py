@@ -23,7 +23,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolResult
+from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 SR = 16000  # librosa analyses run on the shared 16 kHz decode (CQT up to B7 ~ 3.95 kHz fits under 8 kHz)
 PITCH_CLASSES = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B")
@@ -96,6 +96,42 @@ class PitchArgs(WindowArgs):
         if self.fmax_hz <= self.fmin_hz * 1.5:
             raise ValueError("fmax_hz must be at least 1.5 x fmin_hz")
         return self
+
+
+class NoteShare(ToolOutput):
+    note: str = Field(description="note name (scientific pitch, e.g. A4)")
+    share: float = Field(description="share of the voiced frames nearest this note (0-1)")
+
+
+class PitchContour(ToolOutput):
+    hop_s: float = Field(description="time between contour points (s)")
+    time_s: list[float] = Field(description="frame times (s)")
+    f0_hz: list[float | None] = Field(description="fundamental frequency (Hz); None where unvoiced")
+
+
+class PitchOutput(ToolOutput):
+    window_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    frame_s: float = Field(description="pitch frame hop (s)")
+    voiced_ratio: float = Field(description="share of frames with a pitch (0-1)")
+    method: str = Field(description="pitch tracking method")
+    median_f0_hz: float | None = Field(description="median fundamental frequency (Hz); None when unvoiced")
+    trend: Literal["rising", "falling", "flat", "varying", "too_short", "unvoiced"] = Field(
+        description="pitch over time by a linear fit (unvoiced: fewer than 3 voiced frames)")
+    # set only when the window is voiced
+    median_note: str | None = Field(None, description="note nearest the median f0")
+    mean_f0_hz: float | None = Field(None, description="mean fundamental frequency (Hz)")
+    range_hz: tuple[float, float] | None = Field(None, description="lowest and highest f0 (Hz)")
+    p5_p95_hz: tuple[float, float] | None = Field(None, description="5th and 95th percentile f0 (Hz)")
+    range_semitones_p5_p95: float | None = Field(None, description="5-95% f0 range (semitones)")
+    start_f0_hz: float | None = Field(None, description="median f0 of the first fifth of the voiced frames (Hz)")
+    end_f0_hz: float | None = Field(None, description="median f0 of the last fifth of the voiced frames (Hz)")
+    voiced_span_s: tuple[float, float] | None = Field(None, description="first and last voiced time (s)")
+    mean_voiced_prob: float | None = Field(None, description="mean pYIN voicing probability of voiced frames")
+    main_notes: list[NoteShare] | None = Field(None, description="notes held in at least 5% of voiced frames")
+    change_semitones: float | None = Field(None, description="fitted pitch change over the voiced span")
+    residual_std_semitones: float | None = Field(None, description="spread around the fit (semitones)")
+    trend_rule: str | None = Field(None, description="the rule that named the trend")
+    contour: PitchContour | None = Field(None, description="pitch over time (at most 100 points)")
 
 
 def f0_track(y: np.ndarray, fmin: float, fmax: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -272,6 +308,29 @@ class TempoArgs(WindowArgs):
     )
 
 
+class TempoCandidate(ToolOutput):
+    bpm: float = Field(description="tempo of an onset-autocorrelation peak (BPM)")
+    strength: float = Field(description="autocorrelation at that period (0-1)")
+
+
+class TempoOutput(ToolOutput):
+    bpm: float = Field(description="estimated tempo (BPM)")
+    bpm_method: str = Field(description="how bpm was obtained")
+    autocorrelation_bpm: float = Field(description="the autocorrelation tempo estimate (BPM)")
+    pulse_clarity: float = Field(description="onset autocorrelation at the beat period (0-1)")
+    clear_beat: bool = Field(description="pulse_clarity reaches min_pulse_clarity and at least 4 beats")
+    n_beats: int = Field(description="beats tracked (exact)")
+    beat_times_s: list[float] = Field(description="beat times (s; at most max_beats)")
+    beats_truncated: bool = Field(description="more beats than listed")
+    mean_beat_interval_s: float | None = Field(description="mean time between beats (s); None under 2 beats")
+    beat_interval_cv: float | None = Field(description="coefficient of variation of the beat intervals")
+    regularity: Literal["regular", "somewhat irregular", "irregular"] | None = Field(
+        description="from the beat-interval CV (< 0.05 regular, < 0.15 somewhat irregular)")
+    candidates: list[TempoCandidate] = Field(description="strongest autocorrelation tempi, 30-300 BPM")
+    window_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    start_bpm: float = Field(description="prior centre of the tempo estimate (BPM)")
+
+
 def onset_autocorrelation(oenv: np.ndarray, max_lag: int) -> np.ndarray:
     """Autocorrelation of the mean-removed onset envelope, 1.0 at lag 0. Removing the mean matters: a
     steady noise floor correlates with itself at every lag, a pulse only at its period and multiples."""
@@ -445,6 +504,29 @@ def key_scores(profile: np.ndarray, which: str = "krumhansl") -> list[tuple[floa
     return sorted(scores, key=lambda s: -s[0])
 
 
+class KeyCorrelation(ToolOutput):
+    key: str = Field(description="key name, e.g. 'A minor'")
+    correlation: float = Field(description="correlation of the chroma profile with the key profile (-1..1)")
+
+
+class KeyOutput(ToolOutput):
+    tonic: str = Field(description="tonic pitch class of the best key")
+    mode: Literal["major", "minor"] = Field(description="mode of the best key")
+    key: str = Field(description="best key, e.g. 'C major' (claimed only when clear_key)")
+    correlation: float = Field(description="its correlation with the key profile")
+    runner_up: KeyCorrelation = Field(description="second-best key")
+    margin: float = Field(description="best minus runner-up correlation")
+    relative_key: KeyCorrelation = Field(description="the relative major/minor of the best key")
+    clear_key: bool = Field(description="a key is claimed (see why_no_clear_key)")
+    why_no_clear_key: list[str] = Field(description="reasons no key is claimed; empty when clear")
+    pitch_classes_present: int = Field(description="pitch classes at >= half the strongest")
+    chroma_contrast: float = Field(description="1 - weakest / strongest pitch class (0 = flat chroma)")
+    profile: str = Field(description="key profiles used (krumhansl or temperley)")
+    chroma_profile: dict[str, float] = Field(description="pitch class -> chroma energy relative to the strongest")
+    top_keys: list[KeyCorrelation] = Field(description="the five best keys")
+    window_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+
+
 class KeyArgs(WindowArgs):
     profile: Literal["krumhansl", "temperley"] = Field(
         "krumhansl", description="key profiles correlated with the chroma (Krumhansl-Kessler or Temperley)"
@@ -574,6 +656,23 @@ class ChordsArgs(WindowArgs):
     min_segment_s: float = Field(
         0.25, ge=0.0, le=10.0, description="shorter segments are merged into a neighbour"
     )
+
+
+class ChordSegment(TimeSpan):
+    chord: str = Field(description="triad label (C, Am, ...) or N for no chord")
+    score: float = Field(description="mean template similarity over the segment (0-1)")
+
+
+class ChordsOutput(ToolOutput):
+    segments: list[ChordSegment] = Field(description="chord segments in time order (N included; at most 200)")
+    segments_truncated: bool = Field(description="more segments than listed")
+    n_segments: int = Field(description="number of segments (exact)")
+    sequence: list[str] = Field(description="chords in order, N left out")
+    distinct_chords: list[str] = Field(description="distinct chords in order of first appearance")
+    n_chord_changes: int = Field(description="changes between successive chords")
+    chord_time_ratio: float = Field(description="share of the window covered by a chord (0-1)")
+    vocabulary: str = Field(description="the chord vocabulary")
+    window_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
 
 
 def chords(args: ChordsArgs, ctx: ToolContext) -> ToolResult:
@@ -883,6 +982,24 @@ def _parse_note(name: str | None) -> int | None:
     import librosa
 
     return round(librosa.note_to_midi(name))
+
+
+class NoteEvent(TimeSpan):
+    pitch_midi: int = Field(description="MIDI pitch number (60 = C4)")
+    note: str = Field(description="note name (scientific pitch, e.g. C4)")
+    activation: float = Field(description="mean basic-pitch frame activation over the note (0-1)")
+
+
+class NotesOutput(ToolOutput):
+    count: int = Field(description="notes transcribed (exact)")
+    notes: list[NoteEvent] = Field(description="notes by onset (at most 200)")
+    notes_truncated: bool = Field(description="more notes than listed")
+    sequence: list[str] = Field(description="note names by onset")
+    max_polyphony: int = Field(description="most notes sounding at once")
+    lowest: str | None = Field(description="lowest note; None without notes")
+    highest: str | None = Field(description="highest note; None without notes")
+    model: str = Field(description="transcription model")
+    window_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
 
 
 def notes(args: NotesArgs, ctx: ToolContext) -> ToolResult:

@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
-from audiomind.tools.base import Claim, ToolContext, ToolResult
+from audiomind.tools.base import Claim, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.music import WindowArgs, _excerpt
 
 SR = 16000
@@ -137,6 +137,34 @@ class SpeechQualityArgs(WindowArgs):
         description="use the personalized DNSMOS model, which also penalises "
         "interfering talkers as background",
     )
+
+
+class WorstWindow(ToolOutput):
+    start_s: float = Field(description="start of the lowest-rated 9.01 s window (s)")
+    ovrl_mos: float = Field(description="its overall MOS (1-5)")
+
+
+class QualityCurve(ToolOutput):
+    start_s: list[float] = Field(description="window starts (s)")
+    ovrl_mos: list[float] = Field(description="overall MOS per window (1-5)")
+
+
+class SpeechQualityOutput(ToolOutput):
+    ovrl_mos: float | None = Field(description="DNSMOS P.835 overall MOS (1-5); None when silent")
+    sig_mos: float | None = Field(description="P.835 speech signal MOS (1-5); None when silent")
+    bak_mos: float | None = Field(description="P.835 background MOS (1-5, higher = less intrusive noise)")
+    p808_mos: float | None = Field(description="P.808 overall MOS (1-5); None when silent")
+    silent: bool = Field(description="the window is silent (peak below -60 dBFS): nothing was rated")
+    window_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    # set only when rated
+    scale: str | None = Field(None, description="the MOS scale")
+    model: str | None = Field(None, description="DNSMOS model used")
+    n_windows: int | None = Field(None, description="9.01 s windows rated")
+    window_len_s: float | None = Field(None, description="model window length (s)")
+    hop_s: float | None = Field(None, description="hop between windows actually used (s)")
+    clip_repeated_to_fill_window: bool | None = Field(None, description="a clip under 9.01 s was tiled to fill it")
+    worst_window: WorstWindow | None = Field(None, description="the lowest-rated window")
+    curve: QualityCurve | None = Field(None, description="overall MOS per window (at most 60 points)")
 
 
 def speech_quality(args: SpeechQualityArgs, ctx: ToolContext) -> ToolResult:

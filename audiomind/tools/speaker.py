@@ -20,11 +20,12 @@ import functools
 import threading
 import warnings
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
-from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolResult
+from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 SR = 16000
 NORM_DBFS = -20.0  # a typical speech-corpus level; see _normalize
@@ -214,6 +215,22 @@ class SpeakerEmbeddingArgs(ToolArgs):
     include_vector: bool = Field(False, description="include the 256-d vector (rounded to 4 decimals)")
 
 
+class CosineSummary(ToolOutput):
+    min: float = Field(description="lowest partial-to-mean cosine similarity")
+    mean: float = Field(description="mean partial-to-mean cosine similarity")
+
+
+class SpeakerEmbeddingOutput(ToolOutput):
+    model: str = Field(description="embedding model")
+    dims: int = Field(description="embedding dimensions")
+    norm: float = Field(description="L2 norm of the embedding")
+    voiced_s: float = Field(description="voiced audio embedded (s)")
+    analysed_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    n_partials: int = Field(description="1.6 s partial embeddings averaged")
+    partial_to_mean_cosine: CosineSummary = Field(description="how consistent the partials are")
+    vector: list[float] | None = Field(None, description="the embedding (include_vector only)")
+
+
 def speaker_embedding(args: SpeakerEmbeddingArgs, ctx: ToolContext) -> ToolResult:
     """A voice embedding of the voiced audio, plus how consistent its 1.6 s partials are."""
     y, offset = _segment(ctx, args.artifact, args.start_s, args.end_s)
@@ -264,6 +281,16 @@ class SpeakerVerifyArgs(ToolArgs):
     margin: float = Field(
         0.04, ge=0.0, le=0.2, description="within +-margin of the threshold the verdict is 'uncertain'"
     )
+
+
+class SpeakerVerifyOutput(ToolOutput):
+    cosine_similarity: float = Field(description="cosine similarity of the two voice embeddings (-1..1)")
+    verdict: Literal["same", "different", "uncertain"] = Field(description="same/different voice, or too close")
+    threshold: float = Field(description="cosine at or above which the voices count as the same")
+    margin: float = Field(description="+- band around the threshold that is 'uncertain'")
+    voiced_s: tuple[float, float] = Field(description="voiced audio embedded from each input (s)")
+    calibration: str = Field(description="where the threshold comes from")
+    compared: tuple[str, str] = Field(description="the two inputs (artifact [window])")
 
 
 def _where(artifact: str, start_s: float, end_s: float | None) -> str:
@@ -341,6 +368,38 @@ class SpeakerCountArgs(ToolArgs):
     merge_gap_s: float = Field(
         1.0, ge=0.0, le=10.0, description="same-voice stretches closer than this form one turn"
     )
+
+
+class SpeakerSummary(ToolOutput):
+    speaker: str = Field(description="anonymous voice label (S1, S2, ... by first appearance)")
+    speech_s: float = Field(description="time in this voice's turns (s)")
+    n_turns: int = Field(description="turns of this voice")
+    n_windows: int = Field(description="embedding windows assigned to it")
+    window_to_centroid_cosine: float = Field(description="mean cosine of its windows to its centroid")
+
+
+class SpeakerTurn(TimeSpan):
+    speaker: str = Field(description="anonymous voice label")
+
+
+class SpeakerCountParams(ToolOutput):
+    window_s: float = Field(description="embedding window (s)")
+    hop_s: float = Field(description="embedding hop (s)")
+    cluster_threshold: float = Field(description="clustering cosine threshold")
+    merge_threshold: float = Field(description="centroid merge cosine threshold")
+    min_speaker_s: float = Field(description="least speech a voice needs (s)")
+
+
+class SpeakerCountOutput(ToolOutput):
+    count: int = Field(description="distinct voices (0 without voiced speech)")
+    speakers: list[SpeakerSummary] = Field(description="the voices by first appearance")
+    turns: list[SpeakerTurn] = Field(description="who-spoke-when turns (at most 200)")
+    n_turns: int = Field(0, description="number of turns (exact)")
+    centroid_similarity: dict[str, float] = Field(description="'S1-S2' -> cosine of the two voice centroids")
+    voiced_s: float = Field(description="voiced audio analysed (s)")
+    n_windows: int = Field(0, description="embedding windows")
+    params: SpeakerCountParams = Field(description="the clustering parameters used")
+    note: str | None = Field(None, description="how to read the labels and turn edges")
 
 
 def _windows(regions: list[tuple[float, float]], win: float, hop: float) -> list[tuple[float, float]]:

@@ -14,7 +14,7 @@ import math
 import numpy as np
 from pydantic import Field, model_validator
 
-from audiomind.tools.base import Claim, ToolContext, ToolResult
+from audiomind.tools.base import Claim, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.music import WindowArgs, _excerpt
 
 MAX_CURVE_POINTS = 60
@@ -43,6 +43,42 @@ class SpectralArgs(WindowArgs):
         if self.mid_high_hz <= self.low_mid_hz:
             raise ValueError("mid_high_hz must be above low_mid_hz")
         return self
+
+
+class Distribution(ToolOutput):
+    """Summary of a per-frame descriptor over the non-silent frames (unit: the descriptor's)."""
+
+    median: float = Field(description="median")
+    mean: float = Field(description="mean")
+    std: float = Field(description="standard deviation")
+    p10: float = Field(description="10th percentile")
+    p90: float = Field(description="90th percentile")
+
+
+class CentroidCurve(ToolOutput):
+    time_s: list[float] = Field(description="frame times (s)")
+    hz: list[float] = Field(description="spectral centroid (Hz)")
+
+
+class SpectralOutput(ToolOutput):
+    analysis_sr: int = Field(description="sample rate analysed (Hz; the file's own, at most 48 kHz)")
+    nyquist_hz: float = Field(description="highest frequency analysed (Hz)")
+    n_fft: int = Field(description="STFT size")
+    window_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    active_ratio: float = Field(description="share of frames counted as non-silent (0-1)")
+    silent: bool = Field(description="the window is silent (below -80 dBFS): nothing else is set")
+    # set only when not silent
+    centroid_hz: Distribution | None = Field(None, description="spectral centroid (Hz)")
+    bandwidth_hz: Distribution | None = Field(None, description="spectral bandwidth (Hz)")
+    rolloff_hz: Distribution | None = Field(None, description="roll-off frequency (Hz)")
+    rolloff_percent: float | None = Field(None, description="energy share below the roll-off (0-1)")
+    flatness: Distribution | None = Field(None, description="power-spectrum flatness (0-1; ~0.56 white noise)")
+    zero_crossing_rate: Distribution | None = Field(None, description="zero crossings per sample")
+    band_energy_ratio: dict[str, float] | None = Field(
+        None, description="share of spectral energy per band (low_below_<f>_hz, mid_<f1>_<f2>_hz, high_above_<f>_hz)")
+    centroid_first_quarter_hz: float | None = Field(None, description="median centroid, first quarter (Hz)")
+    centroid_last_quarter_hz: float | None = Field(None, description="median centroid, last quarter (Hz)")
+    centroid_curve: CentroidCurve | None = Field(None, description="centroid over time (at most 60 points)")
 
 
 def _stats(x: np.ndarray, nd: int = 1) -> dict:

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
-from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolResult
+from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 SR = 16000
 WIN, HOP, N_FFT, N_MELS = 400, 160, 512, 64
@@ -195,6 +195,36 @@ class TaggingArgs(ToolArgs):
     max_events: int = Field(20, ge=0, le=100, description="cap on reported time-stamped events")
     start_s: float = Field(0.0, ge=0.0, description="analyse from this time (s)")
     end_s: float | None = Field(None, gt=0.0, description="analyse up to this time (s); default: the end")
+
+
+class Tag(ToolOutput):
+    label: str = Field(description="AudioSet class name")
+    index: int = Field(description="YAMNet class index (0-520)")
+    score: float = Field(description="mean score over the 0.96 s patches (0-1)")
+    max: float = Field(description="highest patch score (0-1)")
+
+
+class PeakTag(ToolOutput):
+    label: str = Field(description="AudioSet class name")
+    max: float = Field(description="highest patch score (0-1)")
+
+
+class TagEvent(TimeSpan):
+    label: str = Field(description="AudioSet class name")
+    score: float = Field(description="mean score over the event's patches (0-1)")
+    max: float = Field(description="highest score over the event's patches (0-1)")
+
+
+class TaggingOutput(ToolOutput):
+    model: str = Field(description="tagging model")
+    analysed_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    n_patches: int = Field(description="0.96 s patches scored")
+    patch_s: float = Field(description="patch length (s)")
+    hop_s: float = Field(description="patch hop (s)")
+    tags: list[Tag] = Field(description="clip-level tags by mean score (top_k, >= min_score)")
+    peak_tags: list[PeakTag] = Field(description="tags by highest patch score (>= event_min_score)")
+    events: list[TagEvent] = Field(description="time-stamped class events in time order")
+    note: str = Field(description="how to read the scores and times")
 
 
 def _patch_bounds(n: int, duration_s: float, offset_s: float) -> list[tuple[float, float]]:

@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.embedded import models
-from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolResult
+from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 SR = 16000
 WINDOW = 512  # samples per Silero step at 16 kHz (32 ms)
@@ -106,6 +106,21 @@ class VadArgs(ToolArgs):
     threshold: float = Field(0.5, ge=0.05, le=0.95, description="speech probability that starts a segment")
     min_speech_ms: int = Field(250, ge=0, le=5000, description="drop speech segments shorter than this")
     min_silence_ms: int = Field(100, ge=0, le=5000, description="silence needed to end a segment")
+
+
+class SpeechSegment(TimeSpan):
+    mean_prob: float = Field(description="mean Silero speech probability over the segment (0-1)")
+
+
+class VadOutput(ToolOutput):
+    segments: list[SpeechSegment] = Field(description="speech segments in time order")
+    n_segments: int = Field(description="number of speech segments")
+    speech_s: float = Field(description="total speech time (s)")
+    speech_ratio: float = Field(description="speech share of the clip (0-1)")
+    duration_s: float = Field(description="clip duration (s)")
+    max_prob: float = Field(description="highest speech probability anywhere (0-1)")
+    frame_s: float = Field(description="Silero frame length (s)")
+    threshold: float = Field(description="speech probability that starts a segment")
 
 
 def vad(args: VadArgs, ctx: ToolContext) -> ToolResult:

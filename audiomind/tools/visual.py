@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from pydantic import Field, model_validator
 
-from audiomind.tools.base import ToolArgs, ToolContext, ToolResult
+from audiomind.tools.base import ToolArgs, ToolContext, ToolOutput, ToolResult
 
 DPI = 100
 
@@ -72,6 +72,28 @@ class SpectrogramArgs(_WindowArgs):
     height_px: int = Field(500, ge=150, le=2000, description="image height in pixels")
 
 
+class FrequencyAxis(ToolOutput):
+    scale: str = Field(description="frequency scale of the image rows (mel)")
+    fmin_hz: float = Field(description="bottom of the axis (Hz)")
+    fmax_hz: float = Field(description="top of the axis (Hz)")
+    n_mels: int = Field(description="mel bands (image rows)")
+
+
+class SpectrogramOutput(ToolOutput):
+    image_path: str = Field(description="the PNG written")
+    format: str = Field(description="image format (png)")
+    width_px: int = Field(description="image width (px)")
+    height_px: int = Field(description="image height (px)")
+    plot_box_px: list[int] = Field(description="plot area [x0, y0, x1, y1] in pixels, origin top-left")
+    time_axis_s: tuple[float, float] = Field(description="time at the left and right plot edges (s)")
+    frequency_axis: FrequencyAxis = Field(description="the vertical axis")
+    db_range: tuple[float, float] = Field(description="colour scale [min, max] (dB re the loudest bin)")
+    sample_rate: int = Field(description="sample rate drawn (Hz)")
+    n_fft: int = Field(description="STFT size")
+    hop_length: int = Field(description="STFT hop (samples)")
+    note: str = Field(description="what the picture is for")
+
+
 def spectrogram(args: SpectrogramArgs, ctx: ToolContext) -> ToolResult:
     """Mel power spectrogram in dB (librosa), drawn with a Hz axis at mel spacing and a dB colour bar."""
     import librosa
@@ -120,6 +142,19 @@ def spectrogram(args: SpectrogramArgs, ctx: ToolContext) -> ToolResult:
 class WaveformArgs(_WindowArgs):
     width_px: int = Field(1200, ge=200, le=4000, description="image width in pixels")
     height_px: int = Field(300, ge=150, le=2000, description="image height in pixels (all channel panels)")
+
+
+class WaveformOutput(ToolOutput):
+    image_path: str = Field(description="the PNG written")
+    format: str = Field(description="image format (png)")
+    width_px: int = Field(description="image width (px)")
+    height_px: int = Field(description="image height (px)")
+    channels: int = Field(description="channel panels drawn")
+    plot_box_px: list[list[int]] = Field(description="per channel panel: [x0, y0, x1, y1] pixels, origin top-left")
+    time_axis_s: tuple[float, float] = Field(description="time at the left and right plot edges (s)")
+    amplitude_axis: tuple[float, float] = Field(description="amplitude range of each panel (full scale = 1)")
+    sample_rate: int = Field(description="sample rate drawn (Hz)")
+    note: str = Field(description="what the picture is for")
 
 
 def waveform(args: WaveformArgs, ctx: ToolContext) -> ToolResult:

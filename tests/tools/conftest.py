@@ -3,6 +3,7 @@ whose content is true by construction (generated once per test session, a few se
 
 from __future__ import annotations
 
+import functools
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,7 +50,18 @@ def run_tool(fn: Any, args: ToolArgs | dict[str, Any] | None, path: str | Path |
         args = model.model_validate(args or {})
     result = fn(args, make_context(path, tmp_path))
     assert isinstance(result, ToolResult)
+    model = shipped_output_models().get(f"{fn.__module__}:{fn.__name__}")
+    if model is not None:  # a shipped tool's real output must fit the output model its manifest names
+        model.model_validate(result.output)
     return result
+
+
+@functools.lru_cache(maxsize=1)
+def shipped_output_models() -> dict[str, type]:
+    """{manifest entry: output model class} of the shipped manifests."""
+    from audiomind.tools.manifest import ToolRegistry
+
+    return {m.entry: m.output_class for m in ToolRegistry.load().all() if m.output_class is not None}
 
 
 def write(y: np.ndarray, path: Path) -> Path:
