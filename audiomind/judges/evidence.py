@@ -25,6 +25,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from audiomind.state import ToolCallRequest, ToolCallStatus
+from audiomind.tools.base import typed_output
 
 LABEL_MIN_SIM = 0.5
 LABEL_BAND = 0.2
@@ -123,43 +124,56 @@ def _duration(session: Any, aid: str) -> float:
 
 
 def _absorb(f: ClipFacts, call: Any) -> None:
+    from audiomind.tools.asr import AsrOutput
+    from audiomind.tools.events import CountEventsOutput
+    from audiomind.tools.loudness import LoudnessOutput
+    from audiomind.tools.metadata import SignalStatsOutput
+    from audiomind.tools.quality import SpeechQualityOutput
+    from audiomind.tools.tagging import TaggingOutput
+    from audiomind.tools.vad import VadOutput
+
     f.call_ids.append(call.id)
     if call.status not in (ToolCallStatus.ok, ToolCallStatus.cached) or not call.output:
         f.failed.append(f"{call.tool}: {call.status.value}: {call.error}")
         return
-    o = call.output
     if call.tool == "tagging":
-        for t in o.get("tags", []):
-            f.labels[t["label"]] = [float(t["score"]), float(t.get("max", t["score"]))]
-        for t in o.get("peak_tags", []):
-            mean, peak = f.labels.get(t["label"], [0.0, 0.0])
-            f.labels[t["label"]] = [mean, max(peak, float(t["max"]))]
-        f.events = list(o.get("events", []))
-        for e in f.events:  # events name classes that may be outside the clip-level top-k
-            mean, peak = f.labels.get(e["label"], [0.0, 0.0])
-            f.labels[e["label"]] = [mean, max(peak, float(e.get("max", e.get("score", 0.0))))]
+        tg = typed_output(call.output, TaggingOutput)
+        for t in tg.tags:
+            f.labels[t.label] = [float(t.score), float(t.max)]
+        for p in tg.peak_tags:
+            mean, peak = f.labels.get(p.label, [0.0, 0.0])
+            f.labels[p.label] = [mean, max(peak, float(p.max))]
+        f.events = [e.model_dump() for e in tg.events]
+        for e in tg.events:  # events name classes that may be outside the clip-level top-k
+            mean, peak = f.labels.get(e.label, [0.0, 0.0])
+            f.labels[e.label] = [mean, max(peak, float(e.max))]
     elif call.tool == "vad":
-        f.speech_s = float(o.get("speech_s", 0.0))
-        f.speech_segments = [[s["start_s"], s["end_s"]] for s in o.get("segments", [])]
+        vad = typed_output(call.output, VadOutput)
+        f.speech_s = float(vad.speech_s)
+        f.speech_segments = [[s.start_s, s.end_s] for s in vad.segments]
     elif call.tool == "asr":
-        f.transcript = (o.get("text") or "").strip()
-        f.words = [w for s in o.get("segments", []) for w in s.get("words", [])]
+        asr = typed_output(call.output, AsrOutput)
+        f.transcript = asr.text.strip()
+        f.words = [w.model_dump() for s in asr.segments for w in s.words]
     elif call.tool == "loudness":
-        f.lufs = o.get("integrated_lufs")
-        f.loudness_trend = o.get("trend")
-        f.loudness_change_db = o.get("change_db")
+        ld = typed_output(call.output, LoudnessOutput)
+        f.lufs = ld.integrated_lufs
+        f.loudness_trend = ld.trend
+        f.loudness_change_db = ld.change_db
     elif call.tool == "signal_stats":
-        f.peak_dbfs = o.get("peak_dbfs")
-        f.rms_dbfs = o.get("rms_dbfs")
-        f.clipping_ratio = o.get("clipping_ratio")
-        f.silence_ratio = o.get("silence_ratio")
+        st = typed_output(call.output, SignalStatsOutput)
+        f.peak_dbfs = st.peak_dbfs
+        f.rms_dbfs = st.rms_dbfs
+        f.clipping_ratio = st.clipping_ratio
+        f.silence_ratio = st.silence_ratio
     elif call.tool == "count_events":
-        f.n_events = int(o.get("count", 0))
-        f.event_onsets = [float(e.get("start_s", 0.0)) for e in o.get("events", [])]
-        f.energy_events = [[float(e.get("start_s", 0.0)), float(e.get("end_s", e.get("start_s", 0.0)))]
-                           for e in o.get("events", [])]
+        ce = typed_output(call.output, CountEventsOutput)
+        f.n_events = ce.count
+        f.event_onsets = [float(e.start_s) for e in ce.events]
+        f.energy_events = [[float(e.start_s), float(e.end_s)] for e in ce.events]
     elif call.tool == "speech_quality":
-        f.quality = {k: v for k, v in o.items() if isinstance(v, (int, float, str))}
+        q = typed_output(call.output, SpeechQualityOutput)
+        f.quality = {k: v for k, v in q.model_dump().items() if isinstance(v, (int, float, str))}
 
 
 # ---------------------------------------------------------------- phrases and labels

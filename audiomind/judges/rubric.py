@@ -29,6 +29,7 @@ from pydantic import BaseModel, Field
 from audiomind.judges import evidence as ev
 from audiomind.judges.base import JudgeModels, JudgeSession, JudgeStep
 from audiomind.state import ModelSpec, Observation, ToolCallRequest, ToolCallStatus
+from audiomind.tools.base import typed_output
 
 Attribute = Literal["speech", "speaker", "speech_content", "style", "sound_event", "count", "order", "music",
                     "loudness", "other"]
@@ -308,6 +309,8 @@ def _word_span(words: str, f: ev.ClipFacts) -> tuple[float, float] | None:
 
 def extra_measurements(session: JudgeSession, f: ev.ClipFacts, need: set[str],
                        gender_words: list[str | None] | None = None) -> _Extra:
+    from audiomind.tools.music import PitchOutput, TempoOutput
+
     out = _Extra()
     reqs = []
     windows: dict[str, tuple[float, float]] = {}
@@ -332,16 +335,18 @@ def extra_measurements(session: JudgeSession, f: ev.ClipFacts, need: set[str],
             if c.status not in (ToolCallStatus.ok, ToolCallStatus.cached) or not c.output:
                 continue
             if c.tool == "pitch":
+                pitch = typed_output(c.output, PitchOutput)
                 a = (c.arguments or {}).get("start_s")
                 for key, (ws, _we) in windows.items():
                     if a is not None and abs(ws - a) < 1e-3:
                         if key:
-                            out.f0_by_words[key] = c.output.get("median_f0_hz")
+                            out.f0_by_words[key] = pitch.median_f0_hz
                         else:
-                            out.f0_median_hz = c.output.get("median_f0_hz")
+                            out.f0_median_hz = pitch.median_f0_hz
             elif c.tool == "tempo":
-                out.bpm = c.output.get("bpm")
-                out.clear_beat = c.output.get("clear_beat")
+                tempo = typed_output(c.output, TempoOutput)
+                out.bpm = tempo.bpm
+                out.clear_beat = tempo.clear_beat
     if f.words and f.speech_s > 0:
         out.words_per_s = round(len(f.words) / max(f.speech_s, 0.3), 2)
     return out
