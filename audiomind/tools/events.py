@@ -6,6 +6,8 @@ surroundings; they cannot say what the sounds are (that is audio tagging's job) 
 
 from __future__ import annotations
 
+from typing import Literal
+
 import numpy as np
 from pydantic import Field
 
@@ -16,12 +18,19 @@ FRAME = 320  # 20 ms analysis window
 HOP = 80  # 5 ms hop: event edges are resolved to about 5-10 ms
 HOP_S = HOP / SR
 MAX_LISTED = 200  # segments listed in the output; the count is always exact
+EVENT_HIGHPASS_HZ = 20.0  # count_events ignores DC and infrasound: their slow drift is not a sound event
 
 
-def envelope_db(y: np.ndarray) -> np.ndarray:
-    """Frame RMS in dBFS (20 ms windows, 5 ms hop, frame i centred at i * HOP_S)."""
+def envelope_db(y: np.ndarray, highpass_hz: float | None = None) -> np.ndarray:
+    """Frame RMS in dBFS (20 ms windows, 5 ms hop, frame i centred at i * HOP_S), optionally of the signal
+    high-passed (zero-phase 2nd-order Butterworth) at highpass_hz first."""
     import librosa
 
+    if highpass_hz is not None and len(y) > 64:
+        from scipy.signal import butter, sosfiltfilt
+
+        sos = butter(2, highpass_hz, btype="highpass", fs=SR, output="sos")
+        y = sosfiltfilt(sos, np.asarray(y, dtype=np.float64)).astype(np.float32)
     if len(y) < FRAME:
         y = np.pad(y, (0, FRAME - len(y)))
     rms = librosa.feature.rms(y=y, frame_length=FRAME, hop_length=HOP, center=True)[0]
@@ -70,7 +79,18 @@ def _split_on_dips(db: np.ndarray, a: int, b: int, dip_db: float, min_len: int) 
 
 class CountEventsArgs(ToolArgs):
     threshold_db: float = Field(-30.0, ge=-80.0, le=-3.0,
-                                description="frames louder than (clip peak + threshold_db) belong to an event")
+                                description="an event frame is louder than (clip peak + threshold_db); in a clean "
+                                            "clip (quiet gaps are digital silence) this is the rule that decides")
+    above_floor_db: float = Field(6.0, ge=1.0, le=40.0,
+                                  description="an event frame also rises at least this many dB above the measured "
+                                              "noise floor (and at least floor_range_share of the floor-to-peak "
+                                              "range): in a noisy recording this is the rule that decides")
+    floor_range_share: float = Field(0.5, ge=0.0, le=0.9,
+                                     description="share of the floor-to-peak range (dB) an event frame must rise "
+                                                 "above the noise floor, when larger than above_floor_db")
+    floor_percentile: float = Field(15.0, ge=1.0, le=50.0,
+                                    description="the noise floor is this percentile of the 20 ms frame levels "
+                                                "(dBFS): the quiet stretches between sounds set it")
     floor_dbfs: float = Field(-60.0, ge=-100.0, le=-10.0,
                               description="absolute floor: nothing quieter than this counts, however quiet the clip")
     min_gap_s: float = Field(0.1, ge=0.0, le=5.0,
@@ -79,6 +99,9 @@ class CountEventsArgs(ToolArgs):
     split_dip_db: float | None = Field(
         None, ge=3.0, le=60.0,
         description="also split an event at an envelope dip this many dB deep (back-to-back sounds); None = off")
+
+
+ThresholdSource = Literal["clip_peak", "noise_floor", "absolute_floor"]
 
 
 class EnergyEvent(TimeSpan):
@@ -92,19 +115,49 @@ class CountEventsOutput(ToolOutput):
     events: list[EnergyEvent] = Field(description="the events in time order (at most 200 listed)")
     events_truncated: bool = Field(description="more events than listed")
     threshold_dbfs: float = Field(description="frame level (dBFS RMS) an event frame exceeds")
+    threshold_from: ThresholdSource = Field(
+        description="which rule set the threshold: clip_peak (peak + threshold_db), noise_floor (floor + rise) "
+                    "or absolute_floor (floor_dbfs)")
     clip_peak_dbfs: float = Field(description="loudest 20 ms frame of the clip (dBFS RMS)")
+    noise_floor_dbfs: float = Field(
+        description="measured noise floor: floor_percentile of the 20 ms frame levels above 20 Hz (dBFS RMS; "
+                    "-150 or lower = digital silence)")
+    above_floor_db: float | None = Field(
+        description="dB above the noise floor an event frame must rise (max of above_floor_db and "
+                    "floor_range_share x floor-to-peak range); None when nothing rises above_floor_db over the "
+                    "floor (one sustained sound or steady noise: the clip-peak rule alone applies)")
     mean_inter_onset_s: float | None = Field(description="mean time between event onsets (s); None under 2 events")
     inter_onset_std_s: float | None = Field(description="standard deviation of the onset intervals (s)")
     events_per_s: float = Field(description="events per second of audio")
     duration_s: float = Field(description="clip duration (s)")
 
 
+def event_threshold(
+    db: np.ndarray, args: CountEventsArgs
+) -> tuple[float, ThresholdSource, float, float, float | None]:
+    """(threshold dBFS, which rule set it, clip peak, noise floor, rise above the floor or None).
+
+    The threshold is the highest of: clip peak + threshold_db (the rule for clean clips), the measured noise
+    floor + max(above_floor_db, floor_range_share x (peak - floor)) (the rule for noisy recordings, where
+    peak + threshold_db lands in the noise), and the absolute floor_dbfs. When nothing rises above_floor_db
+    over the floor, the floor rule is left out, so one sustained sound still counts as one event."""
+    peak = float(db.max())
+    floor = float(np.percentile(db, args.floor_percentile))
+    candidates: dict[ThresholdSource, float] = {"clip_peak": peak + args.threshold_db,
+                                                "absolute_floor": args.floor_dbfs}
+    rise = None
+    if peak - floor >= args.above_floor_db:
+        rise = max(args.above_floor_db, args.floor_range_share * (peak - floor))
+        candidates["noise_floor"] = floor + rise
+    source = max(candidates, key=lambda k: candidates[k])
+    return candidates[source], source, peak, floor, rise
+
+
 def count_events(args: CountEventsArgs, ctx: ToolContext) -> ToolResult:
     y = ctx.audio(args.artifact).samples(sr=SR, mono=True)
-    db = envelope_db(y)
+    db = envelope_db(y, highpass_hz=EVENT_HIGHPASS_HZ)
     duration = len(y) / SR
-    peak = float(db.max())
-    threshold = max(peak + args.threshold_db, args.floor_dbfs)
+    threshold, source, peak, floor, rise = event_threshold(db, args)
     runs = _merge(_runs(db > threshold), round(args.min_gap_s / HOP_S))
     if args.split_dip_db is not None:
         min_len = max(1, round(max(args.min_duration_s, 0.03) / HOP_S))
@@ -123,22 +176,32 @@ def count_events(args: CountEventsArgs, ctx: ToolContext) -> ToolResult:
         "events": events[:MAX_LISTED],
         "events_truncated": len(events) > MAX_LISTED,
         "threshold_dbfs": round(threshold, 1),
+        "threshold_from": source,
         "clip_peak_dbfs": round(peak, 1),
+        "noise_floor_dbfs": round(floor, 1),
+        "above_floor_db": round(rise, 1) if rise is not None else None,
         "mean_inter_onset_s": round(float(ioi.mean()), 3) if len(ioi) else None,
         "inter_onset_std_s": round(float(ioi.std()), 3) if len(ioi) else None,
         "events_per_s": round(len(events) / duration, 3) if duration else 0.0,
         "duration_s": round(duration, 3),
     }
-    rule = (f"energy above {threshold:.1f} dBFS ({args.threshold_db:g} dB below the clip peak, floor "
-            f"{args.floor_dbfs:g} dBFS), gaps under {args.min_gap_s:g} s merged")
+    floor_txt = "digital silence" if floor <= -150 else f"{floor:.1f} dBFS"
+    floor_rule = (f"{rise:.1f} dB above the noise floor ({floor_txt}, {args.floor_percentile:g}th percentile of "
+                  f"frame levels)" if rise is not None else
+                  f"nothing rises {args.above_floor_db:g} dB above the noise floor ({floor_txt})")
+    rule = (f"energy above {threshold:.1f} dBFS, set by the {source.replace('_', ' ')} rule: the highest of "
+            f"{args.threshold_db:g} dB re the clip peak ({peak:.1f} dBFS), {floor_rule}, and the absolute floor "
+            f"{args.floor_dbfs:g} dBFS; gaps under {args.min_gap_s:g} s merged")
     if not events:
-        claims = [Claim(text=f"No separate sound events found ({rule}).", data={"count": 0})]
+        claims = [Claim(text=f"No separate sound events found ({rule}).",
+                        data={"count": 0, "noise_floor_dbfs": out["noise_floor_dbfs"]})]
         return ToolResult(output=out, claims=claims)
     shown = ", ".join(f"{e['start_s']:.2f}-{e['end_s']:.2f} s" for e in events[:20])
     more = f" (+{len(events) - 20} more)" if len(events) > 20 else ""
     claims = [Claim(
         text=f"{len(events)} separate sound event(s) at {shown}{more} ({rule}).",
-        data={"count": len(events), "onsets_s": onsets[:MAX_LISTED].round(3).tolist()},
+        data={"count": len(events), "onsets_s": onsets[:MAX_LISTED].round(3).tolist(),
+              "threshold_dbfs": out["threshold_dbfs"], "noise_floor_dbfs": out["noise_floor_dbfs"]},
     )]
     if len(ioi):
         claims.append(Claim(

@@ -89,8 +89,9 @@ def test_typed_output_reads_a_call_output_as_its_model():
     assert typed_output(None, CountEventsOutput) is None
     assert typed_output({}, CountEventsOutput) is None
     o = typed_output({"count": 1, "events": [{"start_s": 0.5, "end_s": 0.7, "peak_dbfs": -9.0}],
-                      "events_truncated": False, "threshold_dbfs": -39.0,
-                      "clip_peak_dbfs": -9.0, "mean_inter_onset_s": None, "inter_onset_std_s": None, "events_per_s": 0.5,
+                      "events_truncated": False, "threshold_dbfs": -39.0, "threshold_from": "clip_peak",
+                      "clip_peak_dbfs": -9.0, "noise_floor_dbfs": -200.0, "above_floor_db": 95.5,
+                      "mean_inter_onset_s": None, "inter_onset_std_s": None, "events_per_s": 0.5,
                       "duration_s": 2.0}, CountEventsOutput)
     assert o.count == 1 and o.events[0].end_s == 0.7
     with pytest.raises(Exception, match="count"):
@@ -158,7 +159,7 @@ def test_cached_results_are_validated_and_a_stale_entry_is_a_miss(shipped, tmp_p
     # an entry written before the model changed (a key the model no longer has, one it needs missing)
     entry = next((tmp_path / "cache").rglob(f"{first.cache_key}.json"))
     data = json.loads(entry.read_text())
-    data["output"].pop("clip_peak_dbfs")
+    data["output"].pop("noise_floor_dbfs")
     data["output"]["old_key"] = 1
     entry.write_text(json.dumps(data))
     third = ex.run(req, [a0], step=3).tool_calls[0]
@@ -279,7 +280,7 @@ def test_tools_show_prints_the_output_model_and_its_schema():
     out = CliRunner().invoke(app, ["tools", "show", "count_events"], env=WIDE)
     assert out.exit_code == 0, out.output
     assert "output model: CountEventsOutput (audiomind.tools.events:CountEventsOutput)" in out.output
-    for key in ("clip_peak_dbfs", "threshold_dbfs", "mean_inter_onset_s", "EnergyEvent", "peak_dbfs"):
+    for key in ("noise_floor_dbfs", "threshold_from", "mean_inter_onset_s", "EnergyEvent", "peak_dbfs"):
         assert key in out.output
     schema = CountEventsOutput.model_json_schema()
-    assert set(schema["required"]) >= {"count", "events", "clip_peak_dbfs"}
+    assert set(schema["required"]) >= {"count", "events", "noise_floor_dbfs"}
