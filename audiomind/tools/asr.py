@@ -85,11 +85,19 @@ class DroppedSegment(ToolOutput):
     no_speech_prob: float = Field(description="Whisper's no-speech probability (0-1)")
 
 
+class LanguageCandidate(ToolOutput):
+    code: str = Field(description="ISO language code")
+    probability: float = Field(description="Whisper's language-detection probability (0-1)")
+
+
 class AsrOutput(ToolOutput):
     text: str = Field(description="the whole transcript ('' when nothing was transcribed)")
     language: str | None = Field(description="ISO code of the language (detected or forced); None when "
                                              "Whisper was skipped without a forced language")
     language_probability: float | None = Field(description="Whisper's language probability; None when skipped")
+    language_candidates: list[LanguageCandidate] = Field(
+        default_factory=list, description="the 10 most probable languages by Whisper's detector (multilingual models "
+                                          "detecting, not forced); lets a question's own candidates be compared")
     model: str = Field(description="embedded Whisper model (tiny.en or base)")
     segments: list[AsrSegment] = Field(description="transcript segments in time order")
     n_words: int = Field(description="words listed in the segments")
@@ -198,6 +206,8 @@ def asr(args: AsrArgs, ctx: ToolContext) -> ToolResult:
         "text": text,
         "language": info.language,
         "language_probability": _r(info.language_probability),
+        "language_candidates": [{"code": c, "probability": _r(p)} for c, p in (info.all_language_probs or [])[:10]]
+        if args.model != "tiny.en" and args.language is None else [],
         "model": args.model,
         "segments": segments,
         "n_words": sum(len(s["words"]) for s in segments),

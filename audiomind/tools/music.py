@@ -70,7 +70,7 @@ def _rms_db(y: np.ndarray, hop: int, frame: int = 2048) -> np.ndarray:
 
 PITCH_HOP = 256  # 16 ms
 PITCH_FRAME = 2048  # 128 ms: room for two periods down to 30 Hz
-PYIN_RESOLUTION = 1 / 3  # semitones per pYIN state; YIN refines the value (a 0.1 grid costs ~25x more time)
+PYIN_RESOLUTION = 0.2  # semitones; a 1/3 grid loses voicing on band-limited low voices (flite kal: 0% voiced vs 58%)
 
 
 class PitchArgs(WindowArgs):
