@@ -1,18 +1,19 @@
 """`cascade`: the embedded front end. It "listens" by running a fixed, fast perception pass over the
 embedded tools and renders what they found as a structured description (a template, no LLM). Its tool
 calls are recorded like the planner's (issued_by = "frontend"), and it says what it cannot perceive.
-It answers by matching the accumulated evidence to the choices (audiomind.reasoning.matcher)."""
+It answers by verifying every choice against the facts on record (audiomind.reasoning.answer) and
+reports a calibrated confidence with its reason."""
 
 from __future__ import annotations
 
 
 from audiomind.backends.base import AnswerRequest, AnswerResult, ListenRequest, ListenResult
-from audiomind.reasoning import matcher
+from audiomind.reasoning.answer import decide
 from audiomind.reasoning.question import analyse
 from audiomind.state import EvidenceState, ModelSpec, ToolCall, ToolCallRequest, ToolCallStatus
 from audiomind.tools.executor import ExecutionResult, ToolExecutor
 
-FIRST_PASS = ("probe", "tagging", "vad", "loudness", "count_events")
+FIRST_PASS = ("probe", "signal_stats", "tagging", "vad", "loudness", "count_events")
 SPEECH_PASS = ("asr", "speaker_count")
 MUSIC_PASS = ("tempo", "key", "pitch")
 MUSIC_WORDS = ("music", "instrument", "piano", "guitar", "drum", "singing", "song", "orchestra", "synth", "organ",
@@ -51,7 +52,7 @@ class CascadeFrontEnd:
             ev += first.evidence
             derived += first.artifacts
             speech_s = _speech_seconds(first)
-            top_tags = [str(t.get("label", "")).lower() for t in _tags(first)[:5]]
+            top_tags = [t.lower() for t in _tags(first)[:5]]
             follow: list[str] = []
             if speech_s >= 0.3 or any("speech" in t for t in top_tags[:2]):
                 follow += self._available(SPEECH_PASS)
@@ -88,27 +89,38 @@ class CascadeFrontEnd:
         if not state.question.choices:
             text, _ = _free_text_answer(state)
             return AnswerResult(text=text, rationale="free-text answer rendered from the evidence", cited_evidence_ids=[])
-        result = matcher.match(state, analysis)
+        result = decide(state, analysis)
         if result.choice_index is None:
-            return AnswerResult(text="", rationale=result.rationale)
+            return AnswerResult(text="", rationale=result.rationale, confidence=0.0,
+                                confidence_reason=result.confidence_reason)
         return AnswerResult(
             text=state.question.choices[result.choice_index],
-            rationale=f"[{result.method}] {result.rationale}" + ("" if result.confident else " (low confidence)"),
+            rationale=f"[{result.method}] {result.rationale}",
             cited_evidence_ids=result.cited_evidence_ids,
+            confidence=result.confidence,
+            confidence_reason=result.confidence_reason,
         )
 
 
 def _speech_seconds(result: ExecutionResult) -> float:
+    from audiomind.tools.base import typed_output
+    from audiomind.tools.vad import VadOutput
+
     for c in result.tool_calls:
         if c.tool == "vad" and c.output:
-            return float(c.output.get("speech_s", c.output.get("total_speech_s", 0.0)) or 0.0)
+            out = typed_output(c.output, VadOutput)
+            return float(out.speech_s) if out is not None else 0.0
     return 0.0
 
 
-def _tags(result: ExecutionResult) -> list[dict]:
+def _tags(result: ExecutionResult) -> list[str]:
+    from audiomind.tools.base import typed_output
+    from audiomind.tools.tagging import TaggingOutput
+
     for c in result.tool_calls:
         if c.tool == "tagging" and c.output:
-            return [t for t in c.output.get("tags", []) if isinstance(t, dict)]
+            out = typed_output(c.output, TaggingOutput)
+            return [t.label for t in out.tags] if out is not None else []
     return []
 
 
@@ -125,6 +137,13 @@ def _describe(artifacts, calls: list[ToolCall], evidence) -> str:
                 lines.append(f"- {c.tool}: {e.claim} [{e.id}]")
         else:
             lines.append(f"- {c.tool}: not available ({c.status.value}: {c.error})")
+    from audiomind.reasoning.facts import Record, facts_from
+
+    for art in artifacts:
+        measured = facts_from(Record(tool_calls=calls, evidence=evidence), art).measured_lines()
+        if measured:
+            lines.append(f"Measured on {art.id} (derived from the tool outputs above):")
+            lines += [f"- {m}" for m in measured]
     return "\n".join(lines)
 
 

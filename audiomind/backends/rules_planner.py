@@ -8,8 +8,6 @@ writes the same decisions, with rationales, as any LLM planner; the trace names 
 
 from __future__ import annotations
 
-import re
-
 from audiomind.prompts import choices_block, load_prompt
 from audiomind.reasoning.question import QuestionAnalysis, analyse
 from audiomind.state import (
@@ -25,19 +23,6 @@ from audiomind.state import (
     ToolCallStatus,
 )
 from audiomind.tools.manifest import ToolRegistry
-
-# "in the first 3 seconds", "at the beginning", "at the end": a part of the clip worth re-listening to.
-_TIME_FOCUS = re.compile(
-    r"\b(first|last|final|opening|beginning|start|end|ending)\b(?:\s+(\d+(?:\.\d+)?)\s*(?:s|sec|secs|seconds))?"
-)
-
-
-# "from start to end", "throughout", "over the course of": the whole clip, not a part of it.
-_WHOLE_SPAN = re.compile(
-    r"\bfrom (the )?(start|beginning) to (the )?(end|finish)\b|\bthroughout\b|\bover the course of\b"
-    r"|\bentire\b|\bwhole (clip|recording|audio)\b"
-)
-
 
 class RulesPlanner:
     name = "rules"
@@ -75,14 +60,21 @@ class RulesPlanner:
         if obs and obs.provisional_answer:
             directly.append(f"front end's provisional answer: {obs.provisional_answer}")
         verify = {
-            "speaker_count": "the number of distinct voices",
+            "count_speakers": "the number of distinct voices",
             "count_events": "the exact number of separated events",
-            "word_count": "how often the word occurs in the transcript",
+            "count_words": "how often the word occurs in the transcript",
             "speech_content": "the exact words spoken",
-            "loudness": "the direction of the loudness change",
+            "loudness_trend": "the direction of the loudness change",
+            "loudness_compare": "the level of each sound",
+            "pitch_compare": "the pitch of each sound",
+            "pitch_contour": "the pitch of each note",
+            "rate_compare": "the speech rate of each utterance",
+            "rate_absolute": "syllables per second of voiced speech",
             "tempo": "the tempo in BPM",
             "key": "the mode (major/minor) and tonic",
-            "pitch": "the pitch values",
+            "order": "when each source starts and ends",
+            "gender": "the median pitch of each voice",
+            "side": "the level of each channel",
         }
         return (
             Plan(
@@ -93,7 +85,7 @@ class RulesPlanner:
                 ),
                 focus=a.targets,
                 candidate_operations=a.tools,
-                claims_to_verify=[verify[i] for i in a.intents if i in verify],
+                claims_to_verify=[verify[i] for i in a.intents if i in verify and a.fit(i) >= 0.35],
                 directly_answerable=directly,
                 rationale=a.rationale,
             ),
@@ -145,27 +137,27 @@ class RulesPlanner:
         """Default arguments, except where the intent needs a specific model: language identification
         needs multilingual Whisper (tiny.en always says English)."""
         args: dict = {"artifact": "a0"}
-        if tool == "asr" and "language" in a.intents:
+        if tool == "asr" and a.fit("language") >= 0.5:
             args["model"] = "base"
         return args
 
     def _relisten_step(self, state: EvidenceState) -> PlannerDecision | None:
-        """Crop to the part the question points at, then re-listen to the crop (once)."""
-        q = state.question.text.lower()
-        m = None if _WHOLE_SPAN.search(q) else _TIME_FOCUS.search(q)
-        if not m or "crop" not in self.registry or not self.registry.availability("crop")[0]:
+        """Crop to the explicit span the question names ('in the first 3 seconds', 'at the end of the
+        clip'), then re-listen to the crop (once). An ordinal that names an item ('the first note') is no span."""
+        span = self.analysis(state).time_span
+        if span is None or "crop" not in self.registry or not self.registry.availability("crop")[0]:
             return None
         crops = [c for c in state.successful_calls("crop") if c.derived_artifact_ids]
         relistened = {aid for o in state.observations if o.kind == "relisten" for aid in o.artifact_ids}
         if not crops:
             dur = state.original.duration_s
-            span = float(m.group(2)) if m.group(2) else min(5.0, dur / 3)
-            start, end = (0.0, span) if m.group(1) in ("first", "opening", "beginning", "start") else (max(0.0, dur - span), dur)
+            length = span.length_s or min(5.0, dur / 3)
+            start, end = (0.0, min(dur, length)) if span.start_s == 0.0 else (max(0.0, dur - length), dur)
             if end - start >= dur * 0.95:
                 return None
             return self._decision(
                 state.step, Action.CALL_TOOLS,
-                f"The question points at the {m.group(1)} of the clip; a crop ({start:.1f}-{end:.1f} s) lets the "
+                f"The question points at the {span.where} of the clip; a crop ({start:.1f}-{end:.1f} s) lets the "
                 "front end listen to that part alone.",
                 tool_calls=[ToolCallRequest(tool="crop", arguments={"artifact": "a0", "start_s": start, "end_s": end})],
             )
@@ -173,9 +165,9 @@ class RulesPlanner:
         if target in relistened:
             return None
         return self._decision(
-            state.step, Action.RELISTEN, f"Re-listen to the crop {target} that isolates the {m.group(1)} of the clip.",
+            state.step, Action.RELISTEN, f"Re-listen to the crop {target} that isolates the {span.where} of the clip.",
             relisten=RelistenRequest(
-                artifact_ids=[target], prompt=f"Describe what happens in this excerpt ({m.group(0)} of the clip)."
+                artifact_ids=[target], prompt=f"Describe what happens in this excerpt ({span.where} of the clip)."
             ),
         )
 
@@ -210,14 +202,20 @@ def neutral_summary(state: EvidenceState) -> str:
 
 
 def _numeric_contradictions(state: EvidenceState) -> list[str]:
+    """A front end's provisional count against the counts the tools measured (kept, not resolved)."""
+    from audiomind.reasoning.facts import read_facts
     from audiomind.reasoning.question import parse_number
 
+    facts = read_facts(state)
+    counts = {}
+    if facts.events is not None:
+        counts["count_events"] = facts.events.count
+    if facts.speakers is not None:
+        counts["speaker_count"] = facts.speakers.count
     out = []
-    counts = {c.tool: (c.output or {}).get("count") for c in state.successful_calls() if (c.output or {}).get("count") is not None}
     for o in state.observations:
-        if o.provisional_answer and counts:
-            n = parse_number(o.provisional_answer)
-            for tool, value in counts.items():
-                if n is not None and value is not None and n != value:
-                    out.append(f"{o.id} suggests {n}, while {tool} counted {value}")
+        n = parse_number(o.provisional_answer) if o.provisional_answer else None
+        for tool, value in counts.items():
+            if n is not None and n != value:
+                out.append(f"{o.id} suggests {n}, while {tool} counted {value}")
     return out

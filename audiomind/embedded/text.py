@@ -23,18 +23,24 @@ def _model():
     return SentenceTransformer(str(minilm_dir()), device="cpu")
 
 
-@lru_cache(maxsize=4096)
-def _embed_one(text: str) -> np.ndarray:
-    with _lock:
-        vec = _model().encode([text], normalize_embeddings=True, show_progress_bar=False)[0]
-    return np.asarray(vec, dtype=np.float32)
+_cache: dict[str, np.ndarray] = {}
+_CACHE_MAX = 8192
 
 
 def embed(texts: list[str]) -> np.ndarray:
-    """Unit-normalised embeddings, shape (n, 384); repeated texts come from a small cache."""
+    """Unit-normalised embeddings, shape (n, 384). Texts not seen before are encoded in one batch; repeated
+    texts (prototypes, choices, tag labels) come from a bounded cache."""
     if not texts:
         return np.zeros((0, 384), dtype=np.float32)
-    return np.stack([_embed_one(t) for t in texts])
+    with _lock:
+        missing = [t for t in dict.fromkeys(texts) if t not in _cache]
+        if missing:
+            vecs = _model().encode(missing, normalize_embeddings=True, show_progress_bar=False, batch_size=64)
+            if len(_cache) + len(missing) > _CACHE_MAX:
+                _cache.clear()
+            for t, v in zip(missing, vecs):
+                _cache[t] = np.asarray(v, dtype=np.float32)
+        return np.stack([_cache[t] for t in texts])
 
 
 def similarity(a: list[str], b: list[str]) -> np.ndarray:

@@ -1,0 +1,112 @@
+"""From verifier verdicts to one answer with a calibrated confidence and the reason for it.
+
+Each choice's score is the sum of the verifiers' support, weighted by how well the question fits each
+verifier and how reliable its evidence is. A choice contradicted by a fitting verifier is never chosen
+while an uncontradicted one remains. Confidence comes from the deciding verifier (fit x reliability), cut
+when verifiers disagree, when the decision rests on tag similarity alone, when the question needs a step
+the policy cannot take, or when a tool it needed failed. With no support for any choice the answer is an
+admitted guess.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from audiomind.reasoning.facts import Facts, read_facts
+from audiomind.reasoning.question import QuestionAnalysis
+from audiomind.reasoning.verifiers import VerifierResult, run_verifiers
+from audiomind.state import EvidenceState
+
+
+class Decision(BaseModel):
+    choice_index: int | None
+    confidence: float
+    method: str
+    rationale: str
+    confidence_reason: str
+    cited_evidence_ids: list[str] = Field(default_factory=list)
+    scores: list[float] = Field(default_factory=list)
+    verifiers: list[VerifierResult] = Field(default_factory=list)
+
+
+def decide(state: EvidenceState, analysis: QuestionAnalysis, facts: Facts | None = None) -> Decision:
+    choices = state.question.choices
+    if not choices:
+        return Decision(choice_index=None, confidence=0.0, method="none", rationale="no choices given",
+                        confidence_reason="free-text question")
+    facts = facts or read_facts(state)
+    span = analysis.time_span
+    if span is not None:  # 'in the first 3 seconds': only what happens there counts
+        dur = facts.duration_s
+        length = span.length_s or min(5.0, dur / 3)
+        start = span.start_s if span.start_s is not None else max(0.0, dur - length)
+        end = span.end_s if span.end_s is not None else (min(dur, start + length) if span.start_s == 0.0 else dur)
+        facts = facts.within(start, end)
+    results = run_verifiers(facts, analysis)
+    return combine(results, analysis, facts)
+
+
+def combine(results: list[VerifierResult], a: QuestionAnalysis, facts: Facts) -> Decision:
+    n = len(a.choices)
+    weight = {id(r): r.fit * r.reliability for r in results}
+    scores = [0.0] * n
+    contradicted = [False] * n
+    for r in results:
+        for i, v in enumerate(r.verdicts):
+            scores[i] += weight[id(r)] * v.support
+            if r.fit >= 0.5 and v.support <= -0.5:
+                contradicted[i] = True
+    open_ = [i for i in range(n) if not contradicted[i]] or list(range(n))
+    best = max(open_, key=lambda i: scores[i])
+    decisive = [r for r in results if r.verdicts[best].support >= 0.5]
+    lead = max(decisive, key=lambda r: weight[id(r)], default=None)
+    # the least specific evidence (tag similarity) is no rival to a measurement that decides
+    rivals = [r for r in results if r is not lead and weight[id(r)] >= 0.35
+              and not (r.name == "tag_category" and lead is not None and lead.name != "tag_category")
+              and any(v.support >= 0.5 for i, v in enumerate(r.verdicts) if i != best)]
+
+    table = "; ".join(f"[{r.name} fit {r.fit:.2f}] {r.reason}" for r in sorted(results, key=lambda r: -weight[id(r)])[:4])
+    if lead is None:
+        # nothing supports the chosen choice: an admitted guess among the uncontradicted ones
+        pick = best if scores[best] > 0 else (open_[0] if len(open_) == 1 else best)
+        conf = round(min(0.35, 1.0 / max(1, len(open_)) + (0.15 if len(open_) < n else 0.0)), 3)
+        why = ("no evidence supports any choice"
+               + (f"; {n - len(open_)} choice(s) contradicted by the evidence" if len(open_) < n else "")
+               + (f"; tools failed: {', '.join(facts.failed)}" if facts.failed else ""))
+        ids = [i for r in results for i in r.evidence_ids]
+        return Decision(choice_index=pick, confidence=conf, method="guess",
+                        rationale=f"{why}; {a.choices[pick]!r} is the remaining guess. Evidence: {table or 'none'}",
+                        confidence_reason=why, cited_evidence_ids=list(dict.fromkeys(ids)),
+                        scores=[round(s, 3) for s in scores], verifiers=results)
+
+    conf = lead.reliability * min(1.0, 0.4 + lead.fit) * min(1.0, 0.5 + 0.5 * lead.verdicts[best].support)
+    reasons = [f"{lead.name} decides (fit {lead.fit:.2f}, reliability {lead.reliability:.2f})"]
+    if sum(1 for v in lead.verdicts if v.support >= 0.5) > 1:
+        conf *= 0.6
+        reasons.append(f"{lead.name} supports more than one choice")
+    if rivals:
+        conf *= 0.55
+        reasons.append("disagreement: " + ", ".join(r.name for r in rivals) + " support another choice")
+    if lead.name == "tag_category":
+        conf = min(conf, 0.75 if lead.reliability >= 0.8 else 0.55)
+        reasons.append("tag similarity alone (no specific measurement)"
+                       + ("; a strong tag names the chosen source" if lead.reliability >= 0.8 else ""))
+    if lead.fit < 0.5:
+        conf = min(conf, 0.5)
+        reasons.append("the question fits this evidence only loosely")
+    if a.unsupported_step:
+        conf = min(conf, 0.4)
+        reasons.append(f"the question needs a step the policy cannot take ({a.unsupported_step!r})")
+    if a.steps and not any(s in lead.name or lead.name in ("day_offset", "transcript_absent") or
+                           (s.endswith("voice") and lead.name.startswith("count")) for s in a.steps):
+        conf = min(conf, 0.45)
+        reasons.append(f"the question needs {', '.join(a.steps)}, which {lead.name} does not take")
+    if facts.failed:
+        conf = min(conf, 0.6)
+        reasons.append("tools failed: " + ", ".join(facts.failed))
+    conf = round(max(0.05, min(0.97, conf)), 3)
+    rationale = f"{lead.reason}; so {a.choices[best]!r}"
+    cited = list(dict.fromkeys(lead.evidence_ids + [i for r in decisive if r is not lead for i in r.evidence_ids]))
+    return Decision(choice_index=best, confidence=conf, method=lead.name, rationale=rationale,
+                    confidence_reason="; ".join(reasons), cited_evidence_ids=cited,
+                    scores=[round(s, 3) for s in scores], verifiers=results)

@@ -1,0 +1,843 @@
+"""Evidence-to-choice verifiers: each scores *every* choice against the facts it can see.
+
+A verifier returns, per choice, support in [-1, 1] (+1 the facts say this choice is true, -1 they
+contradict it, 0 they say nothing) with the evidence ids and a reason, plus how well the question fits
+it (`fit`, from the question analysis) and how reliable its kind of evidence is (`reliability`). The
+answer step (audiomind.reasoning.answer) combines them. A verifier never reads a tool's output directly:
+only facts (audiomind.reasoning.facts).
+"""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Callable
+
+from pydantic import BaseModel, Field
+
+from audiomind.reasoning.facts import Facts, Span
+from audiomind.reasoning.question import DAYS, QuestionAnalysis, is_numeric_choice, parse_number
+
+STOPWORDS = set(
+    "a an the is are was were be been being of to in on at and or but for with by from that this it its as he "
+    "she they we you i his her their our your what which who whom does did do says said say speaker person "
+    "someone somebody man woman clip audio recording about there here them him me my one some any".split()
+)
+LANGUAGES = {
+    "en": "english", "zh": "chinese mandarin", "es": "spanish", "fr": "french", "de": "german", "it": "italian",
+    "ja": "japanese", "ko": "korean", "ru": "russian", "pt": "portuguese", "ar": "arabic", "hi": "hindi",
+    "nl": "dutch", "sv": "swedish", "tr": "turkish", "pl": "polish",
+}
+NUMBER_TOKENS = {str(v): k for k, v in {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
+                                        "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "twenty": 20}.items()}
+
+# Documented thresholds
+NORMAL_SYL_PER_S = 4.6   # ordinary read English: about 4.6 syllables and 2.7 words per second of voiced time
+NORMAL_WORDS_PER_S = 2.7
+FAST_RATIO = 1.25        # (syllable ratio + word ratio) / 2 at or above this is fast speech
+SLOW_RATIO = 0.8         # at or below this is slow speech
+MALE_MAX_HZ = 155.0    # adult male f0 typically 85-155 Hz, female 165-255 Hz
+FEMALE_MIN_HZ = 170.0
+MIN_TALK_S = 0.5       # a voice cluster with less speech than this (VAD) is not a speaker
+SIDE_DB = 3.0          # a channel this much louder places the source on its side
+
+
+class Verdict(BaseModel):
+    support: float = 0.0
+    reason: str = ""
+
+
+class VerifierResult(BaseModel):
+    name: str
+    fit: float = Field(description="how well the question and choices fit this verifier, 0..1")
+    reliability: float = Field(description="how often this kind of evidence is right when it applies, 0..1")
+    verdicts: list[Verdict]
+    reason: str
+    evidence_ids: list[str] = Field(default_factory=list)
+
+    @property
+    def decisive(self) -> bool:
+        return any(v.support >= 0.5 for v in self.verdicts)
+
+
+Verifier = Callable[[Facts, QuestionAnalysis], "VerifierResult | None"]
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def stem(w: str) -> str:
+    for suffix in ("ing", "es", "s", "ed"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            return w[: -len(suffix)]
+    return w
+
+
+def content(text: str) -> list[str]:
+    return [w for w in words(text) if w not in STOPWORDS]
+
+
+def _fuzzy_in(w: str, heard: set[str]) -> float:
+    """1 for the word (or its stem) heard verbatim; the best close spelling otherwise (ASR slips)."""
+    if w in heard or stem(w) in {stem(h) for h in heard} or NUMBER_TOKENS.get(w, "") in heard:
+        return 1.0
+    if len(w) < 5 or w in DAYS:  # short words and closed classes (days) must be heard exactly
+        return 0.0
+    best = max((difflib.SequenceMatcher(None, w, h).ratio() for h in heard if h[:1] == w[:1]), default=0.0)
+    return best if best >= 0.8 else 0.0
+
+
+def _result(name: str, a: QuestionAnalysis, fit: float, reliability: float, supports: list[float],
+            reasons: list[str], reason: str, ids: list[str]) -> VerifierResult:
+    return VerifierResult(name=name, fit=round(max(0.0, min(1.0, fit)), 3), reliability=reliability,
+                          verdicts=[Verdict(support=round(max(-1.0, min(1.0, s)), 3), reason=r)
+                                    for s, r in zip(supports, reasons)],
+                          reason=reason, evidence_ids=ids)
+
+
+# ------------------------------------------------------------------ transcript
+
+
+def verify_transcript(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """Literal and fuzzy match of each choice's content words in the transcript. A choice heard verbatim
+    when the others are not is strong support, whatever the question's wording; with a 'not mentioned'
+    question the roles flip."""
+    t = f.transcript
+    if t is None or not t.text.strip() or not a.choices:
+        return None
+    if "day_offset" in a.steps:
+        return None  # the spoken day is a premise, not the answer (verify_day_offset)
+    heard = set(words(t.text))
+    recalls, reasons = [], []
+    for c in a.choices:
+        cw = content(c) or words(c)
+        counting = a.primary.startswith("count_") or re.search(r"\bhow many\b|\bnumber of\b|\bcount\b", a.question.lower())
+        if is_numeric_choice(c) and (counting or a.fit("speech_content") < 0.5):
+            cw = []  # a count is not transcript content, unless the question asks what number was said
+        hits = [_fuzzy_in(w, heard) for w in cw]
+        r = sum(hits) / len(cw) if cw else 0.0
+        recalls.append(r)
+        reasons.append(f"{sum(h >= 0.99 for h in hits)}/{len(cw)} content words heard")
+    ranked = sorted(recalls, reverse=True)
+    best = ranked[0]
+    second = ranked[1] if len(ranked) > 1 else 0.0
+    negated = "not_mentioned" in a.steps
+    if negated:
+        # the one choice not heard, when all the others are
+        absent = [i for i, r in enumerate(recalls) if r < 0.5]
+        supports = [(1.0 if len(absent) == 1 else 0.3) if r < 0.5 else -min(1.0, r) for r in recalls]
+        reason = f"'not mentioned' question; transcript {t.text.strip()!r}; choices heard: " + ", ".join(
+            f"{c!r} {r:.2f}" for c, r in zip(a.choices, recalls))
+        fit = 0.95 if len(absent) == 1 else 0.5
+        return _result("transcript_absent", a, fit, 0.9, supports, reasons, reason, t.evidence_ids)
+    # distinctive: one choice clearly better heard than every other (ASR slips leave a partial match)
+    distinctive = best >= 0.3 and best - second >= 0.25
+    supports = []
+    for r in recalls:
+        if distinctive and r == best:
+            supports.append(1.0 if best >= 0.6 else 0.7)
+        elif r >= 0.6:
+            supports.append(0.4)
+        else:
+            supports.append(-0.3 if distinctive else 0.0)
+    fit = max(a.fit("speech_content"), 0.85 if distinctive else 0.0)
+    if not distinctive:
+        fit = min(fit, 0.4)
+    reliability = 0.9 if best >= 0.6 and best - second >= 0.4 else 0.75
+    reason = f"transcript {t.text.strip()[:300]!r}; word recall per choice: " + ", ".join(
+        f"{c!r} {r:.2f}" for c, r in zip(a.choices, recalls))
+    return _result("transcript_match", a, fit, reliability, supports, reasons, reason, t.evidence_ids)
+
+
+def verify_day_offset(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """'The day after the day mentioned': find the spoken weekday, shift it, compare with day choices."""
+    if "day_offset" not in a.steps or f.transcript is None:
+        return None
+    q = a.question.lower()
+    spoken = [d for d in DAYS if re.search(rf"\b{d}\b", f.transcript.text.lower())]
+    if len(spoken) != 1:
+        return None
+    n = 1
+    m = re.search(r"\b(one|two|three|four|five|six|\d)\s+days?\b", q)
+    if m:
+        n = int(m.group(1)) if m.group(1).isdigit() else {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
+                                                           "six": 6}[m.group(1)]
+    sign = -1 if re.search(r"\b(before|earlier|preceding|previous|prior)\b", q) else 1
+    target = DAYS[(DAYS.index(spoken[0]) + sign * n) % 7]
+    supports = [1.0 if target in c.lower() else (-1.0 if any(d in c.lower() for d in DAYS) else 0.0) for c in a.choices]
+    if max(supports) < 1:
+        return None
+    reason = f"the transcript names {spoken[0].title()}; {n} day(s) {'before' if sign < 0 else 'after'} is {target.title()}"
+    return _result("day_offset", a, 0.95, 0.9, supports, [""] * len(supports), reason, f.transcript.evidence_ids)
+
+
+# ------------------------------------------------------------------ numbers
+
+
+_SPEAKER_NOUNS = r"(speakers?|people|persons?|voices?|talkers?|individuals?|participants?|men|women)"
+_SAY_VERBS = r"\b(say|says|said|repeat\w*|mention\w*|utter\w*|pronounc\w*|spoken)\b"
+
+
+def counted_noun(question: str) -> str:
+    """What a count question counts: 'speakers', 'words', 'notes' or 'events', from the noun after
+    'how many' / 'number of' / 'count the' (not from any word anywhere: 'the speaker says X' counts X)."""
+    q = question.lower()
+    m = re.search(r"\b(?:how many|number of|count(?: the| all)?|total of)\s+(?:different |distinct |separate |"
+                  r"unique |individual |times )?(\w+)", q)
+    noun = m.group(1) if m else ""
+    if re.fullmatch(_SPEAKER_NOUNS, noun):
+        return "speakers"
+    quoted = re.search(r"[\"“‘']([^\"”’']{2,40})[\"”’']", question)
+    if noun in ("word", "words", "syllables") or (re.search(r"\bhow (many times|often)\b|\bcount\b", q)
+                                                  and (re.search(_SAY_VERBS, q) or quoted)):
+        return "words"
+    if noun in ("note", "notes", "pitches"):
+        return "notes"
+    return "events"
+
+
+def _occurrences(transcript: str, question: str) -> tuple[str, int] | None:
+    """How often the word the question quotes (or names after say/repeat/mention) occurs in the transcript."""
+    quoted = re.findall(r"[\"“‘']([^\"”’']{2,40})[\"”’']", question)
+    target = quoted[0] if quoted else None
+    if target is None:
+        m = re.search(r"\b(?:the word|the name|the phrase|say|says|said|repeat|repeats|repeated|mention|mentions|"
+                      r"mentioned|utter|utters)\s+(?:the word |the name |the phrase )?([a-z0-9'-]+)", question.lower())
+        target = m.group(1) if m and m.group(1) not in STOPWORDS else None
+    if not target:
+        return None
+    tw = words(target)
+    heard = words(transcript)
+    n = sum(1 for i in range(len(heard) - len(tw) + 1)
+            if all(stem(heard[i + k]) == stem(tw[k]) for k in range(len(tw))))
+    return target, n
+
+
+def verify_count(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """Counts of events, words, speakers or notes, with what is counted read from the question's noun."""
+    nums = [parse_number(c) if is_numeric_choice(c) else None for c in a.choices]
+    if sum(n is not None for n in nums) < 2:
+        return None
+    q = a.question.lower()
+    counted = counted_noun(a.question)
+    value, ids, what, reliability = None, [], "", 0.8
+    if counted == "speakers" and f.speakers is not None:
+        value, ids, what, reliability = f.speakers.count, f.speakers.evidence_ids, "distinct voices (speaker_count)", 0.75
+        if f.speech is not None and f.speech.speech_s < 0.3:
+            value, what = 0, "distinct voices: VAD found no speech"
+        elif f.speech is not None:
+            talking = f.speakers.talking(f.speech.segments)
+            if talking != value:
+                value, reliability = talking, 0.65
+                what = (f"distinct voices with at least {MIN_TALK_S:g} s inside VAD speech (speaker_count found "
+                        f"{f.speakers.count} clusters, some over non-speech)")
+            ids = ids + f.speech.evidence_ids
+    elif counted == "words" and f.transcript is not None:
+        occ = _occurrences(f.transcript.text, a.question)
+        if occ is not None:
+            value, what = occ[1], f"occurrences of {occ[0]!r} in the transcript"
+        elif re.search(r"\bhow many words\b", q):
+            value, what = len(words(f.transcript.text)), "words in the transcript"
+        ids, reliability = f.transcript.evidence_ids, 0.8
+    elif counted == "notes" and f.pitch is not None and f.pitch.notes:
+        value, ids, what, reliability = len(f.pitch.notes), f.pitch.evidence_ids, "steady pitched notes", 0.7
+    elif f.events is not None:
+        events = f.events.events
+        what = "separate sound events above the noise floor (count_events)"
+        if "before_voice" in a.steps and f.speech is not None and f.speech.segments:
+            onset = f.speech.segments[0].start_s
+            events = [e for e in events if e.end_s <= onset + 0.05]
+            what = f"sound events that end before the voice starts at {onset:.2f} s"
+        elif f.speech is not None and f.speech.segments and not re.search(r"\b(words?|syllables?)\b", q):
+            # speech bursts are not the counted sounds when the clip also has other sounds
+            others = [e for e in events if not _inside_speech(e, f.speech.segments)]
+            if others and len(others) < len(events):
+                events, what = others, what + ", excluding bursts inside speech (VAD)"
+        value, ids = len(events), f.events.evidence_ids + (f.speech.evidence_ids if f.speech else [])
+        reliability = 0.85
+    if value is None:
+        return None
+    supports, reasons = [], []
+    for n in nums:
+        if n is None:
+            supports.append(0.0)
+        elif n == value:
+            supports.append(1.0)
+        else:
+            supports.append(-1.0 if abs(n - value) >= 2 else -0.6)
+        reasons.append("" if n is None else f"states {n}")
+    fit = max(a.fit("count_events"), a.fit("count_speakers"), a.fit("count_words"), 0.5)
+    reason = f"{value} {what}"
+    if value not in nums:
+        reason += "; no choice states it"
+    return _result(f"count_{counted}", a, fit, reliability, supports, reasons, reason, ids)
+
+
+def _inside_speech(e: Span, speech: list[Span]) -> bool:
+    overlap = sum(max(0.0, min(e.end_s, s.end_s) - max(e.start_s, s.start_s)) for s in speech)
+    return overlap >= 0.5 * max(e.length_s, 1e-3)
+
+
+def verify_tempo(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    tempo = f.values.get("tempo")
+    if tempo is None or a.fit("tempo") < 0.3:
+        return None
+    nums = [parse_number(c) for c in a.choices]
+    if sum(n is not None for n in nums) < 2:
+        return None
+    bpm = float(tempo.value)
+    supports = []
+    for n in nums:
+        if n is None:
+            supports.append(0.0)
+            continue
+        err = min(abs(n - bpm), abs(n - 2 * bpm) * 1.5, abs(n - bpm / 2) * 1.5) / max(bpm, 1)
+        supports.append(1.0 if err <= 0.06 else (-1.0 if err >= 0.15 else 0.0))
+    return _result("tempo", a, a.fit("tempo"), 0.8, supports, [""] * len(supports), f"tempo {bpm:.1f} BPM",
+                   tempo.evidence_ids)
+
+
+# ------------------------------------------------------------------ time
+
+
+def choice_seconds(text: str, clip_s: float | None = None) -> float | None:
+    """Seconds a choice states: '5 seconds', 'at about 5 s', '2 to 3 seconds' (midpoint), '00:06', '1.5'."""
+    t = text.lower()
+    m = re.search(r"\b(\d+):(\d{1,2})(?::(\d{1,2}))?\b", t)
+    if m:
+        a, b, c = int(m.group(1)), int(m.group(2)), m.group(3)
+        if c is None:
+            return float(a * 60 + b)
+        hms = float(a * 3600 + b * 60 + int(c))
+        return hms if clip_s is None or hms <= clip_s + 1 else a * 60 + b + int(c) / 100
+    scale = 0.001 if re.search(r"\d\s*(ms|milliseconds?)\b", t) else 60.0 if re.search(r"\d\s*(min|mins|minutes?)\b", t) else 1.0
+    m = re.search(r"(\d+(?:\.\d+)?)\s*(?:to|-|–|and)\s*(\d+(?:\.\d+)?)", t)
+    if m:
+        return scale * (float(m.group(1)) + float(m.group(2))) / 2
+    m = re.search(r"\d+(?:\.\d+)?", t)
+    return scale * float(m.group()) if m else None
+
+
+def _speech_subject(q: str) -> bool:
+    return bool(re.search(r"\b(speech|speak\w*|speaker|talk\w*|voice|said|says|words?|sentence|narrat\w*)\b", q))
+
+
+def verify_time(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """Onsets, offsets and durations stated by the choices, against VAD (speech) or the sound events."""
+    secs = [choice_seconds(c, f.duration_s) for c in a.choices]
+    if sum(s is not None for s in secs) < 2:
+        return None
+    fams = {k: a.fit(k) for k in ("onset", "offset", "duration")}
+    kind = max(fams, key=fams.get)
+    if fams[kind] < 0.3:
+        return None
+    q = a.question.lower()
+    speech = _speech_subject(q) and f.speech is not None and f.speech.segments
+    spans = f.speech.segments if speech else (f.events.events if f.events is not None else [])
+    ids = (f.speech.evidence_ids if speech else (f.events.evidence_ids if f.events else []))
+    whole = re.search(r"\b(recording|clip|audio|file|track|excerpt)\b", q) and not re.search(
+        r"\b(sound|tone|beep|speech|voice|speaker|note|ring|music)\b.{0,20}\b(last|lasts|long)\b", q)
+    if kind == "duration" and whole:
+        value, what = f.values["duration"].value if "duration" in f.values else f.duration_s, "the clip's duration"
+        ids = f.values["duration"].evidence_ids if "duration" in f.values else []
+    elif not spans:
+        return None
+    elif kind == "onset":
+        value, what = spans[0].start_s, ("speech starts (VAD)" if speech else "the first sound event starts")
+    elif kind == "offset":
+        value, what = spans[-1].end_s, ("speech ends (VAD)" if speech else "the last sound event ends")
+    else:
+        value = spans[-1].end_s - spans[0].start_s
+        what = "the speech spans (VAD)" if speech else ("the sound lasts" if len(spans) == 1 else f"the {len(spans)} sound events span")
+    tol = max(0.6, 0.15 * value)
+    supports = [0.0 if s is None else (1.0 - abs(s - value) / tol if abs(s - value) <= tol else
+                                       (-1.0 if abs(s - value) >= 2.5 * tol else -0.4)) for s in secs]
+    reason = f"{what} at/over {value:.2f} s"
+    return _result(f"time_{kind}", a, fams[kind], 0.8, supports, [f"{s} s" if s is not None else "" for s in secs],
+                   reason, ids)
+
+
+# ------------------------------------------------------------------ comparisons between two things
+
+_DIMENSIONS = {
+    "pitch": (r"\b(higher|high-pitched|sharper|above)\b", r"\b(lower|low-pitched|deeper|flatter|below)\b",
+              r"\b(pitch|note|tone|frequency|high|low)\b"),
+    "loudness": (r"\b(louder|loudest|stronger|more intense)\b", r"\b(quieter|quietest|softer|softest|weaker|fainter)\b",
+                 r"\b(loud|quiet|soft|volume|level|intensity)\b"),
+    "rate": (r"\b(faster|quicker|more quickly|more rapidly|hurried)\b", r"\b(slower|more slowly|more leisurely)\b",
+             r"\b(speed|rate|pace|fast|slow)\b"),
+    "length": (r"\b(longer|lasts? longer)\b", r"\b(shorter|briefer)\b", r"\b(long|short|duration)\b"),
+}
+_FIRST = re.compile(r"\b(first|1st|earlier|former|initial|opening|tone a|sound a|note a)\b")
+_SECOND = re.compile(r"\b(second|2nd|later|latter|last|final|other|tone b|sound b|note b)\b")
+_SAME = re.compile(r"\b(same|equal|identical|neither|no difference|both (have|are|sound))\b")
+
+
+def _claim(choice: str, question: str, dim: str) -> tuple[str | None, str | None]:
+    """(subject, relation) a choice asserts: subject 'first'/'second'/None, relation 'gt'/'lt'/'eq'/None."""
+    c = choice.lower()
+    gt, lt, _ = _DIMENSIONS[dim]
+    if _SAME.search(c):
+        return None, "eq"
+    rel = "gt" if re.search(gt, c) else "lt" if re.search(lt, c) else None
+    fm, sm = _FIRST.search(c), _SECOND.search(c)
+    subject = None
+    if fm and sm:
+        subject = "first" if fm.start() < sm.start() else "second"
+    elif fm:
+        subject = "first"
+    elif sm:
+        subject = "second"
+    q = question.lower()
+    if rel is None:  # 'Which is higher?' -> 'The first one'
+        qg, ql = re.search(gt, q), re.search(lt, q)
+        if qg and (not ql or qg.start() < ql.start()):
+            rel = "gt"
+        elif ql:
+            rel = "lt"
+    if subject is None and rel in ("gt", "lt"):
+        qf, qs = _FIRST.search(q), _SECOND.search(q)
+        subject = "second" if qs and (not qf or qs.start() < qf.start()) else ("first" if qf else "second")
+    return subject, rel
+
+
+def _two(spans: list[Span]) -> tuple[Span, Span] | None:
+    return (spans[0], spans[-1]) if len(spans) >= 2 else None
+
+
+def _utterances(f: Facts) -> list[Span]:
+    """Speech split in two at its longest pause (two readings of a sentence)."""
+    segs = f.speech.segments if f.speech is not None else []
+    if len(segs) < 2:
+        return []
+    gaps = [segs[i + 1].start_s - segs[i].end_s for i in range(len(segs) - 1)]
+    k = max(range(len(gaps)), key=lambda i: gaps[i])
+    if gaps[k] < 0.25:
+        return []
+    first, second = segs[: k + 1], segs[k + 1:]
+    return [Span(start_s=g[0].start_s, end_s=g[-1].end_s, score=sum(s.length_s for s in g)) for g in (first, second)]
+
+
+def verify_compare(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """Which of two things is higher / louder / faster / longer, from measured per-segment values."""
+    fams = {"pitch": a.fit("pitch_compare"), "loudness": a.fit("loudness_compare"), "rate": a.fit("rate_compare"),
+            "length": 0.0}
+    q = a.question.lower()
+    named = [d for d, (gt, lt, _) in _DIMENSIONS.items() if re.search(gt, q) or re.search(lt, q)]
+    for dim, (gt, lt, noun) in _DIMENSIONS.items():
+        share = sum(1 for c in a.choices if re.search(gt, c.lower()) or re.search(lt, c.lower())
+                    or (dim != "length" and re.search(noun, c.lower()))) / max(1, len(a.choices))
+        if share or dim in named:
+            fams[dim] = max(fams[dim], min(1.0, 0.3 + 0.5 * share + (0.3 if dim in named else 0.0)))
+    # a comparative the question itself uses ('which is quieter?') names the dimension outright
+    dim = named[0] if len(named) == 1 else max(fams, key=fams.get)
+    if fams[dim] < 0.3:
+        return None
+    claims = [_claim(c, a.question, dim) for c in a.choices]
+    if sum(r is not None for _, r in claims) < 2:
+        return None
+    two_things = re.search(r"\b(two|both|pair|first|second|earlier|later|former|latter|other one|each other)\b", q)
+    if not two_things and not any(_FIRST.search(c.lower()) or _SECOND.search(c.lower()) for c in a.choices):
+        return None  # 'the same level' about one sound over time is a trend, not a comparison of two
+    pair, unit, ids, what = None, "", [], ""
+    if dim == "pitch":
+        cands = []
+        if f.pitch is not None and len(f.pitch.notes) >= 2:
+            cands.append((f.pitch.notes, f.pitch.evidence_ids, "pitch notes"))
+        if f.events is not None and sum(e.pitch_hz is not None for e in f.events.events) >= 2:
+            cands.append(([e for e in f.events.events if e.pitch_hz], f.events.evidence_ids, "sound events' median f0"))
+        if not cands:
+            return None
+        spans, ids, what = min(cands, key=lambda c: abs(len(c[0]) - 2))
+        p = _two(spans)
+        pair = (p[0].pitch_hz, p[1].pitch_hz) if p else None
+        diff = 12 * math.log2(pair[1] / pair[0]) if pair else 0.0
+        same_band, unit = 0.5, "semitones"
+    elif dim == "loudness":
+        if f.events is None or f.events.count < 2:
+            return None
+        p = _two(f.events.events)
+        pair = (p[0].level_db, p[1].level_db)
+        if None in pair:
+            return None
+        diff, same_band, unit, ids, what = pair[1] - pair[0], 1.5, "dB", f.events.evidence_ids, "peak level of the first and last sound events"
+    elif dim == "rate":
+        utts = _utterances(f)
+        if len(utts) != 2:
+            return None
+        ws = f.transcript.words if f.transcript is not None else []
+        rates = []
+        for u in utts:
+            n = sum(1 for w in ws if u.start_s - 0.25 <= (w.start_s + w.end_s) / 2 <= u.end_s + 0.25)
+            rates.append(n / u.score if n else 1.0 / max(u.score, 1e-3))
+        pair = tuple(rates)
+        diff = math.log(pair[1] / pair[0]) * 100 / 15  # in units of 15 %
+        same_band, unit, what = 1.0, "x15%", "speech rate of the two utterances (words per voiced second)"
+        ids = (f.speech.evidence_ids if f.speech else []) + (f.transcript.evidence_ids if f.transcript else [])
+    else:
+        return None
+    if pair is None:
+        return None
+    truth = "eq" if abs(diff) < same_band else ("second_gt" if diff > 0 else "first_gt")
+    supports = []
+    for subject, rel in claims:
+        if rel is None:
+            supports.append(0.0)
+            continue
+        if rel == "eq":
+            supports.append(1.0 if truth == "eq" else -1.0)
+            continue
+        says = ("second_gt" if (subject == "second") == (rel == "gt") else "first_gt")
+        supports.append(1.0 if says == truth else (-0.5 if truth == "eq" else -1.0))
+    margin = abs(diff) - same_band
+    rel_ = 0.85 if abs(margin) >= 1.0 else 0.6
+    reason = f"{what}: {pair[0]:.2f} then {pair[1]:.2f} ({diff:+.2f} {unit}); so " + (
+        "they are about the same" if truth == "eq" else ("the second is greater" if truth == "second_gt" else "the first is greater"))
+    return _result(f"compare_{dim}", a, fams[dim], rel_, supports, [f"{s}/{r}" for s, r in claims], reason, ids)
+
+
+# ------------------------------------------------------------------ order, presence, gender, side
+
+
+def _gender(hz: float | None) -> str | None:
+    if hz is None:
+        return None
+    return "male" if hz <= MALE_MAX_HZ else "female" if hz >= FEMALE_MIN_HZ else None
+
+
+_MALE = re.compile(r"\b(male|man|men|boy|masculine|gentleman|he)\b")
+_FEMALE = re.compile(r"\b(female|woman|women|girl|feminine|lady|she)\b")
+_NONE = re.compile(r"\b(no one|nobody|no speech|no voice|nothing|silence|no sound|there is no|none of|no speaker|"
+                   r"not (any|a single)|neither)\b")
+
+
+def verify_gender(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """Male or female voice from the median f0 of the speech (of the first turn for 'who speaks first')."""
+    tags = [("male" if _MALE.search(c.lower()) and not _FEMALE.search(c.lower()) else
+             "female" if _FEMALE.search(c.lower()) and not _MALE.search(c.lower()) else None) for c in a.choices]
+    if sum(t is not None for t in tags) < 2 or f.pitch is None or not f.pitch.contour:
+        return None
+    q = a.question.lower()
+    order = re.search(r"\b(first|begin\w*|start\w*|opens?)\b", q) and "first"
+    order = order or (re.search(r"\b(last|second|end\w*|final\w*|then|after)\b", q) and "last")
+    segs = f.speech.segments if f.speech is not None else []
+    turns = f.speakers.turns if f.speakers is not None and f.speakers.turns else []
+    spans = turns or segs
+    from audiomind.reasoning.facts import _median_pitch
+
+    if order and spans:
+        span = spans[0] if order == "first" else spans[-1]
+        hz = span.pitch_hz or _median_pitch(f.pitch.contour, span.start_s, span.end_s)
+        what = f"the {order} voice ({span.start_s:.2f}-{span.end_s:.2f} s)"
+    else:
+        pts = [h for t, h in f.pitch.contour if not segs or any(s.start_s <= t <= s.end_s for s in segs)]
+        hz = sorted(pts)[len(pts) // 2] if len(pts) >= 3 else None
+        what = "the speech"
+    g = _gender(hz)
+    if g is None:
+        return None
+    speech_present = f.speech is not None and f.speech.speech_s >= 0.3
+    supports = [(1.0 if t == g else -1.0) if t else (-1.0 if _NONE.search(c.lower()) and speech_present else 0.0)
+                for t, c in zip(tags, a.choices)]
+    margin = (MALE_MAX_HZ - hz) if g == "male" else (hz - FEMALE_MIN_HZ)
+    reason = f"median f0 of {what} is {hz:.0f} Hz: a {g} voice by the documented bands (male <= {MALE_MAX_HZ:g} Hz, female >= {FEMALE_MIN_HZ:g} Hz)"
+    fit = max(a.fit("gender"), 0.7)
+    return _result("voice_gender", a, fit, 0.85 if margin >= 20 else 0.65, supports, [""] * len(tags), reason,
+                   f.pitch.evidence_ids + (f.speech.evidence_ids if f.speech else []))
+
+
+def verify_presence(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """Choices that assert absence ('There is no speech', 'Nobody speaks', 'Silence') against what was measured."""
+    absent = [bool(_NONE.search(c.lower())) for c in a.choices]
+    if not any(absent):
+        return None
+    speech = f.speech is not None and f.speech.speech_s >= 0.5
+    sound = (f.events is not None and f.events.count > 0) or speech
+    supports = []
+    for c, neg in zip(a.choices, absent):
+        if not neg:
+            supports.append(0.0)
+            continue
+        cl = c.lower()
+        about_speech = bool(re.search(r"\b(speech|speak\w*|voice|talk\w*|nobody|no one|word)\b", cl))
+        present = speech if about_speech else sound
+        supports.append(-1.0 if present else 0.6)
+    ids = f.ids("speech", "events")
+    reason = (f"speech measured: {f.speech.speech_s:.2f} s (VAD)" if f.speech else "no VAD on record") + (
+        f"; {f.events.count} sound event(s)" if f.events else "")
+    return _result("presence", a, 0.9, 0.9, supports, [""] * len(supports), reason, ids)
+
+
+def verify_side(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    sides = [("left" if re.search(r"\bleft\b", c.lower()) and not re.search(r"\bright\b", c.lower()) else
+              "right" if re.search(r"\bright\b", c.lower()) and not re.search(r"\bleft\b", c.lower()) else
+              "center" if re.search(r"\b(cent(er|re)|middle|both|equal\w*)\b", c.lower()) else None) for c in a.choices]
+    if sum(s is not None for s in sides) < 2 or f.channels is None:
+        return None
+    bal = f.channels.balance_db
+    if bal is None:
+        truth = "center"
+        reason = "the clip is mono: no side can be heard"
+    else:
+        truth = "left" if bal >= SIDE_DB else "right" if bal <= -SIDE_DB else "center"
+        reason = f"left minus right level {bal:+.1f} dB (a side needs >= {SIDE_DB:g} dB)"
+    supports = [0.0 if s is None else (1.0 if s == truth else -1.0) for s in sides]
+    return _result("stereo_side", a, max(a.fit("side"), 0.6), 0.9 if bal is not None and abs(bal) >= 6 else 0.7,
+                   supports, [""] * len(sides), reason, f.channels.evidence_ids)
+
+
+def verify_rate_absolute(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """Fast or slow speech from syllables per voiced second (documented thresholds)."""
+    labels = []
+    for c in a.choices:
+        cl = c.lower()
+        if re.search(r"\b(fast|quick\w*|rapid\w*|hurried|rushed|brisk)\b", cl) and not re.search(r"\bnot\b", cl):
+            labels.append("fast")
+        elif re.search(r"\b(slow\w*|leisurely|unhurried|drawn[- ]out)\b", cl) and not re.search(r"\bnot\b", cl):
+            labels.append("slow")
+        elif re.search(r"\b(normal|moderate|average|medium|conversational)\b", cl):
+            labels.append("normal")
+        else:
+            labels.append(None)
+    if sum(x is not None for x in labels) < 2 or f.speech_rate is None or a.fit("rate_compare") > a.fit("rate_absolute") + 0.2:
+        return None
+    sr = f.speech_rate
+    # relative to ordinary English (4.6 syllables/s, 2.7 words/s of voiced time): fast >= 1.25x, slow <= 0.8x
+    z = (sr.syllables_per_s / NORMAL_SYL_PER_S + sr.words_per_s / NORMAL_WORDS_PER_S) / 2
+    truth = "fast" if z >= FAST_RATIO else "slow" if z <= SLOW_RATIO else "normal"
+    supports = []
+    for x in labels:
+        if x is None:
+            supports.append(0.0)
+        elif truth != "normal" or x == "normal":
+            supports.append(1.0 if x == truth else -1.0)
+        else:  # between the bands: lean to the nearer side, weakly
+            supports.append(0.3 if x == ("fast" if z >= 1.0 else "slow") else -0.3)
+    margin = min(abs(z - FAST_RATIO), abs(z - SLOW_RATIO))
+    reason = (f"{sr.syllables} syllables ({sr.words} words) in {sr.voiced_s:.2f} s of voiced time = "
+              f"{sr.syllables_per_s:.2f} syllables/s, {sr.words_per_s:.2f} words/s: {z:.2f}x ordinary speech "
+              f"(fast >= {FAST_RATIO:g}x, slow <= {SLOW_RATIO:g}x)")
+    return _result("speech_rate", a, max(a.fit("rate_absolute"), 0.6), 0.85 if margin >= 0.12 else 0.6, supports,
+                   [""] * len(labels), reason, sr.evidence_ids)
+
+
+# ------------------------------------------------------------------ music and level descriptors
+
+TREND_WORDS = {
+    "increasing": r"increas\w*|louder|grow\w*|ris(e|es|ing)|crescendo|build\w*|swell\w*|gets? up\b",
+    "decreasing": r"decreas\w*|quieter|softer|fad\w*|diminish\w*|decrescendo|drop\w*|falling|dies? (down|away)",
+    "steady": r"steady|constant|same|unchanged|stable|consistent|flat|does not change|doesn't change|no (overall )?change",
+    "fluctuating": r"fluctuat\w*|vary|varies|varying|up and down|alternat\w*|uneven",
+}
+
+
+def verify_loudness_trend(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    if f.loudness is None or a.fit("loudness_trend") < 0.3 or f.loudness.trend not in TREND_WORDS:
+        return None
+    hit = [next((k for k in ("increasing", "decreasing", "fluctuating", "steady") if re.search(TREND_WORDS[k], c.lower())), None)
+           for c in a.choices]
+    if sum(h is not None for h in hit) < 2:
+        return None
+    truth = f.loudness.trend
+    soft = {"fluctuating": "steady", "steady": "fluctuating"}
+    supports = [0.0 if h is None else (1.0 if h == truth else (0.3 if soft.get(truth) == h and truth not in hit else -1.0))
+                for h in hit]
+    reason = f"loudness trend {truth!r} (fitted change {f.loudness.change_db} dB)"
+    return _result("loudness_trend", a, a.fit("loudness_trend"), 0.8, supports, [""] * len(hit), reason,
+                   f.loudness.evidence_ids)
+
+
+CONTOUR_WORDS = {
+    "arch": r"ris\w* (and )?then fall\w*|up (and )?then down|rise.{0,20}fall|ascend.{0,20}descend",
+    "valley": r"fall\w* (and )?then ris\w*|down (and )?then up|fall.{0,20}rise|descend.{0,20}ascend",
+    "rising": r"\b(rises?|rising|ascend\w*|goes up|upward\w*|higher and higher|climb\w*|increas\w*)\b",
+    "falling": r"\b(falls?|falling|descend\w*|goes down|downward\w*|lower and lower|drop\w*|decreas\w*)\b",
+    "flat": r"\b(same (note|pitch)|stays?|constant|unchanged|flat|steady|monotone|repeat\w*)\b",
+}
+
+
+def _contour(hz: list[float]) -> str:
+    st = [12 * math.log2(h / hz[0]) for h in hz]
+    steps = [b - a for a, b in zip(st, st[1:])]
+    if max(abs(s) for s in st) < 0.75:
+        return "flat"
+    top = max(range(len(st)), key=lambda i: st[i])
+    bottom = min(range(len(st)), key=lambda i: st[i])
+    if all(s > -0.5 for s in steps):
+        return "rising"
+    if all(s < 0.5 for s in steps):
+        return "falling"
+    if 0 < top < len(st) - 1 and st[top] - st[0] > 0.75 and st[top] - st[-1] > 0.75:
+        return "arch"
+    if 0 < bottom < len(st) - 1 and st[0] - st[bottom] > 0.75 and st[-1] - st[bottom] > 0.75:
+        return "valley"
+    return "rising" if st[-1] > st[0] else "falling"
+
+
+def verify_pitch_contour(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    if f.pitch is None or not f.pitch.notes or a.fit("pitch_contour") < 0.3:
+        return None
+    hit = [next((k for k in ("arch", "valley", "rising", "falling", "flat") if re.search(CONTOUR_WORDS[k], c.lower())), None)
+           for c in a.choices]
+    if sum(h is not None for h in hit) < 2:
+        return None
+    shape = _contour([n.pitch_hz for n in f.pitch.notes])
+    supports = [0.0 if h is None else (1.0 if h == shape else -1.0) for h in hit]
+    reason = f"notes {', '.join(f'{n.pitch_hz:.0f}' for n in f.pitch.notes[:12])} Hz form a {shape} contour"
+    return _result("pitch_contour", a, a.fit("pitch_contour"), 0.8, supports, [""] * len(hit), reason,
+                   f.pitch.evidence_ids)
+
+
+def verify_key(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    key = f.values.get("key")
+    if key is None:
+        return None
+    mode, tonic = str(key.detail.get("mode") or "").lower(), str(key.detail.get("tonic") or "").lower()
+    hit = [("major" if re.search(r"\bmajor\b", c.lower()) else "minor" if re.search(r"\bminor\b", c.lower()) else None)
+           for c in a.choices]
+    if sum(h is not None for h in hit) < 2:
+        return None
+    supports = []
+    for c, h in zip(a.choices, hit):
+        if h is None:
+            supports.append(0.0)
+            continue
+        s = 1.0 if h == mode else -1.0
+        names_tonic = re.search(r"\b([a-g])(#|b|\s*sharp|\s*flat)?\s+(major|minor)\b", c.lower())
+        if s > 0 and names_tonic and tonic and not c.lower().startswith(tonic.lower()) and names_tonic.group(1) != tonic[:1]:
+            s = -0.5
+        supports.append(s)
+    return _result("key_mode", a, max(a.fit("key"), 0.6), 0.75, supports, [""] * len(hit), f"estimated key {key.value}",
+                   key.evidence_ids)
+
+
+def verify_language(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """The spoken language, as multilingual Whisper detects it among the languages the choices name (its
+    detector's probabilities restricted to those candidates, so a synthetic or accented voice that Whisper
+    half-hears as another language is still compared fairly)."""
+    lang = f.values.get("language")
+    if lang is None:
+        return None
+    code, prob = str(lang.value), lang.detail.get("probability")
+    candidates: dict[str, float] = lang.detail.get("candidates") or {}
+    names = [next((c for c, n in LANGUAGES.items() if any(w in n.split() for w in words(ch))), None) for ch in a.choices]
+    if sum(n is not None for n in names) < 2:
+        return None
+    offered = {n: candidates.get(n, 1.0 if n == code else 0.0) for n in names if n is not None}
+    best = max(offered, key=offered.get)
+    total = sum(offered.values())
+    share = offered[best] / total if total > 0 else 0.0
+    if offered[best] <= 0:
+        return None
+    supports = [0.0 if n is None else (1.0 if n == best else -1.0 if share >= 0.8 else -0.3) for n in names]
+    reason = (f"multilingual Whisper detected {code!r} (p={prob}); among the offered languages "
+              + ", ".join(f"{LANGUAGES.get(k, k)} {v:.3f}" for k, v in sorted(offered.items(), key=lambda kv: -kv[1]))
+              + f": {LANGUAGES.get(best, best)} has {share:.0%} of their probability")
+    reliability = 0.85 if share >= 0.8 and best == code else 0.7 if share >= 0.8 else 0.5
+    return _result("language", a, max(a.fit("language"), 0.7), reliability, supports, [""] * len(supports), reason,
+                   lang.evidence_ids)
+
+
+# ------------------------------------------------------------------ order of sources
+
+
+def _label_choice_similarity(labels: list[str], choices: list[str]):
+    from audiomind.embedded.text import similarity
+
+    sims = similarity(choices, labels) if labels else None
+    out = []
+    for i, c in enumerate(choices):
+        cs = {stem(w) for w in content(c)}
+        row = []
+        for j, label in enumerate(labels):
+            lexical = 0.25 if cs & {stem(w) for w in content(label)} else 0.0
+            row.append(float(sims[i, j]) + lexical)
+        out.append(row)
+    return out
+
+
+def verify_order(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """Which named source is heard first / last: time-stamped tags (and VAD for speech), each label given to
+    the choice closest to it in meaning."""
+    if a.fit("order") < 0.3:
+        return None
+    q = a.question.lower()
+    last = bool(re.search(r"\b(last|latest|at the end|final\w*|after)\b", q)) and not re.search(r"\bfirst\b", q)
+    spans: list[Span] = list(f.tags.events) if f.tags is not None else []
+    if f.speech is not None:
+        spans += [s.model_copy(update={"label": "Speech", "score": 0.9}) for s in f.speech.segments]
+    labelled = [s for s in spans if s.label]
+    if not labelled:
+        return None
+    labels = sorted({s.label for s in labelled})
+    sim = _label_choice_similarity(labels, a.choices)
+    owner: dict[str, int] = {}
+    for j, label in enumerate(labels):
+        col = [sim[i][j] for i in range(len(a.choices))]
+        best = max(range(len(col)), key=lambda i: col[i])
+        ranked = sorted(col, reverse=True)
+        if ranked[0] >= 0.4 and (len(ranked) == 1 or ranked[0] - ranked[1] >= 0.08):
+            owner[label] = best
+    when: dict[int, float] = {}
+    for s in labelled:
+        i = owner.get(s.label)
+        if i is None or (s.score or 0) < 0.15:
+            continue
+        t = s.end_s if last else s.start_s
+        when[i] = max(when.get(i, t), t) if last else min(when.get(i, t), t)
+    if len(when) < 2:
+        return None
+    ordered = sorted(when.items(), key=lambda kv: kv[1], reverse=last)
+    gap = abs(ordered[0][1] - ordered[1][1])
+    supports = [0.0] * len(a.choices)
+    supports[ordered[0][0]] = 1.0 if gap >= 0.3 else 0.3
+    for i, _ in ordered[1:]:
+        supports[i] = -0.8 if gap >= 0.3 else 0.0
+    reason = "heard " + ", ".join(f"{a.choices[i]!r} {'until' if last else 'from'} {t:.2f} s" for i, t in ordered)
+    ids = f.ids("tags", "speech")
+    return _result("event_order", a, a.fit("order"), 0.75 if gap >= 0.5 else 0.5, supports, [""] * len(supports),
+                   reason, ids)
+
+
+# ------------------------------------------------------------------ categories (the least specific)
+
+
+def verify_category(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """Tag labels matched to the choice texts by meaning (MiniLM) and shared word stems: used when nothing
+    more specific applies."""
+    if f.tags is None or not f.tags.labels:
+        return None
+    top = f.tags.labels[:10]
+    peaks = dict(f.tags.peak_labels)
+    labels = [lab for lab, _ in top]
+    weights = [max(s, 0.6 * peaks.get(lab, 0.0)) for lab, s in top]
+    sim = _label_choice_similarity(labels, a.choices)
+    scores = [max((sim[i][j] * (weights[j] ** 0.5) for j in range(len(labels))), default=0.0) for i in range(len(a.choices))]
+    ranked = sorted(scores, reverse=True)
+    margin = ranked[0] - ranked[1] if len(ranked) > 1 else ranked[0]
+    supports = [min(1.0, max(0.0, (s - ranked[1]) * 4)) if s == ranked[0] else 0.0 for s in scores]
+    fit = max(a.fit("sound_category"), 0.25)
+    winner = scores.index(ranked[0])
+    strong_tag = max((weights[j] for j in range(len(labels)) if sim[winner][j] >= 0.5), default=0.0)
+    reliability = 0.8 if margin >= 0.15 and strong_tag >= 0.5 else 0.6 if margin >= 0.1 else 0.4
+    reason = "audio tags: " + ", ".join(f"{lab} {w:.2f}" for lab, w in top[:5])
+    return _result("tag_category", a, fit, reliability, supports, [f"{s:.2f}" for s in scores], reason,
+                   f.tags.evidence_ids)
+
+
+VERIFIERS: tuple[Verifier, ...] = (
+    verify_day_offset, verify_transcript, verify_count, verify_tempo, verify_time, verify_compare, verify_gender,
+    verify_presence, verify_side, verify_rate_absolute, verify_loudness_trend, verify_pitch_contour, verify_key,
+    verify_language, verify_order, verify_category,
+)
+
+
+def run_verifiers(f: Facts, a: QuestionAnalysis) -> list[VerifierResult]:
+    out = []
+    for v in VERIFIERS:
+        r = v(f, a)
+        if r is not None and len(r.verdicts) == len(a.choices):
+            out.append(r)
+    return out
