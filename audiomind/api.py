@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from audiomind.audio import AudioError
+from audiomind.config import AgentConfig
 from audiomind.graph.build import build_graph, recursion_limit
 from audiomind.graph.nodes import Limits, Runtime
 from audiomind.prompts import all_prompt_hashes
@@ -51,31 +52,26 @@ class AskResult(BaseModel):
 class AudioMind:
     """An agent configured once (planner, front end, tools, bounds) and asked many questions."""
 
-    def __init__(
-        self,
-        planner: str = "rules",
-        frontend: str = "cascade",
-        *,
-        tools_dirs: list[str | Path] | None = None,
-        trace_dir: str | Path = "traces",
-        max_steps: int = 6,
-        time_budget_s: float = 600.0,
-        format_retries: int = 2,
-        window_s: float = 30.0,
-        timeout_s: float = 120.0,
-        max_retries: int = 3,
-        use_cache: bool = True,
-        cache_dir: str | Path | None = None,
-    ):
+    def __init__(self, config: AgentConfig | None = None, /, **settings: Any):
+        """`AudioMind(AgentConfig(...))`, or the same settings as keywords: `AudioMind(planner="rules",
+        trace_dir="traces")`; keywords override the config's values."""
         from audiomind.backends import presets
 
-        self.planner_spec, self.frontend_spec = planner, frontend
-        self.registry = ToolRegistry.load([Path(d) for d in tools_dirs or []])
-        self.trace_dir = Path(trace_dir)
-        self.limits = Limits(max_steps=max_steps, time_budget_s=time_budget_s, format_retries=format_retries)
-        self.window_s, self.timeout_s, self.max_retries = window_s, timeout_s, max_retries
-        self.cache = ToolCache(Path(cache_dir) if cache_dir else None) if use_cache else None
-        self.planner = presets.make_planner(planner, registry=self.registry, timeout_s=timeout_s, max_retries=max_retries)
+        if "tools_dirs" in settings and settings["tools_dirs"] is not None:
+            settings["tools_dirs"] = tuple(str(d) for d in settings["tools_dirs"])
+        for k in ("trace_dir", "cache_dir"):
+            if settings.get(k) is not None:
+                settings[k] = str(settings[k])
+        cfg = (config or AgentConfig()).model_copy(update={k: v for k, v in settings.items() if v is not None})
+        self.config = cfg = AgentConfig.model_validate(cfg.model_dump())
+        self.planner_spec, self.frontend_spec = cfg.planner, cfg.frontend
+        self.registry = ToolRegistry.load([Path(d) for d in cfg.tools_dirs])
+        self.trace_dir = Path(cfg.trace_dir)
+        self.limits = Limits(max_steps=cfg.max_steps, time_budget_s=cfg.time_budget_s, format_retries=cfg.format_retries)
+        self.window_s, self.timeout_s, self.max_retries = cfg.window_s, cfg.timeout_s, cfg.max_retries
+        self.cache = ToolCache(Path(cfg.cache_dir) if cfg.cache_dir else None) if cfg.use_cache else None
+        self.planner = presets.make_planner(cfg.planner, registry=self.registry, timeout_s=cfg.timeout_s,
+                                            max_retries=cfg.max_retries)
         self._shared_frontend = None
 
     def _frontend(self, executor: ToolExecutor):

@@ -368,7 +368,7 @@ def facts_from(state: Record, art: Artifact) -> Facts:
     if ev is not None:
         spans = [Span(start_s=e.start_s, end_s=e.end_s, level_db=e.peak_dbfs) for e in ev.events]
         facts.events = EventsFact(events=spans, count=int(ev.count), evidence_ids=ids, source="count_events",
-                                  noise_floor_dbfs=getattr(ev, "noise_floor_dbfs", None))
+                                  noise_floor_dbfs=ev.noise_floor_dbfs)
 
     tg, ids = _read(state, "tagging", TaggingOutput, artifact)
     if tg is not None:
@@ -423,14 +423,14 @@ def facts_from(state: Record, art: Artifact) -> Facts:
     tp, ids = _read(state, "tempo", TempoOutput, artifact)
     if tp is not None and tp.bpm:
         facts.values["tempo"] = ValueFact(name="tempo", value=float(tp.bpm), evidence_ids=ids, source="tempo",
-                                          detail={"clear_beat": getattr(tp, "clear_beat", None)})
+                                          detail={"clear_beat": tp.clear_beat})
     ky, ids = _read(state, "key", KeyOutput, artifact)
     if ky is not None and ky.mode:
         facts.values["key"] = ValueFact(name="key", value=f"{ky.tonic} {ky.mode}", evidence_ids=ids, source="key",
                                         detail={"tonic": ky.tonic, "mode": ky.mode})
 
     st, ids = _read(state, "signal_stats", SignalStatsOutput, artifact)
-    if st is not None and getattr(st, "channel_rms_dbfs", None):
+    if st is not None and st.channel_rms_dbfs:
         facts.channels = ChannelsFact(channels=len(st.channel_rms_dbfs), levels_db=list(st.channel_rms_dbfs),
                                       evidence_ids=ids, source="signal_stats")
 

@@ -32,12 +32,7 @@ NOT_TOOL_OUTPUTS: set[tuple[str, str]] = set()
 # Keys read in files the lead engineer is rewriting (audiomind/reasoning/*, backends/cascade.py,
 # backends/rules_planner.py) that no tool emits. Not fixed here; the lead converts those readers to
 # typed_output(...) and empties this list (an entry may outlive its read until then).
-OWNED_BY_LEAD: set[tuple[str, str]] = {
-    ("reasoning/matcher.py", "num_speakers"),  # speaker_count emits `count`
-    ("reasoning/matcher.py", "tempo_bpm"),  # tempo emits `bpm`
-    ("reasoning/matcher.py", "tempo"),  # tempo emits `bpm`
-    ("backends/cascade.py", "total_speech_s"),  # vad emits `speech_s`
-}
+OWNED_BY_LEAD: set[tuple[str, str]] = set()  # emptied: the lead's readers go through typed outputs
 
 LEAD_FILES = ("reasoning/", "backends/cascade.py", "backends/rules_planner.py")
 
