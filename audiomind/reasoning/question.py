@@ -315,6 +315,11 @@ def analyse(question: str, choices: list[str], available: list[ToolManifest]) ->
         if score >= 0.15:
             families[fam] = round(min(1.0, score), 3)
     steps = [name for name, pat in STEP_PATTERNS.items() if pat.search(q)]
+    day_choices = choices and sum(any(d in c.lower() for d in DAYS) for c in choices) >= max(2, len(choices) - 1)
+    if day_choices and "day_offset" not in steps and re.search(
+            r"\b(after|before|next|previous|following|preceding|prior|later|earlier|tomorrow|yesterday|follows|"
+            r"precedes)\b", q) and not re.search(r"\b(moved|changed|postponed|rescheduled|set|planned)\b", q):
+        steps.append("day_offset")  # day choices + a relative word: a step from the spoken day
     unsupported = UNSUPPORTED_STEPS.search(q)
     names = {m.name for m in available}
     tools: list[str] = []

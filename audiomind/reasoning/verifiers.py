@@ -79,12 +79,32 @@ def content(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOPWORDS]
 
 
+def soundex(word: str) -> str:
+    """American Soundex: words that sound alike share a key ('lemonade' / 'laminate' -> L553)."""
+    codes = {**dict.fromkeys("bfpv", "1"), **dict.fromkeys("cgjkqsxz", "2"), **dict.fromkeys("dt", "3"),
+             "l": "4", **dict.fromkeys("mn", "5"), "r": "6"}
+    w = re.sub(r"[^a-z]", "", word.lower())
+    if not w:
+        return ""
+    out, last = w[0].upper(), codes.get(w[0], "")
+    for ch in w[1:]:
+        code = codes.get(ch, "")
+        if code and code != last:
+            out += code
+        if ch not in "hw":
+            last = code
+    return (out + "000")[:4]
+
+
 def _fuzzy_in(w: str, heard: set[str]) -> float:
-    """1 for the word (or its stem) heard verbatim; the best close spelling otherwise (ASR slips)."""
+    """1 for the word (or its stem) heard verbatim; a close spelling or a sound-alike (ASR slips) scores a
+    little less; short words and closed classes (days) must be heard exactly."""
     if w in heard or stem(w) in {stem(h) for h in heard} or NUMBER_TOKENS.get(w, "") in heard:
         return 1.0
-    if len(w) < 5 or w in DAYS:  # short words and closed classes (days) must be heard exactly
+    if len(w) < 5 or w in DAYS:
         return 0.0
+    if any(len(h) >= 5 and abs(len(h) - len(w)) <= 2 and soundex(h) == soundex(w) for h in heard):
+        return 0.8
     best = max((difflib.SequenceMatcher(None, w, h).ratio() for h in heard if h[:1] == w[:1]), default=0.0)
     return best if best >= 0.8 else 0.0
 
@@ -164,7 +184,7 @@ def verify_day_offset(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     if m:
         n = int(m.group(1)) if m.group(1).isdigit() else {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
                                                            "six": 6}[m.group(1)]
-    sign = -1 if re.search(r"\b(before|earlier|preceding|previous|prior)\b", q) else 1
+    sign = -1 if re.search(r"\b(before|earlier|preceding|previous|prior|yesterday|precedes)\b", q) else 1
     target = DAYS[(DAYS.index(spoken[0]) + sign * n) % 7]
     supports = [1.0 if target in c.lower() else (-1.0 if any(d in c.lower() for d in DAYS) else 0.0) for c in a.choices]
     if max(supports) < 1:
@@ -177,7 +197,7 @@ def verify_day_offset(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
 
 
 _SPEAKER_NOUNS = r"(speakers?|people|persons?|voices?|talkers?|individuals?|participants?|men|women)"
-_SAY_VERBS = r"\b(say|says|said|repeat\w*|mention\w*|utter\w*|pronounc\w*|spoken)\b"
+_SAY_VERBS = r"\b(say|says|said|repeat\w*|mention\w*|utter\w*|pronounc\w*|spoken|speak\w*)\b"
 
 
 def counted_noun(question: str) -> str:
@@ -190,8 +210,10 @@ def counted_noun(question: str) -> str:
     if re.fullmatch(_SPEAKER_NOUNS, noun):
         return "speakers"
     quoted = re.search(r"[\"“‘']([^\"”’']{2,40})[\"”’']", question)
-    if noun in ("word", "words", "syllables") or (re.search(r"\bhow (many times|often)\b|\bcount\b", q)
-                                                  and (re.search(_SAY_VERBS, q) or quoted)):
+    target = quoted or re.search(r"\bthe (word|name|phrase|term)\b", q)
+    asks_often = re.search(r"\bhow (many times|often|frequently)\b|\bcount\b|\bnumber of (times|occurrences)\b|"
+                           r"\bhow many occurrences\b|\btally\b", q)
+    if noun in ("word", "words", "syllables") or (asks_often and (re.search(_SAY_VERBS, q) or target)):
         return "words"
     if noun in ("note", "notes", "pitches"):
         return "notes"
@@ -361,18 +383,24 @@ def verify_time(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
 
 # ------------------------------------------------------------------ comparisons between two things
 
+_LEVEL = r"(volume|level|intensity|loudness|amplitude)"
 _DIMENSIONS = {
-    "pitch": (r"\b(higher|high-pitched|sharper|above)\b", r"\b(lower|low-pitched|deeper|flatter|below)\b",
+    "pitch": (rf"\b(higher|high-pitched|sharper|above)\b(?! {_LEVEL})", rf"\b(lower|low-pitched|deeper|flatter|below)\b(?! {_LEVEL})",
               r"\b(pitch|note|tone|frequency|high|low)\b"),
-    "loudness": (r"\b(louder|loudest|stronger|more intense)\b", r"\b(quieter|quietest|softer|softest|weaker|fainter)\b",
+    "loudness": (rf"\b(louder|loudest|stronger|more intense|more powerful|(higher|greater|more) {_LEVEL})\b",
+                 rf"\b(quieter|quietest|softer|softest|weaker|fainter|(lower|less|smaller) {_LEVEL}|more (quietly|softly))\b",
                  r"\b(loud|quiet|soft|volume|level|intensity)\b"),
-    "rate": (r"\b(faster|quicker|more quickly|more rapidly|hurried)\b", r"\b(slower|more slowly|more leisurely)\b",
-             r"\b(speed|rate|pace|fast|slow)\b"),
+    "rate": (r"\b(faster|quicker|more quickly|more rapidly|hurried|rushed|speedier|brisker)\b",
+             r"\b(slower|more slowly|more leisurely|unhurried|more drawn[- ]out)\b",
+             r"\b(speed|rate|pace|fast|slow|tempo)\b"),
     "length": (r"\b(longer|lasts? longer)\b", r"\b(shorter|briefer)\b", r"\b(long|short|duration)\b"),
 }
-_FIRST = re.compile(r"\b(first|1st|earlier|former|initial|opening|tone a|sound a|note a)\b")
-_SECOND = re.compile(r"\b(second|2nd|later|latter|last|final|other|tone b|sound b|note b)\b")
-_SAME = re.compile(r"\b(same|equal|identical|neither|no difference|both (have|are|sound))\b")
+_FIRST = re.compile(r"\b(first|1st|earlier|former|initial|initially|opening|original|originally|tone a|sound a|note a|"
+                    r"(at|in) the (beginning|start)|the one before)\b")
+_SECOND = re.compile(r"\b(second|2nd|later|latter|last|final|other|again|repeat\w*|afterwards?|tone b|sound b|note b|"
+                     r"(at|in) the end|the one after)\b")
+_SAME = re.compile(r"\b(same|equal\w*|identical|alike|neither|no difference|both (have|are|sound)|"
+                   r"as (fast|slow|loud|quiet|high|low|long|short) as each other)\b")
 
 
 def _claim(choice: str, question: str, dim: str) -> tuple[str | None, str | None]:
@@ -391,6 +419,8 @@ def _claim(choice: str, question: str, dim: str) -> tuple[str | None, str | None
     elif sm:
         subject = "second"
     q = question.lower()
+    if rel is None and subject is None:
+        return None, None  # a choice that names neither a side nor a direction claims nothing here
     if rel is None:  # 'Which is higher?' -> 'The first one'
         qg, ql = re.search(gt, q), re.search(lt, q)
         if qg and (not ql or qg.start() < ql.start()):
