@@ -225,7 +225,7 @@ def test_cache_key_changes_with_version_arguments_and_input_hash(registry, a0, t
     args, inputs = {"silence_threshold_db": -50.0}, {"artifact": a0.sha256}
     base = ToolCache.key(m, args, inputs)
     assert ToolCache.key(m, dict(args), dict(inputs)) == base  # deterministic
-    assert ToolCache.key(m.model_copy(update={"version": "2"}), args, inputs) != base
+    assert ToolCache.key(m.model_copy(update={"version": m.version + ".1"}), args, inputs) != base
     assert ToolCache.key(m, {"silence_threshold_db": -40.0}, inputs) != base
     assert ToolCache.key(m, args, {"artifact": "0" * 64}) != base
     # and through the executor: a new argument value is a miss, the old one still a hit
