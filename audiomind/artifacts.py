@@ -39,7 +39,7 @@ def make_artifact(
 def ingest_original(path: str | Path) -> Artifact:
     """The question's audio as artifact a0; fails early and clearly on missing, empty or non-audio files."""
     art = make_artifact("a0", path, operation="input")
-    audio_io.load(art.path, sr=16000)  # decode once now so a corrupt stream fails at ingest, not mid-run
+    audio_io.load_cached(art.path, sr=16000)  # decode now (kept for the tools): a corrupt stream fails at ingest
     return art
 
 

@@ -10,12 +10,16 @@ import hashlib
 import json
 import shutil
 import subprocess
+import threading
+from collections import OrderedDict
 from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 import soundfile as sf
 from pydantic import BaseModel
+
+from audiomind.fsutil import atomic_path
 
 
 class AudioError(ValueError):
@@ -180,12 +184,88 @@ def _decode_ffmpeg_multi(p: Path, sr: int, channels: int) -> np.ndarray:
     return flat.reshape(-1, channels).T.copy()
 
 
+# ---- one decode cache for the process ----------------------------------------------------------------
+
+DECODE_CACHE_ENTRIES = 32
+DECODE_CACHE_BYTES = 512 * 1024 * 1024
+
+DecodeKey = tuple[str, int, int, int, bool]
+
+
+class DecodeCache:
+    """Decoded samples by (resolved path, mtime, size, rate, mono), least recently used out first once
+    more than `max_entries` decodes or `max_bytes` of samples are held (the newest decode always stays,
+    so a long recording is decoded once per run however large it is). A file rewritten in place has a new
+    mtime or size, hence a new key. Concurrent requests for one key decode it once."""
+
+    def __init__(self, max_entries: int = DECODE_CACHE_ENTRIES, max_bytes: int = DECODE_CACHE_BYTES):
+        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self._items: OrderedDict[DecodeKey, np.ndarray] = OrderedDict()
+        self._guard = threading.Lock()
+        self._decoding: dict[DecodeKey, threading.Lock] = {}
+
+    @staticmethod
+    def key(path: str | Path, sr: int, mono: bool) -> DecodeKey:
+        p = Path(path)
+        _check_exists(p)
+        st = p.stat()
+        return (str(p.resolve()), st.st_mtime_ns, st.st_size, int(sr), bool(mono))
+
+    def _hit(self, key: DecodeKey) -> np.ndarray | None:
+        with self._guard:
+            y = self._items.get(key)
+            if y is not None:
+                self._items.move_to_end(key)
+            return y
+
+    def load(self, path: str | Path, sr: int = 16000, mono: bool = True) -> np.ndarray:
+        """`load(path, sr, mono)` through the cache. The array is shared: copy it before changing it."""
+        key = self.key(path, sr, mono)
+        y = self._hit(key)
+        if y is not None:
+            return y
+        with self._guard:
+            decoding = self._decoding.setdefault(key, threading.Lock())
+        with decoding:
+            y = self._hit(key)
+            if y is None:
+                y = load(path, sr=sr, mono=mono)
+                self._put(key, y)
+        with self._guard:
+            self._decoding.pop(key, None)
+        return y
+
+    def _put(self, key: DecodeKey, y: np.ndarray) -> None:
+        with self._guard:
+            self._items[key] = y
+            total = sum(a.nbytes for a in self._items.values())
+            while len(self._items) > 1 and (len(self._items) > self.max_entries or total > self.max_bytes):
+                _, old = self._items.popitem(last=False)
+                total -= old.nbytes
+
+    def clear(self) -> None:
+        with self._guard:
+            self._items.clear()
+
+    def __len__(self) -> int:
+        with self._guard:
+            return len(self._items)
+
+
+DECODED = DecodeCache()
+
+
+def load_cached(path: str | Path, sr: int = 16000, mono: bool = True) -> np.ndarray:
+    """`load` through the process-wide decode cache (tools, front ends and judges share one decode per
+    file, rate and channel layout). The array is shared: copy it before changing it."""
+    return DECODED.load(path, sr=sr, mono=mono)
+
+
 def write_wav(path: str | Path, y: np.ndarray, sr: int) -> Path:
-    """Write float audio as 16-bit PCM WAV (what every front end accepts), atomically."""
+    """Write float audio as 16-bit PCM WAV (what every front end accepts), atomically and durably."""
     p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(p.name + ".tmp")
     data = y.T if y.ndim == 2 else y
-    sf.write(str(tmp), np.clip(data, -1.0, 1.0), sr, subtype="PCM_16", format="WAV")
-    tmp.replace(p)
+    with atomic_path(p) as tmp:
+        sf.write(str(tmp), np.clip(data, -1.0, 1.0), sr, subtype="PCM_16", format="WAV")
     return p

@@ -5,22 +5,26 @@ from __future__ import annotations
 
 import os
 import threading
-from functools import lru_cache
 
 import numpy as np
 
+from audiomind.embedded import sessions
 from audiomind.embedded.models import minilm_dir
 
-_lock = threading.Lock()
+_lock = threading.Lock()  # guards the embedding cache and serialises encoding
 
 
-@lru_cache(maxsize=1)
-def _model():
+def _load():
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(str(minilm_dir()), device="cpu")
+
+
+def _model():
+    """The process-wide MiniLM model, loaded once."""
+    return sessions.get("minilm", _load)
 
 
 _cache: dict[str, np.ndarray] = {}

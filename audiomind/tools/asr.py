@@ -8,12 +8,11 @@ from __future__ import annotations
 
 import math
 import threading
-from functools import lru_cache
 from typing import Literal
 
 from pydantic import Field
 
-from audiomind.embedded import models
+from audiomind.embedded import models, sessions
 from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.vad import FRAME_S, speech_probabilities
 
@@ -24,22 +23,21 @@ VAD_THRESHOLD = 0.5
 NO_SPEECH_PROB = 0.5  # Whisper's own no-speech estimate above which a VAD-silent segment is dropped
 
 
-@lru_cache(maxsize=4)
 def _model(name: str):
     """One WhisperModel per embedded model name per process (loading costs ~0.5-1 s)."""
-    from faster_whisper import WhisperModel
 
-    return WhisperModel(str(models.whisper_model_dir(name)), device="cpu", compute_type="int8", cpu_threads=2)
+    def load():
+        from faster_whisper import WhisperModel
 
+        return WhisperModel(str(models.whisper_model_dir(name)), device="cpu", compute_type="int8",
+                            cpu_threads=sessions.intra_op_threads())
 
-_locks: dict[str, threading.Lock] = {}
-_locks_guard = threading.Lock()
+    return sessions.get(f"whisper-{name}", load)
 
 
 def _model_lock(name: str) -> threading.Lock:
-    """Serialise use of one model: a thread pool must not build it twice or share its single worker."""
-    with _locks_guard:
-        return _locks.setdefault(name, threading.Lock())
+    """Serialise use of one model: a thread pool must not share its single worker."""
+    return sessions.lock(f"whisper-{name}")
 
 
 class AsrArgs(ToolArgs):

@@ -8,15 +8,17 @@ did not declare.
 
 from __future__ import annotations
 
-import threading
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from audiomind import audio as audio_io
 from audiomind.state import Artifact, new_id
+
+if TYPE_CHECKING:
+    from audiomind.tools.executor import ToolExecutor
 
 
 class ToolArgs(BaseModel):
@@ -76,12 +78,11 @@ class ToolResult(BaseModel):
 
 
 class AudioInput:
-    """An artifact plus lazily decoded, cached samples (decode once per rate per run)."""
+    """An artifact plus its samples, decoded lazily through the process-wide decode cache
+    (`audiomind.audio.load_cached`: one decode per file, rate and channel layout)."""
 
     def __init__(self, artifact: Artifact):
         self.artifact = artifact
-        self._cache: dict[tuple[int, bool], np.ndarray] = {}
-        self._lock = threading.Lock()
 
     @property
     def path(self) -> str:
@@ -92,20 +93,23 @@ class AudioInput:
         return self.artifact.duration_s
 
     def samples(self, sr: int = 16000, mono: bool = True) -> np.ndarray:
-        key = (sr, mono)
-        with self._lock:
-            if key not in self._cache:
-                self._cache[key] = audio_io.load(self.artifact.path, sr=sr, mono=mono)
-            return self._cache[key]
+        """float32 samples at `sr` (mono: (n,), else (channels, n)); shared with every other reader of the
+        same file, so copy before changing them."""
+        return audio_io.load_cached(self.artifact.path, sr=sr, mono=mono)
 
 
 class ToolContext:
-    """What a running tool may touch: the run's artifacts (read) and a folder for derived audio."""
+    """What a running tool may touch: the run's artifacts (read), a folder for derived audio, and the run's
+    executor (its registry, cache and policy) for a tool that runs tools itself, such as a judge; the
+    executor is None when a tool is called directly."""
 
-    def __init__(self, artifacts: dict[str, Artifact], derived_dir: Path, audio_cache: dict[str, AudioInput]):
+    def __init__(self, artifacts: dict[str, Artifact], derived_dir: Path,
+                 audio_cache: dict[str, AudioInput] | None = None, *,
+                 executor: ToolExecutor | None = None):
         self._artifacts = artifacts
         self.derived_dir = derived_dir
-        self._audio = audio_cache
+        self._audio = audio_cache if audio_cache is not None else {}
+        self.executor = executor
 
     def audio(self, artifact_id: str) -> AudioInput:
         if artifact_id not in self._artifacts:

@@ -17,7 +17,6 @@ import math
 import os
 import subprocess
 import threading
-from functools import lru_cache
 from pathlib import Path
 from typing import Literal
 
@@ -26,6 +25,7 @@ import soundfile as sf
 from pydantic import Field, model_validator
 
 from audiomind import audio as audio_io
+from audiomind.embedded import sessions
 from audiomind.tools.base import AudioInput, DerivedAudio, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 MIN_SAMPLES = 16  # a derived clip shorter than this is almost certainly a mistaken request
@@ -498,9 +498,7 @@ class SeparateArgs(ToolArgs):
 _demucs_lock = threading.Lock()
 
 
-@lru_cache(maxsize=2)
-def _demucs_model(name: str, device: str):
-    """Load a pretrained Demucs model once per process (from AUDIOMIND_DEMUCS_REPO when set)."""
+def _load_demucs(name: str, device: str):
     from demucs.pretrained import get_model
 
     repo = os.environ.get(DEMUCS_REPO_ENV)
@@ -513,6 +511,12 @@ def _demucs_model(name: str, device: str):
     model.to(device)
     model.eval()
     return model
+
+
+def _demucs_model(name: str, device: str):
+    """A pretrained Demucs model, loaded once per process (from AUDIOMIND_DEMUCS_REPO when set); the two
+    most recently used stay loaded."""
+    return sessions.get(f"demucs:{name}:{device}", lambda: _load_demucs(name, device), keep=2)
 
 
 def _resolve_device(device: str) -> str:

@@ -12,8 +12,6 @@ from __future__ import annotations
 import concurrent.futures as cf
 import hashlib
 import json
-import os
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -22,8 +20,9 @@ from pydantic import BaseModel, Field, ValidationError
 
 from audiomind.artifacts import make_artifact
 from audiomind.embedded.models import cache_dir
+from audiomind.fsutil import atomic_write
 from audiomind.state import Artifact, EvidenceItem, ToolCall, ToolCallRequest, ToolCallStatus
-from audiomind.tools.base import AudioInput, ToolContext, ToolResult
+from audiomind.tools.base import ToolContext, ToolResult
 from audiomind.tools.manifest import ToolManifest, ToolRegistry
 
 
@@ -80,11 +79,7 @@ class ToolCache:
             return None  # a corrupt entry is a miss, never a crash
 
     def put(self, key: str, result: ToolResult) -> None:
-        path = self.root / key[:2] / f"{key}.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # unique per writer thread
-        tmp.write_text(result.model_dump_json())
-        tmp.replace(path)
+        atomic_write(self.root / key[:2] / f"{key}.json", result.model_dump_json())
 
 
 class ToolExecutor:
@@ -101,7 +96,6 @@ class ToolExecutor:
         self.cache = cache
         self.max_workers = max_workers
         self.allowed = allowed  # None = every available tool
-        self._audio: dict[str, AudioInput] = {}
 
     # ---- validation -------------------------------------------------------------------------------
     def _validate(
@@ -245,7 +239,7 @@ class ToolExecutor:
                     return hit, True, key, time.monotonic() - t_lookup
                 except OutputMismatch:
                     pass  # an entry written before the output model changed: a miss, run the tool again
-        ctx = ToolContext(artifacts, self.derived_dir, self._audio)
+        ctx = ToolContext(artifacts, self.derived_dir, executor=self)
         args = manifest.args_model.model_validate(arguments)
         t0 = time.monotonic()
         result = manifest.callable(args, ctx)

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import os
 import threading
-from functools import lru_cache
 from pathlib import Path
 
 from pydantic import Field
 
+from audiomind.embedded import sessions
 from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
 
-_lock = threading.Lock()
+_lock = threading.Lock()  # one hub model runs at a time (they are large, and GPU memory is shared)
 
 
 def _local_dir(env: str, what: str) -> Path:
@@ -55,13 +55,16 @@ class AsrAlignOutput(ToolOutput):
                                                    "speech to align")
 
 
-@lru_cache(maxsize=4)
 def _align_model(language: str, device: str):
-    import whisperx
+    def load():
+        import whisperx
 
-    return whisperx.load_align_model(
-        language_code=language, device=device, model_dir=str(_local_dir("AUDIOMIND_WHISPERX_ALIGN_DIR", "WhisperX"))
-    )
+        return whisperx.load_align_model(
+            language_code=language, device=device,
+            model_dir=str(_local_dir("AUDIOMIND_WHISPERX_ALIGN_DIR", "WhisperX")),
+        )
+
+    return sessions.get(f"whisperx-align:{language}:{device}", load, keep=4)
 
 
 def asr_align(args: AlignArgs, ctx: ToolContext) -> ToolResult:
@@ -102,17 +105,19 @@ class DiarizePyannoteOutput(ToolOutput):
     turns: list[DiarizationTurn] = Field(description="who-spoke-when turns in time order")
 
 
-@lru_cache(maxsize=2)
 def _pipeline(device: str):
-    import torch
-    from pyannote.audio import Pipeline
+    def load():
+        import torch
+        from pyannote.audio import Pipeline
 
-    folder = _local_dir("AUDIOMIND_PYANNOTE_DIR", "pyannote.audio")
-    config = folder / "config.yaml"
-    if not config.exists():
-        raise RuntimeError(f"{config} not found: AUDIOMIND_PYANNOTE_DIR must hold a pipeline config.yaml")
-    pipeline = Pipeline.from_pretrained(str(config))
-    return pipeline.to(torch.device(device))
+        folder = _local_dir("AUDIOMIND_PYANNOTE_DIR", "pyannote.audio")
+        config = folder / "config.yaml"
+        if not config.exists():
+            raise RuntimeError(f"{config} not found: AUDIOMIND_PYANNOTE_DIR must hold a pipeline config.yaml")
+        pipeline = Pipeline.from_pretrained(str(config))
+        return pipeline.to(torch.device(device))
+
+    return sessions.get(f"pyannote:{device}", load, keep=2)
 
 
 def diarize_pyannote(args: PyannoteArgs, ctx: ToolContext) -> ToolResult:

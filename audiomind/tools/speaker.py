@@ -15,8 +15,6 @@ the similarities so a reader can judge the margin.
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import threading
 import warnings
 from dataclasses import dataclass
@@ -25,6 +23,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from audiomind.embedded import sessions
 from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 SR = 16000
@@ -49,16 +48,11 @@ def _resemblyzer_audio():
     return audio
 
 
-_LOAD_LOCK = threading.Lock()
-
-
 def _encoder() -> _Encoder:
     """The process-wide model, loaded once even when several threads ask at the same time."""
-    with _LOAD_LOCK:
-        return _load()
+    return sessions.get("resemblyzer", _load)
 
 
-@functools.lru_cache(maxsize=1)
 def _load() -> _Encoder:
     from audiomind.embedded import models
 
@@ -69,22 +63,6 @@ def _load() -> _Encoder:
     enc = VoiceEncoder(device="cpu", verbose=False, weights_fpath=weights)
     enc.eval()
     return _Encoder(enc, threading.Lock())
-
-
-@contextlib.contextmanager
-def _one_thread():
-    """Run torch on one thread for the duration (callers hold the encoder lock).
-
-    Small LSTM batches gain nothing from two threads, and on a busy 2-core machine OpenMP spin-waiting
-    made them 2-10x slower; the previous setting is restored afterwards."""
-    import torch
-
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _normalize(y: np.ndarray, target_dbfs: float = NORM_DBFS) -> np.ndarray:
@@ -112,7 +90,7 @@ def embed_windows(chunks: list[np.ndarray]) -> np.ndarray:
     by_len: dict[int, list[int]] = {}
     for i, m in enumerate(mels):
         by_len.setdefault(m.shape[0], []).append(i)
-    with enc.lock, _one_thread(), torch.no_grad():
+    with enc.lock, sessions.torch_threads(sessions.SMALL_MODEL_THREADS), torch.no_grad():
         for idx in by_len.values():
             batch = torch.from_numpy(np.stack([mels[i] for i in idx]))
             out[idx] = enc.model(batch).numpy()
@@ -128,7 +106,7 @@ def embed_utterance(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     if len(voiced) < int(0.3 * SR):
         raise ValueError(f"too little voiced audio to embed ({len(voiced) / SR:.2f} s; need 0.3 s)")
     enc = _encoder()
-    with enc.lock, _one_thread():
+    with enc.lock, sessions.torch_threads(sessions.SMALL_MODEL_THREADS):
         emb, partials, _ = enc.model.embed_utterance(_normalize(voiced), return_partials=True)
     return emb.astype(np.float32), partials.astype(np.float32), len(voiced) / SR
 

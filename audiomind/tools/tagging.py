@@ -13,7 +13,6 @@ Output logits are coarse (one quantization step is ~0.76 logit), so scores come 
 from __future__ import annotations
 
 import csv
-import functools
 import struct
 import threading
 from dataclasses import dataclass
@@ -22,6 +21,7 @@ from pathlib import Path
 import numpy as np
 from pydantic import Field
 
+from audiomind.embedded import sessions
 from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 SR = 16000
@@ -115,28 +115,19 @@ class _Yamnet:
     mel_basis: np.ndarray
 
 
-_LOAD_LOCK = threading.Lock()
-
-
 def _model() -> _Yamnet:
     """The process-wide model, loaded once even when several threads ask at the same time."""
-    with _LOAD_LOCK:
-        return _load()
+    return sessions.get("yamnet", _load)
 
 
-@functools.lru_cache(maxsize=1)
 def _load() -> _Yamnet:
     import librosa
-    import onnxruntime as ort
 
     from audiomind.embedded import models
 
     onnx_path, class_map = models.yamnet_paths()
     q = read_quantization(onnx_path)
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1  # one small patch per call: threads cost more than they give
-    opts.inter_op_num_threads = 1
-    session = ort.InferenceSession(str(onnx_path), sess_options=opts, providers=["CPUExecutionProvider"])
+    session = sessions.onnx_session(onnx_path, small=True)  # one small patch per call
     with open(class_map, newline="") as f:
         labels = [row["display_name"] for row in csv.DictReader(f)]
     mel_basis = librosa.filters.mel(

@@ -6,13 +6,10 @@ its claims are limited to speech activity and timing.
 
 from __future__ import annotations
 
-import threading
-from functools import lru_cache
-
 import numpy as np
 from pydantic import Field
 
-from audiomind.embedded import models
+from audiomind.embedded import models, sessions
 from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 SR = 16000
@@ -21,26 +18,14 @@ CONTEXT = 64  # samples of the previous window the v5/v6 ONNX graph expects in f
 FRAME_S = WINDOW / SR
 
 
-@lru_cache(maxsize=1)
 def _session():
     """One ONNX session per process; onnxruntime's run() is thread-safe and state is passed explicitly."""
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.inter_op_num_threads = 1
-    opts.intra_op_num_threads = 1
-    opts.log_severity_level = 3
-    return ort.InferenceSession(str(models.silero_vad_path()), sess_options=opts,
-                                providers=["CPUExecutionProvider"])
-
-
-_lock = threading.Lock()  # guards first construction only (lru_cache may otherwise build twice)
+    return sessions.get("silero-vad", lambda: sessions.onnx_session(models.silero_vad_path(), small=True))
 
 
 def speech_probabilities(y: np.ndarray) -> np.ndarray:
     """Silero speech probability per 32 ms window of 16 kHz mono audio (as silero_vad's OnnxWrapper does)."""
-    with _lock:
-        sess = _session()
+    sess = _session()
     n = int(np.ceil(len(y) / WINDOW)) if len(y) else 0
     if n == 0:
         return np.zeros(0, dtype=np.float32)

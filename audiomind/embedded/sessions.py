@@ -1,0 +1,172 @@
+"""Loaded models, once per process: one keyed, thread-safe, load-once cache for every embedded model
+(Whisper, YAMNet, Silero VAD, Resemblyzer, basic-pitch, DNSMOS, MiniLM) and the optional hub models, plus
+the thread counts their runtimes use.
+
+`get(key, loader)` returns the model stored under `key`, calling `loader()` the first time only; threads
+asking for the same key at once wait for one load, threads asking for other keys are not held up. A
+loader that raises stores nothing (the next call tries again). Each load's wall time is recorded, so a
+benchmark can report what the models cost to start (`load_times()`).
+
+Keys are the embedded catalog's names (`whisper-tiny.en`, `yamnet`, `silero-vad`, `resemblyzer`,
+`basic-pitch`, `dnsmos`, `minilm`), with `:`-separated qualifiers where one family holds several models
+(`demucs:htdemucs:cpu`).
+
+Thread counts (the reference machine has 2 cores, shared by the tool calls the executor runs in
+parallel), set here and nowhere else:
+- `intra_op_threads()`: intra-op threads of the models that work on whole clips (basic-pitch, DNSMOS,
+  Whisper's CTranslate2 workers): env `AUDIOMIND_INTRA_OP_THREADS`, default 2 (one per core).
+- `SMALL_MODEL_THREADS` (1): models called on many small inputs (Silero's 32 ms windows, YAMNet's
+  0.96 s patches, Resemblyzer's LSTM batches), where spreading one small input over threads costs more
+  than it gives and, on a busy 2-core machine, OpenMP spin-waiting made them 2-10x slower.
+- inter-op threads are always 1: the graphs here have no parallel branches worth a second pool.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+THREADS_ENV = "AUDIOMIND_INTRA_OP_THREADS"
+DEFAULT_INTRA_OP_THREADS = 2
+SMALL_MODEL_THREADS = 1
+
+
+def intra_op_threads() -> int:
+    """Intra-op threads for whole-clip models: AUDIOMIND_INTRA_OP_THREADS (a positive integer), else 2."""
+    raw = os.environ.get(THREADS_ENV, "").strip()
+    if not raw:
+        return DEFAULT_INTRA_OP_THREADS
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"{THREADS_ENV} must be a positive integer, got {raw!r}")
+    return n
+
+
+def onnx_session(path: str | Path, *, small: bool = False) -> Any:
+    """A CPU ONNX Runtime session with this module's thread counts (`small`: SMALL_MODEL_THREADS intra-op
+    threads, else `intra_op_threads()`); warnings below error level are not logged."""
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = SMALL_MODEL_THREADS if small else intra_op_threads()
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    return ort.InferenceSession(str(path), sess_options=opts, providers=["CPUExecutionProvider"])
+
+
+@contextlib.contextmanager
+def torch_threads(n: int = SMALL_MODEL_THREADS) -> Iterator[None]:
+    """Run torch on `n` threads for the duration and restore the previous count afterwards (callers hold
+    their model's lock: the count is process-wide)."""
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
+@dataclass(frozen=True)
+class LoadRecord:
+    """One model load: its key and how long the loader took (wall seconds)."""
+
+    key: str
+    seconds: float
+
+
+class SessionCache:
+    """Models by key, each loaded once; see the module docstring."""
+
+    def __init__(self) -> None:
+        self._guard = threading.Lock()
+        self._models: OrderedDict[str, Any] = OrderedDict()
+        self._load_locks: dict[str, threading.Lock] = {}
+        self._use_locks: dict[str, threading.Lock] = {}
+        self._records: list[LoadRecord] = []
+
+    def get(self, key: str, loader: Callable[[], T], *, keep: int | None = None) -> T:
+        """The model under `key`, loading it with `loader()` the first time. `keep`: at most this many
+        models of the key's family (the part before the first ':') stay loaded; the least recently used
+        others are dropped first."""
+        with self._guard:
+            if key in self._models:
+                self._models.move_to_end(key)
+                return self._models[key]
+            load_lock = self._load_locks.setdefault(key, threading.Lock())
+        with load_lock:
+            with self._guard:
+                if key in self._models:
+                    self._models.move_to_end(key)
+                    return self._models[key]
+            t0 = time.perf_counter()
+            model = loader()
+            seconds = time.perf_counter() - t0
+            with self._guard:
+                self._models[key] = model
+                self._records.append(LoadRecord(key, round(seconds, 4)))
+                if keep is not None:
+                    self._trim(key, keep)
+            return model
+
+    def _trim(self, key: str, keep: int) -> None:
+        family = key.split(":", 1)[0]
+        same = [k for k in self._models if k.split(":", 1)[0] == family]  # oldest first
+        for k in same[: max(0, len(same) - max(1, keep))]:
+            del self._models[k]
+
+    def lock(self, key: str) -> threading.Lock:
+        """One lock per key, for models that one thread at a time must use (a model with a single worker,
+        or one whose calls are not thread-safe)."""
+        with self._guard:
+            return self._use_locks.setdefault(key, threading.Lock())
+
+    def loaded(self) -> list[str]:
+        with self._guard:
+            return list(self._models)
+
+    def records(self) -> list[LoadRecord]:
+        """Every load so far, in order (a key dropped and loaded again appears twice)."""
+        with self._guard:
+            return list(self._records)
+
+    def load_times(self) -> dict[str, float]:
+        """{key: seconds} of the loads so far (the latest load of each key)."""
+        return {r.key: r.seconds for r in self.records()}
+
+    def clear(self) -> None:
+        """Forget every model and record (the next `get` loads again)."""
+        with self._guard:
+            self._models.clear()
+            self._records.clear()
+
+
+SESSIONS = SessionCache()
+
+
+def get(key: str, loader: Callable[[], T], *, keep: int | None = None) -> T:
+    """`SESSIONS.get`: the process-wide model under `key`, loaded once."""
+    return SESSIONS.get(key, loader, keep=keep)
+
+
+def lock(key: str) -> threading.Lock:
+    """`SESSIONS.lock`: the process-wide use lock of `key`."""
+    return SESSIONS.lock(key)
+
+
+def load_times() -> dict[str, float]:
+    """`SESSIONS.load_times`: {model key: load seconds} in this process."""
+    return SESSIONS.load_times()
