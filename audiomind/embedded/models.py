@@ -17,6 +17,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from audiomind.fsutil import atomic_path
+
 
 class ModelUnavailable(RuntimeError):
     """An embedded model whose carrier package is missing; the message says how to get it."""
@@ -85,13 +87,10 @@ def whisper_model_dir(name: str = "tiny.en") -> Path:
         model_bin = target / "model.bin"
         expected = (part1 / "model.bin.part1").stat().st_size + (part2 / "model.bin.part2").stat().st_size
         if not model_bin.exists() or model_bin.stat().st_size != expected:
-            target.mkdir(parents=True, exist_ok=True)
-            tmp = target / "model.bin.tmp"
-            with open(tmp, "wb") as out:
+            with atomic_path(model_bin) as tmp, open(tmp, "wb") as out:
                 for part in (part1 / "model.bin.part1", part2 / "model.bin.part2"):
                     with open(part, "rb") as f:
                         shutil.copyfileobj(f, out, 1 << 22)
-            tmp.replace(model_bin)
             for name_ in ("config.json", "tokenizer.json", "vocabulary.txt"):
                 shutil.copy2(part1 / name_, target / name_)
         return target
@@ -151,7 +150,7 @@ _LOCATORS = {
     "silero-vad": silero_vad_path,
     "resemblyzer": resemblyzer_weights,
     "minilm": minilm_dir,
-    "basic-pitch": lambda: _tool_locator("audiomind.tools.music", "basic_pitch_model_path"),
+    "basic-pitch": lambda: _tool_locator("audiomind.tools.music.notes", "basic_pitch_model_path"),
     "dnsmos": lambda: _tool_locator("audiomind.tools.quality", "dnsmos_paths"),
 }
 

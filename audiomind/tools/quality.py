@@ -4,7 +4,8 @@ Microsoft's DNSMOS predicts the mean opinion scores listeners would give a speec
 signal (SIG: distortion of the speech itself), background (BAK: intrusiveness of noise) and overall
 (OVRL), plus a P.808 overall MOS, each on a 1-5 scale. The ONNX models ship in the `speechmos` package
 (installed --no-deps); the computation below follows speechmos.dnsmos (9.01 s windows, 1 s hop, the
-published polynomial calibration) with its own sessions and lock so it can run from a thread pool.
+published polynomial calibration) with its own sessions (onnxruntime's run() is thread-safe), so it can
+run from a thread pool.
 
 It estimates how good the speech sounds. It does not say what is said, who speaks, or what the
 background sound is, and its numbers mean little for audio that is not speech.
@@ -14,15 +15,14 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import threading
-from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
 from pydantic import Field
 
+from audiomind.embedded import sessions
 from audiomind.tools.base import Claim, ToolContext, ToolOutput, ToolResult
-from audiomind.tools.music import WindowArgs, _excerpt
+from audiomind.tools.window import WindowArgs, excerpt
 
 SR = 16000
 INPUT_S = 9.01  # DNSMOS input length
@@ -58,22 +58,14 @@ def dnsmos_paths(personalized: bool = False) -> tuple[Path, Path]:
     return primary, p808
 
 
-_LOCK = threading.Lock()
-
-
-@lru_cache(maxsize=2)
 def _sessions(personalized: bool):
-    import onnxruntime as ort
+    """(sig/bak/ovr session, P.808 session), loaded once per process."""
 
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 2
-    opts.inter_op_num_threads = 1
-    opts.log_severity_level = 3
-    primary, p808 = dnsmos_paths(personalized)
-    return (
-        ort.InferenceSession(str(primary), sess_options=opts, providers=["CPUExecutionProvider"]),
-        ort.InferenceSession(str(p808), sess_options=opts, providers=["CPUExecutionProvider"]),
-    )
+    def load():
+        primary, p808 = dnsmos_paths(personalized)
+        return sessions.onnx_session(primary), sessions.onnx_session(p808)
+
+    return sessions.get("dnsmos-personalized" if personalized else "dnsmos", load)
 
 
 def _p808_features(seg: np.ndarray) -> np.ndarray:
@@ -89,8 +81,7 @@ def dnsmos_windows(
     """Per-window DNSMOS scores [{start_s, ovrl, sig, bak, p808}], whether the clip had to be repeated to
     fill one 9.01 s window (as the reference implementation does for short clips), and the hop used: the
     requested hop, widened on long clips so that at most max_windows windows run (each costs ~0.5 s of CPU)."""
-    with _LOCK:
-        primary, p808 = _sessions(personalized)
+    primary, p808 = _sessions(personalized)
     y = np.clip(y.astype(np.float32), -1.0, 1.0)
     need = int(INPUT_S * SR)
     tiled = len(y) < need
@@ -168,7 +159,7 @@ class SpeechQualityOutput(ToolOutput):
 
 
 def speech_quality(args: SpeechQualityArgs, ctx: ToolContext) -> ToolResult:
-    y, t0, t1 = _excerpt(ctx, args, sr=SR, min_s=1.0)
+    y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=1.0)
     peak = float(np.max(np.abs(y))) if len(y) else 0.0
     if peak < 10 ** (SILENCE_DBFS / 20):
         out = {

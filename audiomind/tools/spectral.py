@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from audiomind.tools.base import Claim, ToolContext, ToolOutput, ToolResult
-from audiomind.tools.music import WindowArgs, _excerpt
+from audiomind.tools.window import WindowArgs, excerpt
 
 MAX_CURVE_POINTS = 60
 
@@ -97,7 +97,7 @@ def spectral(args: SpectralArgs, ctx: ToolContext) -> ToolResult:
 
     art = ctx.audio(args.artifact).artifact
     rate = min(int(art.sample_rate), 48000)  # the file's own bandwidth (descriptors depend on it), capped
-    y, t0, t1 = _excerpt(ctx, args, sr=rate, min_s=0.05)
+    y, t0, t1 = excerpt(ctx, args, sr=rate, min_s=0.05)
     n_fft = 2048 if rate > 32000 else 1024 if rate > 12000 else 512  # ~43-64 ms
     hop = n_fft // 4
     if len(y) < n_fft:

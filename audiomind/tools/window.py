@@ -1,0 +1,39 @@
+"""An optional analysis window inside an artifact, shared by the feature tools that analyse a stretch of a
+clip (pitch, tempo, key, chords, notes, spectral features, speech quality)."""
+
+from __future__ import annotations
+
+import numpy as np
+from pydantic import Field, model_validator
+
+from audiomind.tools.base import ToolArgs, ToolContext
+
+SR = 16000  # the shared analysis rate (one decode per artifact serves every 16 kHz tool)
+
+
+class WindowArgs(ToolArgs):
+    """An optional analysis window inside the artifact; output times stay relative to the artifact."""
+
+    start_s: float = Field(0.0, ge=0.0, description="analyse from this time (s)")
+    end_s: float | None = Field(None, gt=0.0, description="analyse up to this time (s); default: the end")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> WindowArgs:
+        if self.end_s is not None and self.end_s <= self.start_s:
+            raise ValueError("end_s must be greater than start_s")
+        return self
+
+
+def excerpt(
+    ctx: ToolContext, args: WindowArgs, sr: int = SR, min_s: float = 0.1
+) -> tuple[np.ndarray, float, float]:
+    """(samples of the window, its start, its end) in seconds of the artifact."""
+    y = ctx.audio(args.artifact).samples(sr=sr, mono=True)
+    duration = len(y) / sr
+    end = duration if args.end_s is None else min(args.end_s, duration)
+    if end - args.start_s < min_s:
+        raise ValueError(
+            f"analysis window {args.start_s:g}-{end:g} s is shorter than {min_s:g} s "
+            f"(clip is {duration:.2f} s)"
+        )
+    return y[round(args.start_s * sr) : round(end * sr)].astype(np.float32), args.start_s, end
