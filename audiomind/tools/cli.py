@@ -1,0 +1,51 @@
+"""`audiomind mcp`: serve the tool inventory over MCP (stdio by default, streamable HTTP with --http PORT)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.markup import escape
+
+from audiomind.cli_common import err, fail, quiet_libraries
+
+
+def register(app: typer.Typer) -> None:
+    """Add the `mcp` command to the top-level app."""
+
+    @app.command("mcp")
+    def mcp_command(
+        root: list[Path] | None = typer.Option(
+            None, "--root", help="folder whose audio files clients may name (repeatable; default: the current folder)"),
+        http: int | None = typer.Option(
+            None, "--http", min=1, max=65535, metavar="PORT",
+            help="serve streamable HTTP at http://127.0.0.1:PORT/mcp instead of stdio"),
+        tools_dir: list[Path] | None = typer.Option(None, help="extra folder of tool manifests (repeatable)"),
+        runs_dir: Path | None = typer.Option(
+            None, help="where each call's run folder (trace.json, derived audio) goes (default: a new temp folder)"),
+        no_cache: bool = typer.Option(False, "--no-cache", help="do not reuse cached tool results"),
+    ) -> None:
+        """Serve the usable tools over the Model Context Protocol: typed inputs and outputs, each tool's
+        evidence boundary in its description, derived audio as resources with provenance."""
+        quiet_libraries()
+        try:
+            import mcp  # noqa: F401
+        except ImportError:
+            fail("the `mcp` package is not installed (pip install 'mcp>=2.3')")
+        from audiomind.tools.manifest import ManifestError, ToolRegistry
+        from audiomind.tools.mcp_server import ToolServer, serve_http, serve_stdio
+
+        try:
+            core = ToolServer(list(root or [Path.cwd()]), registry=ToolRegistry.load(list(tools_dir or [])),
+                              runs_dir=runs_dir, use_cache=not no_cache)
+        except (ValueError, ManifestError) as exc:
+            fail(str(exc))
+        roots = escape(", ".join(str(r) for r in core.roots))
+        runs = escape(str(core.runs_dir))
+        if http is None:
+            err.print(f"[dim]audiomind MCP server on stdio; audio from {roots}; runs in {runs}[/]")
+            serve_stdio(core)
+        else:
+            err.print(f"audiomind MCP server at http://127.0.0.1:{http}/mcp (streamable HTTP); audio from {roots}; "
+                      f"runs in {runs}")
+            serve_http(core, http)
