@@ -2,37 +2,27 @@
 
 from __future__ import annotations
 
-import importlib.metadata
-import platform
-import uuid
-from datetime import datetime, timezone
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel
 
 from audiomind.audio import AudioError
+from audiomind.backends.base import FrontEnd, Planner
 from audiomind.config import AgentConfig
 from audiomind.graph.build import build_graph, recursion_limit
 from audiomind.graph.nodes import Limits, Runtime
 from audiomind.prompts import all_prompt_hashes
-from audiomind.state import EvidenceState, Outcome, Question, RunInfo, utcnow
+from audiomind.state import EvidenceState, Outcome, Question, RunInfo, new_run_id, package_versions, utcnow
 from audiomind.tools.executor import ToolCache, ToolExecutor
 from audiomind.tools.manifest import ToolRegistry
 from audiomind.trace import write_trace
 
-_VERSIONED = ("audiomind", "langgraph", "langchain-core", "pydantic", "numpy", "librosa", "onnxruntime",
-              "faster-whisper", "torch", "sentence-transformers", "openai", "google-genai")
-
-
-def package_versions() -> dict[str, str]:
-    out = {"python": platform.python_version()}
-    for name in _VERSIONED:
-        try:
-            out[name] = importlib.metadata.version(name)
-        except importlib.metadata.PackageNotFoundError:
-            pass
-    return out
+FrontendFactory = Callable[[ToolExecutor], FrontEnd]
+"""Makes a run's front end from that run's tool executor (the cascade listens through it)."""
+PlannerArg = str | Planner
+FrontendArg = str | FrontEnd | FrontendFactory
 
 
 class AskResult(BaseModel):
@@ -52,45 +42,62 @@ class AskResult(BaseModel):
 class AudioMind:
     """An agent configured once (planner, front end, tools, bounds) and asked many questions."""
 
-    def __init__(self, config: AgentConfig | None = None, /, **settings: Any):
+    def __init__(self, config: AgentConfig | None = None, /, *, planner: PlannerArg | None = None,
+                 frontend: FrontendArg | None = None, **settings: Any):
         """`AudioMind(AgentConfig(...))`, or the same settings as keywords: `AudioMind(planner="rules",
-        trace_dir="traces")`; keywords override the config's values."""
-        from audiomind.backends import presets
+        trace_dir="traces")`; keywords override the config's values. `planner` and `frontend` are spec
+        strings, or backends already built: a Planner, a FrontEnd, or a factory making a run's FrontEnd
+        from that run's ToolExecutor (then the config records the instance's spec)."""
+        from audiomind.backends import registry as backends
 
-        if "tools_dirs" in settings and settings["tools_dirs"] is not None:
-            settings["tools_dirs"] = tuple(str(d) for d in settings["tools_dirs"])
-        for k in ("trace_dir", "cache_dir"):
-            if settings.get(k) is not None:
-                settings[k] = str(settings[k])
-        cfg = (config or AgentConfig()).model_copy(update={k: v for k, v in settings.items() if v is not None})
-        self.config = cfg = AgentConfig.model_validate(cfg.model_dump())
+        if not isinstance(planner, (str, type(None))):
+            settings["planner"] = planner.spec().spec
+        elif planner is not None:
+            settings["planner"] = planner
+        if isinstance(frontend, str):
+            settings["frontend"] = frontend
+        elif isinstance(frontend, FrontEnd):
+            settings["frontend"] = frontend.spec().spec
+        given = {k: v for k, v in settings.items() if v is not None}
+        self.config = cfg = AgentConfig.model_validate({**(config or AgentConfig()).model_dump(), **given})
         self.planner_spec, self.frontend_spec = cfg.planner, cfg.frontend
         self.registry = ToolRegistry.load([Path(d) for d in cfg.tools_dirs])
         self.trace_dir = Path(cfg.trace_dir)
         self.limits = Limits(max_steps=cfg.max_steps, time_budget_s=cfg.time_budget_s, format_retries=cfg.format_retries)
         self.window_s, self.timeout_s, self.max_retries = cfg.window_s, cfg.timeout_s, cfg.max_retries
         self.cache = ToolCache(Path(cfg.cache_dir) if cfg.cache_dir else None) if cfg.use_cache else None
-        self.planner = presets.make_planner(cfg.planner, registry=self.registry, timeout_s=cfg.timeout_s,
+        if planner is None or isinstance(planner, str):
+            planner = backends.make_planner(cfg.planner, registry=self.registry, timeout_s=cfg.timeout_s,
                                             max_retries=cfg.max_retries)
-        self._shared_frontend = None
+        self.planner: Planner = planner
+        # A front end is either shared by every run (a model front end: stateless, one HTTP client per
+        # agent, made on first use) or made per run from the run's executor (the cascade).
+        self._shared_frontend: FrontEnd | None = frontend if isinstance(frontend, FrontEnd) else None
+        self._frontend_factory: FrontendFactory | None = None  # per run
+        self._make_shared_frontend: FrontendFactory | None = None  # once, on first use
+        if frontend is None or isinstance(frontend, str):
+            def make(executor: ToolExecutor) -> FrontEnd:
+                return backends.make_frontend(cfg.frontend, executor=executor, window_s=cfg.window_s,
+                                              timeout_s=cfg.timeout_s, max_retries=cfg.max_retries)
 
-    def _frontend(self, executor: ToolExecutor):
-        """The cascade listens through this run's executor (its derived audio goes to the run's folder), so
-        it is made per run; a model front end is stateless and is made once (one HTTP client per agent)."""
-        from audiomind.backends import presets
+            if backends.kind_of(cfg.frontend).per_run_frontend:
+                self._frontend_factory = make
+            else:
+                self._make_shared_frontend = make
+        elif self._shared_frontend is None:
+            self._frontend_factory = frontend
 
-        if presets.parse_spec(self.frontend_spec).kind == "cascade" or self._shared_frontend is None:
-            frontend = presets.make_frontend(
-                self.frontend_spec, executor=executor, window_s=self.window_s, timeout_s=self.timeout_s,
-                max_retries=self.max_retries,
-            )
-            if presets.parse_spec(self.frontend_spec).kind == "cascade":
-                return frontend
-            self._shared_frontend = frontend
+    def frontend_for(self, executor: ToolExecutor) -> FrontEnd:
+        """The front end of a run that uses `executor`."""
+        if self._frontend_factory is not None:
+            return self._frontend_factory(executor)
+        if self._shared_frontend is None:
+            assert self._make_shared_frontend is not None
+            self._shared_frontend = self._make_shared_frontend(executor)
         return self._shared_frontend
 
     def new_state(self, audio: str | Path, question: str, choices: list[str] | None = None, **meta: Any) -> EvidenceState:
-        run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + "-" + uuid.uuid4().hex[:8]
+        run_id = new_run_id()
         artifact_dir = (self.trace_dir / f"{run_id}.artifacts").resolve()
         return EvidenceState(
             run=RunInfo(
@@ -125,7 +132,7 @@ class AudioMind:
         probe(audio)  # missing / empty / non-audio input fails here with a clear AudioError
         state = self.new_state(audio, question, choices, item_id=item_id, ground_truth=ground_truth, metadata=metadata)
         executor = ToolExecutor(self.registry, Path(state.run.artifact_dir), cache=self.cache)
-        frontend = self._frontend(executor)
+        frontend = self.frontend_for(executor)
         state.run.models = [self.planner.spec(), frontend.spec()]
         runtime = Runtime(self.planner, frontend, executor, self.limits)
         graph = build_graph(runtime)

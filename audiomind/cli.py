@@ -36,10 +36,6 @@ register_trace_commands(trace_app)
 app.add_typer(bench_app, name="bench")
 app.add_typer(judge_app, name="judge")
 
-from audiomind.tools.cli import register as register_mcp_command  # noqa: E402
-
-register_mcp_command(app)
-
 from audiomind.cli_common import FRONTEND_HELP, PLANNER_HELP, console, fail  # noqa: E402
 from audiomind.cli_common import quiet_libraries as _quiet_libraries  # noqa: E402
 
@@ -109,7 +105,7 @@ def ask(
 @app.command()
 def doctor() -> None:
     """What is usable here: backends, embedded models, tools, and why the rest is not."""
-    from audiomind.backends import presets
+    from audiomind.backends.registry import describe_backends
     from audiomind.embedded import models
     from audiomind.tools.manifest import ToolRegistry
 
@@ -124,7 +120,7 @@ def doctor() -> None:
     ffmpeg = shutil.which("ffmpeg")
     table.add_row("system", "python", "yes", sys.version.split()[0])
     table.add_row("system", "ffmpeg", "yes" if ffmpeg else "fallback", ffmpeg or "imageio-ffmpeg binary")
-    for status in presets.describe_backends():
+    for status in describe_backends():
         table.add_row("backend", status.name, "yes" if status.usable else "no", escape(status.why))
     for name, entry in models.CATALOG.items():
         ok, why = models.check(name)

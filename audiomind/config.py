@@ -6,9 +6,11 @@ Python API all take an `AgentConfig`, so a setting is defined, validated and doc
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 
 class AgentConfig(BaseModel):
@@ -30,6 +32,16 @@ class AgentConfig(BaseModel):
     max_retries: int = Field(3, ge=0, le=20, description="retries of a failed model request (429, 5xx, timeouts)")
     use_cache: bool = Field(True, description="reuse cached tool results (keyed by tool, version, args, audio hash)")
     cache_dir: str | None = Field(None, description="tool-result cache folder (default: the embedded cache)")
+
+    @field_validator("trace_dir", "cache_dir", mode="before")
+    @classmethod
+    def _path_str(cls, v: Any) -> Any:
+        return os.fspath(v) if isinstance(v, os.PathLike) else v
+
+    @field_validator("tools_dirs", mode="before")
+    @classmethod
+    def _path_strs(cls, v: Any) -> Any:
+        return tuple(os.fspath(d) for d in v) if isinstance(v, (list, tuple)) else v
 
     def with_trace_dir(self, path: str | Path) -> AgentConfig:
         return self.model_copy(update={"trace_dir": str(path)})

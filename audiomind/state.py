@@ -30,6 +30,31 @@ def utcnow() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
 
 
+def new_run_id(tag: str = "", hex_chars: int = 8) -> str:
+    """A run's id: its UTC start second, an optional tag, and random hex ("20250101T120000-1a2b3c4d"), so
+    trace files sort by time and never collide."""
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    return f"{stamp}-{tag + '-' if tag else ''}{uuid.uuid4().hex[:hex_chars]}"
+
+
+_VERSIONED = ("audiomind", "langgraph", "langchain-core", "pydantic", "numpy", "librosa", "onnxruntime",
+              "faster-whisper", "torch", "sentence-transformers", "openai", "google-genai")
+
+
+def package_versions() -> dict[str, str]:
+    """Python's and the installed packages' versions that a run's results depend on (RunInfo.versions)."""
+    import importlib.metadata
+    import platform
+
+    out = {"python": platform.python_version()}
+    for name in _VERSIONED:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            pass
+    return out
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 

@@ -85,7 +85,8 @@ def register(trace_app: typer.Typer) -> None:
         c for c in trace_app.registered_commands
         if (c.name or (c.callback.__name__ if c.callback else "")) not in ("validate", "trace_validate")
     ]
-    trace_app.info.help = "Trace files: schema, validation, audit, statistics, diff, replay and an HTML viewer."
+    trace_app.info.help = ("Trace files: schema, validation, audit, statistics, diff, replay, an HTML viewer and "
+                           "OpenTelemetry export.")
 
     @trace_app.command("validate")
     def validate(
@@ -236,15 +237,18 @@ def register(trace_app: typer.Typer) -> None:
 
         from audiomind.audio import AudioError
         from audiomind.audit.diff import DiffReport, render
+        from audiomind.audit.replay import replay
         from audiomind.backends.base import BackendError
-        from audiomind.backends.replay import replay
+        from audiomind.config import AgentConfig
 
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TQDM_DISABLE", "1")
         if not path.is_file():
             _fail(f"no trace file at {path}")
         try:
-            report, _ = replay(path, planner=planner, frontend=frontend, trace_dir=trace_dir, use_cache=not no_cache)
+            config = AgentConfig(planner=planner, frontend=frontend, use_cache=not no_cache,
+                                 trace_dir=trace_dir or path.parent / "replays")
+            report, _ = replay(path, config)
         except (BackendError, AudioError, ValueError) as exc:
             _fail(str(exc), code=3 if isinstance(exc, BackendError) else 2)
         if as_json:
@@ -284,3 +288,41 @@ def register(trace_app: typer.Typer) -> None:
         for p in pages:
             console.print(f"wrote {escape(str(p))}")
         console.print(f"[bold]index:[/] {escape(str(index))}")
+
+    @trace_app.command("export")
+    def export_cmd(
+        paths: list[Path] = typer.Argument(..., help="trace files or folders (searched recursively)"),
+        otlp: str = typer.Option(..., "--otlp", metavar="URL", help="OTLP/HTTP collector: http://localhost:4318 "
+                                 "(OTel collector, Jaeger), http://localhost:6006 (Phoenix); /v1/traces is added"),
+        include_content: bool = typer.Option(False, "--include-content", help="also send the question, prompts, "
+                                             "answers, transcripts and tool arguments/outputs (default: ids, names, "
+                                             "numbers, statuses and hashes only)"),
+        as_json: bool = typer.Option(False, "--json", help="machine-readable report"),
+    ) -> None:
+        """Send traces to an OpenTelemetry collector over OTLP/HTTP as GenAI spans (invoke_agent, a span per
+        graph node, execute_tool, chat; OpenInference span kinds; judges' results as evaluation events), with
+        the recorded times. Exit 1 when the collector cannot be reached or refuses them."""
+        from audiomind.audit.otel import ExportError, export_states, load_states, otlp_traces_url
+
+        try:
+            otlp_traces_url(otlp)
+        except ValueError as exc:
+            _fail(str(exc))
+        files = _files(paths)
+        states, skipped = load_states(files)
+        for f, why in skipped:
+            err.print(f"[yellow]skipped[/] {escape(f)}: {escape(why)}")
+        if not states:
+            _fail(f"none of the {len(files)} file(s) is a readable trace")
+        try:
+            report = export_states(states, otlp, include_content=include_content)
+        except ExportError as exc:
+            _fail(str(exc), code=1)
+        if as_json:
+            print(json.dumps({"endpoint": report.endpoint, "spans": report.spans, "traces": report.traces,
+                              "skipped": [{"file": f, "why": w} for f, w in skipped]}, indent=2))
+            return
+        console.print(f"exported {len(report.traces)} trace(s), {report.spans} span(s) to {escape(report.endpoint)}"
+                      + ("" if include_content else " [dim](no content: add --include-content for it)[/]"))
+        for t in report.traces:
+            console.print(f"  {escape(t['run_id'])} -> trace id {t['trace_id']}")

@@ -1,4 +1,5 @@
-"""Backend presets: turn the `--planner` / `--frontend` spec strings into planners and front ends.
+"""The backend registry: spec kinds -> factories. Turns the `--planner` / `--frontend` spec strings into
+planners, front ends and LangChain chat models.
 
 Spec forms (a model name may itself contain ':' and '/', so the base URL is split off at the LAST '@'):
 
@@ -22,12 +23,15 @@ import importlib.util
 import os
 import re
 import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel
 
 from audiomind.backends.base import BackendError, FrontEnd, Planner
+from audiomind.backends.openai_compat import openai_endpoint
 from audiomind.state import ModelSpec
 
 Kind = Literal["rules", "cascade", "openai", "gemini", "ollama", "llamacpp", "replay"]
@@ -37,7 +41,6 @@ SPEC_FORMS = (
     "ollama:MODEL[@http://HOST:PORT] | llamacpp:/path/model.gguf | replay:TRACE.json"
 )
 OLLAMA_DEFAULT_URL = "http://127.0.0.1:11434"
-OPENAI_DEFAULT_URL = "https://api.openai.com/v1"
 
 _URL = re.compile(r"^https?://[^\s/@]+(?:/\S*)?$")
 _HOSTPORT = re.compile(r"^[A-Za-z0-9.\-]+:\d{1,5}(?:/\S*)?$")
@@ -88,20 +91,21 @@ def parse_spec(spec: str | BackendSpec) -> BackendSpec:
     if not isinstance(spec, str) or not spec.strip():
         raise _bad(str(spec), "empty spec")
     s = spec.strip()
-    if s in ("rules", "cascade"):
+    if s in REGISTRY and REGISTRY[s].argument is None:
         return BackendSpec(kind=s, raw=s)  # type: ignore[arg-type]
     kind, sep, rest = s.partition(":")
     if not sep:
         raise _bad(s, f"unknown backend {kind!r}")
     kind = kind.strip().lower()
     rest = rest.strip()
-    if kind in ("openai", "gemini", "ollama"):
+    argument = REGISTRY[kind].argument if kind in REGISTRY else None
+    if argument == "model":
         model, url = _split_url(s, rest)
         model = model.strip()
         if not model:
             raise _bad(s, f"{kind} needs a model name, e.g. {kind}:MODEL")
         return BackendSpec(kind=kind, model=model, base_url=url, raw=s)  # type: ignore[arg-type]
-    if kind in ("llamacpp", "replay"):
+    if argument == "path":
         if not rest:
             raise _bad(s, f"{kind} needs a file path")
         return BackendSpec(kind=kind, path=rest, raw=s)  # type: ignore[arg-type]
@@ -115,85 +119,179 @@ def _import(module: str, extra: str) -> Any:
         raise BackendError(f"{module} is not importable ({exc}); install it with: pip install {extra}") from exc
 
 
-# ---------------------------------------------------------------- planners
+# ---------------------------------------------------------------- what each kind builds
 
 
-def make_chat_model(spec: BackendSpec, *, timeout_s: float = 60, temperature: float = 0.0,
+@dataclass(frozen=True)
+class BuildOptions:
+    """What a factory may need besides the spec; each kind takes the fields it uses."""
+
+    registry: Any = None  # ToolRegistry: the rules planner reads the manifests
+    executor: Any = None  # ToolExecutor: the cascade listens through the run's executor
+    timeout_s: float = 120.0
+    max_retries: int = 3
+    window_s: float | None = 30.0  # OpenAI-compatible audio servers (Qwen truncates ~30 s)
+    gemini_window_s: float | None = None  # Gemini hears whole clips unless set
+    temperature: float = 0.0
+    max_tokens: int | None = None
+
+
+PlannerFactory = Callable[[BackendSpec, BuildOptions], Planner]
+FrontendFactory = Callable[[BackendSpec, BuildOptions], FrontEnd]
+ChatModelFactory = Callable[[BackendSpec, BuildOptions], "tuple[Any, dict]"]
+
+
+@dataclass(frozen=True)
+class BackendKind:
+    """One spec kind: what it builds as a planner, as a front end, as a LangChain chat model, and what
+    to say when it is asked for a role it does not fill."""
+
+    planner: PlannerFactory | None = None
+    frontend: FrontendFactory | None = None
+    chat_model: ChatModelFactory | None = None
+    not_planner: str = ""
+    not_frontend: str = ""
+    argument: Literal["model", "path"] | None = None  # KIND:MODEL[@URL], KIND:PATH, or the bare name
+    per_run_frontend: bool = False  # made for each run (it works through that run's executor)
+
+
+def _rules(bs: BackendSpec, o: BuildOptions) -> Planner:
+    from audiomind.backends.planners.rules import RulesPlanner
+
+    return RulesPlanner(o.registry)
+
+
+def _llm(bs: BackendSpec, o: BuildOptions) -> Planner:
+    from audiomind.backends.planners.llm import LLMPlanner
+
+    chat, facts = make_chat_model(bs, timeout_s=o.timeout_s, temperature=o.temperature, max_tokens=o.max_tokens)
+    decoding: dict[str, Any] = {"temperature": o.temperature, "structured_output": "json_schema"}
+    if o.max_tokens:
+        decoding["max_tokens"] = o.max_tokens
+    model_spec = ModelSpec(role="planner", spec=str(bs), kind=bs.kind, model=bs.model or bs.path,
+                           base_url=bs.base_url if bs.kind != "llamacpp" else None, decoding=decoding)
+    return LLMPlanner(chat, name=str(bs), spec=model_spec, max_retries=o.max_retries,
+                      endpoint=facts["endpoint"], secrets=facts["secrets"])
+
+
+def _replay_planner(bs: BackendSpec, o: BuildOptions) -> Planner:
+    from audiomind.backends.planners.replay import ReplayPlanner
+
+    return ReplayPlanner(bs.path or "")
+
+
+def _cascade(bs: BackendSpec, o: BuildOptions) -> FrontEnd:
+    from audiomind.backends.frontends.cascade import CascadeFrontEnd
+
+    return CascadeFrontEnd(o.executor)
+
+
+def _openai_frontend(bs: BackendSpec, o: BuildOptions) -> FrontEnd:
+    from audiomind.backends.frontends.openai import OpenAIFrontEnd
+
+    return OpenAIFrontEnd(bs.model or "", base_url=bs.base_url, name=str(bs), window_s=o.window_s,
+                          timeout_s=o.timeout_s, max_retries=o.max_retries)
+
+
+def _gemini_frontend(bs: BackendSpec, o: BuildOptions) -> FrontEnd:
+    from audiomind.backends.frontends.gemini import GeminiFrontEnd
+
+    return GeminiFrontEnd(bs.model or "", base_url=bs.base_url, name=str(bs), window_s=o.gemini_window_s,
+                          timeout_s=o.timeout_s, max_retries=o.max_retries)
+
+
+def _replay_frontend(bs: BackendSpec, o: BuildOptions) -> FrontEnd:
+    from audiomind.backends.frontends.replay import ReplayFrontEnd
+
+    return ReplayFrontEnd(bs.path or "", o.executor)
+
+
+def _openai_chat(bs: BackendSpec, o: BuildOptions) -> tuple[Any, dict]:
+    _import("langchain_openai", "langchain-openai")
+    ep = openai_endpoint(bs.base_url)
+    model = ep.chat_model(bs.model or "", timeout_s=o.timeout_s, temperature=o.temperature, max_tokens=o.max_tokens)
+    return model, {"endpoint": ep.base_url, "secrets": [ep.api_key]}
+
+
+def _gemini_chat(bs: BackendSpec, o: BuildOptions) -> tuple[Any, dict]:
+    mod = _import("langchain_google_genai", "langchain-google-genai")
+    key = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
+    if not key:
+        raise BackendError("GEMINI_API_KEY (or GOOGLE_API_KEY) is not set: export it to use gemini:MODEL")
+    kwargs: dict[str, Any] = {"model": bs.model, "google_api_key": key, "temperature": o.temperature,
+                              "timeout": o.timeout_s, "max_retries": 1, "max_output_tokens": o.max_tokens}
+    if bs.base_url:
+        kwargs["base_url"] = bs.base_url
+    return mod.ChatGoogleGenerativeAI(**kwargs), {
+        "endpoint": bs.base_url or "https://generativelanguage.googleapis.com", "secrets": [key]}
+
+
+def _ollama_chat(bs: BackendSpec, o: BuildOptions) -> tuple[Any, dict]:
+    mod = _import("langchain_ollama", "langchain-ollama")
+    url = bs.base_url or os.environ.get("OLLAMA_HOST") or OLLAMA_DEFAULT_URL
+    if not url.startswith("http"):
+        url = "http://" + url
+    model = mod.ChatOllama(model=bs.model, base_url=url, temperature=o.temperature, num_predict=o.max_tokens,
+                           client_kwargs={"timeout": o.timeout_s})
+    return model, {"endpoint": url, "secrets": []}
+
+
+def _llamacpp_chat(bs: BackendSpec, o: BuildOptions) -> tuple[Any, dict]:
+    path = Path(bs.path or "").expanduser()
+    if not path.is_file():
+        raise BackendError(f"llamacpp: no GGUF file at {path}")
+    _import("llama_cpp", "'audiomind[llamacpp]' (llama-cpp-python; compiles llama.cpp, ~5 min)")
+    from audiomind.backends.planners.llamacpp import LlamaCppChatModel
+
+    return LlamaCppChatModel(model_path=str(path), temperature=o.temperature, max_tokens=o.max_tokens or 768), {
+        "endpoint": str(path), "secrets": []}
+
+
+_NO_AUDIO = ("cannot take audio input here: serve an audio model behind an OpenAI-compatible API and use "
+             "openai:MODEL@http://HOST:PORT/v1, or use gemini:MODEL or cascade")
+
+REGISTRY: dict[str, BackendKind] = {
+    "rules": BackendKind(
+        planner=_rules,
+        not_frontend="rules is a planner, not an audio front end: use --frontend cascade or a model spec"),
+    "cascade": BackendKind(
+        frontend=_cascade, per_run_frontend=True,
+        not_planner="cascade is an audio front end, not a planner: use --planner rules or an LLM spec"),
+    "openai": BackendKind(planner=_llm, frontend=_openai_frontend, chat_model=_openai_chat, argument="model"),
+    "gemini": BackendKind(planner=_llm, frontend=_gemini_frontend, chat_model=_gemini_chat, argument="model"),
+    "ollama": BackendKind(planner=_llm, chat_model=_ollama_chat, not_frontend="ollama " + _NO_AUDIO,
+                          argument="model"),
+    "llamacpp": BackendKind(planner=_llm, chat_model=_llamacpp_chat, not_frontend="llamacpp " + _NO_AUDIO,
+                            argument="path"),
+    "replay": BackendKind(planner=_replay_planner, frontend=_replay_frontend, argument="path"),
+}
+"""Spec kind -> what it builds. Every factory imports its integration lazily."""
+
+
+def kind_of(spec: str | BackendSpec) -> BackendKind:
+    return REGISTRY[parse_spec(spec).kind]
+
+
+def make_chat_model(spec: str | BackendSpec, *, timeout_s: float = 60, temperature: float = 0.0,
                     max_tokens: int | None = None) -> tuple[Any, dict]:
     """(LangChain chat model, facts for the LLMPlanner: endpoint, secrets). `max_tokens` caps replies
     (None: the backend's default; set it for small local models that may ramble inside a grammar)."""
-    if spec.kind == "openai":
-        mod = _import("langchain_openai", "langchain-openai")
-        custom = spec.base_url is not None and spec.base_url.rstrip("/") != OPENAI_DEFAULT_URL
-        key = os.environ.get("OPENAI_API_KEY") or ("EMPTY" if custom else None)
-        if not key:
-            raise BackendError(
-                "OPENAI_API_KEY is not set: export it for api.openai.com, or give a local server as "
-                "openai:MODEL@http://HOST:PORT/v1"
-            )
-        model = mod.ChatOpenAI(
-            model=spec.model, base_url=spec.base_url or OPENAI_DEFAULT_URL, api_key=key, timeout=timeout_s,
-            max_retries=0, temperature=temperature, max_tokens=max_tokens,
-        )
-        return model, {"endpoint": spec.base_url or OPENAI_DEFAULT_URL, "secrets": [key]}
-    if spec.kind == "gemini":
-        mod = _import("langchain_google_genai", "langchain-google-genai")
-        key = os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
-        if not key:
-            raise BackendError("GEMINI_API_KEY (or GOOGLE_API_KEY) is not set: export it to use gemini:MODEL")
-        kwargs: dict[str, Any] = {"model": spec.model, "google_api_key": key, "temperature": temperature,
-                                  "timeout": timeout_s, "max_retries": 1, "max_output_tokens": max_tokens}
-        if spec.base_url:
-            kwargs["base_url"] = spec.base_url
-        return mod.ChatGoogleGenerativeAI(**kwargs), {
-            "endpoint": spec.base_url or "https://generativelanguage.googleapis.com", "secrets": [key]}
-    if spec.kind == "ollama":
-        mod = _import("langchain_ollama", "langchain-ollama")
-        url = spec.base_url or os.environ.get("OLLAMA_HOST") or OLLAMA_DEFAULT_URL
-        if not url.startswith("http"):
-            url = "http://" + url
-        model = mod.ChatOllama(model=spec.model, base_url=url, temperature=temperature, num_predict=max_tokens,
-                               client_kwargs={"timeout": timeout_s})
-        return model, {"endpoint": url, "secrets": []}
-    if spec.kind == "llamacpp":
-        path = Path(spec.path or "").expanduser()
-        if not path.is_file():
-            raise BackendError(f"llamacpp: no GGUF file at {path}")
-        _import("llama_cpp", "'audiomind[llamacpp]' (llama-cpp-python; compiles llama.cpp, ~5 min)")
-        from audiomind.backends.llm_planner import LlamaCppChatModel
-
-        return LlamaCppChatModel(model_path=str(path), temperature=temperature, max_tokens=max_tokens or 768), {
-            "endpoint": str(path), "secrets": []}
-    raise BackendError(f"{spec.raw or spec.kind} is not a chat-model backend")
+    bs = parse_spec(spec)
+    factory = REGISTRY[bs.kind].chat_model
+    if factory is None:
+        raise BackendError(f"{bs.raw or bs.kind} is not a chat-model backend")
+    return factory(bs, BuildOptions(timeout_s=timeout_s, temperature=temperature, max_tokens=max_tokens))
 
 
 def make_planner(spec: str | BackendSpec, *, registry: Any = None, timeout_s: float = 60,
                  max_retries: int = 3, max_tokens: int | None = None) -> Planner:
-    """A Planner for a spec: the rule planner, or an LLMPlanner over the matching LangChain chat model."""
+    """A Planner for a spec: the rule planner, the replay planner, or an LLMPlanner over the kind's chat model."""
     bs = parse_spec(spec)
-    if bs.kind == "rules":
-        from audiomind.backends.rules_planner import RulesPlanner
-
-        return RulesPlanner(registry)
-    if bs.kind == "cascade":
-        raise BackendError("cascade is an audio front end, not a planner: use --planner rules or an LLM spec")
-    if bs.kind == "replay":
-        from audiomind.backends.replay import ReplayPlanner
-
-        return ReplayPlanner(bs.path)
-    from audiomind.backends.llm_planner import LLMPlanner
-
-    chat, facts = make_chat_model(bs, timeout_s=timeout_s, max_tokens=max_tokens)
-    decoding: dict[str, Any] = {"temperature": 0.0, "structured_output": "json_schema"}
-    if max_tokens:
-        decoding["max_tokens"] = max_tokens
-    model_spec = ModelSpec(role="planner", spec=str(bs), kind=bs.kind, model=bs.model or bs.path,
-                           base_url=bs.base_url if bs.kind != "llamacpp" else None, decoding=decoding)
-    return LLMPlanner(chat, name=str(bs), spec=model_spec, max_retries=max_retries,
-                      endpoint=facts["endpoint"], secrets=facts["secrets"])
-
-
-# ---------------------------------------------------------------- front ends
+    kind = REGISTRY[bs.kind]
+    if kind.planner is None:
+        raise BackendError(kind.not_planner or f"{bs.kind} is not a planner")
+    return kind.planner(bs, BuildOptions(registry=registry, timeout_s=timeout_s, max_retries=max_retries,
+                                         max_tokens=max_tokens))
 
 
 def make_frontend(spec: str | BackendSpec, *, executor: Any = None, window_s: float | None = 30.0,
@@ -202,30 +300,11 @@ def make_frontend(spec: str | BackendSpec, *, executor: Any = None, window_s: fl
     """A FrontEnd for a spec. `window_s` applies to OpenAI-compatible servers (Qwen truncates ~30 s);
     Gemini hears whole clips unless `gemini_window_s` is set."""
     bs = parse_spec(spec)
-    if bs.kind == "cascade":
-        from audiomind.backends.cascade import CascadeFrontEnd
-
-        return CascadeFrontEnd(executor)
-    if bs.kind == "openai":
-        from audiomind.backends.openai_frontend import OpenAIFrontEnd
-
-        return OpenAIFrontEnd(bs.model or "", base_url=bs.base_url, name=str(bs), window_s=window_s,
-                              timeout_s=timeout_s, max_retries=max_retries)
-    if bs.kind == "gemini":
-        from audiomind.backends.gemini_frontend import GeminiFrontEnd
-
-        return GeminiFrontEnd(bs.model or "", base_url=bs.base_url, name=str(bs), window_s=gemini_window_s,
-                              timeout_s=timeout_s, max_retries=max_retries)
-    if bs.kind == "replay":
-        from audiomind.backends.replay import ReplayFrontEnd
-
-        return ReplayFrontEnd(bs.path, executor)
-    if bs.kind == "rules":
-        raise BackendError("rules is a planner, not an audio front end: use --frontend cascade or a model spec")
-    raise BackendError(
-        f"{bs.kind} cannot take audio input here: serve an audio model behind an OpenAI-compatible API "
-        "and use openai:MODEL@http://HOST:PORT/v1, or use gemini:MODEL or cascade"
-    )
+    kind = REGISTRY[bs.kind]
+    if kind.frontend is None:
+        raise BackendError(kind.not_frontend or f"{bs.kind} is not an audio front end")
+    return kind.frontend(bs, BuildOptions(executor=executor, window_s=window_s, timeout_s=timeout_s,
+                                          max_retries=max_retries, gemini_window_s=gemini_window_s))
 
 
 # ---------------------------------------------------------------- doctor
@@ -255,11 +334,11 @@ def _ollama_answers(url: str, timeout_s: float = 0.5) -> tuple[bool, str]:
 def describe_backends() -> list[BackendStatus]:
     """What `doctor` prints: which integrations import, which keys are set (names only), what answers."""
     out: list[BackendStatus] = [BackendStatus(name="rules", usable=True, why="offline rule planner (built in)")]
-    if importlib.util.find_spec("audiomind.backends.cascade") is not None:
+    if importlib.util.find_spec("audiomind.backends.frontends.cascade") is not None:
         out.append(BackendStatus(name="cascade", usable=True,
                                  why="embedded front end (needs the embedded models: see `audiomind models`)"))
     else:
-        out.append(BackendStatus(name="cascade", usable=False, why="audiomind.backends.cascade is missing"))
+        out.append(BackendStatus(name="cascade", usable=False, why="audiomind.backends.frontends.cascade is missing"))
 
     ok_oa, why_oa = _importable("openai")
     ok_lco, why_lco = _importable("langchain_openai")

@@ -15,7 +15,7 @@ Resumable: one JSON line per finished item in the output file (flush + fsync); a
 already there, so a crash loses at most the item being judged.
 
 The judge is any LangChain chat model, or a backend spec string (`openai:MODEL@http://HOST:PORT/v1`,
-`gemini:MODEL`, ...) built through audiomind.backends.presets (ChatOpenAI for OpenAI-compatible servers).
+`gemini:MODEL`, ...) built through audiomind.backends.registry (ChatOpenAI for OpenAI-compatible servers).
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from audiomind.bench.mmar import string_match
+from audiomind.bench.tasks.mmar import string_match
 from audiomind.prompts import MAX_CHOICES, choice_letter
 
 PREDICTION_KEY = "answer_prediction"
@@ -147,14 +147,14 @@ def parse_judgement(text: str, rubric: list[dict[str, Any]]) -> RunScore:
 
 
 def make_judge(spec: Any, *, temperature: float = 0.7, timeout_s: float = 120) -> tuple[Any, str]:
-    """(LangChain chat model, its name). A spec string is built through audiomind.backends.presets;
+    """(LangChain chat model, its name). A spec string is built through audiomind.backends.registry;
     temperature > 0 so the independent runs are independent samples."""
     if not isinstance(spec, str):
         return spec, type(spec).__name__
-    from audiomind.backends import presets
+    from audiomind.backends import registry
 
-    bs = presets.parse_spec(spec)
-    model, _facts = presets.make_chat_model(bs, timeout_s=timeout_s, temperature=temperature)
+    bs = registry.parse_spec(spec)
+    model, _facts = registry.make_chat_model(bs, timeout_s=timeout_s, temperature=temperature)
     return model, bs.raw
 
 

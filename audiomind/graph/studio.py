@@ -3,8 +3,8 @@ default stack: rule planner + cascade front end. Derived audio goes to the audio
 
 from __future__ import annotations
 
-from audiomind.backends.cascade import CascadeFrontEnd
-from audiomind.backends.rules_planner import RulesPlanner
+from audiomind.backends.frontends.cascade import CascadeFrontEnd
+from audiomind.backends.planners.rules import RulesPlanner
 from audiomind.embedded.models import cache_dir
 from audiomind.graph.build import build_graph
 from audiomind.graph.nodes import Limits, Runtime

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import os
 import time
-import uuid
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +36,8 @@ from audiomind.state import (
     ToolCallStatus,
     ToolCategory,
     new_id,
+    new_run_id,
+    package_versions,
     utcnow,
 )
 from audiomind.trace import write_trace
@@ -87,13 +87,12 @@ class JudgeSession:
         cache: Any = None,
         inputs: dict[str, Any] | None = None,
     ):
-        from audiomind.api import package_versions
         from audiomind.tools.executor import ToolExecutor
 
         self.kind = kind
         self.t0 = time.monotonic()
         self.models = models or JudgeModels()
-        run_id = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S") + f"-judge-{kind}-" + uuid.uuid4().hex[:6]
+        run_id = new_run_id(f"judge-{kind}", hex_chars=6)
         self.trace_dir = Path(trace_dir) if trace_dir is not None else None
         base = self.trace_dir if self.trace_dir is not None else Path(os.environ.get("TMPDIR", "/tmp")) / "audiomind-judges"
         artifact_dir = (base / f"{run_id}.artifacts").resolve()

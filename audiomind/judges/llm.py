@@ -1,8 +1,9 @@
 """Model access for the judges: a text LLM (JSON replies, yes/no probabilities) and an audio front end
 asked focused questions about one or several clips.
 
-JSON replies go through the planner's machinery (`LLMPlanner`: the backend's JSON-schema mode where it
-has one, one format retry that says what was wrong, transport retries with backoff, a `ModelCall`).
+JSON replies go through the planner's public completion (`LLMPlanner.complete_json`: the backend's
+JSON-schema mode where it has one, one format retry that says what was wrong, transport retries with
+backoff, a `ModelCall`); plain replies through `LLMPlanner.complete_text`.
 Yes/no questions are asked of OpenAI-compatible servers with `logprobs=True, top_logprobs=K`, so
 p(yes) comes from the token distribution at the answer position (normalised over the yes/no variants
 found there); backends that expose no log-probabilities give p(yes) from the verdict (1, 0, or 0.5 when
@@ -12,14 +13,15 @@ the reply says neither), and the result says which.
 from __future__ import annotations
 
 import math
-import os
 import re
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
 
 from audiomind.backends.base import BackendError, ListenRequest, ListenResult
-from audiomind.backends.presets import OPENAI_DEFAULT_URL, BackendSpec, parse_spec
+from audiomind.backends.jsonparse import message_text
+from audiomind.backends.openai_compat import openai_endpoint
+from audiomind.backends.registry import BackendSpec, make_frontend, make_planner, parse_spec
 from audiomind.backends.retry import call_with_retries
 from audiomind.state import Artifact, ModelCall, ModelSpec
 
@@ -96,22 +98,15 @@ class _OpenAIChat:
     """A bare OpenAI-compatible chat client (own retries via call_with_retries) for log-probability calls."""
 
     def __init__(self, spec: BackendSpec, timeout_s: float, max_retries: int):
-        import openai
-
+        endpoint = openai_endpoint(spec.base_url)
         self.model = spec.model or ""
-        self.base_url = (spec.base_url or OPENAI_DEFAULT_URL).rstrip("/")
-        custom = self.base_url != OPENAI_DEFAULT_URL
-        key = os.environ.get("OPENAI_API_KEY") or ("EMPTY" if custom else None)
-        if not key:
-            raise BackendError("OPENAI_API_KEY is not set: export it, or give a local server as openai:MODEL@URL")
-        self._key = key
+        self.base_url = endpoint.base_url
+        self._key = endpoint.api_key
         self.max_retries = max_retries
-        self.client = openai.OpenAI(base_url=self.base_url, api_key=key, max_retries=0, timeout=timeout_s)
+        self.client = endpoint.client(timeout_s)
 
     def yes_no(self, content: Any, *, role: Literal["planner", "frontend"], purpose: str, backend: str,
                top_logprobs: int = 5, max_tokens: int = 16) -> tuple[YesNo, ModelCall]:
-        from audiomind.backends.jsonparse import message_text
-
         kwargs = {"model": self.model, "messages": [{"role": "user", "content": content}], "temperature": 0.0,
                       "max_tokens": max_tokens, "logprobs": True, "top_logprobs": top_logprobs}
         resp, call = call_with_retries(lambda: self.client.chat.completions.create(**kwargs), role=role,
@@ -139,13 +134,11 @@ class JudgeLLM:
     """A text LLM for the judges, built from a planner spec (openai:, gemini:, ollama:, llamacpp:)."""
 
     def __init__(self, spec: str, *, timeout_s: float = 60, max_retries: int = 3):
-        from audiomind.backends import presets
-
         self.spec_str = spec
         self.bs = parse_spec(spec)
         if self.bs.kind in ("rules", "cascade", "replay"):
             raise BackendError(f"{spec!r} is not a text LLM spec")
-        self.planner = presets.make_planner(self.bs, timeout_s=timeout_s, max_retries=max_retries)
+        self.planner = make_planner(self.bs, timeout_s=timeout_s, max_retries=max_retries)
         self.name = str(self.bs)
         self._openai = _OpenAIChat(self.bs, timeout_s, max_retries) if self.bs.kind == "openai" else None
 
@@ -155,18 +148,13 @@ class JudgeLLM:
 
     def json(self, purpose: str, prompt: str, schema: type[T]) -> tuple[T | None, ModelCall, str | None]:
         """(parsed reply or None, ModelCall, problem) with one format retry."""
-        obj, _raw, call, problem = self.planner._structured_call(purpose, prompt, schema)
-        return obj, call, problem
+        reply = self.planner.complete_json(prompt, schema, purpose=purpose)
+        return reply.parsed, reply.call, reply.problem
 
     def yes_no(self, purpose: str, prompt: str) -> tuple[YesNo, ModelCall]:
         if self._openai is not None:
             return self._openai.yes_no(prompt, role="planner", purpose=purpose, backend=self.name)
-        from langchain_core.messages import HumanMessage
-
-        from audiomind.backends.jsonparse import message_text
-
-        out, call = self.planner._invoke([HumanMessage(content=prompt)], None, purpose)
-        text = message_text(getattr(out["raw"], "content", out["raw"]))
+        text, call = self.planner.complete_text(prompt, purpose=purpose)
         yn = verdict_yes_no(text, f"{self.bs.kind} exposes no token log-probabilities here; p(yes) from the verdict")
         call.output = {"raw": text, "p_yes": yn.p_yes, "source": yn.source}
         return yn, call
@@ -176,12 +164,10 @@ class AudioJudge:
     """An audio-in model (front-end spec openai:/gemini:) asked focused questions about clips."""
 
     def __init__(self, spec: str, *, timeout_s: float = 120, max_retries: int = 3, window_s: float | None = 30.0):
-        from audiomind.backends import presets
-
         self.bs = parse_spec(spec)
         if self.bs.kind not in ("openai", "gemini"):
             raise BackendError(f"{spec!r} is not an audio-in model spec (openai:MODEL[@URL] or gemini:MODEL)")
-        self.frontend = presets.make_frontend(self.bs, window_s=window_s, timeout_s=timeout_s, max_retries=max_retries)
+        self.frontend = make_frontend(self.bs, window_s=window_s, timeout_s=timeout_s, max_retries=max_retries)
         self.name = str(self.bs)
         self.window_s = window_s
         self._openai = _OpenAIChat(self.bs, timeout_s, max_retries) if self.bs.kind == "openai" else None
@@ -197,16 +183,9 @@ class AudioJudge:
 
     def yes_no(self, purpose: str, prompt: str, artifacts: list[Artifact]) -> tuple[YesNo, ModelCall]:
         if self._openai is not None:
-            import base64
+            from audiomind.backends.frontends.audio_parts import input_audio_parts
 
-            from audiomind.backends.openai_frontend import audio_segments
-
-            segments, _windows = audio_segments(artifacts, self.window_s)
-            content: list[dict[str, Any]] = [{"type": "text", "text": prompt}]
-            for label, wav in segments:
-                content.append({"type": "text", "text": label})
-                content.append({"type": "input_audio",
-                                "input_audio": {"data": base64.b64encode(wav).decode("ascii"), "format": "wav"}})
+            content, _windows = input_audio_parts(prompt, artifacts, self.window_s)
             return self._openai.yes_no(content, role="frontend", purpose=purpose, backend=self.name)
         res = self.listen(prompt, "judge_yes_no", artifacts, prompt)
         text = " ".join(x for x in (res.provisional_answer or "", res.description, res.text) if x)

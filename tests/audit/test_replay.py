@@ -10,9 +10,16 @@ import pytest
 from typer.testing import CliRunner
 
 from audiomind.audit.audit import Auditor
+from audiomind.audit.replay import replay
 from audiomind.backends.base import BackendError, FrontEnd, ListenRequest, Planner
-from audiomind.backends.replay import ReplayFrontEnd, ReplayPlanner, replay
+from audiomind.backends.frontends.replay import ReplayFrontEnd
+from audiomind.backends.planners.replay import ReplayPlanner
 from audiomind.cli import app
+from audiomind.config import AgentConfig
+
+
+def recorded(tmp_path, planner="replay", frontend="replay") -> AgentConfig:
+    return AgentConfig(planner=planner, frontend=frontend, trace_dir=tmp_path)
 
 
 def test_protocols(runs):
@@ -24,7 +31,7 @@ def test_protocols(runs):
 @pytest.mark.parametrize("name", ["beeps", "crop"])
 def test_replay_reproduces_a_real_run_exactly(runs, tmp_path, name):
     run = runs[name]
-    report, st = replay(run.path, trace_dir=tmp_path)
+    report, st = replay(run.path, recorded(tmp_path))
     assert report.identical, report.first_divergence
     assert report.answer_match and report.decisions_match and report.outcome == "answered"
     rec = run.state
@@ -50,7 +57,7 @@ def test_planner_tool_calls_are_re_executed(runs, edit, tmp_path):
         d["tool_calls"][i]["tool_version"] = "0"
         d["tool_calls"][i]["output"] = {**d["tool_calls"][i]["output"], "note": "from the old crop"}
 
-    report, _ = replay(edit(run, older_tool), trace_dir=tmp_path)
+    report, _ = replay(edit(run, older_tool), recorded(tmp_path))
     assert report.decisions_match and report.answer_match and not report.identical
     div = report.diff["tool_calls"]
     assert div["a"]["tool"] == "crop" and div["a"]["issued_by"] == "planner"
@@ -67,19 +74,19 @@ def test_format_retry_is_replayed(runs, edit, tmp_path):
         i = next(i for i, t in enumerate(d["timings"]) if t["node"] == "final_answer")
         d["timings"][i:i] = [dict(d["timings"][i]), dict(d["timings"][i + 1])]
 
-    report, st = replay(edit(runs["beeps"], two_attempts), trace_dir=tmp_path)
+    report, st = replay(edit(runs["beeps"], two_attempts), recorded(tmp_path))
     assert report.identical, report.first_divergence
     assert [(f.ok, f.answer_text) for f in st.format_feedback] == [(False, "five beeps"), (True, "5")]
 
 
 def test_recorded_planner_with_a_live_front_end(runs, tmp_path):
-    report, st = replay(runs["crop"].path, planner="replay", frontend="cascade", trace_dir=tmp_path)
+    report, st = replay(runs["crop"].path, recorded(tmp_path, frontend="cascade"))
     assert report.answer_match and report.decisions_match
     assert [m.kind for m in st.run.models] == ["replay", "cascade"]
 
 
 def test_live_planner_on_recorded_observations(runs, tmp_path):
-    report, st = replay(runs["beeps"].path, planner="rules", frontend="replay", trace_dir=tmp_path)
+    report, st = replay(runs["beeps"].path, recorded(tmp_path, planner="rules"))
     assert report.answer_match and report.decisions_match
     assert [m.kind for m in st.run.models] == ["rules", "replay"]
 
@@ -100,8 +107,7 @@ def test_replay_errors_are_clear(runs, tmp_path):
 def test_replay_refuses_another_question(runs, tmp_path):
     from audiomind.api import AudioMind
 
-    agent = AudioMind(trace_dir=tmp_path)
-    agent.planner = ReplayPlanner(runs["beeps"].path)
+    agent = AudioMind(trace_dir=tmp_path, planner=ReplayPlanner(runs["beeps"].path))
     with pytest.raises(BackendError, match="recorded the question"):
         agent.ask(runs["beeps"].state.question.audio_path, "How many tones are there?", ["3", "4", "5", "6"])
 

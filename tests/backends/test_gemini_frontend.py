@@ -10,7 +10,7 @@ import pytest
 import soundfile as sf
 
 from audiomind.backends.base import AnswerRequest, BackendError, ListenRequest
-from audiomind.backends.gemini_frontend import GeminiFrontEnd
+from audiomind.backends.frontends.gemini import GeminiFrontEnd
 
 from .conftest import Recorded, Reply, artifact_for, gemini_reply
 

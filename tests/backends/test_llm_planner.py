@@ -10,8 +10,8 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from audiomind.backends.base import BackendError
-from audiomind.backends.llm_planner import DecisionOut, LLMPlanner, wire_schema
-from audiomind.backends.presets import make_planner
+from audiomind.backends.planners.llm import DecisionOut, LLMPlanner, wire_schema
+from audiomind.backends.registry import make_planner
 from audiomind.state import Action, PlannerDecision
 
 from .conftest import artifact_for, make_state, openai_chat, openai_error

@@ -12,7 +12,9 @@ import pytest
 import soundfile as sf
 
 from audiomind.backends.base import AnswerRequest, BackendError, ListenRequest
-from audiomind.backends.openai_frontend import OpenAIFrontEnd, parse_listen_reply, plan_windows
+from audiomind.backends.frontends.audio_parts import plan_windows
+from audiomind.backends.frontends.openai import OpenAIFrontEnd
+from audiomind.backends.frontends.replies import parse_listen_reply
 
 from .conftest import artifact_for, openai_chat, openai_error
 

@@ -1,4 +1,5 @@
-"""Spec parsing, the factories, doctor's backend report, and the Ollama / Gemini planners on the wire."""
+"""Spec parsing through the backend registry, the factories, doctor's backend report, and the Ollama /
+Gemini planners on the wire."""
 
 from __future__ import annotations
 
@@ -7,7 +8,7 @@ import json
 import pytest
 
 from audiomind.backends.base import BackendError, FrontEnd, Planner
-from audiomind.backends.presets import (
+from audiomind.backends.registry import (
     describe_backends,
     make_frontend,
     make_planner,

@@ -12,8 +12,8 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
 
 from audiomind import synth
-from audiomind.backends.cascade import CascadeFrontEnd
-from audiomind.backends.llm_planner import LLMPlanner
+from audiomind.backends.frontends.cascade import CascadeFrontEnd
+from audiomind.backends.planners.llm import LLMPlanner
 from audiomind.graph.build import build_graph, recursion_limit
 from audiomind.graph.nodes import Limits, Runtime
 from audiomind.state import Action, EvidenceState, Question, RunInfo, ToolCallStatus

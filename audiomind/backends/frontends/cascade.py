@@ -6,7 +6,6 @@ reports a calibrated confidence with its reason."""
 
 from __future__ import annotations
 
-
 from audiomind.backends.base import AnswerRequest, AnswerResult, ListenRequest, ListenResult
 from audiomind.reasoning.answer import decide
 from audiomind.reasoning.question import analyse

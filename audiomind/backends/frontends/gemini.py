@@ -15,12 +15,8 @@ import time
 from typing import Any
 
 from audiomind.backends.base import AnswerRequest, AnswerResult, BackendError, ListenRequest, ListenResult
-from audiomind.backends.openai_frontend import (
-    audio_segments,
-    listen_prompt,
-    parse_answer_reply,
-    parse_listen_reply,
-)
+from audiomind.backends.frontends.audio_parts import audio_segments
+from audiomind.backends.frontends.replies import listen_prompt, parse_answer_reply, parse_listen_reply
 from audiomind.backends.retry import call_with_retries
 from audiomind.state import Artifact, AudioWindow, ModelCall, ModelSpec
 

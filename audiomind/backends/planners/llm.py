@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -36,6 +36,24 @@ from audiomind.state import (
 )
 
 T = TypeVar("T", bound=BaseModel)
+
+
+class JSONReply(NamedTuple):
+    """What `LLMPlanner.complete_json` returns."""
+
+    parsed: Any  # the validated schema instance, or None when both rounds were malformed
+    raw: str  # the text of the last reply
+    call: ModelCall  # every round and attempt
+    problem: str | None  # what was wrong with the last reply (None when parsed)
+
+
+def _as_messages(messages: str | list[Any]) -> list[Any]:
+    """A prompt string is one human message; a list is taken as LangChain messages."""
+    if isinstance(messages, str):
+        from langchain_core.messages import HumanMessage
+
+        return [HumanMessage(content=messages)]
+    return list(messages)
 
 # Sent after a malformed reply (kept here rather than in prompts/ because it is a protocol message,
 # not a task prompt; its text is recorded in the ModelCall errors of every run that used it).
@@ -404,14 +422,18 @@ class LLMPlanner:
                 call.errors.extend(notes)
             return result, call
 
-    def _structured_call(
-        self, purpose: str, prompt: str, schema: type[T], check: Callable[[T], None] | None = None
-    ) -> tuple[T | None, str, ModelCall, str | None]:
-        """(parsed or None, raw text of the last reply, ModelCall, last problem) with one format retry."""
-        from langchain_core.messages import AIMessage, HumanMessage
+    # -- public completion (the planner roles below and the judges use these)
+    def complete_json(
+        self, messages: str | list[Any], schema: type[T], *, purpose: str = "json",
+        check: Callable[[T], None] | None = None,
+    ) -> JSONReply:
+        """A reply validated against `schema` (asked for in the backend's JSON-schema mode where it has
+        one), with one format retry that tells the model what was wrong. Returns (parsed or None, raw
+        text of the last reply, ModelCall, last problem); transport failures raise BackendError."""
+        from langchain_core.messages import AIMessage
 
-        base = [HumanMessage(content=prompt)]
-        messages: list[Any] = list(base)
+        base = _as_messages(messages)
+        messages = list(base)
         calls: list[ModelCall] = []
         errors: list[str] = []
         raw_text = ""
@@ -438,23 +460,28 @@ class LLMPlanner:
                 merged = merge_calls(calls)
                 merged.errors = errors
                 merged.output = {"raw": raw_text, "parsed": obj.model_dump()}
-                return obj, raw_text, merged, None
+                return JSONReply(obj, raw_text, merged, None)
             except (JSONExtractError, ValidationError, ValueError) as exc:
                 problem = _problem(exc)
                 errors.append(redact(f"round {round_no}: malformed output: {problem}", self._secrets))
                 messages = base + [AIMessage(content=raw_text or "(empty)"),
-                                   HumanMessage(content=FIX_PROMPT.format(problem=problem))]
+                                   *_as_messages(FIX_PROMPT.format(problem=problem))]
         merged = merge_calls(calls)
         merged.errors = errors
         merged.output = {"raw": raw_text, "parsed": None}
-        return None, raw_text, merged, problem
+        return JSONReply(None, raw_text, merged, problem)
+
+    def complete_text(self, messages: str | list[Any], *, purpose: str = "text") -> tuple[str, ModelCall]:
+        """A plain reply's text and its ModelCall (transport retries; no format check)."""
+        out, call = self._invoke(_as_messages(messages), None, purpose)
+        return message_text(getattr(out["raw"], "content", out["raw"])), call
 
     # -- Planner protocol
     def perception_prompt(self, state: EvidenceState) -> tuple[PerceptionPrompt, ModelCall | None]:
         tpl = load_prompt("perception_request")
         q = state.question
         prompt = tpl.render(question=q.text, choices_block=choices_block(q.choices), clip_info=clip_info(state))
-        out, _raw, call, problem = self._structured_call("perception_prompt", prompt, PerceptionPromptOut)
+        out, _raw, call, problem = self.complete_json(prompt, PerceptionPromptOut, purpose="perception_prompt")
         if out is not None:
             return PerceptionPrompt(prompt_id=tpl.id, text=out.prompt.strip(),
                                     auditory_targets=[t for t in out.auditory_targets if t.strip()]), call
@@ -471,7 +498,7 @@ class LLMPlanner:
             question=q.text, choices_block=choices_block(q.choices),
             observation=render_observation(obs) if obs else "(no observation)", inventory=inventory,
         )
-        out, _raw, call, problem = self._structured_call("plan", prompt, PlanOut)
+        out, _raw, call, problem = self.complete_json(prompt, PlanOut, purpose="plan")
         if out is not None:
             return Plan(**out.model_dump()), call
         call.errors.append(f"planner output malformed: {problem}; using a fallback plan")
@@ -497,7 +524,7 @@ class LLMPlanner:
             if d.action == "RELISTEN" and unknown:
                 raise ValueError(f"relisten_artifact_ids {unknown} are not artifacts; known: {sorted(known)}")
 
-        out, raw, call, problem = self._structured_call("decide", prompt, DecisionOut, check)
+        out, raw, call, problem = self.complete_json(prompt, DecisionOut, purpose="decide", check=check)
         if out is None:
             reason = f"planner output malformed: {problem}"
             return PlannerDecision(step=step, action=Action.STOP, rationale=reason, stop_reason=reason,
@@ -519,11 +546,8 @@ class LLMPlanner:
         return decision, call
 
     def summarize(self, state: EvidenceState) -> tuple[str, ModelCall | None]:
-        from langchain_core.messages import HumanMessage
-
         prompt = load_prompt("summary").render(question=state.question.text, evidence=render_evidence(state))
-        out, call = self._invoke([HumanMessage(content=prompt)], None, "summarize")
-        raw = message_text(getattr(out["raw"], "content", out["raw"]))
+        raw, call = self.complete_text(prompt, purpose="summarize")
         text = _strip_think(raw).strip()
         call.output = {"raw": raw, "parsed": text}
         if not text:
@@ -566,95 +590,3 @@ def _problem(exc: Exception) -> str:
             msgs.append(f"{loc}: {err.get('msg')}")
         return "; ".join(msgs)
     return str(exc)
-
-
-# ---------------------------------------------------------------- a local GGUF as a LangChain chat model
-
-
-def _llamacpp_chat_model_class() -> type:
-    """Build the adapter class on first use, so importing this module never needs langchain internals
-    beyond langchain_core, nor llama_cpp at all."""
-    import threading
-    from operator import itemgetter
-
-    from langchain_core.language_models.chat_models import BaseChatModel
-    from langchain_core.messages import AIMessage, BaseMessage
-    from langchain_core.output_parsers import JsonOutputParser
-    from langchain_core.outputs import ChatGeneration, ChatResult
-    from langchain_core.runnables import RunnableMap, RunnablePassthrough
-    from langchain_core.utils.function_calling import convert_to_json_schema
-    from pydantic import PrivateAttr
-
-    _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
-
-    class LlamaCppChatModel(BaseChatModel):
-        """A GGUF model run in-process by llama-cpp-python; structured output through its JSON-schema
-        grammar (`response_format={"type": "json_object", "schema": ...}`)."""
-
-        model_path: str
-        n_ctx: int = 4096
-        n_threads: int | None = None
-        temperature: float = 0.0
-        max_tokens: int = 768
-        seed: int = 0
-        _llama: Any = PrivateAttr(default=None)
-        _lock: Any = PrivateAttr(default_factory=threading.Lock)
-
-        @property
-        def _llm_type(self) -> str:
-            return "llama-cpp-python"
-
-        @property
-        def _identifying_params(self) -> dict[str, Any]:
-            return {"model_path": self.model_path, "n_ctx": self.n_ctx, "temperature": self.temperature}
-
-        def _load(self) -> Any:
-            if self._llama is None:
-                try:
-                    from llama_cpp import Llama
-                except ImportError as exc:
-                    raise BackendError(
-                        "llama_cpp is not importable: pip install 'audiomind[llamacpp]' (compiles llama.cpp)"
-                    ) from exc
-                self._llama = Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_threads=self.n_threads,
-                                    seed=self.seed, verbose=False)
-            return self._llama
-
-        def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                      run_manager: Any = None, **kwargs: Any) -> ChatResult:
-            msgs = [{"role": _ROLES.get(m.type, "user"), "content": message_text(m.content)} for m in messages]
-            with self._lock:
-                llama = self._load()
-                out = llama.create_chat_completion(
-                    messages=msgs, temperature=self.temperature, max_tokens=self.max_tokens, stop=stop,
-                    seed=self.seed, response_format=kwargs.get("response_format"),
-                )
-            text = out["choices"][0]["message"].get("content") or ""
-            usage = out.get("usage") or {}
-            meta = None
-            if usage:
-                meta = {"input_tokens": usage.get("prompt_tokens", 0),
-                        "output_tokens": usage.get("completion_tokens", 0),
-                        "total_tokens": usage.get("total_tokens", 0)}
-            msg = AIMessage(content=text, usage_metadata=meta)
-            return ChatResult(generations=[ChatGeneration(message=msg)])
-
-        def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any) -> Any:
-            js = schema if isinstance(schema, dict) else convert_to_json_schema(schema)
-            bound = self.bind(response_format={"type": "json_object", "schema": js})
-            parser = JsonOutputParser()
-            if not include_raw:
-                return bound | parser
-            ok = RunnablePassthrough.assign(parsed=itemgetter("raw") | parser, parsing_error=lambda _: None)
-            none = RunnablePassthrough.assign(parsed=lambda _: None)
-            return RunnableMap(raw=bound) | ok.with_fallbacks([none], exception_key="parsing_error")
-
-    return LlamaCppChatModel
-
-
-def __getattr__(name: str) -> Any:
-    if name == "LlamaCppChatModel":
-        cls = _llamacpp_chat_model_class()
-        globals()[name] = cls
-        return cls
-    raise AttributeError(name)

@@ -24,6 +24,7 @@ from audiomind.state import (
 )
 from audiomind.tools.manifest import ToolRegistry
 
+
 class RulesPlanner:
     name = "rules"
 
