@@ -36,6 +36,10 @@ register_trace_commands(trace_app)
 app.add_typer(bench_app, name="bench")
 app.add_typer(judge_app, name="judge")
 
+from audiomind.tools.cli import register as register_mcp_command  # noqa: E402
+
+register_mcp_command(app)
+
 from audiomind.cli_common import FRONTEND_HELP, PLANNER_HELP, console, fail  # noqa: E402
 from audiomind.cli_common import quiet_libraries as _quiet_libraries  # noqa: E402
 
