@@ -2,9 +2,9 @@
 
 Every client library here is built with its own retries switched off (openai `max_retries=0`,
 google-genai without `retry_options`, LangChain `max_retries=0`), so this one wrapper owns the policy
-and the record: transient failures (HTTP 429, 5xx, timeouts, refused or dropped connections) are
-retried with exponential backoff and jitter; anything else (400, 401, 403, 404...) fails at once,
-because asking again cannot help. Every failed attempt's error goes into `ModelCall.errors`, with
+(run by tenacity) and the record: transient failures (HTTP 429, 5xx, timeouts, refused or dropped
+connections) are retried with exponential backoff and jitter, honouring a rate limit's Retry-After;
+anything else (400, 401, 403, 404...) fails at once, because asking again cannot help. Every failed attempt's error goes into `ModelCall.errors`, with
 anything that looks like an API key masked, so a trace never carries a secret.
 """
 
@@ -15,6 +15,8 @@ import re
 import time
 from collections.abc import Callable, Iterable
 from typing import Any, Literal, TypeVar
+
+import tenacity
 
 from audiomind.backends.base import BackendError
 from audiomind.state import ModelCall
@@ -219,7 +221,8 @@ def call_with_retries(
     sleep: Callable[[float], None] = time.sleep,
     give_up_if: Callable[[BaseException], bool] | None = None,
 ) -> tuple[T, ModelCall]:
-    """Run `fn()` with bounded retries; return (result, ModelCall) or raise BackendError.
+    """Run `fn()` with bounded retries (tenacity, with this module's classification and backoff); return
+    (result, ModelCall) or raise BackendError.
 
     `give_up_if(exc)` marks errors that must not be retried whatever their status (some servers answer
     a request they cannot parse with HTTP 500). The raised BackendError carries the ModelCall of the
@@ -227,47 +230,61 @@ def call_with_retries(
     """
     max_attempts = max(1, int(max_attempts))
     secrets = list(secrets)
-    errors: list[str] = []
+    errors: list[str] = []  # one line per failed attempt, in order
     t0 = time.perf_counter()
-    for attempt in range(1, max_attempts + 1):
+
+    def kind_of(exc: BaseException) -> tuple[ErrorKind, bool]:
+        kind, retryable = classify(exc)
+        if retryable and give_up_if is not None and give_up_if(exc):
+            return "client", False
+        return kind, retryable
+
+    def attempt() -> T:
         try:
-            result = fn()
+            return fn()
         except NotImplementedError:
             raise  # a capability the backend lacks (e.g. structured output): the caller picks another way
-        except Exception as exc:  # classified below, never swallowed
-            kind, retryable = classify(exc)
-            if retryable and give_up_if is not None and give_up_if(exc):
-                kind, retryable = "client", False
-            errors.append(redact(f"attempt {attempt}: {describe_error(exc)}", secrets))
-            last = attempt == max_attempts
-            if not retryable or last:
-                call = ModelCall(
-                    role=role, purpose=purpose, backend=backend, attempts=attempt, errors=errors,
-                    latency_s=round(time.perf_counter() - t0, 3),
-                )
-                if kind in ("connection", "timeout") and endpoint:
-                    msg = f"could not reach {endpoint} after {attempt} attempt{'s' * (attempt > 1)}: " \
-                          f"{_short_reason(exc)}"
-                elif not retryable:
-                    msg = f"{backend} {purpose} failed ({kind} error, not retried): {describe_error(exc)}"
-                else:
-                    msg = f"{backend} {purpose} failed after {attempt} attempts: {describe_error(exc)}"
-                err = BackendError(redact(msg, secrets))
-                err.model_call = call  # type: ignore[attr-defined]
-                raise err from exc
-            delay = backoff_delay(attempt, base_delay_s, max_delay_s)
-            ra = _retry_after_s(exc) if kind == "rate_limit" else None
-            if ra is not None:
-                delay = min(max_delay_s, max(delay, ra))
-            sleep(delay)
-            continue
-        tin, tout = _usage(result)
-        call = ModelCall(
-            role=role, purpose=purpose, backend=backend, attempts=attempt, errors=errors,
-            latency_s=round(time.perf_counter() - t0, 3), input_tokens=tin, output_tokens=tout,
-        )
-        return result, call
-    raise AssertionError("unreachable")  # pragma: no cover
+        except Exception as exc:
+            errors.append(redact(f"attempt {len(errors) + 1}: {describe_error(exc)}", secrets))
+            raise
+
+    def wait(state: tenacity.RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        delay = backoff_delay(state.attempt_number, base_delay_s, max_delay_s)
+        ra = _retry_after_s(exc) if exc is not None and kind_of(exc)[0] == "rate_limit" else None
+        return min(max_delay_s, max(delay, ra)) if ra is not None else delay
+
+    retrying = tenacity.Retrying(
+        stop=tenacity.stop_after_attempt(max_attempts),
+        retry=tenacity.retry_if_exception(lambda e: not isinstance(e, NotImplementedError) and kind_of(e)[1]),
+        wait=wait,
+        sleep=sleep,
+        reraise=True,  # the last attempt's own exception, classified below
+    )
+    try:
+        result = retrying(attempt)
+    except NotImplementedError:
+        raise
+    except Exception as exc:  # classified, never swallowed
+        kind, retryable = kind_of(exc)
+        n = len(errors)
+        call = ModelCall(role=role, purpose=purpose, backend=backend, attempts=n, errors=errors,
+                         latency_s=round(time.perf_counter() - t0, 3))
+        if kind in ("connection", "timeout") and endpoint:
+            msg = f"could not reach {endpoint} after {n} attempt{'s' * (n > 1)}: {_short_reason(exc)}"
+        elif not retryable:
+            msg = f"{backend} {purpose} failed ({kind} error, not retried): {describe_error(exc)}"
+        else:
+            msg = f"{backend} {purpose} failed after {n} attempts: {describe_error(exc)}"
+        err = BackendError(redact(msg, secrets))
+        err.model_call = call  # type: ignore[attr-defined]
+        raise err from exc
+    tin, tout = _usage(result)
+    call = ModelCall(
+        role=role, purpose=purpose, backend=backend, attempts=len(errors) + 1, errors=errors,
+        latency_s=round(time.perf_counter() - t0, 3), input_tokens=tin, output_tokens=tout,
+    )
+    return result, call
 
 
 def merge_calls(calls: list[ModelCall], *, output: Any = None, extra_errors: Iterable[str] = ()) -> ModelCall:
