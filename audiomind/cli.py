@@ -40,25 +40,21 @@ from audiomind.tools.cli import register as register_mcp_command  # noqa: E402
 
 register_mcp_command(app)
 
-from audiomind.cli_common import FRONTEND_HELP, PLANNER_HELP, console, fail  # noqa: E402
+from audiomind.cli_common import AGENT_OPTIONS, console, fail, with_options  # noqa: E402
+from audiomind.config import AgentConfig  # noqa: E402
+
+AGENT_DEFAULTS = AgentConfig()
 from audiomind.cli_common import quiet_libraries as _quiet_libraries  # noqa: E402
 
 
 @app.command()
+@with_options(config=AGENT_OPTIONS)
 def ask(
     audio: Path = typer.Argument(..., help="audio file (any format FFmpeg reads)"),
     question: str = typer.Argument(..., help="the question about the audio"),
     choice: Optional[list[str]] = typer.Option(None, "--choice", "-c", help="an answer option; repeat for each"),
-    planner: str = typer.Option("rules", help=PLANNER_HELP),
-    frontend: str = typer.Option("cascade", help=FRONTEND_HELP),
+    config: AgentConfig = AGENT_DEFAULTS,  # --planner --frontend --tools-dir --max-steps ... (cli_common)
     trace_dir: Path = typer.Option(Path("traces"), help="where the trace JSON (and derived audio) is written"),
-    tools_dir: Optional[list[Path]] = typer.Option(None, help="extra folder of tool manifests (repeatable)"),
-    max_steps: int = typer.Option(6, min=0, help="evidence-loop decisions at most"),
-    time_budget: float = typer.Option(600.0, help="seconds before the loop must answer"),
-    window: float = typer.Option(30.0, help="seconds per window for front ends that truncate long audio"),
-    timeout: float = typer.Option(120.0, help="seconds per model request"),
-    retries: int = typer.Option(3, min=1, help="attempts per model request (429/5xx/timeouts)"),
-    no_cache: bool = typer.Option(False, "--no-cache", help="do not reuse cached tool results"),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
 ) -> None:
     """Answer a question about an audio file; prints the answer, a rationale citing evidence, and the trace path."""
@@ -77,11 +73,7 @@ def ask(
     try:
         from audiomind.api import AudioMind
 
-        agent = AudioMind(
-            planner=planner, frontend=frontend, tools_dirs=list(tools_dir or []), trace_dir=trace_dir,
-            max_steps=max_steps, time_budget_s=time_budget, window_s=window, timeout_s=timeout,
-            max_retries=retries, use_cache=not no_cache,
-        )
+        agent = AudioMind(config.with_trace_dir(trace_dir))
         result = agent.ask(audio, question, choices or None)
     except AudioError as exc:
         fail(str(exc))
@@ -99,7 +91,7 @@ def ask(
         console.print(
             f"[dim]outcome {result.outcome.status}{escape(' (' + result.outcome.reason + ')') if result.outcome.reason else ''}; "
             f"{len(st.decisions)} decision(s), {len(st.tool_calls)} tool call(s) ({escape(', '.join(tools_used))}), "
-            f"{len(st.evidence)} evidence item(s); planner {agent.planner.name}, front end {frontend}; "
+            f"{len(st.evidence)} evidence item(s); planner {agent.planner.name}, front end {config.frontend}; "
             f"{st.run.wall_time_s or 0:.1f} s[/]"
         )
         console.print(f"[bold]Trace:[/] {result.trace_path}")

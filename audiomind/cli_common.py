@@ -1,12 +1,22 @@
-"""What every command group shares: consoles, the one-line error exit, quiet model loaders, spec help."""
+"""What every command group shares: consoles, the one-line error exit, quiet model loaders, spec help, and
+the agent options (`--planner`, `--frontend`, limits, timeouts, cache) defined once and read into one
+`AgentConfig` by every command that builds an agent."""
 
 from __future__ import annotations
 
+import functools
+import inspect
 import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import typer
+from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
+
+from audiomind.config import AgentConfig
 
 console = Console()
 err = Console(stderr=True)
@@ -26,3 +36,76 @@ def quiet_libraries() -> None:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
     os.environ.setdefault("TQDM_DISABLE", "1")
+
+
+class OptionGroup:
+    """Typer options defined once and shared by several commands. A command declares one parameter
+    named like the group (`@with_options(config=AGENT_OPTIONS)` ... `config: AgentConfig`); typer sees
+    the group's options in its place, and the command receives what `build` makes of them."""
+
+    def __init__(self, build: Callable[..., Any], **options: tuple[Any, Any]):
+        self.build = build
+        self.options = options  # name -> (annotation, typer.Option(...))
+
+    def parameters(self) -> list[inspect.Parameter]:
+        return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=option, annotation=annotation)
+                for name, (annotation, option) in self.options.items()]
+
+
+def with_options(**groups: OptionGroup) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Replace each parameter named like a group by the group's options (in its place, so `--help` keeps
+    the command's order), and hand the command the built value."""
+
+    def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(fn, eval_str=True)
+        missing = set(groups) - set(sig.parameters)
+        if missing:
+            raise TypeError(f"{fn.__name__} has no parameter for the option group(s) {sorted(missing)}")
+        params: list[inspect.Parameter] = []
+        for p in sig.parameters.values():
+            params += groups[p.name].parameters() if p.name in groups else [p.replace(kind=p.KEYWORD_ONLY)]
+
+        @functools.wraps(fn)
+        def command(**kwargs: Any) -> Any:
+            for name, group in groups.items():
+                kwargs[name] = group.build(**{k: kwargs.pop(k) for k in group.options})
+            return fn(**kwargs)
+
+        command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        return command
+
+    return decorate
+
+
+def agent_config(planner: str, frontend: str, tools_dir: list[Path] | None, max_steps: int, time_budget: float,
+                 window: float, timeout: float, retries: int, no_cache: bool) -> AgentConfig:
+    """The agent options as one AgentConfig (trace_dir stays the default: each command sets its own); a
+    value the config refuses is one clear error line."""
+    try:
+        return AgentConfig(planner=planner, frontend=frontend, tools_dirs=tuple(tools_dir or ()),
+                           max_steps=max_steps, time_budget_s=time_budget, window_s=window, timeout_s=timeout,
+                           max_retries=retries, use_cache=not no_cache)
+    except ValidationError as exc:
+        fail(str(exc))
+        raise  # unreachable: fail() exits
+
+
+_DEFAULT = AgentConfig()
+AGENT_OPTIONS = OptionGroup(
+    agent_config,
+    planner=(str, typer.Option(_DEFAULT.planner, help=PLANNER_HELP)),
+    frontend=(str, typer.Option(_DEFAULT.frontend, help=FRONTEND_HELP)),
+    tools_dir=(list[Path] | None, typer.Option(None, "--tools-dir",
+                                                  help="extra folder of tool manifests (repeatable)")),
+    max_steps=(int, typer.Option(_DEFAULT.max_steps, min=0, help="evidence-loop decisions at most")),
+    time_budget=(float, typer.Option(_DEFAULT.time_budget_s,
+                                     help="seconds per question before the loop must answer")),
+    window=(float, typer.Option(_DEFAULT.window_s,
+                                help="seconds per window for front ends that truncate long audio")),
+    timeout=(float, typer.Option(_DEFAULT.timeout_s, help="seconds per model request")),
+    retries=(int, typer.Option(_DEFAULT.max_retries, min=1, help="attempts per model request (429/5xx/timeouts)")),
+    no_cache=(bool, typer.Option(not _DEFAULT.use_cache, "--no-cache", help="do not reuse cached tool results")),
+)
+"""`--planner --frontend --tools-dir --max-steps --time-budget --window --timeout --retries --no-cache`, read
+into an AgentConfig (the defaults are AgentConfig's)."""
