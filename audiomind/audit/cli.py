@@ -1,15 +1,17 @@
-"""The auditing commands of `audiomind trace`: show, validate, audit, stats, diff, replay, html.
+"""The auditing commands of `audiomind trace`: show, validate, audit, stats, diff, replay, html, export.
 
-`register(trace_app)` adds them to the CLI's existing `trace` group (and replaces its `validate` with
-this one, whose messages name the offending item and value and which accepts folders recursively).
+Each command is a plain function (`<name>_cmd`, listed in COMMANDS); `register(trace_app)` adds them to
+the CLI's existing `trace` group (and replaces its `validate` with this one, whose messages name the
+offending item and value and which accepts folders recursively).
 Exit codes are fit for CI: 0 clean, 1 findings / invalid / different, 2 nothing to read or bad usage.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -18,10 +20,13 @@ from rich.markup import escape
 console = Console()
 err = Console(stderr=True)
 
+if TYPE_CHECKING:
+    from audiomind.state import EvidenceState
+
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 
 
-def _fail(message: str, code: int = 2) -> None:
+def _fail(message: str, code: int = 2) -> NoReturn:
     err.print(f"[bold red]error:[/] {escape(message)}")
     raise typer.Exit(code)
 
@@ -38,6 +43,19 @@ def _files(paths: list[Path]) -> list[Path]:
             _fail(f"no trace files (*.json) at {p}")
         out += found
     return out
+
+
+def _read_trace(path: Path, *, hint: bool = False) -> EvidenceState:
+    """The trace at `path`, or exit 2 with one clear line (and, with `hint`, the command that says more)."""
+    from audiomind.trace import load_trace
+
+    if not path.is_file():
+        _fail(f"no trace file at {path}")
+    try:
+        return load_trace(path)
+    except Exception as exc:  # noqa: BLE001 - one clear line
+        _fail(f"{path} is not a readable trace: {str(exc).splitlines()[0][:300]}"
+              + (f" (run `audiomind trace validate {path}`)" if hint else ""))
 
 
 def validation_messages(path: Path) -> list[str]:
@@ -79,6 +97,240 @@ def validation_messages(path: Path) -> list[str]:
     return out
 
 
+def validate_cmd(
+    paths: list[Path] = typer.Argument(..., help="trace files or folders (searched recursively)"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable result"),
+) -> None:
+    """Validate trace file(s) against the JSON Schema; exit 1 if any is invalid, 2 if none found."""
+    files = _files(paths)
+    results = {str(f): validation_messages(f) for f in files}
+    bad = sum(1 for v in results.values() if v)
+    if as_json:
+        print(json.dumps({"valid": len(files) - bad, "invalid": bad, "files": results}, indent=2))
+    else:
+        for f, problems in results.items():
+            if problems:
+                err.print(f"[red]invalid[/] {escape(f)}")
+                for p in problems[:20]:
+                    err.print(f"  {escape(p)}")
+                if len(problems) > 20:
+                    err.print(f"  … {len(problems) - 20} more")
+            else:
+                console.print(f"[green]valid[/] {escape(f)}")
+        if len(files) > 1:
+            console.print(f"{len(files) - bad} valid, {bad} invalid")
+    raise typer.Exit(1 if bad else 0)
+
+
+def show_cmd(
+    path: Path = typer.Argument(..., help="a trace file"),
+    verbose: bool = typer.Option(False, "--verbose", "-v", help="full prompts, texts and every evidence item"),
+) -> None:
+    """A readable timeline of one run: nodes, decisions and why, tool calls, re-listens, evidence, answer."""
+    from audiomind.audit.show import render
+
+    render(_read_trace(path, hint=True), console, path, verbose=verbose)
+
+
+def audit_cmd(
+    paths: list[Path] = typer.Argument(..., help="trace files or folders (searched recursively)"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable findings"),
+    fail_on: str = typer.Option("error", help="exit 1 when a finding at/above this exists: info|warning|error|never"),
+    no_files: bool = typer.Option(False, "--no-files", help="skip checking artifact files on disk"),
+    tools_dir: list[Path] | None = typer.Option(None, help="extra folder of tool manifests (repeatable)"),
+) -> None:
+    """Find unsupported or out-of-boundary claims, failed calls, format failures, missing/changed audio."""
+    from audiomind.audit.audit import RULES, audit_paths, audits_json, exit_code
+    from audiomind.tools.manifest import ToolRegistry
+
+    if fail_on not in ("info", "warning", "error", "never"):
+        _fail(f"--fail-on must be info, warning, error or never (got {fail_on!r})")
+    files = _files(paths)
+    registry = ToolRegistry.load(list(tools_dir or []))
+    audits = audit_paths(files, registry=registry, check_files=not no_files)
+    if as_json:
+        print(json.dumps(audits_json(audits), indent=2))
+    else:
+        for a in audits:
+            title = f"{a.file}" + (f" — {a.question}" if a.question else "")
+            if not a.findings:
+                console.print(f"[green]clean[/] {escape(title)}")
+                continue
+            console.print(f"[bold]{escape(title)}[/]")
+            for f in sorted(a.findings, key=lambda f: -f.severity.rank):
+                style = SEVERITY_STYLE[f.severity.value]
+                console.print(f"  [{style}]{f.severity.value:7s}[/] {f.rule} [dim]{escape(f.path)}[/]: "
+                              f"{escape(f.message)}")
+        summary = audits_json(audits)["summary"]
+        console.print(
+            f"{summary['traces']} trace(s), {summary['with_findings']} with findings: "
+            + ", ".join(f"{v} {k}" for k, v in summary["by_severity"].items())
+        )
+        if summary["by_rule"]:
+            console.print("[dim]" + "; ".join(f"{k} {v} ({RULES.get(k, '')})" for k, v in summary["by_rule"].items())
+                          + "[/]")
+    raise typer.Exit(exit_code(audits, fail_on))
+
+
+def stats_cmd(
+    paths: list[Path] = typer.Argument(..., help="trace files or folders (searched recursively)"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable table"),
+    calls: str = typer.Option("planner", help="which tool calls the accuracy bins count: planner | all"),
+) -> None:
+    """Behaviour over many traces: calls per question, tools, re-listen rate, failures, time per node,
+    and accuracy by number of tool calls (0, 1, 2-3, 4-5, 6+) where ground truth is present."""
+    from audiomind.audit.stats import aggregate, load_traces, render
+
+    if calls not in ("planner", "all"):
+        _fail(f"--calls must be planner or all (got {calls!r})")
+    files = _files(paths)
+    traces, bad = load_traces(files)
+    if not traces:
+        _fail(f"none of the {len(files)} file(s) is a readable trace")
+    result = aggregate(traces, calls=calls)  # type: ignore[arg-type]
+    result["unreadable"] = [{"file": f, "why": w} for f, w in bad]
+    if as_json:
+        print(json.dumps(result, indent=2))
+    else:
+        render(result, console)
+        for f, why in bad:
+            err.print(f"[yellow]skipped[/] {escape(f)}: {escape(why)}")
+
+
+def diff_cmd(
+    a: Path = typer.Argument(..., help="first trace"),
+    b: Path = typer.Argument(..., help="second trace"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable comparison"),
+) -> None:
+    """Where two runs of the same question diverge: first differing decision / tool call / evidence / answer.
+    Exit 0 when identical, 1 when they differ."""
+    from audiomind.audit.diff import diff_states, render
+
+    report = diff_states(_read_trace(a), _read_trace(b), str(a), str(b))
+    if as_json:
+        print(report.model_dump_json(indent=2))
+    else:
+        render(report, console)
+    raise typer.Exit(0 if report.identical else 1)
+
+
+def replay_cmd(
+    path: Path = typer.Argument(..., help="the recorded trace"),
+    planner: str = typer.Option("replay", help="replay (the recorded decisions) or any planner spec, e.g. rules"),
+    frontend: str = typer.Option("replay", help="replay (the recorded observations/answers) or any front-end spec"),
+    trace_dir: Path | None = typer.Option(None, help="where the replay's trace goes (default: <trace dir>/replays)"),
+    no_cache: bool = typer.Option(False, "--no-cache", help="re-run planner tool calls instead of using cached results"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable report"),
+) -> None:
+    """Re-run a trace's question and audio with recorded (or new) model outputs and report whether the
+    answer and decisions match the recording. Exit 0 when they match, 1 when not."""
+    import os
+
+    from audiomind.audio import AudioError
+    from audiomind.audit.diff import DiffReport, render
+    from audiomind.audit.replay import replay
+    from audiomind.backends.base import BackendError
+    from audiomind.config import AgentConfig
+
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TQDM_DISABLE", "1")
+    if not path.is_file():
+        _fail(f"no trace file at {path}")
+    try:
+        config = AgentConfig(planner=planner, frontend=frontend, use_cache=not no_cache,
+                             trace_dir=trace_dir or path.parent / "replays")
+        report, _ = replay(path, config)
+    except (BackendError, AudioError, ValueError) as exc:
+        _fail(str(exc), code=3 if isinstance(exc, BackendError) else 2)
+    if as_json:
+        print(report.model_dump_json(indent=2))
+    else:
+        render(DiffReport.model_validate(report.diff), console)
+        verdict = "[green]reproduced[/]" if report.answer_match and report.decisions_match else "[red]differs[/]"
+        console.print(f"{verdict}: answer {escape(repr(report.answer_recorded))} → "
+                      f"{escape(repr(report.answer_replayed))} ({'same' if report.answer_match else 'different'}); "
+                      f"decisions {'same' if report.decisions_match else 'different'}; "
+                      f"replay trace {escape(str(report.replayed))}")
+    raise typer.Exit(0 if report.answer_match and report.decisions_match else 1)
+
+
+def html_cmd(
+    paths: list[Path] = typer.Argument(..., help="trace files or folders (searched recursively)"),
+    out: Path = typer.Option(..., "-o", "--out", help="output folder (pages, audio, images, index.html)"),
+    embed: bool = typer.Option(False, "--embed", help="embed audio and images as data URIs (one file per page)"),
+    no_spectrograms: bool = typer.Option(False, "--no-spectrograms", help="skip the spectrogram images"),
+    no_audit: bool = typer.Option(False, "--no-audit", help="do not run the audit rules into the pages"),
+    allow_dir: list[Path] | None = typer.Option(
+        None, "--allow-dir", help="also copy audio from this folder (e.g. where the original clips are); "
+        "by default only files inside each trace's own run folder are read (repeatable)"),
+) -> None:
+    """A static, self-contained viewer: one page per trace (timeline, audio players, spectrograms, tool
+    calls, evidence linked to its source, the answer) and an index.html. No network needed to view it.
+
+    Only audio inside each trace's run folder (or an --allow-dir) whose sha256 matches the trace is copied
+    or embedded; any other path a trace names is shown as unavailable, with the reason."""
+    from audiomind.audit.html import render_paths
+
+    files = _files(paths)
+    pages, index = render_paths(files, out, embed=embed, spectrograms=not no_spectrograms, audit=not no_audit,
+                                allow=list(allow_dir or []))
+    if not pages:
+        _fail("none of the files is a readable trace (see the index for why)", code=1)
+    for p in pages:
+        console.print(f"wrote {escape(str(p))}")
+    console.print(f"[bold]index:[/] {escape(str(index))}")
+
+
+def export_cmd(
+    paths: list[Path] = typer.Argument(..., help="trace files or folders (searched recursively)"),
+    otlp: str = typer.Option(..., "--otlp", metavar="URL", help="OTLP/HTTP collector: http://localhost:4318 "
+                             "(OTel collector, Jaeger), http://localhost:6006 (Phoenix); /v1/traces is added"),
+    include_content: bool = typer.Option(False, "--include-content", help="also send the question, prompts, "
+                                         "answers, transcripts and tool arguments/outputs (default: ids, names, "
+                                         "numbers, statuses and hashes only)"),
+    as_json: bool = typer.Option(False, "--json", help="machine-readable report"),
+) -> None:
+    """Send traces to an OpenTelemetry collector over OTLP/HTTP as GenAI spans (invoke_agent, a span per
+    graph node, execute_tool, chat; OpenInference span kinds; judges' results as evaluation events), with
+    the recorded times. Exit 1 when the collector cannot be reached or refuses them."""
+    from audiomind.audit.otel import ExportError, export_states, load_states, otlp_traces_url
+
+    try:
+        otlp_traces_url(otlp)
+    except ValueError as exc:
+        _fail(str(exc))
+    files = _files(paths)
+    states, skipped = load_states(files)
+    for f, why in skipped:
+        err.print(f"[yellow]skipped[/] {escape(f)}: {escape(why)}")
+    if not states:
+        _fail(f"none of the {len(files)} file(s) is a readable trace")
+    try:
+        report = export_states(states, otlp, include_content=include_content)
+    except ExportError as exc:
+        _fail(str(exc), code=1)
+    if as_json:
+        print(json.dumps({"endpoint": report.endpoint, "spans": report.spans, "traces": report.traces,
+                          "skipped": [{"file": f, "why": w} for f, w in skipped]}, indent=2))
+        return
+    console.print(f"exported {len(report.traces)} trace(s), {report.spans} span(s) to {escape(report.endpoint)}"
+                  + ("" if include_content else " [dim](no content: add --include-content for it)[/]"))
+    for t in report.traces:
+        console.print(f"  {escape(t['run_id'])} -> trace id {t['trace_id']}")
+
+
+COMMANDS: list[tuple[str, Callable[..., None]]] = [
+    ("validate", validate_cmd),
+    ("show", show_cmd),
+    ("audit", audit_cmd),
+    ("stats", stats_cmd),
+    ("diff", diff_cmd),
+    ("replay", replay_cmd),
+    ("html", html_cmd),
+    ("export", export_cmd),
+]
+
+
 def register(trace_app: typer.Typer) -> None:
     """Add the auditing commands to the `trace` group (replacing its simpler `validate`)."""
     trace_app.registered_commands[:] = [
@@ -87,242 +339,5 @@ def register(trace_app: typer.Typer) -> None:
     ]
     trace_app.info.help = ("Trace files: schema, validation, audit, statistics, diff, replay, an HTML viewer and "
                            "OpenTelemetry export.")
-
-    @trace_app.command("validate")
-    def validate(
-        paths: list[Path] = typer.Argument(..., help="trace files or folders (searched recursively)"),
-        as_json: bool = typer.Option(False, "--json", help="machine-readable result"),
-    ) -> None:
-        """Validate trace file(s) against the JSON Schema; exit 1 if any is invalid, 2 if none found."""
-        files = _files(paths)
-        results = {str(f): validation_messages(f) for f in files}
-        bad = sum(1 for v in results.values() if v)
-        if as_json:
-            print(json.dumps({"valid": len(files) - bad, "invalid": bad, "files": results}, indent=2))
-        else:
-            for f, problems in results.items():
-                if problems:
-                    err.print(f"[red]invalid[/] {escape(f)}")
-                    for p in problems[:20]:
-                        err.print(f"  {escape(p)}")
-                    if len(problems) > 20:
-                        err.print(f"  … {len(problems) - 20} more")
-                else:
-                    console.print(f"[green]valid[/] {escape(f)}")
-            if len(files) > 1:
-                console.print(f"{len(files) - bad} valid, {bad} invalid")
-        raise typer.Exit(1 if bad else 0)
-
-    @trace_app.command("show")
-    def show(
-        path: Path = typer.Argument(..., help="a trace file"),
-        verbose: bool = typer.Option(False, "--verbose", "-v", help="full prompts, texts and every evidence item"),
-    ) -> None:
-        """A readable timeline of one run: nodes, decisions and why, tool calls, re-listens, evidence, answer."""
-        from audiomind.audit.show import render
-        from audiomind.trace import load_trace
-
-        if not path.is_file():
-            _fail(f"no trace file at {path}")
-        try:
-            st = load_trace(path)
-        except Exception as exc:  # noqa: BLE001 - one clear line
-            _fail(f"{path} is not a readable trace: {str(exc).splitlines()[0][:300]} "
-                  f"(run `audiomind trace validate {path}`)")
-        render(st, console, path, verbose=verbose)
-
-    @trace_app.command("audit")
-    def audit(
-        paths: list[Path] = typer.Argument(..., help="trace files or folders (searched recursively)"),
-        as_json: bool = typer.Option(False, "--json", help="machine-readable findings"),
-        fail_on: str = typer.Option("error", help="exit 1 when a finding at/above this exists: info|warning|error|never"),
-        no_files: bool = typer.Option(False, "--no-files", help="skip checking artifact files on disk"),
-        tools_dir: list[Path] | None = typer.Option(None, help="extra folder of tool manifests (repeatable)"),
-    ) -> None:
-        """Find unsupported or out-of-boundary claims, failed calls, format failures, missing/changed audio."""
-        from audiomind.audit.audit import RULES, audit_paths, audits_json, exit_code
-        from audiomind.tools.manifest import ToolRegistry
-
-        if fail_on not in ("info", "warning", "error", "never"):
-            _fail(f"--fail-on must be info, warning, error or never (got {fail_on!r})")
-        files = _files(paths)
-        registry = ToolRegistry.load(list(tools_dir or []))
-        audits = audit_paths(files, registry=registry, check_files=not no_files)
-        if as_json:
-            print(json.dumps(audits_json(audits), indent=2))
-        else:
-            for a in audits:
-                title = f"{a.file}" + (f" — {a.question}" if a.question else "")
-                if not a.findings:
-                    console.print(f"[green]clean[/] {escape(title)}")
-                    continue
-                console.print(f"[bold]{escape(title)}[/]")
-                for f in sorted(a.findings, key=lambda f: -f.severity.rank):
-                    style = SEVERITY_STYLE[f.severity.value]
-                    console.print(f"  [{style}]{f.severity.value:7s}[/] {f.rule} [dim]{escape(f.path)}[/]: "
-                                  f"{escape(f.message)}")
-            summary = audits_json(audits)["summary"]
-            console.print(
-                f"{summary['traces']} trace(s), {summary['with_findings']} with findings: "
-                + ", ".join(f"{v} {k}" for k, v in summary["by_severity"].items())
-            )
-            if summary["by_rule"]:
-                console.print("[dim]" + "; ".join(f"{k} {v} ({RULES.get(k, '')})" for k, v in summary["by_rule"].items())
-                              + "[/]")
-        raise typer.Exit(exit_code(audits, fail_on))
-
-    @trace_app.command("stats")
-    def stats(
-        paths: list[Path] = typer.Argument(..., help="trace files or folders (searched recursively)"),
-        as_json: bool = typer.Option(False, "--json", help="machine-readable table"),
-        calls: str = typer.Option("planner", help="which tool calls the accuracy bins count: planner | all"),
-    ) -> None:
-        """Behaviour over many traces: calls per question, tools, re-listen rate, failures, time per node,
-        and accuracy by number of tool calls (0, 1, 2-3, 4-5, 6+) where ground truth is present."""
-        from audiomind.audit.stats import aggregate, load_traces, render
-
-        if calls not in ("planner", "all"):
-            _fail(f"--calls must be planner or all (got {calls!r})")
-        files = _files(paths)
-        traces, bad = load_traces(files)
-        if not traces:
-            _fail(f"none of the {len(files)} file(s) is a readable trace")
-        result = aggregate(traces, calls=calls)  # type: ignore[arg-type]
-        result["unreadable"] = [{"file": f, "why": w} for f, w in bad]
-        if as_json:
-            print(json.dumps(result, indent=2))
-        else:
-            render(result, console)
-            for f, why in bad:
-                err.print(f"[yellow]skipped[/] {escape(f)}: {escape(why)}")
-
-    @trace_app.command("diff")
-    def diff(
-        a: Path = typer.Argument(..., help="first trace"),
-        b: Path = typer.Argument(..., help="second trace"),
-        as_json: bool = typer.Option(False, "--json", help="machine-readable comparison"),
-    ) -> None:
-        """Where two runs of the same question diverge: first differing decision / tool call / evidence / answer.
-        Exit 0 when identical, 1 when they differ."""
-        from audiomind.audit.diff import diff_states, render
-        from audiomind.trace import load_trace
-
-        states = []
-        for p in (a, b):
-            if not p.is_file():
-                _fail(f"no trace file at {p}")
-            try:
-                states.append(load_trace(p))
-            except Exception as exc:  # noqa: BLE001
-                _fail(f"{p} is not a readable trace: {str(exc).splitlines()[0][:300]}")
-        report = diff_states(states[0], states[1], str(a), str(b))
-        if as_json:
-            print(report.model_dump_json(indent=2))
-        else:
-            render(report, console)
-        raise typer.Exit(0 if report.identical else 1)
-
-    @trace_app.command("replay")
-    def replay_cmd(
-        path: Path = typer.Argument(..., help="the recorded trace"),
-        planner: str = typer.Option("replay", help="replay (the recorded decisions) or any planner spec, e.g. rules"),
-        frontend: str = typer.Option("replay", help="replay (the recorded observations/answers) or any front-end spec"),
-        trace_dir: Path | None = typer.Option(None, help="where the replay's trace goes (default: <trace dir>/replays)"),
-        no_cache: bool = typer.Option(False, "--no-cache", help="re-run planner tool calls instead of using cached results"),
-        as_json: bool = typer.Option(False, "--json", help="machine-readable report"),
-    ) -> None:
-        """Re-run a trace's question and audio with recorded (or new) model outputs and report whether the
-        answer and decisions match the recording. Exit 0 when they match, 1 when not."""
-        import os
-
-        from audiomind.audio import AudioError
-        from audiomind.audit.diff import DiffReport, render
-        from audiomind.audit.replay import replay
-        from audiomind.backends.base import BackendError
-        from audiomind.config import AgentConfig
-
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TQDM_DISABLE", "1")
-        if not path.is_file():
-            _fail(f"no trace file at {path}")
-        try:
-            config = AgentConfig(planner=planner, frontend=frontend, use_cache=not no_cache,
-                                 trace_dir=trace_dir or path.parent / "replays")
-            report, _ = replay(path, config)
-        except (BackendError, AudioError, ValueError) as exc:
-            _fail(str(exc), code=3 if isinstance(exc, BackendError) else 2)
-        if as_json:
-            print(report.model_dump_json(indent=2))
-        else:
-            render(DiffReport.model_validate(report.diff), console)
-            verdict = "[green]reproduced[/]" if report.answer_match and report.decisions_match else "[red]differs[/]"
-            console.print(f"{verdict}: answer {escape(repr(report.answer_recorded))} → "
-                          f"{escape(repr(report.answer_replayed))} ({'same' if report.answer_match else 'different'}); "
-                          f"decisions {'same' if report.decisions_match else 'different'}; "
-                          f"replay trace {escape(str(report.replayed))}")
-        raise typer.Exit(0 if report.answer_match and report.decisions_match else 1)
-
-    @trace_app.command("html")
-    def html_cmd(
-        paths: list[Path] = typer.Argument(..., help="trace files or folders (searched recursively)"),
-        out: Path = typer.Option(..., "-o", "--out", help="output folder (pages, audio, images, index.html)"),
-        embed: bool = typer.Option(False, "--embed", help="embed audio and images as data URIs (one file per page)"),
-        no_spectrograms: bool = typer.Option(False, "--no-spectrograms", help="skip the spectrogram images"),
-        no_audit: bool = typer.Option(False, "--no-audit", help="do not run the audit rules into the pages"),
-        allow_dir: list[Path] | None = typer.Option(
-            None, "--allow-dir", help="also copy audio from this folder (e.g. where the original clips are); "
-            "by default only files inside each trace's own run folder are read (repeatable)"),
-    ) -> None:
-        """A static, self-contained viewer: one page per trace (timeline, audio players, spectrograms, tool
-        calls, evidence linked to its source, the answer) and an index.html. No network needed to view it.
-
-        Only audio inside each trace's run folder (or an --allow-dir) whose sha256 matches the trace is copied
-        or embedded; any other path a trace names is shown as unavailable, with the reason."""
-        from audiomind.audit.html import render_paths
-
-        files = _files(paths)
-        pages, index = render_paths(files, out, embed=embed, spectrograms=not no_spectrograms, audit=not no_audit,
-                                    allow=list(allow_dir or []))
-        if not pages:
-            _fail("none of the files is a readable trace (see the index for why)", code=1)
-        for p in pages:
-            console.print(f"wrote {escape(str(p))}")
-        console.print(f"[bold]index:[/] {escape(str(index))}")
-
-    @trace_app.command("export")
-    def export_cmd(
-        paths: list[Path] = typer.Argument(..., help="trace files or folders (searched recursively)"),
-        otlp: str = typer.Option(..., "--otlp", metavar="URL", help="OTLP/HTTP collector: http://localhost:4318 "
-                                 "(OTel collector, Jaeger), http://localhost:6006 (Phoenix); /v1/traces is added"),
-        include_content: bool = typer.Option(False, "--include-content", help="also send the question, prompts, "
-                                             "answers, transcripts and tool arguments/outputs (default: ids, names, "
-                                             "numbers, statuses and hashes only)"),
-        as_json: bool = typer.Option(False, "--json", help="machine-readable report"),
-    ) -> None:
-        """Send traces to an OpenTelemetry collector over OTLP/HTTP as GenAI spans (invoke_agent, a span per
-        graph node, execute_tool, chat; OpenInference span kinds; judges' results as evaluation events), with
-        the recorded times. Exit 1 when the collector cannot be reached or refuses them."""
-        from audiomind.audit.otel import ExportError, export_states, load_states, otlp_traces_url
-
-        try:
-            otlp_traces_url(otlp)
-        except ValueError as exc:
-            _fail(str(exc))
-        files = _files(paths)
-        states, skipped = load_states(files)
-        for f, why in skipped:
-            err.print(f"[yellow]skipped[/] {escape(f)}: {escape(why)}")
-        if not states:
-            _fail(f"none of the {len(files)} file(s) is a readable trace")
-        try:
-            report = export_states(states, otlp, include_content=include_content)
-        except ExportError as exc:
-            _fail(str(exc), code=1)
-        if as_json:
-            print(json.dumps({"endpoint": report.endpoint, "spans": report.spans, "traces": report.traces,
-                              "skipped": [{"file": f, "why": w} for f, w in skipped]}, indent=2))
-            return
-        console.print(f"exported {len(report.traces)} trace(s), {report.spans} span(s) to {escape(report.endpoint)}"
-                      + ("" if include_content else " [dim](no content: add --include-content for it)[/]"))
-        for t in report.traces:
-            console.print(f"  {escape(t['run_id'])} -> trace id {t['trace_id']}")
+    for name, command in COMMANDS:
+        trace_app.command(name)(command)
