@@ -217,36 +217,27 @@ def aura_score(
     trace_dir: str | Path | None = "traces",
     write_trace: bool = True,
     registry: Any = None,
+    executor: Any = None,
     timeout_s: float = 120,
     max_retries: int = 3,
 ) -> AuraResult:
     """One AURA score; the run is written as a trace (with the audio as a0 when given)."""
     from audiomind.judges.clap import clap_status, load_clap
-    from audiomind.judges.llm import make_llm
     from audiomind.prompts import load_prompt
 
     if mode not in ("paper", "two_threshold"):
         raise ValueError("mode must be 'paper' or 'two_threshold'")
-    models = JudgeModels(llm=llm or "rules", frontend="clap")
     task = (f"Score the response to an audio question against the reference (AURA). Question: {question} "
             f"Reference: {reference} Response: {response}")
-    session = JudgeSession("aura", task, [audio] if audio else [], trace_dir=trace_dir, models=models,
-                           registry=registry, inputs={"question": question, "reference": reference,
-                                                      "response": response, "audio": str(audio) if audio else None,
-                                                      "w": w, "mode": mode})
-    text_llm = make_llm(models.llm, timeout_s=timeout_s, max_retries=max_retries)
+    session = JudgeSession("aura", task, [audio] if audio else [], trace_dir=trace_dir,
+                           models=JudgeModels(llm=llm or "rules", frontend="clap"), registry=registry,
+                           executor=executor, timeout_s=timeout_s, max_retries=max_retries,
+                           inputs={"question": question, "reference": reference, "response": response,
+                                   "audio": str(audio) if audio else None, "w": w, "mode": mode})
     st = clap_status()
-    specs = [ModelSpec(role="frontend", spec=f"clap:{st.backend or 'none'}", kind="clap", model=st.checkpoint,
-                       decoding={"mode": mode, "w": w})]
-    if text_llm is not None:
-        specs.insert(0, text_llm.model_spec())
-    session.set_model_specs(specs)
-    steps: list[JudgeStep] = []
-    substitutes: dict[str, str] = {}
-
-    def add(step: JudgeStep) -> None:
-        steps.append(step)
-        session.step(step)
+    text_llm, _ = session.open_models(ModelSpec(role="frontend", spec=f"clap:{st.backend or 'none'}", kind="clap",
+                                                model=st.checkpoint, decoding={"mode": mode, "w": w}), listen=False)
+    add, substitutes = session.add, session.substitutes
 
     # 1. S_LLM
     cat = None
@@ -310,11 +301,9 @@ def aura_score(
                         audio=str(audio) if audio else None, llm_category=cat, s_llm=s_llm, llm_reasoning=reasoning,
                         llm_source=source, rule_details=details, hypothesis=hyp, hypothesis_source=hsource,
                         entailment=ent, w=w, mode=mode, raw=round(raw, 4), score=round(score, 4), normalisation=how,
-                        substitutes=substitutes, steps=steps, models=models)
+                        substitutes=substitutes, steps=session.steps, models=session.models)
     verdict = f"AURA {score:.3f} (S_LLM {s_llm}, category {cat}; entailment {ent.status})"
-    path = session.finish(verdict, f"{reasoning} | hypothesis: {hyp} | {how}", result, write=write_trace)
-    result.trace_path = str(path) if path else None
-    return result
+    return session.conclude(verdict, f"{reasoning} | hypothesis: {hyp} | {how}", result, write=write_trace)
 
 
 # ---------------------------------------------------------------- AQEval-style correlation

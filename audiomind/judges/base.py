@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -41,6 +41,12 @@ from audiomind.state import (
     utcnow,
 )
 from audiomind.trace import write_trace
+
+if TYPE_CHECKING:
+    from audiomind.judges.llm import AudioJudge, JudgeLLM
+    from audiomind.tools.executor import ToolExecutor
+
+R = TypeVar("R", bound=BaseModel)
 
 
 class JudgeStep(BaseModel):
@@ -73,7 +79,18 @@ def _shared_registry():
 
 
 class JudgeSession:
-    """Collects one judge run as an evidence state and writes it as a trace."""
+    """The scaffold every judge runs on: it opens the judge's evidence state (the judged clips as a0, a1, ...)
+    and its models, runs tools through an executor, records each reasoning step and model call, and writes
+    the whole run as a trace. A judge function holds its method only:
+
+        session = JudgeSession("rubric", task, [audio], models=..., trace_dir=..., executor=...)
+        text_llm, audio_judge = session.open_models(fallback_frontend_spec)
+        ... session.run_tools(...), session.add(JudgeStep(...)), session.note(...) ...
+        return session.conclude(verdict, rationale, result)
+
+    `executor`: the run's executor when the judge is called as a tool (its registry, cache and policy
+    apply to the judge's own tool calls); without one the session builds its own over `registry` (default:
+    the shipped manifests) and `cache`."""
 
     def __init__(
         self,
@@ -85,11 +102,17 @@ class JudgeSession:
         models: JudgeModels | None = None,
         registry: Any = None,
         cache: Any = None,
+        executor: ToolExecutor | None = None,
         inputs: dict[str, Any] | None = None,
+        timeout_s: float = 120,
+        max_retries: int = 3,
     ):
         from audiomind.tools.executor import ToolExecutor
 
         self.kind = kind
+        self.timeout_s, self.max_retries = timeout_s, max_retries
+        self.steps: list[JudgeStep] = []
+        self.substitutes: dict[str, str] = {}
         self.t0 = time.monotonic()
         self.models = models or JudgeModels()
         run_id = new_run_id(f"judge-{kind}", hex_chars=6)
@@ -108,8 +131,11 @@ class JudgeSession:
                               metadata={"judge": kind, "inputs": inputs or {}}),
             artifacts=list(self.artifacts),
         )
-        self.registry = registry or _shared_registry()
-        self.executor = ToolExecutor(self.registry, artifact_dir, cache=cache)
+        if executor is not None:
+            self.registry, self.executor = executor.registry, executor
+        else:
+            self.registry = registry or _shared_registry()
+            self.executor = ToolExecutor(self.registry, artifact_dir, cache=cache)
         self.judge_call = ToolCall(step=0, tool=f"judge_{kind}", tool_version="1", category=ToolCategory.evaluation,
                                    requested_arguments=inputs or {}, arguments=inputs or {},
                                    status=ToolCallStatus.ok, issued_by="planner")
@@ -138,6 +164,21 @@ class JudgeSession:
     def set_model_specs(self, specs: list[ModelSpec]) -> None:
         self.state.run.models = specs
 
+    def open_models(self, fallback_frontend: ModelSpec, *, listen: bool = True
+                    ) -> tuple[JudgeLLM | None, AudioJudge | None]:
+        """The judge's text LLM and (when `listen`) audio front end from `self.models`, None for the offline
+        rules / cascade; recorded as the run's models, the LLM first, then the front end or, without one,
+        `fallback_frontend` (what perceives the audio instead)."""
+        from audiomind.judges.llm import make_audio_judge, make_llm
+
+        text_llm = make_llm(self.models.llm, timeout_s=self.timeout_s, max_retries=self.max_retries)
+        audio = (make_audio_judge(self.models.frontend, timeout_s=self.timeout_s, max_retries=self.max_retries)
+                 if listen else None)
+        specs = [text_llm.model_spec()] if text_llm is not None else []
+        specs.append(audio.model_spec() if audio is not None else fallback_frontend)
+        self.set_model_specs(specs)
+        return text_llm, audio
+
     def _decide(self, action: Action, rationale: str, requests: list[ToolCallRequest] | None = None) -> None:
         self.state.decisions.append(PlannerDecision(step=self._decisions, action=action, rationale=rationale,
                                                     tool_calls=list(requests or []), planner=f"judge:{self.kind}"))
@@ -151,6 +192,11 @@ class JudgeSession:
                                                                     **step.data})
         self.state.evidence.append(item)
         return item
+
+    def add(self, step: JudgeStep) -> None:
+        """Record a step both in the judge's result (`self.steps`) and on the trace."""
+        self.steps.append(step)
+        self.step(step)
 
     def note(self, text: str, data: dict[str, Any] | None = None, confidence: float | None = None) -> EvidenceItem:
         """A judge-internal measurement or declaration (e.g. a substitute metric), sourced from the judge."""
@@ -180,6 +226,12 @@ class JudgeSession:
         path = self.trace_dir / f"{self.state.run.run_id}.json"
         write_trace(self.state, path)
         return path
+
+    def conclude(self, verdict: str, rationale: str, result: R, *, write: bool = True) -> R:
+        """`finish` an answered run and return `result` with its `trace_path` set (None when not written)."""
+        path = self.finish(verdict, rationale, result, write=write)
+        result.trace_path = str(path) if path else None  # type: ignore[attr-defined]
+        return result
 
 
 def observation_id() -> str:

@@ -672,38 +672,28 @@ def judge_edit(
     write_trace: bool = True,
     cache: Any = None,
     registry: Any = None,
+    executor: Any = None,
     timeout_s: float = 120,
     max_retries: int = 3,
 ) -> EditJudgeResult:
     """Evaluate one edit; the run is written as a trace (the result's `trace_path`)."""
-    from audiomind.judges.llm import make_audio_judge, make_llm
     from audiomind.prompts import load_prompt
 
     if not (instruction or target_description):
         raise ValueError("give the edit instruction or the target description (or both)")
-    models = JudgeModels(llm=llm or "rules", frontend=frontend or "cascade")
     inputs = {"original": str(original), "edited": str(edited), "instruction": instruction,
               "original_description": original_description, "target_description": target_description}
     task = (f"Evaluate the audio edit of a0 (original) into a1 (edited). Instruction: {instruction or '(none)'}; "
             f"original description: {original_description or '(none)'}; target description: "
             f"{target_description or '(none)'}. Judge overall quality, editing effectiveness and preservation.")
-    session = JudgeSession("edit", task, [original, edited], trace_dir=trace_dir, models=models, registry=registry,
-                           cache=cache, inputs=inputs)
-    text_llm = make_llm(models.llm, timeout_s=timeout_s, max_retries=max_retries)
-    audio = make_audio_judge(models.frontend, timeout_s=timeout_s, max_retries=max_retries)
-    specs = [ModelSpec(role="frontend", spec="cascade", kind="cascade",
-                       decoding={"judge": "edit", "tools": ["tagging", "vad", "loudness", "signal_stats",
-                                                            "count_events", "asr", "speech_quality"]})]
-    if audio is not None:
-        specs = [audio.model_spec()]
-    if text_llm is not None:
-        specs.insert(0, text_llm.model_spec())
-    session.set_model_specs(specs)
-    steps: list[JudgeStep] = []
-
-    def add(step: JudgeStep) -> None:
-        steps.append(step)
-        session.step(step)
+    session = JudgeSession("edit", task, [original, edited], trace_dir=trace_dir,
+                           models=JudgeModels(llm=llm or "rules", frontend=frontend or "cascade"), registry=registry,
+                           cache=cache, executor=executor, inputs=inputs, timeout_s=timeout_s, max_retries=max_retries)
+    text_llm, audio = session.open_models(ModelSpec(
+        role="frontend", spec="cascade", kind="cascade",
+        decoding={"judge": "edit", "tools": ["tagging", "vad", "loudness", "signal_stats", "count_events", "asr",
+                                             "speech_quality"]}))
+    add = session.add
 
     # measurable facts of both clips (quality and the checks need them whatever the front end)
     facts = ev.perceive(session, ["a0", "a1"], rationale="steps 1-2 and quality: perception pass over both clips")
@@ -812,8 +802,6 @@ def judge_edit(
         predicted_difference=diff_c, predicted_commonality=comm_c, captions_from=captions_from,
         difference_metrics=d_m, commonality_metrics=c_m, edit_score=round(es, 4), faith_score=round(fs, 4),
         faith_agreement=round(-fs, 4), effectiveness=eff, preservation=pres, quality=qual, synthesis=synthesis,
-        suggestions=sugg, verdict=verdict, steps=steps, substitutes=rep.substitutes, affected_scores=affected,
-        models=models)
-    path = session.finish(verdict, synthesis, result, write=write_trace)
-    result.trace_path = str(path) if path else None
-    return result
+        suggestions=sugg, verdict=verdict, steps=session.steps, substitutes=rep.substitutes, affected_scores=affected,
+        models=session.models)
+    return session.conclude(verdict, synthesis, result, write=write_trace)

@@ -2,15 +2,16 @@
 
 Each entry point runs the judge on the run's artifacts with the models from the environment
 (AUDIOMIND_JUDGE_LLM / AUDIOMIND_JUDGE_FRONTEND, default: the offline rules and cascade; a planner never
-chooses an endpoint through tool arguments), writes the judge's own trace beside the run's derived audio,
-and returns a compact output plus claims that stay within the judge's boundary: they state a verdict
+chooses an endpoint through tool arguments), runs the judge's own tool calls through the run's executor
+(from the tool context: the run's registry, cache and tool policy), writes the judge's own trace beside
+the run's derived audio, and returns a compact output plus claims that stay within the judge's boundary: they state a verdict
 and the measurements behind it, never what the audio "is" beyond them.
 """
 
 from __future__ import annotations
 
 import functools
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -29,6 +30,14 @@ def _cache():
     from audiomind.tools.executor import ToolCache
 
     return ToolCache()
+
+
+def _tools_of(ctx: ToolContext, *, cache: bool = True) -> dict[str, Any]:
+    """How the judge runs its tools: through the run's executor; a direct call (no executor in the context)
+    gets the shipped manifests and, where the judge caches, the default tool cache."""
+    if ctx.executor is not None:
+        return {"executor": ctx.executor}
+    return {"registry": _registry(), **({"cache": _cache()} if cache else {})}
 
 
 class JudgeModelNames(ToolOutput):
@@ -78,8 +87,7 @@ def judge_edit(args: JudgeEditArgs, ctx: ToolContext) -> ToolResult:
     m = default_models()
     r = run(ctx.audio(args.original_artifact).path, ctx.audio(args.artifact).path, instruction=args.instruction,
             original_description=args.original_description, target_description=args.target_description,
-            llm=m.llm, frontend=m.frontend, trace_dir=ctx.derived_dir / "judges", cache=_cache(),
-            registry=_registry())
+            llm=m.llm, frontend=m.frontend, trace_dir=ctx.derived_dir / "judges", **_tools_of(ctx))
     out = {
         "verdict": r.verdict, "effectiveness": r.effectiveness.model_dump(exclude={"data"}),
         "preservation": r.preservation.model_dump(exclude={"data"}), "quality": r.quality.model_dump(exclude={"data"}),
@@ -151,7 +159,7 @@ def judge_rubric(args: JudgeRubricArgs, ctx: ToolContext) -> ToolResult:
     m = default_models()
     r = run(ctx.audio(args.artifact).path, args.instruction, llm=m.llm, frontend=m.frontend,
             threshold=args.threshold, holistic=args.holistic, max_items=args.max_items,
-            trace_dir=ctx.derived_dir / "judges", cache=_cache(), registry=_registry())
+            trace_dir=ctx.derived_dir / "judges", **_tools_of(ctx))
     out = {"aligned": r.aligned, "score": r.score, "threshold": r.threshold,
            "items": [{"question": v.question, "p_yes": v.p_yes, "source": v.source, "why": v.explanation[:300]}
                      for v in r.verdicts],
@@ -203,7 +211,7 @@ def judge_aura(args: JudgeAuraArgs, ctx: ToolContext) -> ToolResult:
 
     m = default_models()
     r = aura_score(args.question, args.reference, args.response, ctx.audio(args.artifact).path, llm=m.llm,
-                   w=args.w, mode=args.mode, trace_dir=ctx.derived_dir / "judges", registry=_registry())
+                   w=args.w, mode=args.mode, trace_dir=ctx.derived_dir / "judges", **_tools_of(ctx, cache=False))
     out = {"score": r.score, "s_llm": r.s_llm, "category": r.llm_category, "reasoning": r.llm_reasoning,
            "llm_source": r.llm_source, "hypothesis": r.hypothesis, "entailment": r.entailment.model_dump(),
            "normalisation": r.normalisation, "substitutes": r.substitutes, "judge_trace": r.trace_path}

@@ -80,3 +80,38 @@ def test_cli_rubric_and_aura_json(rubric_clips, tmp_path):
     assert data["judge"] == "aura" and data["score"] == 0.0 and data["entailment"]["status"] == "skipped"
     out = runner.invoke(app, ["judge", "edit", str(rubric_clips["beeps3"]), str(rubric_clips["man"])])
     assert out.exit_code == 2 and "instruction" in out.output
+
+
+class _SpyExecutor(ToolExecutor):
+    """The run's executor, recording every tool it is asked to run."""
+
+    def __init__(self, *a, **k):
+        super().__init__(*a, **k)
+        self.asked: list[str] = []
+
+    def run(self, requests, artifacts, step, issued_by="planner"):
+        self.asked += [r.tool for r in requests]
+        return super().run(requests, artifacts, step, issued_by=issued_by)
+
+
+def test_a_judge_tool_runs_its_tools_through_the_runs_executor(registry, rubric_clips, tmp_path, monkeypatch):
+    monkeypatch.delenv("AUDIOMIND_JUDGE_LLM", raising=False)
+    monkeypatch.delenv("AUDIOMIND_JUDGE_FRONTEND", raising=False)
+    art = make_artifact("a0", rubric_clips["beeps3"])
+    ex = _SpyExecutor(registry, tmp_path / "derived")
+    (call,) = ex.run([ToolCallRequest(tool="judge_rubric", arguments={"artifact": "a0",
+                                                                      "instruction": "Three short beeps."})],
+                     [art], step=0).tool_calls
+    assert call.status == ToolCallStatus.ok, call.error
+    assert ex.asked[0] == "judge_rubric" and {"tagging", "vad", "count_events"} <= set(ex.asked[1:])
+    # the run's tool policy applies to the judge's own calls: a run that enables only the judge
+    strict = _SpyExecutor(registry, tmp_path / "strict", allowed={"judge_rubric"})
+    (call,) = strict.run([ToolCallRequest(tool="judge_rubric", arguments={"artifact": "a0",
+                                                                          "instruction": "Three short beeps."})],
+                         [art], step=0).tool_calls
+    assert call.status == ToolCallStatus.ok, call.error
+    from audiomind.trace import load_trace
+
+    inner = load_trace(call.output["judge_trace"]).tool_calls
+    perception = [c for c in inner if c.tool != "judge_rubric"]
+    assert perception and all(c.status == ToolCallStatus.rejected and "not enabled" in c.error for c in perception)

@@ -5,13 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from audiomind.judges.rubric import (
-    judge_rubric,
-    perturb_instruction,
-    rule_decompose,
-    rule_filter,
-    swap_instructions,
-)
+from audiomind.judges.rubric.judge import judge_rubric
+from audiomind.judges.rubric.negatives import perturb_instruction
 from audiomind.trace import load_trace, validate_trace_file
 
 pytestmark = pytest.mark.slow
@@ -27,37 +22,6 @@ def traces(tmp_path_factory):
 @pytest.fixture(scope="module")
 def aligned(rubric_clips, traces):
     return judge_rubric(rubric_clips["woman_then_phone"], INSTR, trace_dir=traces)
-
-
-def test_rule_decomposition_makes_atomic_verifiable_items():
-    items = rule_decompose(INSTR)
-    kinds = [i.check["kind"] for i in items]
-    assert kinds.count("speech_present") == 1
-    assert {"gender", "words", "sound", "order"} <= set(kinds)
-    order = next(i for i in items if i.check["kind"] == "order")
-    assert order.check["first"]["kind"] == "speech" and order.check["second"]["kind"] == "sound"
-    count = rule_decompose("Three short beeps.")
-    assert any(i.check.get("kind") == "count" and i.check["n"] == 3 for i in count)
-    assert rule_decompose("A woman sadly says 'no'.")[-1].check["kind"] == "unverifiable"
-
-
-def test_rule_filter_drops_ungrounded_and_duplicate_items():
-    items = rule_decompose(INSTR)
-    items.append(items[0].model_copy(update={"id": 99}))
-    items.append(items[0].model_copy(update={"id": 100, "question": "Is there a dog?", "evidence": "a dog barks loudly"}))
-    rule_filter(INSTR, items)
-    reasons = {i.id: i.drop_reason for i in items if not i.kept}
-    assert reasons == {99: "duplicate", 100: "not grounded in the instruction's words"}
-
-
-def test_hard_negative_builders():
-    assert perturb_instruction(INSTR, "gender")[0] == "A man says 'good morning everyone', then a telephone rings."
-    assert perturb_instruction(INSTR, "order")[0].startswith("A telephone rings, then a woman says")
-    assert perturb_instruction("Three short beeps.", "count")[0] == "Five short beeps."
-    assert perturb_instruction("A trumpet plays a fast melody.", "tempo")[0] == "A trumpet plays a slow melody."
-    assert perturb_instruction("Three short beeps.", "gender") is None
-    perm = swap_instructions(["a", "b", "c", "d"], seed=3)
-    assert sorted(perm) == [0, 1, 2, 3] and all(perm[i] != i for i in range(4))
 
 
 def test_aligned_instruction_scores_high(aligned):

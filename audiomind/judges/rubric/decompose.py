@@ -1,0 +1,210 @@
+"""Rubric decomposition and filtering by transparent rules: an instruction -> atomic yes/no items, each
+with the words it comes from and (for the rule verifier) what to measure.
+
+The instruction is split into clauses (quotes kept whole; "then", "followed by", "before", "after" give
+the order) and each clause is read for speech (who speaks, what is said, how fast, in what style),
+sound events (named AudioSet classes), counts, music tempo and loudness trends; anything else becomes an
+item the offline judge cannot verify. The filter keeps items grounded in the instruction's words and
+drops duplicates.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from audiomind.judges import evidence as ev
+
+Attribute = Literal["speech", "speaker", "speech_content", "style", "sound_event", "count", "order", "music",
+                    "loudness", "other"]
+
+NUMBERS = {"one": 1, "once": 1, "single": 1, "two": 2, "twice": 2, "couple": 2, "three": 3, "thrice": 3,
+           "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+NUM_WORDS = {v: k for k, v in NUMBERS.items() if k not in ("once", "twice", "thrice", "single", "couple")}
+FEMALE = re.compile(r"\b(woman|women|female|girl|lady|she|her)\b", re.IGNORECASE)
+MALE = re.compile(r"\b(man|men|male|boy|guy|gentleman|he|his)\b", re.IGNORECASE)
+STYLE = re.compile(r"\b(happy|happily|sad|sadly|angry|angrily|excited|excitedly|calm|calmly|cheerful\w*|whisper\w*|"
+                   r"shout\w*|emotional\w*|nervous\w*|fear\w*|surprised|tired|bored|gentl\w*|friendly|serious\w*)\b", re.IGNORECASE)
+RATE_FAST = re.compile(r"\b(quickly|fast|rapidly|hurriedly)\b", re.IGNORECASE)
+RATE_SLOW = re.compile(r"\b(slowly|slow)\b", re.IGNORECASE)
+TEMPO_FAST = re.compile(r"\b(fast|upbeat|quick|rapid|lively|energetic)\b", re.IGNORECASE)
+TEMPO_SLOW = re.compile(r"\b(slow|slowly|calm|gentle|leisurely)\b", re.IGNORECASE)
+LOUDER = re.compile(r"\b(gets? louder|grows? louder|getting louder|crescendo|fades? in|increasing(?:ly)? loud)", re.IGNORECASE)
+QUIETER = re.compile(r"\b(gets? quieter|getting quieter|fades? out|fading|diminuendo|dies? away|decreasing)", re.IGNORECASE)
+MUSIC = re.compile(r"\b(music|melody|melodies|tune|song|playing|plays|chord|beat|rhythm|piano|trumpet|violin|"
+                   r"flute|guitar|organ|saxophone|sax|drum\w*|cello|harp|clarinet|orchestra|synth\w*)\b", re.IGNORECASE)
+SEQ = re.compile(r"\s*(?:,\s*)?\b(?:and then|then|followed by|after that|afterwards|before|after)\b\s*", re.IGNORECASE)
+
+
+class RubricItem(BaseModel):
+    """One atomic yes/no requirement drawn from the instruction."""
+
+    id: int
+    question: str
+    attribute: str = "other"
+    evidence: str = Field("", description="the words of the instruction it comes from")
+    check: dict[str, Any] = Field(default_factory=dict, description="the rule verifier's spec (rules only)")
+    kept: bool = True
+    drop_reason: str | None = None
+
+
+def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
+    """[(clause, relation to the previous clause: 'after' | 'before' | None)], quotes kept whole."""
+    quotes: list[str] = []
+
+    def hide(m: re.Match) -> str:
+        quotes.append(m.group(0))
+        return f"\x00{len(quotes) - 1}\x00"
+
+    masked = re.sub(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|(?:(?<=^)|(?<=[\s:,]))'[^']*'(?=$|[\s.,;:!?])", hide,
+                    instruction.strip())
+    out: list[tuple[str, str | None]] = []
+    for sentence in re.split(r"(?<=[.!?;])\s+", masked):
+        pos, rel = 0, None
+        for m in SEQ.finditer(sentence):
+            chunk = sentence[pos:m.start()]
+            if chunk.strip(" ,.;"):
+                out.extend(_subclauses(chunk, rel))
+            word = m.group(0).strip(" ,").lower()
+            rel = "before" if word == "before" else "after"
+            pos = m.end()
+        tail = sentence[pos:]
+        if tail.strip(" ,.;"):
+            out.extend(_subclauses(tail, rel))
+    return [(re.sub("\x00(\\d+)\x00", lambda m: quotes[int(m.group(1))], c).strip(" ,.;"), r) for c, r in out]
+
+
+def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
+    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\bwith\b|\bover\b|\bas\b|\band\b)\s*", chunk) if p.strip(" ,.;")]
+    out: list[tuple[str, str | None]] = []
+    for i, p in enumerate(parts):
+        out.append((p, rel if i == 0 else "with"))
+    return out
+
+
+def _count_in(clause: str) -> int | None:
+    m = re.search(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?:times|short|long|loud|quick|"
+                  r"[a-z]+s)\b", clause, re.IGNORECASE)
+    if m:
+        w = m.group(1).lower()
+        return int(w) if w.isdigit() else NUMBERS.get(w)
+    m = re.search(r"\b(once|twice|thrice)\b", clause, re.IGNORECASE)
+    return NUMBERS[m.group(1).lower()] if m else None
+
+
+def _sound_phrase(clause: str) -> str:
+    p = LOUDER.sub(" ", QUIETER.sub(" ", clause))
+    p = re.sub(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|once|twice|thrice|times|short|long|"
+               r"quick|fast|slow|slowly|quickly|upbeat|lively|energetic|calm|gentle|leisurely|loud|loudly|quiet|"
+               r"quietly|softly|in the background|in the foreground|repeatedly|again|is heard|are heard|"
+               r"can be heard|there is|there are|sound|sounds|plays?|playing|a|an|the)\b", " ", p, flags=re.IGNORECASE)
+    p = " ".join(p.split()) or clause
+    return p[0].lower() + p[1:] if p[:2] != p[:2].upper() else p
+
+
+def rule_decompose(instruction: str) -> list[RubricItem]:
+    """Transparent rule decomposition of an instruction into verifiable items."""
+    items: list[RubricItem] = []
+    subjects: list[tuple[str, dict[str, Any]]] = []  # (clause, locator) for order items
+
+    def add(question: str, attribute: str, evidence: str, check: dict[str, Any]) -> None:
+        if any(it.question.lower() == question.lower() for it in items):
+            return
+        items.append(RubricItem(id=len(items), question=question, attribute=attribute, evidence=evidence, check=check))
+
+    clauses = _split_clauses(instruction)
+    speech_seen = False
+    for clause, rel in clauses:
+        quoted = ev.quoted_text(clause)
+        locator: dict[str, Any] | None = None
+        if ev.is_speech_phrase(clause) or quoted:
+            if not speech_seen:
+                add("Is there speech in the audio?", "speech", clause, {"kind": "speech_present"})
+                speech_seen = True
+            head = clause.split(quoted)[0] if quoted else clause
+            if FEMALE.search(head) and not MALE.search(head):
+                add("Is the speaker female?" if not quoted else f"Is '{quoted}' said by a female voice?", "speaker",
+                    clause, {"kind": "gender", "gender": "female", "words": quoted})
+            elif MALE.search(head) and not FEMALE.search(head):
+                add("Is the speaker male?" if not quoted else f"Is '{quoted}' said by a male voice?", "speaker",
+                    clause, {"kind": "gender", "gender": "male", "words": quoted})
+            if quoted:
+                add(f"Does the speech contain the words '{quoted}'?", "speech_content", clause,
+                    {"kind": "words", "words": quoted})
+            if RATE_FAST.search(clause):
+                add("Does the speaker talk fast?", "style", clause, {"kind": "rate", "rate": "fast"})
+            elif RATE_SLOW.search(clause):
+                add("Does the speaker talk slowly?", "style", clause, {"kind": "rate", "rate": "slow"})
+            m = STYLE.search(clause)
+            if m:
+                w0 = m.group(1).lower()
+                word = re.sub(r"ily$", "y", w0) if w0.endswith("ily") else re.sub(r"(?<=[a-z]{3})ly$", "", w0)
+                add(f"Does the speech sound {word}?", "style", clause, {"kind": "unverifiable",
+                                                                                    "why": "emotion and speaking "
+                                                                                           "style"})
+            locator = {"kind": "speech", "words": quoted}
+        else:
+            phrase = _sound_phrase(clause)
+            labels = ev.phrase_labels(phrase)
+            if labels:
+                count = _count_in(clause)
+                add(f"Is the sound of '{phrase}' present?", "music" if MUSIC.search(phrase) else "sound_event",
+                    clause, {"kind": "sound", "phrase": phrase})
+                if count is not None:
+                    add(f"Does {phrase} occur exactly {count} time{'s' if count != 1 else ''}?", "count", clause,
+                        {"kind": "count", "phrase": phrase, "n": count})
+                locator = {"kind": "sound", "phrase": phrase}
+            if MUSIC.search(clause):
+                if TEMPO_FAST.search(clause):
+                    add("Is the music fast (a quick tempo)?", "music", clause, {"kind": "tempo", "tempo": "fast"})
+                elif TEMPO_SLOW.search(clause):
+                    add("Is the music slow (a slow tempo)?", "music", clause, {"kind": "tempo", "tempo": "slow"})
+            if not labels and not MUSIC.search(clause) and not (LOUDER.search(clause) or QUIETER.search(clause)):
+                add(f"Does the audio match: '{clause}'?", "other", clause,
+                    {"kind": "unverifiable", "why": "names no sound class, speech or measurable property"})
+        if LOUDER.search(clause):
+            add("Does the audio get louder over time?", "loudness", clause, {"kind": "loudness", "trend": "increasing"})
+        elif QUIETER.search(clause):
+            add("Does the audio get quieter over time?", "loudness", clause, {"kind": "loudness", "trend": "decreasing"})
+        if locator is not None:
+            if rel in ("after", "before") and subjects:
+                prev_clause, prev_loc = subjects[-1]
+                first, second = (prev_loc, locator) if rel == "after" else (locator, prev_loc)
+                fc, sc = (prev_clause, clause) if rel == "after" else (clause, prev_clause)
+                add(f"Does '{_brief(fc)}' happen before '{_brief(sc)}'?", "order", f"{prev_clause} ... {clause}",
+                    {"kind": "order", "first": first, "second": second})
+            subjects.append((clause, locator))
+    if not items:
+        add(f"Does the audio match: '{instruction.strip()}'?", "other", instruction,
+            {"kind": "unverifiable", "why": "no verifiable requirement recognised"})
+    return items
+
+
+def _article(phrase: str) -> str:
+    p = phrase.strip()
+    if re.match(r"^(a|an|the|some)\b", p, re.IGNORECASE) or p.endswith("s"):
+        return p
+    return ("an " if p[:1].lower() in "aeiou" else "a ") + p
+
+
+def _brief(clause: str, n: int = 8) -> str:
+    w = clause.split()
+    return " ".join(w[:n]) + (" ..." if len(w) > n else "")
+
+
+def rule_filter(instruction: str, items: list[RubricItem]) -> list[RubricItem]:
+    """Keep items grounded in the instruction (their evidence words occur in it) and not duplicated."""
+    inst = set(ev.words_of(instruction))
+    seen: set[str] = set()
+    for it in items:
+        key = it.question.lower()
+        words = [w for w in ev.words_of(it.evidence) if len(w) > 2]
+        grounded = not words or sum(w in inst for w in words) / len(words) >= 0.6
+        if key in seen:
+            it.kept, it.drop_reason = False, "duplicate"
+        elif not grounded:
+            it.kept, it.drop_reason = False, "not grounded in the instruction's words"
+        seen.add(key)
+    return items

@@ -1,0 +1,32 @@
+"""Rule decomposition and filtering of rubric instructions: atomic, verifiable, grounded items."""
+
+from __future__ import annotations
+
+import pytest
+
+from audiomind.judges.rubric.decompose import rule_decompose, rule_filter
+
+pytestmark = pytest.mark.slow
+
+INSTR = "A woman says 'good morning everyone', then a telephone rings."
+
+
+def test_rule_decomposition_makes_atomic_verifiable_items():
+    items = rule_decompose(INSTR)
+    kinds = [i.check["kind"] for i in items]
+    assert kinds.count("speech_present") == 1
+    assert {"gender", "words", "sound", "order"} <= set(kinds)
+    order = next(i for i in items if i.check["kind"] == "order")
+    assert order.check["first"]["kind"] == "speech" and order.check["second"]["kind"] == "sound"
+    count = rule_decompose("Three short beeps.")
+    assert any(i.check.get("kind") == "count" and i.check["n"] == 3 for i in count)
+    assert rule_decompose("A woman sadly says 'no'.")[-1].check["kind"] == "unverifiable"
+
+
+def test_rule_filter_drops_ungrounded_and_duplicate_items():
+    items = rule_decompose(INSTR)
+    items.append(items[0].model_copy(update={"id": 99}))
+    items.append(items[0].model_copy(update={"id": 100, "question": "Is there a dog?", "evidence": "a dog barks loudly"}))
+    rule_filter(INSTR, items)
+    reasons = {i.id: i.drop_reason for i in items if not i.kept}
+    assert reasons == {99: "duplicate", 100: "not grounded in the instruction's words"}
