@@ -9,6 +9,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from audiomind.fsutil import atomic_write
 from audiomind.paths import clip_text
 from audiomind.state import SCHEMA_VERSION, EvidenceState
 
@@ -31,13 +32,9 @@ def dump_trace(state: EvidenceState) -> str:
 
 
 def write_trace(state: EvidenceState, path: str | Path) -> Path:
-    """Atomic write (temp file + rename): a killed run leaves the old file or the new one, never half."""
-    p = Path(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    tmp = p.with_name(f".{p.name}.{os.getpid()}.tmp")
-    tmp.write_text(dump_trace(state), encoding="utf-8")
-    os.replace(tmp, p)
-    return p
+    """Atomic, durable write (audiomind.fsutil: temp file in the same folder, fsync, rename, fsync the
+    folder): a killed run leaves the old file or the new one, never half."""
+    return atomic_write(path, dump_trace(state))
 
 
 def load_trace(path: str | Path) -> EvidenceState:
