@@ -193,3 +193,21 @@ def test_wire_schema_is_self_contained():
     assert set(s["required"]) >= {"action", "rationale"}
     item = s["properties"]["tool_calls"]["items"]
     assert item["properties"]["arguments"]["type"] == "object"
+
+
+def test_public_completion_methods():
+    """complete_json (what the judges use): the validated reply, one format retry, the problem on failure;
+    complete_text: the plain reply's text and its ModelCall."""
+    from pydantic import BaseModel
+
+    class Verdict(BaseModel):
+        verdict: str
+
+    p = scripted("not json", {"verdict": "yes"}, "plain words", "x", "y")
+    reply = p.complete_json("Is it raining?", Verdict, purpose="judge_verdict")
+    assert reply.parsed == Verdict(verdict="yes") and reply.problem is None
+    assert reply.call.purpose == "judge_verdict" and reply.call.attempts == 2
+    text, call = p.complete_text("Say something.", purpose="judge_text")
+    assert text == "plain words" and call.purpose == "judge_text" and call.output is None
+    failed = p.complete_json("Again?", Verdict)
+    assert failed.parsed is None and failed.problem and failed.raw == "y"

@@ -142,3 +142,42 @@ def test_gemini_planner_on_the_wire(server, clips, monkeypatch):
     schema = gen.get("responseJsonSchema") or gen.get("response_json_schema") or gen.get("responseSchema")
     assert schema is not None and "action" in json.dumps(schema)
     assert "AIzaFAKEKEY0123456789" not in call.model_dump_json()
+
+
+def test_registry_covers_every_kind_and_role():
+    """Every spec kind is registered; each role it cannot fill says why (no if/elif chain to forget)."""
+    from typing import get_args
+
+    from audiomind.backends.registry import REGISTRY, Kind
+
+    assert set(REGISTRY) == set(get_args(Kind))
+    for name, kind in REGISTRY.items():
+        assert kind.planner is not None or kind.not_planner, name
+        assert kind.frontend is not None or kind.not_frontend, name
+    assert [k for k, v in REGISTRY.items() if v.per_run_frontend] == ["cascade"]
+
+
+def test_agent_takes_backend_instances_and_factories(tmp_path):
+    """AudioMind(config, planner=<Planner>, frontend=<FrontEnd or factory>): no subclass, no swapping."""
+    from audiomind.api import AudioMind
+    from audiomind.backends.frontends.cascade import CascadeFrontEnd
+    from audiomind.backends.planners.rules import RulesPlanner
+    from audiomind.config import AgentConfig
+    from audiomind.tools.executor import ToolExecutor
+    from audiomind.tools.manifest import ToolRegistry
+
+    registry = ToolRegistry.load()
+    made = []
+
+    def factory(executor):
+        made.append(executor)
+        return CascadeFrontEnd(executor)
+
+    agent = AudioMind(AgentConfig(trace_dir=tmp_path, max_steps=2), planner=RulesPlanner(registry), frontend=factory)
+    assert isinstance(agent.planner, RulesPlanner) and agent.config.planner == "rules"
+    ex1, ex2 = (ToolExecutor(registry, tmp_path / n, cache=None) for n in ("r1", "r2"))
+    assert agent.frontend_for(ex1).executor is ex1 and agent.frontend_for(ex2).executor is ex2 and made == [ex1, ex2]
+    shared = CascadeFrontEnd(ex1)
+    agent = AudioMind(trace_dir=tmp_path, frontend=shared)
+    assert agent.frontend_for(ex2) is shared and agent.config.frontend == "cascade"
+    assert AudioMind(trace_dir=tmp_path).frontend_for(ex1) is not AudioMind(trace_dir=tmp_path).frontend_for(ex1)
