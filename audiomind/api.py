@@ -123,7 +123,9 @@ class AudioMind:
         write: bool = True,
         trace_path: str | Path | None = None,
     ) -> AskResult:
-        """Answer one question about one audio file; the trace is written even when the run fails."""
+        """Answer one question about one audio file; the trace is written (atomically, durably; at
+        `trace_path` when given) even when the run fails. A run that fails inside the loop raises with its
+        final state attached as `exc.audiomind_state`, so a caller with `write=False` can still keep it."""
         from audiomind.inputs import check_question
 
         check_question(question, list(choices) if choices is not None else None)  # ValueError: one clear line
@@ -154,6 +156,7 @@ class AudioMind:
             failed.run.finished_at = utcnow()
             if write:
                 write_trace(failed, path)
+            exc.audiomind_state = failed  # the failed run's evidence, for callers that keep it themselves
             exc.add_note(f"audiomind trace of the failed run: {path if write else '(not written)'}")
             raise
         final = _as_state(last)

@@ -2,10 +2,13 @@
 
 Durability contract (what makes `kill -9` then the same command lose and duplicate nothing):
 
-- Each finished item is committed as (1) its trace, written atomically (temp file, fsync, rename) at
-  `RUN_DIR/traces/<item id>.json`, then (2) one JSON line (an `ItemResult`) appended to
+- Each finished item is committed as (1) its trace, written once, atomically (temp file in the same
+  folder, fsync, rename) at its final place `RUN_DIR/traces/<item id>.json` (by the agent itself when it
+  runs in a thread here; by the driver from the text a Ray worker sends back, so RUN_DIR need not be on
+  shared storage), then (2) one JSON line (an `ItemResult`, naming that trace) appended to
   `RUN_DIR/results.jsonl` with flush + fsync under a lock. A result line therefore never points at a
-  trace that is not on disk.
+  trace that is not on disk. (A kill between the two leaves a trace without a line: the item runs again
+  on resume and its new trace replaces that one.)
 - On start, committed ids are read back and skipped. A kill can only tear the LAST line (appends are
   serialised); that torn tail is cut off before anything new is appended, and its item runs again.
 - Items are isolated: whatever one item raises becomes `status="error"` with the message; a missing audio
@@ -28,7 +31,6 @@ import os
 import queue
 import re
 import statistics
-import tempfile
 import threading
 import time
 from collections import Counter
@@ -42,7 +44,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from audiomind.bench.items import BenchItem, ItemResult
+from audiomind.fsutil import atomic_write_text
 from audiomind.prompts import letter_index
+from audiomind.trace import dump_trace
 
 RESULTS_FILE = "results.jsonl"
 TRACES_DIR = "traces"
@@ -120,32 +124,6 @@ def trace_name(item_id: str) -> str:
     return f"{safe}-{sha1(item_id.encode()).hexdigest()[:10]}.json"
 
 
-def _fsync_dir(path: Path) -> None:
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write_text(path: Path, text: str) -> Path:
-    """temp file in the same folder, fsync, rename, fsync the folder: old file or new one, never half."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-    return path
-
-
 class ResultLog:
     """RUN_DIR/results.jsonl + RUN_DIR/traces/: append-only, one fsynced line per committed item."""
 
@@ -174,12 +152,20 @@ class ResultLog:
         """id -> the last committed result line for it; unparsable lines (a torn tail) are ignored."""
         return load_results(self.run_dir)
 
-    def commit(self, result: ItemResult, trace_text: str | None) -> ItemResult:
-        """Trace first (atomic), then the result line (flush + fsync under the lock)."""
+    def trace_file(self, item_id: str) -> Path:
+        """Where an item's trace lives: RUN_DIR/traces/<safe name>.json (absolute)."""
+        return (self.traces / trace_name(item_id)).resolve()
+
+    def commit(self, result: ItemResult, trace_text: str | None = None) -> ItemResult:
+        """The result line (flush + fsync under the lock), after its trace is on disk: either already
+        written by the agent at `result.trace_path` (recorded relative to RUN_DIR), or written here from
+        `trace_text` (a Ray worker's), atomically."""
         if trace_text is not None:
             name = trace_name(result.id)
             atomic_write_text(self.traces / name, trace_text)
             result = result.model_copy(update={"trace_path": f"{TRACES_DIR}/{name}"})
+        elif result.trace_path:
+            result = result.model_copy(update={"trace_path": self._relative(result.trace_path)})
         line = result.model_dump_json() + "\n"
         with self._lock:
             self.run_dir.mkdir(parents=True, exist_ok=True)
@@ -188,6 +174,13 @@ class ResultLog:
                 f.flush()
                 os.fsync(f.fileno())
         return result
+
+    def _relative(self, path: str) -> str:
+        p = Path(path)
+        try:
+            return p.resolve().relative_to(self.run_dir.resolve()).as_posix()
+        except ValueError:
+            return str(p)  # outside RUN_DIR (a caller's choice): kept as given
 
 
 def load_results(run_dir: str | Path) -> dict[str, dict[str, Any]]:
@@ -252,8 +245,14 @@ def _stats_from_state(state: Any, prices: PriceTable | None) -> dict[str, Any]:
     }
 
 
-def execute_item(agent: Any, item: BenchItem, prices: PriceTable | None = None) -> tuple[ItemResult, str | None]:
-    """Run one item on one agent and never raise: (result without score, trace JSON text or None)."""
+def execute_item(agent: Any, item: BenchItem, prices: PriceTable | None = None,
+                 trace_path: str | Path | None = None) -> tuple[ItemResult, str | None]:
+    """Run one item on one agent and never raise: (result without score, trace JSON text or None).
+
+    With `trace_path` the agent writes the trace there itself, once and atomically (also for a run that
+    fails inside the loop); the result names it (`trace_path`, as given) and no text is returned. Without
+    it nothing is written: the trace comes back as JSON text for the caller to write (a Ray worker's
+    trace travels to the driver this way)."""
     t0 = time.monotonic()
     base: dict[str, Any] = {"id": item.id, "benchmark": item.benchmark, "answer": item.answer,
                             "metadata": item.metadata,
@@ -264,27 +263,27 @@ def execute_item(agent: Any, item: BenchItem, prices: PriceTable | None = None) 
         if not Path(p).is_file():
             return ItemResult(**base, status="missing_audio", error=f"audio file not found: {p}",
                               wall_time_s=round(time.monotonic() - t0, 3)), None
-    with tempfile.TemporaryDirectory(prefix="audiomind-item-") as tmp:
-        tpath = Path(tmp) / "trace.json"
-        fields: dict[str, Any] = {}
-        trace_dict: Any = None
-        try:
-            r = agent.ask(item.audio_path, item.question, item.choices or None, item_id=item.id,
-                          ground_truth=item.answer, metadata=item.metadata, trace_path=tpath)
-            fields = {"status": r.outcome.status, "prediction": r.answer or None, "choice_index": r.choice_index,
-                      "rationale": r.rationale or "", "confidence": r.confidence,
-                      "confidence_reason": r.confidence_reason or "",
-                      "error": r.outcome.reason if r.outcome.status != "answered" and r.outcome.reason else None}
-            trace_dict = r.state
-        except Exception as exc:  # noqa: BLE001 - isolation: one item never stops the batch
-            fields = {"status": "error", "error": f"{type(exc).__name__}: {exc}"[:2000]}
-        trace_text = tpath.read_text(encoding="utf-8") if tpath.exists() else None
-        if trace_dict is None and trace_text:
-            try:
-                trace_dict = json.loads(trace_text)
-            except json.JSONDecodeError:
-                trace_dict = None
-    stats = _stats_from_state(trace_dict, prices)
+    write = trace_path is not None
+    fields: dict[str, Any] = {}
+    state: Any = None  # the run's EvidenceState: from the answer, or carried by the exception of a failed run
+    try:
+        r = agent.ask(item.audio_path, item.question, item.choices or None, item_id=item.id,
+                      ground_truth=item.answer, metadata=item.metadata, write=write, trace_path=trace_path)
+        fields = {"status": r.outcome.status, "prediction": r.answer or None, "choice_index": r.choice_index,
+                  "rationale": r.rationale or "", "confidence": r.confidence,
+                  "confidence_reason": r.confidence_reason or "",
+                  "error": r.outcome.reason if r.outcome.status != "answered" and r.outcome.reason else None}
+        state = r.state
+    except Exception as exc:  # noqa: BLE001 - isolation: one item never stops the batch
+        fields = {"status": "error", "error": f"{type(exc).__name__}: {exc}"[:2000]}
+        state = getattr(exc, "audiomind_state", None)  # None: it failed before the loop (no trace)
+    trace_text = None
+    if state is not None:
+        if write:
+            fields["trace_path"] = str(trace_path)
+        else:
+            trace_text = dump_trace(state)
+    stats = _stats_from_state(state, prices)
     result = ItemResult(**base, **fields, **stats, wall_time_s=round(time.monotonic() - t0, 3))
     return result, trace_text
 
@@ -457,7 +456,7 @@ def _run_locked(items: list[BenchItem], run_dir: Path, make_agent: Callable[[], 
             if ray_address:
                 _run_ray(todo, make_agent, workers, ray_address, prices, commit)
             else:
-                _run_threads(todo, make_agent, workers, prices, commit)
+                _run_threads(todo, make_agent, workers, prices, commit, log.trace_file)
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -524,8 +523,10 @@ def _record_session(run_dir: Path, config: dict[str, Any] | None, session: dict[
 
 
 def _run_threads(todo: list[BenchItem], make_agent: Callable[[], Any], workers: int,
-                 prices: PriceTable | None, commit: Callable[[ItemResult, str | None], None]) -> None:
-    """Thread pool; agents are pooled (one per concurrently running item), made on first need."""
+                 prices: PriceTable | None, commit: Callable[[ItemResult, str | None], None],
+                 trace_file: Callable[[str], Path]) -> None:
+    """Thread pool; agents are pooled (one per concurrently running item), made on first need. Each agent
+    writes its item's trace straight to RUN_DIR/traces/ (`trace_file`)."""
     agents: queue.SimpleQueue = queue.SimpleQueue()
 
     def task(item: BenchItem) -> tuple[ItemResult, str | None]:
@@ -538,7 +539,7 @@ def _run_threads(todo: list[BenchItem], make_agent: Callable[[], Any], workers: 
                 return ItemResult(id=item.id, benchmark=item.benchmark, answer=item.answer, metadata=item.metadata,
                                   status="error", error=f"agent construction failed: {type(exc).__name__}: {exc}"), None
         try:
-            return execute_item(agent, item, prices)
+            return execute_item(agent, item, prices, trace_path=trace_file(item.id))
         finally:
             agents.put(agent)
 

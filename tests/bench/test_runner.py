@@ -167,6 +167,44 @@ def test_one_bad_item_never_stops_the_batch(tmp_path):
     assert (out / "traces" / "good.json").is_file()
 
 
+# ---------------------------------------------------------------- each trace written once
+
+
+def test_each_trace_is_written_once_straight_to_the_run_folder(llm, tmp_path, monkeypatch):
+    """The agent writes each trace itself, once, atomically, at RUN_DIR/traces/<id>.json; the runner only
+    records its path (no temp copy read back and written again). A run that fails inside the loop keeps
+    its trace the same way."""
+    import audiomind.api as api_mod
+    from audiomind.bench import runner
+
+    agent_writes: list[Path] = []
+    runner_writes: list[Path] = []
+    real_trace, real_atomic = api_mod.write_trace, runner.atomic_write_text
+    monkeypatch.setattr(api_mod, "write_trace", lambda state, path: (agent_writes.append(Path(path)),
+                                                                      real_trace(state, path))[1])
+    monkeypatch.setattr(runner, "atomic_write_text", lambda path, text: (runner_writes.append(Path(path)),
+                                                                         real_atomic(path, text))[1])
+    items = tone_items(tmp_path / "clips", 3)
+    dead = items[2].model_copy(update={"id": "dead"})  # a model that cannot be reached: fails in the loop
+    run = tmp_path / "run"
+    summary = run_batch(items[:2], run, llm_agent(llm.url, tmp_path / "art"), workers=2, progress=False)
+    assert summary.statuses == {"answered": 2}
+    failed = run_batch([dead], run, partial(AudioMind, planner="openai:x@http://127.0.0.1:9/v1",
+                                            frontend=f"openai:x@{llm.url}", trace_dir=str(tmp_path / "art"),
+                                            max_retries=1, timeout_s=5), progress=False)
+    assert failed.statuses == {"error": 1}
+    ids = [it.id for it in items[:2]] + ["dead"]
+    assert sorted(agent_writes) == sorted((run / "traces" / f"{i}.json").resolve() for i in ids)  # once each
+    assert not [p for p in runner_writes if p.parent.name == "traces"]  # never written again by the runner
+    res = load_results(run)
+    for i in ids:
+        assert res[i]["trace_path"] == f"traces/{i}.json"
+        assert json.loads((run / res[i]["trace_path"]).read_text())["question"]["item_id"] == i
+    assert json.loads((run / "traces" / "dead.json").read_text())["outcome"]["status"] == "failed"
+    assert res["dead"]["model_calls"] >= 1  # counted from the failed run's state
+    assert sorted(p.name for p in (run / "traces").iterdir()) == sorted(f"{i}.json" for i in ids)  # no temp files
+
+
 # ---------------------------------------------------------------- tokens, cost, retries
 
 
