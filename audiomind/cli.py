@@ -56,6 +56,11 @@ def ask(
     config: AgentConfig = AGENT_DEFAULTS,  # --planner --frontend --tools-dir --max-steps ... (cli_common)
     trace_dir: Path = typer.Option(Path("traces"), help="where the trace JSON (and derived audio) is written"),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
+    otlp: Optional[str] = typer.Option(
+        None, "--otlp", metavar="URL", help="also send the finished run to this OTLP/HTTP collector (OpenTelemetry "
+        "GenAI spans; see `audiomind trace export`); an unreachable one only warns"),
+    otlp_include_content: bool = typer.Option(
+        False, "--otlp-include-content", help="with --otlp: include the question, prompts, answers and tool outputs"),
 ) -> None:
     """Answer a question about an audio file; prints the answer, a rationale citing evidence, and the trace path."""
     from audiomind.audio import AudioError
@@ -95,6 +100,14 @@ def ask(
             f"{st.run.wall_time_s or 0:.1f} s[/]"
         )
         console.print(f"[bold]Trace:[/] {result.trace_path}")
+    if otlp:  # after the trace is written: telemetry never fails the run or touches its trace
+        from audiomind.audit.otel import export_after_run
+        from audiomind.cli_common import err
+
+        warning = export_after_run(result.state, otlp, trace_path=result.trace_path,
+                                   include_content=otlp_include_content)
+        if warning:
+            err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
     raise typer.Exit(0 if result.outcome.status == "answered" else 1)
 
 
