@@ -24,7 +24,6 @@ Every metric that cannot run is replaced by a declared substitute, named in `Cap
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import math
 import os
@@ -38,6 +37,8 @@ from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel, Field
+
+from audiomind.embedded import sessions
 
 METRICS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider_d", "spice", "spider", "fense")
 
@@ -187,14 +188,18 @@ class _Meteor:
         return [float(s) for s in scores]
 
 
-@functools.lru_cache(maxsize=1)
-def _meteor() -> _Meteor | None:
+def _load_meteor() -> _Meteor | None:
     if _java() is None or _coco_dir() is None:
         return None
     try:
         return _Meteor()
     except Exception:  # noqa: BLE001 - reported as a substitute
         return None
+
+
+def _meteor() -> _Meteor | None:
+    """The METEOR process, started once per process (None where it cannot run here)."""
+    return sessions.get("meteor", _load_meteor)
 
 
 def meteor_exact(cand: str, refs: list[str], alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5) -> float:
@@ -299,8 +304,12 @@ def spice_real(cands: list[str], refs: list[list[str]]) -> list[float]:
 # ---------------------------------------------------------------- FENSE (real) and its substitute
 
 
-@functools.lru_cache(maxsize=1)
 def _fense_models():
+    """(sbert, tokenizer, echecker, lock) from AUDIOMIND_FENSE_DIR, loaded once per process."""
+    return sessions.get("fense", _load_fense)
+
+
+def _load_fense():
     """(sbert, tokenizer, echecker, lock) from AUDIOMIND_FENSE_DIR; the layout of the FENSE release."""
     import torch
     from sentence_transformers import SentenceTransformer

@@ -14,7 +14,6 @@ skipped with that reason (it never substitutes another model for CLAP silently).
 
 from __future__ import annotations
 
-import functools
 import importlib.util
 import os
 import threading
@@ -22,6 +21,8 @@ from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel
+
+from audiomind.embedded import sessions
 
 
 class ClapStatus(BaseModel):
@@ -103,9 +104,7 @@ class ClapModel:
         return float(self.embed_text(text) @ self.embed_audio(audio_path))
 
 
-@functools.lru_cache(maxsize=1)
-def load_clap() -> ClapModel:
-    """The configured CLAP model, loaded once per process; raises RuntimeError with the reason if it cannot."""
+def _load_clap() -> ClapModel:
     st = clap_status()
     if not st.available:
         raise RuntimeError(st.reason)
@@ -113,3 +112,8 @@ def load_clap() -> ClapModel:
         return ClapModel(st)
     except Exception as exc:
         raise RuntimeError(f"{st.backend} CLAP failed to load from {st.checkpoint}: {type(exc).__name__}: {exc}") from exc
+
+
+def load_clap() -> ClapModel:
+    """The configured CLAP model, loaded once per process; raises RuntimeError with the reason if it cannot."""
+    return sessions.get("clap", _load_clap)
