@@ -268,7 +268,7 @@ def drum_pattern(bpm: float, seconds: float, out: str | Path, hats: str = "quart
         return render_midi(mid, out, gain=0.8, tail_s=seconds)
 
 
-# ---- generators for the verifiable synthetic benchmark (audiomind.bench.synthetic) -----------------
+# ---- generators for the verifiable synthetic benchmark (audiomind.bench.tasks.synthetic_generate) ----------
 
 
 def tone_sequence(freqs_hz: list[float], out: str | Path, tone_s: float = 0.5, gap_s: float = 0.3,

@@ -1,7 +1,8 @@
 """`audiomind bench ...`: run benchmarks at scale (resumable, concurrent, optionally on Ray), score, report.
 
-    audiomind bench mmar --meta MMAR-meta.jsonl --audio-dir DIR --out RUN_DIR [--workers N --limit N --ray ADDR]
-    audiomind bench run --items ITEMS.jsonl --out RUN_DIR [...]      any item list (BenchItem JSON lines)
+    audiomind bench run --task TASK --source PATH --out RUN_DIR [--workers N --limit N --ray ADDR]
+        any registered task (audiomind.bench.tasks): mmar, msu, synthetic, items (the default; --items FILE)
+    audiomind bench mmar --meta MMAR-meta.jsonl --audio-dir DIR --out RUN_DIR [...]   = bench run --task mmar
     audiomind bench report RUN_DIR                                    report.md + PNG plots
     audiomind bench mmar-score PREDICTIONS.jsonl                      official-compatible MMAR scoring
 
@@ -19,7 +20,8 @@ from rich.markup import escape
 from rich.table import Table
 
 bench_app = typer.Typer(
-    help="Benchmarks at scale: MMAR and item lists through a resumable, concurrent batch runner; scores; reports.",
+    help="Benchmarks at scale: MMAR, MSU-Bench, the synthetic benchmark and item lists through one resumable, "
+         "concurrent batch runner; scores; reports.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -148,121 +150,85 @@ def mmar(
 ) -> None:
     """Run (or resume) MMAR: predictions.jsonl the official evaluation.py scores unchanged, scores.json, traces/.
 
-    Audio paths must stay inside --audio-dir; a bad meta row (or a refused path) is reported with its file and
-    line and recorded as an errored item while the good rows run (--strict refuses the file instead)."""
-    from audiomind.bench import mmar as mm
+    The same as `bench run --task mmar --meta ... --audio-dir ...`. Audio paths must stay inside --audio-dir;
+    a bad meta row (or a refused path) is reported with its file and line and recorded as an errored item
+    while the good rows run (--strict refuses the file instead)."""
+    _run_task("mmar", {}, meta, audio_dir, out, planner=planner, frontend=frontend, workers=workers, limit=limit,
+              ray=ray, price_in=price_in, price_out=price_out, price=price, retry=retry, tools_dir=tools_dir,
+              max_steps=max_steps, time_budget=time_budget, window=window, timeout=timeout, retries=retries,
+              no_cache=no_cache, progress=progress, strict=strict)
+
+
+def _task_options(entries: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for entry in entries or []:
+        key, sep, value = entry.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--task-option {entry!r}: expected KEY=VALUE, e.g. pack=concat")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _run_task(task_name: str, options: dict[str, str], source: Path, audio_dir: Path | None, out: Path, *,
+              planner: str, frontend: str, workers: int, limit: int | None, ray: str | None,
+              price_in: float | None, price_out: float | None, price: list[str] | None, retry: list[str] | None,
+              tools_dir: list[Path] | None, max_steps: int, time_budget: float, window: float, timeout: float,
+              retries: int, no_cache: bool, progress: bool, strict: bool) -> None:
+    """Every `bench run --task ...` (and `bench mmar`): read the task's input row by row, run it through the
+    batch runner, write its official files, print its breakdown."""
+    from audiomind.bench.tasks import make_task, run_task
 
     _quiet()
-    if not meta.is_file():
-        _fail(f"no MMAR meta file at {meta}")
-    if not audio_dir.is_dir():
+    try:
+        task = make_task(task_name, options)
+    except ValueError as exc:
+        _fail(str(exc))
+    if not source.exists():
+        _fail(f"no {task.source_help} at {source}")
+    if audio_dir is not None and not audio_dir.is_dir():
         err.print(f"[yellow]warning:[/] audio dir {escape(str(audio_dir))} does not exist: every item will be missing_audio")
     try:
         prices = parse_prices(price_in, price_out, price)
+        loaded = task.load_items(source, audio_dir=audio_dir, work_dir=out / "inputs", limit=limit,
+                                 strict=strict)  # refused here under --strict
     except ValueError as exc:
         _fail(str(exc))
+    for message in loaded.errors:
+        _report_bad_row(message)
     make_agent = agent_factory(out, planner, frontend, tools_dir, max_steps, time_budget, window, timeout, retries,
                                no_cache)
-    try:
-        rows, items = mm.mmar_items(meta, audio_dir, limit=limit, strict=strict)  # refused here under --strict
-    except ValueError as exc:
-        _fail(str(exc))
     _check_agent(make_agent)
     try:
-        summary, scores = mm.run_mmar(
-            meta, audio_dir, out, make_agent, workers=workers, limit=limit, ray_address=ray, progress=progress,
-            prices=prices, retry_statuses=retry or (),
-            config=_config(planner, frontend, workers, max_steps, time_budget, window, timeout),
-            strict=strict, report=_report_bad_row,
-        )
+        summary, outputs = run_task(task, loaded, out, make_agent, workers=workers, ray_address=ray,
+                                    progress=progress, prices=prices, retry_statuses=retry or (),
+                                    config=_config(planner, frontend, workers, max_steps, time_budget, window, timeout))
     except KeyboardInterrupt:
-        mm.finalize(rows, out)
         err.print("[yellow]interrupted[/]: committed items are kept; rerun the same command to resume")
         raise typer.Exit(130)
     except (ValueError, RuntimeError) as exc:
         _fail(str(exc))
-    console.print(mm.scores_table(scores, title=f"MMAR accuracy ({out})"))
+    breakdown = task.report(out, loaded)
+    if breakdown is not None and breakdown.table is not None:
+        console.print(breakdown.table)
     _summary_line(summary)
-    _bad_rows_note(items)
-    console.print(f"predictions: {out / mm.PREDICTIONS_FILE}\nscores: {out / mm.SCORES_FILE}\ntraces: {out / 'traces'}")
-
-
-def _extra_audio_problem(row: dict[str, Any]) -> str | None:
-    extra = row.get("extra_audio")
-    if extra is not None and not (isinstance(extra, list) and all(isinstance(a, str) and a.strip() for a in extra)):
-        return '"extra_audio" must be a list of non-empty strings'
-    if row.get("metadata") is not None and not isinstance(row["metadata"], dict):
-        return '"metadata" must be an object'
-    return None
-
-
-def _item_audio(audio: str, root: Path) -> str:
-    """An item's audio path under the policy: inside `root` (symlinks resolved), a regular file; a missing
-    file is kept as its path (the runner records missing_audio); anything else raises PathPolicyError."""
-    from audiomind.paths import MissingPathError, resolve_under
-
-    try:
-        return str(resolve_under(audio, [root], base=root))
-    except MissingPathError:
-        return str(Path(audio) if Path(audio).is_absolute() else (root / audio).resolve())
-
-
-def load_items(path: Path, audio_dir: Path | None, benchmark: str, strict: bool = False) -> list[Any]:
-    """BenchItem JSON lines, or simple rows {id, question, choices, answer, audio|audio_path, <metadata>...};
-    relative audio paths are taken from `audio_dir` (default: the items file's folder), and every audio path
-    must stay inside that folder. A bad row (malformed JSON, missing or mistyped field, repeated id) or a
-    refused audio path gives an item carrying its 'FILE:LINE: reason', committed as an error without
-    running; `strict` raises RowsError (a ValueError) listing them instead."""
-    from pydantic import ValidationError
-
-    from audiomind.bench.items import BenchItem
-    from audiomind.bench.rows import check_rows, refuse_if_strict
-    from audiomind.paths import PathPolicyError, clip_text
-
-    root = audio_dir or path.parent
-    fields = set(BenchItem.model_fields) - {"error"}
-    items = []
-    for r in check_rows(path, audio_keys=("audio_path", "audio"), extra_checks=[_extra_audio_problem]):
-        row = r.data or {}
-        where = f"{path.name}:{r.line}"
-        error = r.error
-        data: dict[str, Any] = {}
-        if error is None:
-            audio = row.get("audio_path") or row.get("audio")
-            data = {k: v for k, v in row.items() if k in fields}
-            data.setdefault("benchmark", benchmark)
-            data["id"] = r.item_id
-            try:
-                data["audio_path"] = _item_audio(audio, root)
-                data["extra_audio"] = [_item_audio(a, root) for a in row.get("extra_audio") or []]
-            except PathPolicyError as exc:
-                error = f"{where}: audio path refused: {exc}"
-            meta = dict(row.get("metadata") or {})
-            meta.update({k: v for k, v in row.items() if k not in fields and k != "audio"
-                         and isinstance(v, (str, int, float, bool))})
-            data["metadata"] = meta
-            data.setdefault("raw", row)
-        if error is None:
-            try:
-                items.append(BenchItem.model_validate(data))
-                continue
-            except ValidationError as exc:
-                e = exc.errors()[0]
-                loc = ".".join(str(x) for x in e.get("loc", ())) or "row"
-                error = f"{where}: {loc}: {e.get('msg', 'invalid')} ({len(exc.errors())} problem(s))"
-        items.append(BenchItem(id=r.item_id, benchmark=benchmark, audio_path="",
-                               question=clip_text(row.get("question") or "", 200) if isinstance(row.get("question"), str) else "",
-                               raw=row if isinstance(row, dict) else {}, error=error))
-    refuse_if_strict(path, [], strict, [it.error for it in items if it.error])
-    return items
+    _bad_rows_note(loaded.items)
+    lines = [f"{label}: {path}" for label, path in outputs.items()] or [f"results: {out / 'results.jsonl'}"]
+    console.print("\n".join([*lines, f"traces: {out / 'traces'}"]))
 
 
 @bench_app.command("run")
 def run(
-    items_file: Path = typer.Option(..., "--items", help="JSON lines of items (BenchItem fields, or id/question/choices/answer/audio)"),
+    source: Path = typer.Option(..., "--source", "--items", "--meta",
+                                help="the task's input: ITEMS.jsonl (items), MMAR-meta.jsonl (mmar), a generated "
+                                     "split set (synthetic), the MSU-Bench root (msu)"),
     out: Path = O_OUT,
-    audio_dir: Optional[Path] = typer.Option(None, "--audio-dir", help="base of relative audio paths (default: the items file's folder)"),
-    benchmark: str = typer.Option("custom", help="benchmark name recorded with each result"),
+    task: str = typer.Option("items", "--task", help="registered task: mmar, msu, synthetic, items (any item list)"),
+    audio_dir: Optional[Path] = typer.Option(None, "--audio-dir", help="base of relative audio paths, and the folder "
+                                             "they must stay inside (default: the input file's folder)"),
+    benchmark: Optional[str] = typer.Option(None, help="benchmark name recorded with each result (--task items; "
+                                            "default custom)"),
+    task_option: Optional[list[str]] = typer.Option(None, "--task-option", help="KEY=VALUE task option, repeatable "
+                                                    "(msu: pack=concat, keep_reverse=true; synthetic: kinds=a,b)"),
     planner: str = O_PLANNER,
     frontend: str = O_FRONTEND,
     workers: int = O_WORKERS,
@@ -282,41 +248,25 @@ def run(
     progress: bool = O_PROGRESS,
     strict: bool = O_STRICT,
 ) -> None:
-    """Run (or resume) any item list: results.jsonl (scored by exact option match), traces/, summary.json.
+    """Run (or resume) any registered task: results.jsonl (scored by the task), traces/, summary.json, plus the
+    task's own files (mmar: predictions.jsonl + scores.json; msu: msu/; synthetic: predictions.jsonl +
+    evaluation.json).
 
-    Audio paths must stay inside --audio-dir (default: the items file's folder); a bad row is reported with its
-    file and line and recorded as an errored item while the good rows run (--strict refuses the file instead)."""
-    from audiomind.bench.runner import run_batch
-
-    _quiet()
-    if not items_file.is_file():
-        _fail(f"no items file at {items_file}")
+    Audio paths must stay inside the task's root (--audio-dir, default the input file's folder); a bad row is
+    reported with its file and line and recorded as an errored item while the good rows run (--strict
+    refuses the file instead)."""
     try:
-        items = load_items(items_file, audio_dir, benchmark, strict=strict)
-        prices = parse_prices(price_in, price_out, price)
+        options = _task_options(task_option)
     except ValueError as exc:
         _fail(str(exc))
-    if limit:
-        items = items[:limit]
-    for it in items:
-        if it.error:
-            _report_bad_row(it.error)
-    make_agent = agent_factory(out, planner, frontend, tools_dir, max_steps, time_budget, window, timeout, retries,
-                               no_cache)
-    _check_agent(make_agent)
-    try:
-        summary = run_batch(items, out, make_agent, workers=workers, ray_address=ray, progress=progress,
-                            prices=prices, retry_statuses=retry or (),
-                            config=_config(planner, frontend, workers, max_steps, time_budget, window, timeout,
-                                           benchmark=benchmark, items=str(items_file.resolve())))
-    except KeyboardInterrupt:
-        err.print("[yellow]interrupted[/]: committed items are kept; rerun the same command to resume")
-        raise typer.Exit(130)
-    except (ValueError, RuntimeError) as exc:
-        _fail(str(exc))
-    _summary_line(summary)
-    _bad_rows_note(items)
-    console.print(f"results: {out / 'results.jsonl'}\ntraces: {out / 'traces'}")
+    if benchmark is not None:
+        if task != "items":
+            _fail("--benchmark names the results of an item list (--task items); other tasks name their own")
+        options.setdefault("benchmark", benchmark)
+    _run_task(task, options, source, audio_dir, out, planner=planner, frontend=frontend, workers=workers, limit=limit,
+              ray=ray, price_in=price_in, price_out=price_out, price=price, retry=retry, tools_dir=tools_dir,
+              max_steps=max_steps, time_budget=time_budget, window=window, timeout=timeout, retries=retries,
+              no_cache=no_cache, progress=progress, strict=strict)
 
 
 @bench_app.command("report")
@@ -351,7 +301,7 @@ def mmar_score_cmd(
     out: Optional[Path] = typer.Option(None, "-o", help="also write the scores as JSON here"),
 ) -> None:
     """Score any MMAR predictions file exactly as the official evaluation.py does (token string match)."""
-    from audiomind.bench import mmar as mm
+    from audiomind.bench.tasks import mmar as mm
 
     if not predictions.is_file():
         _fail(f"no predictions file at {predictions}")

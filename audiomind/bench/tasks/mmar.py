@@ -31,15 +31,18 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, Field
 
 from audiomind.bench.items import BenchItem, ItemResult
 from audiomind.bench.rows import Row, RowsError, check_rows, parse_lines, refuse_if_strict
-from audiomind.bench.runner import PriceTable, RunSummary, atomic_write_text, load_results, run_batch
+from audiomind.bench.runner import load_results
+from audiomind.bench.tasks.base import BaseTask, TaskItems, TaskReport
+from audiomind.fsutil import atomic_write_text
 from audiomind.paths import MissingPathError, PathPolicyError, resolve_under
 
 PREDICTION_KEY = "answer_prediction"
@@ -292,42 +295,45 @@ def scores_table(scores: MMARScores, title: str = "MMAR accuracy") -> Any:
     return t
 
 
-# ---------------------------------------------------------------- the whole benchmark
+# ---------------------------------------------------------------- the task
 
 
-def run_mmar(
-    meta: str | Path,
-    audio_dir: str | Path,
-    run_dir: str | Path,
-    make_agent: Callable[[], Any],
-    *,
-    workers: int = 1,
-    limit: int | None = None,
-    ids: Iterable[str] | None = None,
-    ray_address: str | None = None,
-    progress: bool = True,
-    prices: PriceTable | None = None,
-    retry_statuses: Iterable[str] = (),
-    config: dict[str, Any] | None = None,
-    strict: bool = False,
-    report: Callable[[str], None] | None = None,
-) -> tuple[RunSummary, MMARScores]:
-    """Run (or resume) MMAR into RUN_DIR, then write predictions.jsonl and scores.json for the selection.
+@dataclass
+class MMARTask(BaseTask):
+    """MMAR through the batch runner: official-format predictions.jsonl and scores.json per run.
 
-    Bad meta rows and refused audio paths are committed as errored items (`report` is told each reason
-    first) while the good rows run; `strict` refuses the whole file instead (RowsError)."""
-    rows, items = mmar_items(meta, audio_dir, ids=ids, limit=limit, strict=strict)
-    if report is not None:
-        for it in items:
-            if it.error:
-                report(it.error)
-    run_dir = Path(run_dir)
-    cfg = {"benchmark": "mmar", "meta": str(Path(meta).resolve()), "audio_dir": str(Path(audio_dir).resolve()),
-           **(config or {})}
-    summary = run_batch(items, run_dir, make_agent, workers=workers, ray_address=ray_address, progress=progress,
-                        prices=prices, score=mmar_score, retry_statuses=tuple(retry_statuses), config=cfg)
-    scores = finalize(rows, run_dir)
-    return summary, scores
+    source: MMAR-meta.jsonl (or a JSON list); audio_dir: the MMAR root (holding audio/) or the audio folder
+    itself (default: the meta file's folder)."""
+
+    name: ClassVar[str] = "mmar"
+    description: ClassVar[str] = ("MMAR (ddlBoJack/MMAR): predictions.jsonl the official evaluation.py scores "
+                                  "unchanged, scores.json by modality / category / sub-category")
+    source_help: ClassVar[str] = "MMAR meta file (MMAR-meta.jsonl)"
+
+    def load_items(self, source: Path, *, audio_dir: Path | None = None, work_dir: Path | None = None,
+                   limit: int | None = None, strict: bool = False, ids: Iterable[str] | None = None) -> TaskItems:
+        audio_dir = Path(audio_dir) if audio_dir is not None else Path(source).parent
+        rows, items = mmar_items(source, audio_dir, ids=ids, limit=limit, strict=strict)
+        return TaskItems(source=Path(source), items=items, rows=rows, audio_dir=audio_dir)
+
+    def score(self, item: BenchItem, result: ItemResult) -> bool | None:
+        return mmar_score(item, result)
+
+    def write_outputs(self, run_dir: Path, loaded: TaskItems) -> dict[str, Path]:
+        finalize(loaded.rows, run_dir)
+        return {"predictions": Path(run_dir) / PREDICTIONS_FILE, "scores": Path(run_dir) / SCORES_FILE}
+
+    def report(self, run_dir: Path, loaded: TaskItems) -> TaskReport | None:
+        path = Path(run_dir) / PREDICTIONS_FILE
+        if not path.exists():
+            return None
+        scores = score_file(path)
+        return TaskReport(data=scores.model_dump(by_alias=True),
+                          table=scores_table(scores, title=f"MMAR accuracy ({run_dir})"))
+
+    def run_config(self, loaded: TaskItems) -> dict[str, Any]:
+        return {"benchmark": "mmar", "meta": str(loaded.source.resolve()),
+                "audio_dir": str(Path(loaded.audio_dir or loaded.source.parent).resolve())}
 
 
 def finalize(rows: list[Row] | list[dict[str, Any]], run_dir: str | Path) -> MMARScores:

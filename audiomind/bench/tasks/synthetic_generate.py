@@ -1,4 +1,7 @@
-"""The verifiable synthetic benchmark: MMAR-format items whose answers are true by construction.
+"""The verifiable synthetic benchmark's generator: MMAR-format items whose answers are true by construction.
+
+(Reading a generated set, scoring and the evaluation table are the `synthetic` task:
+audiomind/bench/tasks/synthetic.py.)
 
 Every item is generated from Debian's synthesizers (flite, espeak-ng, fluidsynth with FluidR3 GM, the
 freedesktop sound theme) and numpy, through `audiomind.synth`. The generator knows what it put in the
@@ -48,7 +51,6 @@ import soundfile as sf
 
 from audiomind import audio as audio_io
 from audiomind import synth
-from audiomind.bench.items import BenchItem
 
 try:  # Python 3.11+
     import tomllib
@@ -1268,7 +1270,7 @@ def apply_condition(ctx: Ctx, clean: Path, out: Path, stems: Path | None = None)
     return rec
 
 
-# ---------------------------------------------------------------- rows, files, items
+# ---------------------------------------------------------------- rows and files
 
 
 def _rubric(spec: Spec, answer: str) -> list[dict[str, Any]]:
@@ -1375,107 +1377,3 @@ def generate_splits(root: str | Path, per_kind: int = 10, seed: int = 0, kinds: 
     """One MMAR-format set per split: ROOT/<split>/meta.jsonl + ROOT/<split>/audio/."""
     kinds = list(kinds) if kinds else None
     return {s: generate(Path(root) / s, per_kind, seed, kinds, progress, split=s) for s in splits}
-
-
-def load_rows(path: str | Path) -> list[dict[str, Any]]:
-    """meta.jsonl rows (pass the file or the set's folder)."""
-    p = Path(path)
-    if p.is_dir():
-        p = p / META_FILE
-    return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-
-def to_item(row: dict[str, Any], root: str | Path) -> BenchItem:
-    """A BenchItem for the runner; `root` is the set's folder (the one holding meta.jsonl and audio/)."""
-    meta = {k: row.get(k) for k in ("kind", "modality", "category", "sub-category", "language", "source")}
-    c = row.get("construction") or {}
-    kind = KINDS.get(row.get("kind", ""))
-    meta.update(split=row.get("split") or c.get("split") or "dev", condition=c.get("condition", "clean"),
-                group=kind.group if kind else None)
-    return BenchItem(id=row["id"], benchmark=BENCHMARK, audio_path=str((Path(root) / row["audio_path"]).resolve()),
-                     question=row["question"], choices=list(row["choices"]), answer=row["answer"], metadata=meta,
-                     raw=row)
-
-
-def load_items(path: str | Path, kinds: Iterable[str] | None = None) -> list[BenchItem]:
-    p = Path(path)
-    root = p if p.is_dir() else p.parent
-    wanted = set(kinds) if kinds else None
-    return [to_item(r, root) for r in load_rows(p) if wanted is None or r.get("kind") in wanted]
-
-
-def is_correct(item: BenchItem, prediction: str | None, choice_index: int | None = None) -> bool:
-    """Exact option match (the agent answers with one choice verbatim), or by the chosen index."""
-    if choice_index is not None and 0 <= choice_index < len(item.choices):
-        return item.choices[choice_index] == item.answer
-    return (prediction or "").strip().casefold() == (item.answer or "").strip().casefold()
-
-
-def random_baseline(rows: Iterable[dict[str, Any]]) -> float:
-    """Expected accuracy of a uniformly random choice: the mean of 1 / number of choices."""
-    xs = [1.0 / len(r["choices"]) for r in rows if r.get("choices")]
-    return float(np.mean(xs)) if xs else 0.0
-
-
-# ---------------------------------------------------------------- the evaluation table
-
-
-def _acc_cell(pairs: list[tuple[bool, float]]) -> dict[str, Any]:
-    n, k = len(pairs), sum(1 for c, _ in pairs if c)
-    return {"n": n, "correct": k, "accuracy": round(100.0 * k / n, 2) if n else None,
-            "random": round(100.0 * sum(b for _, b in pairs) / n, 2) if n else None}
-
-
-def evaluation(rows_by_split: dict[str, list[dict[str, Any]]],
-               results_by_split: dict[str, dict[str, dict[str, Any]]]) -> dict[str, Any]:
-    """The numbers of evals/synthetic/evaluate.py from meta rows and results.jsonl lines, per split:
-    accuracy per kind and split, per group (perception / needs_step) and overall; per split exact-match and
-    MMAR string-match accuracy, selective accuracy (confident answers: confidence >= CONFIDENT_AT) and the
-    random-choice baseline; accuracy per held-out condition family; calibration bins. Percentages. Items
-    without a result, or never scored (missing audio), are left out."""
-    from audiomind.bench import mmar
-    from audiomind.bench.report import calibration, selective
-
-    per_kind: dict[str, dict[str, list[tuple[bool, float]]]] = {}
-    per_group: dict[str, dict[str, list[tuple[bool, float]]]] = {}
-    conditions: dict[str, list[tuple[bool, float]]] = {}
-    splits: dict[str, Any] = {}
-    pooled: list[dict[str, Any]] = []
-    for split, rows in rows_by_split.items():
-        results = results_by_split.get(split) or {}
-        exact: list[tuple[bool, float]] = []
-        string = 0
-        scored_results: list[dict[str, Any]] = []
-        for r in rows:
-            res = results.get(r["id"])
-            if res is None or res.get("correct") is None:
-                continue
-            ok, base = bool(res["correct"]), 1.0 / len(r["choices"])
-            kind = KINDS.get(r["kind"])
-            group = kind.group if kind else "other"
-            for table, key in ((per_kind, r["kind"]), (per_group, group), (per_group, "overall")):
-                table.setdefault(key, {}).setdefault(split, []).append((ok, base))
-            if split == "heldout_condition":
-                conditions.setdefault((r.get("construction") or {}).get("condition", "clean"), []).append((ok, base))
-            exact.append((ok, base))
-            string += mmar.string_match(r["answer"], res.get("prediction") or "", list(r["choices"]))
-            scored_results.append(res)
-        pooled += scored_results
-        cell = _acc_cell(exact)
-        cell["mmar_accuracy"] = round(100.0 * string / len(exact), 2) if exact else None
-        cell["selective"] = selective(scored_results).model_dump()
-        splits[split] = cell
-    kinds_out = {}
-    for kind in [k for k in KINDS if k in per_kind] + sorted(k for k in per_kind if k not in KINDS):
-        cells = {s: _acc_cell(v) for s, v in per_kind[kind].items()}
-        allp = [p for v in per_kind[kind].values() for p in v]
-        kinds_out[kind] = {"group": KINDS[kind].group if kind in KINDS else "other", "splits": cells,
-                           "random": _acc_cell(allp)["random"]}
-    groups_out = {}
-    for g in [x for x in ("perception", "needs_step", "other", "overall") if x in per_group]:
-        allp = [p for v in per_group[g].values() for p in v]
-        groups_out[g] = {"splits": {s: _acc_cell(v) for s, v in per_group[g].items()}, "random": _acc_cell(allp)["random"]}
-    return {"kinds": kinds_out, "groups": groups_out, "splits": splits,
-            "conditions": {c: _acc_cell(v) for c, v in sorted(conditions.items())},
-            "selective": selective(pooled).model_dump(),
-            "calibration": [b.model_dump() for b in calibration(pooled)]}

@@ -19,8 +19,9 @@ import soundfile as sf
 from typer.testing import CliRunner
 
 from audiomind import synth
-from audiomind.bench import synthetic
 from audiomind.bench.items import ItemResult
+from audiomind.bench.tasks import synthetic
+from audiomind.bench.tasks import synthetic_generate as sg
 
 ONE_STEP = {"day_shift", "list_missing", "beeps_before_voice", "louder_tone", "stereo_side", "first_speaker_gender"}
 NEW_PLAIN = {"instruction_object", "speech_speed"}
@@ -43,8 +44,8 @@ def _fields(template: str) -> set[str]:
 
 
 def test_banks_disjoint_and_large_enough():
-    banks = synthetic.phrasings()
-    assert set(banks) == set(synthetic.KINDS), "one bank per kind, no stray kinds"
+    banks = sg.phrasings()
+    assert set(banks) == set(sg.KINDS), "one bank per kind, no stray kinds"
     for kind, b in banks.items():
         dev, held = b["dev"], b["heldout"]
         qd, qh = list(dev["questions"]), list(held["questions"])
@@ -65,7 +66,7 @@ def test_banks_disjoint_and_large_enough():
 
 
 def test_every_template_fills_from_every_slot_entry():
-    for kind, b in synthetic.phrasings().items():
+    for kind, b in sg.phrasings().items():
         for which in ("dev", "heldout"):
             bank = b[which]
             slots = bank.get("slots") or {"any": [{}]}
@@ -76,8 +77,8 @@ def test_every_template_fills_from_every_slot_entry():
                         assert _fields(t) <= set(entry) | set(extra), (kind, which, group, t)
                         q = t.format(**entry, **extra)
                         assert q[0].isupper() and q.rstrip()[-1] in ".?", (kind, q)
-            if kind in synthetic.KINDS and synthetic.KINDS[kind].named_slot:
-                named = [t for t in bank["questions"] if "{" + synthetic.KINDS[kind].named_slot in t]
+            if kind in sg.KINDS and sg.KINDS[kind].named_slot:
+                named = [t for t in bank["questions"] if "{" + sg.KINDS[kind].named_slot in t]
                 assert named, f"{kind}: no template names the target (needed under a distractor)"
 
 
@@ -86,11 +87,11 @@ def test_every_template_fills_from_every_slot_entry():
 
 def test_every_kind_generates_in_every_split_it_accepts(syn):
     made = {(r["kind"], s) for s, rows in syn["rows"].items() for r in rows}
-    accepted = {(k, s) for k, kind in synthetic.KINDS.items() for s in kind.splits}
+    accepted = {(k, s) for k, kind in sg.KINDS.items() for s in kind.splits}
     assert made == accepted
-    assert {"heldout_condition"} <= set().union(*(set(k.splits) for k in synthetic.KINDS.values()))
-    assert len(synthetic.KINDS) >= 23 and ONE_STEP | NEW_PLAIN <= set(synthetic.KINDS)
-    assert {k for k, v in synthetic.KINDS.items() if v.needs_step} == ONE_STEP
+    assert {"heldout_condition"} <= set().union(*(set(k.splits) for k in sg.KINDS.values()))
+    assert len(sg.KINDS) >= 23 and ONE_STEP | NEW_PLAIN <= set(sg.KINDS)
+    assert {k for k, v in sg.KINDS.items() if v.needs_step} == ONE_STEP
     for split, rows in syn["rows"].items():
         meta = [json.loads(x) for x in (syn["root"] / split / "meta.jsonl").read_text().splitlines()]
         assert meta == rows
@@ -100,8 +101,8 @@ def test_every_kind_generates_in_every_split_it_accepts(syn):
             assert c["needs_step"] == (r["kind"] in ONE_STEP)
             assert r["answer"] in r["choices"] and len(set(r["choices"])) == len(r["choices"])
             # the question is the recorded template of this split's bank, filled from the recorded slot entry
-            bank = synthetic.bank(r["kind"], split)
-            assert c["phrasing"]["bank"] == synthetic.PHRASING_BANK[split]
+            bank = sg.bank(r["kind"], split)
+            assert c["phrasing"]["bank"] == sg.PHRASING_BANK[split]
             t = bank["questions"][c["phrasing"]["template"]]
             slot = bank["slots"][c["phrasing"]["group"]][c["phrasing"]["slot"]] if "slot" in c["phrasing"] else {}
             q = t.format(**slot, word=c.get("word", ""))
@@ -126,7 +127,7 @@ def test_splits_are_paired_and_items_deterministic(syn, tmp_path):
                          "heldout_condition": ["list_missing", "louder_tone", "counting"]}.items():
         for kind in kinds:
             first = syn["by_kind"][split][kind][0]
-            again = synthetic.make_item(kind, syn["seed"], 0, tmp_path / split, split=split)
+            again = sg.make_item(kind, syn["seed"], 0, tmp_path / split, split=split)
             assert again == first
             assert _sha(tmp_path / split / f"{first['id']}.wav") == _sha(syn["root"] / split / first["audio_path"])
 
@@ -152,7 +153,7 @@ FORCED = [  # (kind, condition): every family and every noise, the extreme SNRs,
 @pytest.fixture(scope="module")
 def forced(tmp_path_factory, syn) -> list[dict]:
     d = tmp_path_factory.mktemp("forced")
-    rows = [synthetic.make_item(k, syn["seed"], 0, d / "audio", split="heldout_condition", stems_dir=d / "stems",
+    rows = [sg.make_item(k, syn["seed"], 0, d / "audio", split="heldout_condition", stems_dir=d / "stems",
                                 condition=c) for k, c in FORCED]
     return [{"row": r, "wav": d / r["audio_path"], "stems": d / "stems" / r["id"]} for r in rows]
 
@@ -169,7 +170,7 @@ def test_conditions_are_what_the_construction_records(syn, forced):
     assert {"noise", "level", "rate", "stereo", "distractor", "voice"} <= seen
     for it in items:
         r, c = it["row"], it["row"]["construction"]
-        kind = synthetic.KINDS[r["kind"]]
+        kind = sg.KINDS[r["kind"]]
         assert c["condition"] in kind.families, r["id"]
         info = sf.info(str(it["wav"]))
         y, sr = _read(it["wav"])
@@ -180,9 +181,9 @@ def test_conditions_are_what_the_construction_records(syn, forced):
         want_rate = c["sample_rate"] if c["condition"] == "rate" else 16000
         assert sr == want_rate and c["channels"] == (2 if c["condition"] == "stereo" or r["kind"] == "stereo_side" else 1)
         if c["condition"] == "rate":
-            assert c["sample_rate"] in synthetic.RATES
+            assert c["sample_rate"] in sg.RATES
         if c["condition"] == "level":
-            lo, hi = synthetic.LEVEL_RANGE_DBFS
+            lo, hi = sg.LEVEL_RANGE_DBFS
             assert lo <= c["target_level_dbfs"] <= hi
             assert synth.peak_dbfs(y) == pytest.approx(c["target_level_dbfs"], abs=0.05), r["id"]
         if c["condition"] == "noise":
@@ -190,7 +191,7 @@ def test_conditions_are_what_the_construction_records(syn, forced):
             noise = y - clean  # what the file holds beyond the target (16-bit rounding included)
             measured = synth.snr_db(clean, noise, sr)
             assert measured == pytest.approx(c["snr_db"], abs=0.3), r["id"]
-            assert c["snr_db"] >= kind.min_snr_db and c["snr_db"] in synthetic.SNRS_DB and c["noise"] in synthetic.NOISES
+            assert c["snr_db"] >= kind.min_snr_db and c["snr_db"] in sg.SNRS_DB and c["noise"] in sg.NOISES
             stem_noise, _ = _read(it["stems"].with_name(it["stems"].name + ".noise.wav"))
             assert np.max(np.abs(noise - stem_noise)) < 1e-3
         else:
@@ -212,8 +213,8 @@ def test_conditions_are_what_the_construction_records(syn, forced):
 
 
 def test_clean_splits_are_clean_with_dev_voices(syn):
-    dev_voices = {v.spec for v in synthetic.VOICES if v.split == "dev"}
-    held_voices = {v.spec for v in synthetic.VOICES if v.split == "heldout"}
+    dev_voices = {v.spec for v in sg.VOICES if v.split == "dev"}
+    held_voices = {v.spec for v in sg.VOICES if v.split == "heldout"}
     assert not dev_voices & held_voices and {"flite:slt", "flite:kal", "flite:awb"} == dev_voices
     for split in ("dev", "heldout_phrasing"):
         for r in syn["rows"][split]:
@@ -230,7 +231,7 @@ def test_clean_splits_are_clean_with_dev_voices(syn):
                 assert v["voice"] in held_voices, r["id"]
                 held_used.add(v["voice"])
             if v["voice"].startswith("espeak-ng:") and r["kind"] not in ("speech_speed", "speech_rate"):
-                assert synthetic.ESPEAK_NORMAL_WPM[0] - 1 <= v["wpm"] <= synthetic.ESPEAK_NORMAL_WPM[1] + 1
+                assert sg.ESPEAK_NORMAL_WPM[0] - 1 <= v["wpm"] <= sg.ESPEAK_NORMAL_WPM[1] + 1
     assert held_used, "held-out voices are used"
 
 
@@ -245,7 +246,7 @@ def _median_f0(y: np.ndarray, sr: int) -> float:
 
 def test_voice_sexes_are_what_they_are_declared(tmp_path):
     """Every voice of the pools: median F0 of a sentence below 150 Hz (male) or above 160 Hz (female)."""
-    for v in synthetic.VOICES:
+    for v in sg.VOICES:
         p = synth.say("The meeting has been moved to Thursday afternoon.", tmp_path / "v.wav", v.spec)
         y, sr = _read(p)
         f0 = _median_f0(y[0], sr)
@@ -282,7 +283,7 @@ def test_list_missing_speaks_all_but_one_choice(syn, forced):
 
 
 def test_day_shift_and_instruction_truths(syn, forced):
-    days = list(synthetic.DAYS)
+    days = list(sg.DAYS)
     for r in _rows(syn, forced, "day_shift"):
         c = r["construction"]
         assert c["spoken_day"] in c["text"] and sum(d in c["text"] for d in days) == 1
@@ -307,7 +308,7 @@ def test_louder_tone_measured(syn, forced):
         assert abs(rms[0] - rms[1]) == pytest.approx(c["diff_db"], abs=1.0), r["id"]
         assert louder_first == (c["first_peak_dbfs"] > c["second_peak_dbfs"]), r["id"]
         first_is_answer = louder_first == (c["asked"] == "louder")
-        cs = synthetic.bank("louder_tone", r["split"])["choices"][c["phrasing"]["choices"]]
+        cs = sg.bank("louder_tone", r["split"])["choices"][c["phrasing"]["choices"]]
         assert r["answer"] == cs["first" if first_is_answer else "second"], r["id"]
 
 
@@ -319,7 +320,7 @@ def test_stereo_side_channel_energy(syn, forced):
         louder = "left" if left > right else "right"
         assert louder == c["side"] and abs(20 * np.log10(left / right)) > 8.0, r["id"]
         assert (c["pan"] < 0) == (c["side"] == "left") and 0.75 <= abs(c["pan"]) <= 1.0, r["id"]
-        cs = synthetic.bank("stereo_side", r["split"])["choices"][c["phrasing"]["choices"]]
+        cs = sg.bank("stereo_side", r["split"])["choices"][c["phrasing"]["choices"]]
         assert r["answer"] == cs[c["side"]]
 
 
@@ -338,8 +339,8 @@ def test_beeps_before_voice_counted_on_the_audio(syn, forced):
         after = [t for t in starts if t > c["speech_end_s"] + 0.2]
         assert (len(before), len(after)) == (c["before"], c["after"]), (r["id"], starts)
         n = c["before"]
-        assert re.search(rf"\b({n}|{synthetic.NUMBER_WORDS[n]})\b", r["answer"], re.IGNORECASE), (r["id"], r["answer"])
-        assert any(str(c["total"]) in ch or synthetic.NUMBER_WORDS[c["total"]] in ch.lower() for ch in r["choices"])
+        assert re.search(rf"\b({n}|{sg.NUMBER_WORDS[n]})\b", r["answer"], re.IGNORECASE), (r["id"], r["answer"])
+        assert any(str(c["total"]) in ch or sg.NUMBER_WORDS[c["total"]] in ch.lower() for ch in r["choices"])
         assert c["total"] == c["before"] + c["after"] != c["before"]
 
 
@@ -360,8 +361,8 @@ def test_speech_speed_measured(syn, tmp_path):
             c = r["construction"]
             if c["condition"] not in ("clean", "voice", "level"):
                 continue
-            wpm = synthetic.speech_wpm(syn["root"] / split / r["audio_path"], c["words"])
-            lo, hi = synthetic.FAST_WPM if c["speed"] == "fast" else synthetic.SLOW_WPM
+            wpm = sg.speech_wpm(syn["root"] / split / r["audio_path"], c["words"])
+            lo, hi = sg.FAST_WPM if c["speed"] == "fast" else sg.SLOW_WPM
             assert lo - 10 <= wpm <= hi + 10 and wpm == pytest.approx(c["wpm"], abs=1.0), (r["id"], wpm)
 
 
@@ -408,7 +409,7 @@ def test_evaluation_numbers():
 
 
 def _load_script(name: str):
-    path = Path(__file__).resolve().parents[2] / "evals" / "synthetic" / f"{name}.py"
+    path = Path(__file__).resolve().parents[3] / "evals" / "synthetic" / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"syn_{name}", path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
@@ -417,7 +418,7 @@ def _load_script(name: str):
 
 def test_evaluate_script_tabulates_existing_runs(tmp_path):
     evaluate = _load_script("evaluate")
-    for split in synthetic.SPLITS:
+    for split in sg.SPLITS:
         rows, res = _fake_split([("counting", True, 0.9, "clean" if split != "heldout_condition" else "level", ""),
                                  ("stereo_side", False, 0.4, "clean" if split != "heldout_condition" else "noise", "")],
                                 split)
@@ -436,3 +437,41 @@ def test_evaluate_script_tabulates_existing_runs(tmp_path):
     data = json.loads(out.read_text())
     assert data["groups"]["overall"]["splits"]["dev"]["accuracy"] == 50.0
     assert data["selective"]["confident"] == 3 and data["selective"]["confident_accuracy"] == 100.0
+
+
+def test_evaluate_script_runs_each_split_as_the_synthetic_task(syn, loopback_llm, tmp_path):
+    """evaluate.py drives `bench run --task synthetic` per split: results.jsonl scored by exact option match
+    (the model here always picks the first option), MMAR-format predictions.jsonl, evaluation.json; then the
+    table over the splits."""
+    from audiomind.bench.runner import load_results
+    from audiomind.bench.tasks import mmar
+
+    evaluate = _load_script("evaluate")
+    runs = tmp_path / "runs"
+    kinds = ["counting", "day_shift"]
+    res = CliRunner().invoke(evaluate.app, ["--root", str(syn["root"]), "--run-dir", str(runs), "--splits",
+                                            "dev,heldout_phrasing", "--kinds", ",".join(kinds), "--planner",
+                                            loopback_llm, "--frontend", loopback_llm, "--json", str(tmp_path / "ev.json")])
+    assert res.exit_code == 0, res.output + repr(res.exception)
+    for needle in ("counting", "day_shift", "[needs_step]", "OVERALL", "held-out phrasing", "Calibration"):
+        assert needle in res.output, needle
+    for split in ("dev", "heldout_phrasing"):
+        out = runs / split
+        rows = [r for r in syn["rows"][split] if r["kind"] in kinds]
+        results = load_results(out)
+        assert list(results) and sorted(results) == sorted(r["id"] for r in rows)
+        for r in rows:
+            got = results[r["id"]]
+            assert got["status"] == "answered" and got["benchmark"] == "synthetic", got
+            assert got["correct"] == (r["choices"][got["choice_index"]] == r["answer"]), got
+            assert got["metadata"]["split"] == split and got["metadata"]["kind"] == r["kind"]
+        preds = [json.loads(x) for x in (out / "predictions.jsonl").read_text().splitlines()]
+        assert [p["id"] for p in preds] == [r["id"] for r in rows]  # set order, every input field kept
+        assert all({k: p[k] for k in r} == r and p[mmar.PREDICTION_KEY] == results[r["id"]]["prediction"]
+                   for p, r in zip(preds, rows))
+        assert mmar.score_file(out / "predictions.jsonl").scored == len(rows)
+        assert json.loads((out / "evaluation.json").read_text()) == synthetic.evaluation({split: rows}, {split: results})
+        config = json.loads((out / "run.json").read_text())["config"]
+        assert config["task"] == "synthetic" and config["kinds"] == "counting,day_shift"
+    data = json.loads((tmp_path / "ev.json").read_text())
+    assert set(data["splits"]) == {"dev", "heldout_phrasing"} and set(data["kinds"]) == set(kinds)

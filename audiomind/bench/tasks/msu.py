@@ -39,12 +39,16 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from audiomind import audio as audio_io
 from audiomind.bench.items import BenchItem, ItemResult
+from audiomind.bench.rows import refuse_if_strict
+from audiomind.bench.runner import load_results
+from audiomind.bench.tasks.base import BaseTask, TaskItems, TaskReport
+from audiomind.fsutil import atomic_write_text
 from audiomind.paths import MissingPathError, PathPolicyError, resolve_under
 
 BENCHMARK = "msu"
@@ -630,3 +634,82 @@ def write_reference_results(items: Iterable[BenchItem], results: dict[str, dict[
         dst.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
         written.append(dst)
     return written
+
+
+# ---------------------------------------------------------------- the task
+
+OUTPUT_DIR = "msu"
+SUMMARY_FILE = "summary.json"
+CLIPS_DIR = "inputs"
+
+
+@dataclass
+class MSUTask(BaseTask):
+    """MSU-Bench through the batch runner: letter scoring with the benchmark's error classes.
+
+    source: the benchmark root (its per-task QA JSON files; every `source_audio` must stay inside it); the
+    presented clips are cut into `work_dir`
+    (default: SOURCE/../msu-clips; `bench run` uses RUN_DIR/inputs). Options: `pack` ("separate": extra
+    clips as extra_audio; "concat": one file, the question says where each clip lies) and `keep_reverse`
+    (also run the reverse-retrieval questions the paper leaves out)."""
+
+    name: ClassVar[str] = "msu"
+    description: ClassVar[str] = ("MSU-Bench (ASLP-lab): speaker-centric multi-speaker QA; accuracy and error "
+                                  "classes by task, capability, tier, language and index scheme")
+    source_help: ClassVar[str] = "MSU-Bench root (a folder of per-task QA JSON files)"
+
+    pack: str = "separate"
+    keep_reverse: bool = False
+
+    def load_items(self, source: Path, *, audio_dir: Path | None = None, work_dir: Path | None = None,
+                   limit: int | None = None, strict: bool = False) -> TaskItems:
+        root = Path(source)
+        if not root.is_dir():
+            raise ValueError(f"{root}: the MSU-Bench source is a folder of task files")
+        clips = Path(work_dir) if work_dir is not None else root.resolve().parent / "msu-clips"
+        items = build_items(root, clips, keep_reverse=self.keep_reverse, pack=self.pack)
+        refuse_if_strict(root, [], strict, [it.error for it in items if it.error])
+        if limit is not None:
+            items = items[:limit]
+        return TaskItems(source=root, items=items)
+
+    def score(self, item: BenchItem, result: ItemResult) -> bool | None:
+        return msu_score(item, result)
+
+    def write_outputs(self, run_dir: Path, loaded: TaskItems) -> dict[str, Path]:
+        """RUN_DIR/msu/: summary.json (every view), the upstream summary_by_*.csv files, and the task files
+        with each question's `reference_result` (the predicted letter) under reference_results/, which the
+        upstream step-3 summarize.py reads unchanged."""
+        out = Path(run_dir) / OUTPUT_DIR
+        results = load_results(run_dir)
+        summary = summarize(loaded.items, results)
+        atomic_write_text(out / SUMMARY_FILE, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+        write_summary_csvs(summary, out)
+        write_reference_results(loaded.items, results, out / "reference_results", loaded.source)
+        return {"summary": out / SUMMARY_FILE, "summary tables": out, "scored task files": out / "reference_results"}
+
+    def report(self, run_dir: Path, loaded: TaskItems) -> TaskReport | None:
+        summary = summarize(loaded.items, load_results(run_dir))
+        return TaskReport(data=summary, table=summary_table(summary, title=f"MSU-Bench accuracy ({run_dir})"))
+
+
+def summary_table(summary: dict[str, Any], title: str = "MSU-Bench accuracy") -> Any:
+    """A rich Table: overall, then per tier, capability and task (accuracy %, correct / n, error classes)."""
+    from rich.table import Table
+
+    t = Table(title=title)
+    for col in ("group", "value", "accuracy %", "correct / n", "wrong speaker", "hallucination", "unknown",
+                "no letter"):
+        t.add_column(col, justify="right" if col not in ("group", "value") else "left")
+
+    def row(group: str, name: str, d: dict[str, Any]) -> None:
+        acc = "-" if d.get("accuracy") is None else f"{100 * d['accuracy']:.2f}"
+        t.add_row(group, name, acc, f"{d['correct']} / {d['total']}", str(d["wrong_speaker"]),
+                  str(d["hallucination"]), str(d["unknown"] + d["other_wrong"]), str(d["instruction_not_follow"]))
+
+    row("overall", "all", summary["overall"])
+    for view in ("tier", "capability", "task"):
+        for name, d in summary[view].items():
+            if d["total"]:
+                row(view, name, d)
+    return t

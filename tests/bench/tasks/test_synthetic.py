@@ -19,7 +19,8 @@ import pytest
 
 from audiomind import audio as aio
 from audiomind.artifacts import ingest_original
-from audiomind.bench import synthetic
+from audiomind.bench.tasks import synthetic
+from audiomind.bench.tasks import synthetic_generate as sg
 from audiomind.tools.base import ToolContext
 from audiomind.tools.manifest import ToolRegistry
 
@@ -58,21 +59,21 @@ def _sha(p: Path) -> str:
 def test_deterministic_by_seed(gen, tmp_path):
     seed = gen["seed"]
     kinds = ["counting", "pitch_compare", "key_mode", "loudness_trend", "speech_content", "event_order", "tempo"]
-    again = synthetic.generate(tmp_path / "again", per_kind=PER_KIND, seed=seed, kinds=kinds)
+    again = sg.generate(tmp_path / "again", per_kind=PER_KIND, seed=seed, kinds=kinds)
     first = [r for r in gen["rows"] if r["kind"] in kinds]
     assert {r["id"]: r for r in again} == {r["id"]: r for r in first}
     for r in again:
         assert _sha(tmp_path / "again" / r["audio_path"]) == _sha(gen["root"] / r["audio_path"]), r["id"]
     # an item does not depend on how many items (or which other kinds) are generated
-    one = synthetic.generate(tmp_path / "one", per_kind=1, seed=seed, kinds=["key_mode"])
+    one = sg.generate(tmp_path / "one", per_kind=1, seed=seed, kinds=["key_mode"])
     assert one[0] == gen["by_kind"]["key_mode"][0]
-    other = synthetic.generate(tmp_path / "other", per_kind=PER_KIND, seed=seed + 1, kinds=kinds)
+    other = sg.generate(tmp_path / "other", per_kind=PER_KIND, seed=seed + 1, kinds=kinds)
     assert [r["construction"] for r in other] != [r["construction"] for r in first]
 
 
 def test_mmar_format(gen):
     rows = gen["rows"]
-    assert len(rows) == PER_KIND * len(synthetic.KINDS)
+    assert len(rows) == PER_KIND * len(sg.KINDS)
     meta = [json.loads(x) for x in (gen["root"] / "meta.jsonl").read_text().splitlines()]
     assert meta == rows
     positions = set()

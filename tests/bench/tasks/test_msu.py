@@ -20,8 +20,8 @@ import pytest
 
 from audiomind import audio as aio
 from audiomind import synth
-from audiomind.bench import msu
 from audiomind.bench.items import ItemResult
+from audiomind.bench.tasks import msu
 
 SR = 16000
 GAP_S = 0.6
@@ -250,3 +250,43 @@ def test_offline_stack_answers_speaker_count_by_letter(msu_set, tmp_path):
     res = load_results(tmp_path / "run")[items[0].id]
     assert summary.correct == 1, res
     assert msu.predicted_letter(items[0], res) == "B"  # "3 speakers"
+
+
+def test_bench_run_task_msu_writes_the_upstream_views(msu_set, loopback_llm, tmp_path):
+    """`bench run --task msu`: the clips cut into RUN/inputs, letter scoring, RUN/msu/ with summary.json, the
+    upstream summary CSVs and the scored task files; the model here always picks the first option (A)."""
+    from typer.testing import CliRunner
+
+    from audiomind.bench.cli import bench_app
+    from audiomind.bench.runner import load_results
+
+    out = tmp_path / "run"
+    res = CliRunner().invoke(bench_app, ["run", "--task", "msu", "--source", str(msu_set["root"]), "--out", str(out),
+                                         "--planner", loopback_llm, "--frontend", loopback_llm, "--workers", "2",
+                                         "--no-progress"])
+    assert res.exit_code == 0, res.output + repr(res.exception)
+    items = msu.build_items(msu_set["root"], tmp_path / "clips")
+    results = load_results(out)
+    assert sorted(results) == sorted(i.id for i in items) and len(items) == 7  # reverse_count left out
+    for it in items:
+        r = results[it.id]
+        assert r["status"] == "answered" and r["benchmark"] == "msu", r
+        assert msu.predicted_letter(it, r) == "A" and r["correct"] == (it.answer == "A"), (it.id, r["prediction"])
+        assert all(Path(c["path"]).parent == out / "inputs" for c in r["metadata"]["clips"] if c["start_s"] is not None)
+    assert json.loads((out / "msu" / "summary.json").read_text()) == msu.summarize(items, results)
+    for name in ("task", "capability", "tier", "language", "index_scheme", "error_type"):
+        assert (out / "msu" / f"summary_by_{name}.csv").is_file()
+    scored = json.loads((out / "msu" / "reference_results" / SEG / "level1" / "说话人识别能力-说话人验证任务.json")
+                        .read_text("utf-8"))
+    assert [q.get("reference_result") for q in scored["result"][1:]] == ["A", "A", "A"]
+    assert "MSU-Bench accuracy" in res.output
+    config = json.loads((out / "run.json").read_text())["config"]
+    assert (config["task"], config["pack"], config["keep_reverse"]) == ("msu", "separate", False)
+
+    more = CliRunner().invoke(bench_app, ["run", "--task", "msu", "--source", str(msu_set["root"]), "--out",
+                                          str(tmp_path / "run2"), "--task-option", "keep_reverse=true",
+                                          "--task-option", "pack=concat", "--planner", loopback_llm, "--frontend",
+                                          loopback_llm, "--no-progress"])
+    assert more.exit_code == 0, more.output
+    again = load_results(tmp_path / "run2")
+    assert len(again) == 8 and all(r["metadata"]["pack"] == "concat" for r in again.values())

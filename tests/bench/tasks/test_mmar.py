@@ -13,13 +13,13 @@ import pytest
 from typer.testing import CliRunner
 
 from audiomind import synth
-from audiomind.bench import mmar as mm
 from audiomind.bench.cli import bench_app
+from audiomind.bench.tasks import mmar as mm
 
 
 def _find_meta() -> Path:
     """The real MMAR meta: $MMAR_META, else shared/data/ beside the repository (CI lays shared/ there)."""
-    repo = Path(__file__).resolve().parents[2]
+    repo = Path(__file__).resolve().parents[3]
     for cand in (os.environ.get("MMAR_META"), repo.parent / "shared" / "data" / "MMAR-meta.jsonl",
                  repo / "shared" / "data" / "MMAR-meta.jsonl", Path("/work/shared/data/MMAR-meta.jsonl")):
         if cand and Path(cand).is_file():
@@ -271,3 +271,44 @@ def test_audio_dir_may_be_the_root_or_the_audio_folder(tmp_path):
     assert mm.resolve_audio(row, tmp_path / "audio") == (tmp_path / "audio" / "a1.wav").resolve()
     item = mm.item_from_row(dict(row, modality="sound", category="Signal Layer"), tmp_path)
     assert item.metadata == {"modality": "sound", "category": "Signal Layer"} and item.raw["id"] == "a1"
+
+
+def test_bench_mmar_is_bench_run_task_mmar(loopback_llm, tmp_path):
+    """`bench mmar` is an alias of `bench run --task mmar`: the same results, predictions and scores; without
+    --audio-dir the meta file's folder is the MMAR root. (The model here always picks the first option.)"""
+    import numpy as np
+
+    from audiomind import audio as aio
+    from audiomind.bench.runner import load_results
+
+    root = tmp_path / "mmar"
+    (root / "audio").mkdir(parents=True)
+    t = np.arange(8000) / 16000
+    for name in ("tone1", "tone2"):
+        aio.write_wav(root / "audio" / f"{name}.wav", (0.3 * np.sin(2 * np.pi * 440 * t)).astype(np.float32), 16000)
+    rows = [{"id": i, "audio_path": f"./audio/{i}.wav", "question": "What is heard?", "choices": ch, "answer": a,
+             "modality": "sound", "category": "Signal Layer", "sub-category": "x"}
+            for i, ch, a in (("tone1", ["A steady tone", "Speech"], "A steady tone"),
+                             ("tone2", ["Speech", "A steady tone"], "A steady tone"),
+                             ("gone", ["A steady tone", "Speech"], "A steady tone"))]
+    meta = root / "MMAR-meta.jsonl"
+    meta.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    agent = ["--planner", loopback_llm, "--frontend", loopback_llm, "--no-progress"]
+    outs = {"alias": tmp_path / "alias", "run": tmp_path / "run", "default_root": tmp_path / "default_root"}
+    for args in (["mmar", "--meta", str(meta), "--audio-dir", str(root), "--out", str(outs["alias"])],
+                 ["run", "--task", "mmar", "--meta", str(meta), "--audio-dir", str(root), "--out", str(outs["run"])],
+                 ["run", "--task", "mmar", "--source", str(meta), "--out", str(outs["default_root"])]):
+        res = CliRunner().invoke(bench_app, args + agent)
+        assert res.exit_code == 0, res.output + repr(res.exception)
+        assert "MMAR accuracy" in res.output and "predictions:" in res.output and "scores:" in res.output
+    first = outs["alias"]
+    scores = json.loads((first / mm.SCORES_FILE).read_text())
+    assert (scores["rows"], scores["scored"], scores["correct"]) == (3, 2, 1)
+    for out in outs.values():
+        assert (out / mm.PREDICTIONS_FILE).read_text() == (first / mm.PREDICTIONS_FILE).read_text()
+        assert json.loads((out / mm.SCORES_FILE).read_text()) == scores
+        got = {k: (v["status"], v["correct"], v["trace_path"]) for k, v in load_results(out).items()}
+        assert got == {"tone1": ("answered", True, "traces/tone1.json"),
+                       "tone2": ("answered", False, "traces/tone2.json"), "gone": ("missing_audio", None, None)}
+        config = json.loads((out / "run.json").read_text())["config"]
+        assert (config["task"], config["benchmark"], config["audio_dir"]) == ("mmar", "mmar", str(root.resolve()))

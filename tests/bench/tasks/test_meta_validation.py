@@ -20,11 +20,11 @@ import pytest
 import soundfile as sf
 from typer.testing import CliRunner
 
-from audiomind.bench import mmar as mm
 from audiomind.bench.runner import load_results
+from audiomind.bench.tasks import mmar as mm
 from audiomind.cli import app
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 META_NAME = "MMAR-meta.jsonl"
 
 

@@ -1,0 +1,77 @@
+"""Benchmarks as tasks: one protocol (`Benchmark`, see base.py), a registry by name, one way to run them.
+
+    mmar       MMAR-meta.jsonl + audio folder   predictions.jsonl (official format), scores.json
+    msu        MSU-Bench root (task files)      msu/summary.json, summary_by_*.csv, scored task files
+    synthetic  one generated split set          predictions.jsonl (MMAR format), evaluation.json
+    items      any item list (JSON lines)       (results.jsonl only)
+
+`audiomind bench run --task NAME --source PATH --out RUN_DIR` runs any of them through the resumable batch
+runner (`run_task` here); every run folder holds results.jsonl (one line per item), traces/, run.json and
+summary.json, plus the task's own files.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Collection, Mapping
+from pathlib import Path
+from typing import Any
+
+from audiomind.bench.runner import PriceTable, RunSummary, run_batch
+from audiomind.bench.tasks.base import BaseTask, Benchmark, TaskItems, TaskReport, parse_options
+
+__all__ = ["REGISTRY", "BaseTask", "Benchmark", "TaskItems", "TaskReport", "make_task", "run_task", "task_class",
+           "task_names"]
+
+REGISTRY: dict[str, str] = {
+    "mmar": "audiomind.bench.tasks.mmar:MMARTask",
+    "msu": "audiomind.bench.tasks.msu:MSUTask",
+    "synthetic": "audiomind.bench.tasks.synthetic:SyntheticTask",
+    "items": "audiomind.bench.tasks.item_list:ItemListTask",
+}
+"""Task name -> 'module:class' (imported on first use, so naming a task loads only that one)."""
+
+
+def task_names() -> list[str]:
+    return list(REGISTRY)
+
+
+def task_class(name: str) -> type[BaseTask]:
+    if name not in REGISTRY:
+        raise ValueError(f"unknown task {name!r}; known: {', '.join(REGISTRY)}")
+    module, _, cls = REGISTRY[name].partition(":")
+    return getattr(importlib.import_module(module), cls)
+
+
+def make_task(name: str, options: Mapping[str, Any] | None = None) -> BaseTask:
+    """A task by name, with options (values, or strings as given on the command line: 'pack' -> 'concat')."""
+    cls = task_class(name)
+    return cls(**parse_options(cls, options or {}))
+
+
+def run_task(
+    task: Benchmark,
+    loaded: TaskItems,
+    run_dir: str | Path,
+    make_agent: Callable[[], Any],
+    *,
+    workers: int = 1,
+    ray_address: str | None = None,
+    progress: bool = True,
+    prices: PriceTable | None = None,
+    retry_statuses: Collection[str] = (),
+    config: dict[str, Any] | None = None,
+) -> tuple[RunSummary, dict[str, Path]]:
+    """Run (or resume) a task's items through the batch runner, scored by the task, then write its official
+    files. After Ctrl-C the files are written from what was committed, then KeyboardInterrupt propagates.
+    `config` (the agent's settings) is recorded in run.json with the task's own input settings."""
+    run_dir = Path(run_dir)
+    cfg = {**task.run_config(loaded), **(config or {}), "task": task.name}
+    try:
+        summary = run_batch(loaded.items, run_dir, make_agent, workers=workers, ray_address=ray_address,
+                            progress=progress, prices=prices, score=task.score, retry_statuses=tuple(retry_statuses),
+                            config=cfg)
+    except KeyboardInterrupt:
+        task.write_outputs(run_dir, loaded)
+        raise
+    return summary, task.write_outputs(run_dir, loaded)
