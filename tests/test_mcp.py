@@ -57,11 +57,11 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _stdio(root: Path, runs: Path) -> Client:
+def _stdio(root: Path, runs: Path, mode: str = "auto") -> Client:
     params = StdioServerParameters(command=sys.executable, args=["-m", "audiomind", "mcp", "--root", str(root),
                                                                   "--runs-dir", str(runs)],
                                    env=_env(), cwd=str(REPO))
-    return Client(params, read_timeout_seconds=TIMEOUT_S)
+    return Client(params, read_timeout_seconds=TIMEOUT_S, mode=mode)
 
 
 def _text(result) -> str:
@@ -151,9 +151,10 @@ async def _read_wav(client, uri: str, prov: dict):
     return y, sr
 
 
-def test_stdio_crop_returns_a_resource_with_provenance_that_later_calls_accept(root, tmp_path):
+@pytest.mark.parametrize("mode", ["auto", "legacy"])  # legacy: the initialize handshake of 2025-era clients
+def test_stdio_crop_returns_a_resource_with_provenance_that_later_calls_accept(root, tmp_path, mode):
     async def main():
-        async with _stdio(root, tmp_path / "runs") as client:
+        async with _stdio(root, tmp_path / "runs", mode) as client:
             res = await client.call_tool("crop", {"audio": "beeps.wav", "start_s": 0.3, "end_s": 1.5})
             link, prov = _check_crop(res, root)
             y, sr = await _read_wav(client, str(link.uri), prov)

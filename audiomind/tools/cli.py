@@ -41,11 +41,14 @@ def register(app: typer.Typer) -> None:
         except (ValueError, ManifestError) as exc:
             fail(str(exc))
         roots = escape(", ".join(str(r) for r in core.roots))
+        if any(r == Path(r.anchor) or r == Path.home() for r in core.roots):
+            err.print(f"[yellow]warning:[/] clients may read any audio file under {roots}; pass --root with the "
+                      "folder of the audio they should see", soft_wrap=True)
         runs = escape(str(core.runs_dir))
         if http is None:
-            err.print(f"[dim]audiomind MCP server on stdio; audio from {roots}; runs in {runs}[/]")
+            err.print(f"[dim]audiomind MCP server on stdio; audio from {roots}; runs in {runs}[/]", soft_wrap=True)
             serve_stdio(core)
         else:
             err.print(f"audiomind MCP server at http://127.0.0.1:{http}/mcp (streamable HTTP); audio from {roots}; "
-                      f"runs in {runs}")
+                      f"runs in {runs}", soft_wrap=True)
             serve_http(core, http)
