@@ -57,9 +57,9 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _stdio(root: Path, runs: Path, mode: str = "auto") -> Client:
+def _stdio(root: Path, runs: Path, mode: str = "auto", extra: tuple[str, ...] = ()) -> Client:
     params = StdioServerParameters(command=sys.executable, args=["-m", "audiomind", "mcp", "--root", str(root),
-                                                                  "--runs-dir", str(runs)],
+                                                                  "--runs-dir", str(runs), *extra],
                                    env=_env(), cwd=str(REPO))
     return Client(params, read_timeout_seconds=TIMEOUT_S, mode=mode)
 
@@ -85,11 +85,22 @@ def test_audio_arguments_replace_artifact_ids_in_the_input_schema():
 
 # ---- stdio ---------------------------------------------------------------------------------------------
 def test_stdio_lists_tools_runs_count_events_and_refuses_clearly(root, outside, tmp_path):
+    # a user's manifest whose model is missing here: it must not be offered
+    extra_dir = tmp_path / "extra-tools"
+    extra_dir.mkdir()
+    (extra_dir / "count_with_missing_model.toml").write_text(
+        (REPO / "tools" / "count_events.toml").read_text().replace('name = "count_events"',
+                                                                   'name = "count_with_missing_model"')
+        + 'models = ["no-such-embedded-model"]\n')
+    usable = {m.name for m in ToolRegistry.load().available()}
+
     async def main():
-        async with _stdio(root, tmp_path / "runs") as client:
+        async with _stdio(root, tmp_path / "runs", extra=("--tools-dir", str(extra_dir))) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert {"asr", "count_events", "crop"} <= set(tools)
-            assert {"judge_edit", "judge_rubric", "judge_aura"} & set(tools)  # judges are tools too
+            assert set(tools) == usable  # every usable manifest, judges included; nothing unusable
+            assert {"judge_edit", "judge_rubric", "judge_aura"} <= usable  # the judges are tools too
+            assert "count_with_missing_model" not in tools
             ce = tools["count_events"]
             assert "May support: how many separate sounds" in ce.description
             assert "Must not be used for: what the sounds are" in ce.description
