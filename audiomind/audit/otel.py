@@ -222,8 +222,7 @@ def evaluations(call: ToolCall) -> list[Evaluation]:
                                 ("quality", e.quality))]
             if e.edit_score is not None:
                 out.append(Evaluation("judge_edit.edit_score", e.edit_score))
-            out.append(Evaluation("judge_edit", None, e.verdict))
-            return out
+            return out  # (its `verdict` only restates the three aspects)
         if call.tool == "judge_rubric":
             r = typed_output(call.output, _RubricView)
             if r is None:
