@@ -7,12 +7,13 @@ JSON-schema `response_format` the planner sends), the summary (plain text), and 
 and final answer (requests carrying input_audio). Nothing is mocked inside audiomind: the real openai /
 langchain clients talk HTTP to it.
 
-The benchmark runs `audiomind bench run` over ~32 short clips with 1, 4 and 16 workers using
-`--planner openai:x@http://127.0.0.1:P/v1 --frontend openai:x@http://127.0.0.1:P/v1`, reads each run's
-summary.json (batch wall time, so process start-up is excluded) and prints items/minute and the speed-up
-over 1 worker. Ideal scaling is linear while the server is the bottleneck.
+The benchmark runs `audiomind bench run` (the `items` task) over ~32 short clips with 1, 4 and 16
+workers using `--planner openai:x@http://127.0.0.1:P/v1 --frontend openai:x@http://127.0.0.1:P/v1`, reads
+each run's summary.json (batch wall time, so process start-up is excluded) and prints items/minute and the
+speed-up over 1 worker. Ideal scaling is linear while the server is the bottleneck.
 
-    .venv/bin/python evals/throughput_benchmark.py [--items 32] [--workers 1 4 16] [--delay 0.5]
+    .venv/bin/python evals/throughput_benchmark.py [--items 32] [--workers 1 --workers 4 --workers 16]
+        [--delay 0.5]
     .venv/bin/python evals/throughput_benchmark.py --serve 8765          # just the server
 
 Tests import `FakeLLMServer` from here, so the server cannot rot unnoticed.
@@ -20,7 +21,6 @@ Tests import `FakeLLMServer` from here, so the server cannot rot unnoticed.
 
 from __future__ import annotations
 
-import argparse
 import json
 import re
 import subprocess
@@ -31,6 +31,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+
+import typer
 
 _CHOICE_LINE = re.compile(r"^\s*(?:[A-Z][.)]|-)\s+(.+?)\s*$")
 
@@ -187,23 +189,27 @@ def run_once(items: Path, out: Path, url: str, workers: int) -> dict[str, Any]:
     return summary
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--items", type=int, default=32)
-    ap.add_argument("--workers", type=int, nargs="+", default=[1, 4, 16])
-    ap.add_argument("--delay", type=float, default=0.5, help="server seconds per request")
-    ap.add_argument("--serve", type=int, default=None, help="only serve on this port (Ctrl-C to stop)")
-    args = ap.parse_args()
-    if args.serve is not None:
-        s = FakeLLMServer(args.delay, port=args.serve)
-        print(f"serving {s.url} (delay {args.delay} s)", flush=True)
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+
+@app.command()
+def main(
+    items: int = typer.Option(32, min=1, help="clips per run"),
+    workers: list[int] = typer.Option([1, 4, 16], "--workers", help="worker counts to compare (repeatable)"),
+    delay: float = typer.Option(0.5, min=0, help="server seconds per request"),
+    serve: int | None = typer.Option(None, help="only serve on this port (Ctrl-C to stop)"),
+) -> None:
+    """Batch-runner throughput against a slow loopback model endpoint: items/minute by worker count."""
+    if serve is not None:
+        s = FakeLLMServer(delay, port=serve)
+        print(f"serving {s.url} (delay {delay} s)", flush=True)
         s.httpd.serve_forever()
         return
     with tempfile.TemporaryDirectory(prefix="throughput-") as tmp:
         tmp_p = Path(tmp)
-        items = make_items(tmp_p / "clips", args.items)
+        items_file = make_items(tmp_p / "clips", items)
         # The server runs in its own process, so its threads never compete with the runner for the GIL.
-        server = subprocess.Popen([sys.executable, __file__, "--serve", "0", "--delay", str(args.delay)],
+        server = subprocess.Popen([sys.executable, __file__, "--serve", "0", "--delay", str(delay)],
                                   stdout=subprocess.PIPE, text=True)
         try:
             line = server.stdout.readline() if server.stdout else ""
@@ -212,8 +218,8 @@ def main() -> None:
                 raise SystemExit(f"the loopback server did not start: {line!r}")
             url = m.group(1)
             rows = []
-            for w in args.workers:
-                s = run_once(items, tmp_p / f"run_w{w}", url, w)
+            for w in workers:
+                s = run_once(items_file, tmp_p / f"run_w{w}", url, w)
                 rows.append((w, s))
                 print(f"workers {w:>3}: {s['ran']} items in {s['wall_time_s']:.1f} s -> "
                       f"{s['items_per_min']:.1f} items/min (statuses {s['statuses']}; process {s['process_wall_s']} s)",
@@ -229,4 +235,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    app()

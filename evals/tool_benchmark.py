@@ -1,7 +1,7 @@
 """Tool performance benchmark (not a test): real-time factor of every available embedded perception tool,
 cold vs warm time, and how much the tool cache speeds up asking the same question twice.
 
-    .venv/bin/python evals/tool_benchmark.py [--lengths 10 60] [--warm 2] [--out results.json]
+    .venv/bin/python evals/tool_benchmark.py [--lengths 10 --lengths 60] [--warm 2] [--out results.json]
 
 Clips are synthesised with audiomind.synth (flite speech in several voices with freedesktop sounds and
 beeps between the sentences), exactly 10 s and 60 s, never cutting a sentence.
@@ -23,7 +23,6 @@ tool time.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -34,6 +33,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import typer
 
 PERCEPTION = {"metadata_validation", "temporal_segmentation", "speech_and_speaker", "audio_tagging",
               "acoustic_music_features"}
@@ -256,32 +256,37 @@ def report(rows: list[dict], cache_rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--lengths", type=float, nargs="+", default=[10.0, 60.0])
-    ap.add_argument("--warm", type=int, default=2, help="warm calls per (tool, clip) after the cold one")
-    ap.add_argument("--tools-only", action="store_true")
-    ap.add_argument("--cache-only", action="store_true")
-    ap.add_argument("--out", type=Path, help="also write the raw numbers as JSON here")
-    ap.add_argument("--worker", nargs=5, metavar=("TOOL", "ARGS", "CLIP", "OTHER", "WARM"), help=argparse.SUPPRESS)
-    ns = ap.parse_args()
-    if ns.worker:
-        tool, args_json, clip, other, warm = ns.worker
-        print(json.dumps(worker(tool, args_json, clip, other, int(warm))))
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+
+@app.command()
+def main(
+    lengths: list[float] = typer.Option([10.0, 60.0], "--lengths", help="clip seconds (repeatable)"),
+    warm: int = typer.Option(2, min=0, help="warm calls per (tool, clip) after the cold one"),
+    tools_only: bool = typer.Option(False, "--tools-only", help="only the tools' real-time factors"),
+    cache_only: bool = typer.Option(False, "--cache-only", help="only the tool-cache measurement"),
+    out: Path | None = typer.Option(None, "--out", help="also write the raw numbers as JSON here"),
+    worker_args: tuple[str, str, str, str, int] | None = typer.Option(
+        None, "--worker", hidden=True, help="internal: TOOL ARGS CLIP OTHER WARM, measured in this process"),
+) -> None:
+    """Real-time factor of every embedded perception tool (cold/warm) and the tool cache's speed-up."""
+    if worker_args:
+        tool, args_json, clip, other, n_warm = worker_args
+        print(json.dumps(worker(tool, args_json, clip, other, n_warm)))
         return
     with tempfile.TemporaryDirectory(prefix="am_toolbench_") as tmp:
         work = Path(tmp)
         print("making clips ...", flush=True)
-        clips = {d: make_clip(d, work / f"clip_{int(d)}s.wav", work) for d in ns.lengths}
+        clips = {d: make_clip(d, work / f"clip_{int(d)}s.wav", work) for d in lengths}
         others = {d: make_second_artifact(p, work / f"clip_{int(d)}s_half.wav") for d, p in clips.items()}
         warmup = make_clip(8.0, work / "warmup.wav", work)
-        rows = [] if ns.cache_only else bench_tools(clips, others, ns.warm)
-        cache_rows = [] if ns.tools_only else bench_cache(clips, warmup, work)
+        rows = [] if cache_only else bench_tools(clips, others, warm)
+        cache_rows = [] if tools_only else bench_cache(clips, warmup, work)
         print(report(rows, cache_rows))
-        if ns.out:
-            ns.out.parent.mkdir(parents=True, exist_ok=True)
-            ns.out.write_text(json.dumps({"tools": rows, "cache": cache_rows}, indent=2, default=str))
+        if out:
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text(json.dumps({"tools": rows, "cache": cache_rows}, indent=2, default=str))
 
 
 if __name__ == "__main__":
-    main()
+    app()

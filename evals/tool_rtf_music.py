@@ -1,7 +1,8 @@
 """Real-time factor of the acoustic/music feature tools (pitch, tempo, key, chords, notes, spectral,
 speech_quality) on 10 s and 60 s clips, cold vs warm. A measurement script, not a test.
 
-    .venv/bin/python evals/tool_rtf_music.py [--lengths 10 60] [--warm 2] [--tools pitch tempo ...] [--out x.json]
+    .venv/bin/python evals/tool_rtf_music.py [--lengths 10 --lengths 60] [--warm 2]
+        [--tools pitch --tools tempo ...] [--out x.json]
 
 Clips are true by construction: a General MIDI piece rendered by fluidsynth (piano I-vi-IV-V triads, a
 flute melody in eighth notes, a drum kit at 100 BPM) for the music tools and `spectral`; flite speech
@@ -16,7 +17,6 @@ flute melody in eighth notes, a drum kit at 100 BPM) for the music tools and `sp
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import statistics
@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import typer
 
 TOOLS = ["pitch", "tempo", "key", "chords", "notes", "spectral", "speech_quality"]
 SPEECH_TOOLS = {"speech_quality"}
@@ -117,18 +118,26 @@ def worker(tool: str, clip: str, warm: int) -> dict:
     }
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--lengths", type=float, nargs="+", default=[10.0, 60.0])
-    ap.add_argument("--warm", type=int, default=2)
-    ap.add_argument("--tools", nargs="+", default=TOOLS, choices=TOOLS)
-    ap.add_argument("--out", type=Path)
-    ap.add_argument("--worker", nargs=3, metavar=("TOOL", "CLIP", "WARM"), help=argparse.SUPPRESS)
-    ns = ap.parse_args()
-    if ns.worker:
-        tool, clip, warm = ns.worker
-        print(json.dumps(worker(tool, clip, int(warm))))
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+
+@app.command()
+def main(
+    lengths: list[float] = typer.Option([10.0, 60.0], "--lengths", help="clip seconds (repeatable)"),
+    warm: int = typer.Option(2, min=0, help="warm calls per (tool, clip) after the cold one"),
+    tools: list[str] = typer.Option(TOOLS, "--tools", help=f"tools (repeatable): {', '.join(TOOLS)}"),
+    out: Path | None = typer.Option(None, "--out", help="also write the raw numbers as JSON here"),
+    worker_args: tuple[str, str, int] | None = typer.Option(
+        None, "--worker", hidden=True, help="internal: TOOL CLIP WARM, measured in this process"),
+) -> None:
+    """Real-time factor of the acoustic/music feature tools on music and speech clips, cold vs warm."""
+    if worker_args:
+        tool, clip, n_warm = worker_args
+        print(json.dumps(worker(tool, clip, n_warm)))
         return
+    unknown = [t for t in tools if t not in TOOLS]
+    if unknown:
+        raise typer.BadParameter(f"unknown tools {unknown}; known: {', '.join(TOOLS)}", param_hint="--tools")
     from audiomind.tools.manifest import ToolRegistry
 
     reg = ToolRegistry.load()
@@ -141,16 +150,16 @@ def main() -> None:
                 d, work / f"{kind}_{int(d)}.wav", work
             )
             for kind in ("music", "speech")
-            for d in ns.lengths
+            for d in lengths
         }
-        for tool in ns.tools:
+        for tool in tools:
             ok, why = reg.availability(tool)
             if not ok:
                 print(f"  {tool:15s} unavailable: {why}", flush=True)
                 continue
             kind = "speech" if tool in SPEECH_TOOLS else "music"
-            for d in ns.lengths:
-                cmd = [sys.executable, __file__, "--worker", tool, str(clips[(kind, d)]), str(ns.warm)]
+            for d in lengths:
+                cmd = [sys.executable, __file__, "--worker", tool, str(clips[(kind, d)]), str(warm)]
                 proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
                 if proc.returncode != 0:
                     print(f"  {tool:15s} {d:4.0f} s ERROR {proc.stderr.strip()[-300:]}", flush=True)
@@ -168,10 +177,10 @@ def main() -> None:
         f"({os.cpu_count()} CPUs); RTF = wall time / clip length, CPU = process CPU time"
     )
     head = f"{'tool':15s} {'clip':7s}" + "".join(
-        f" | {int(d):>3d} s: cold s  warm s  RTF cold  RTF warm  warm CPU s" for d in ns.lengths
+        f" | {int(d):>3d} s: cold s  warm s  RTF cold  RTF warm  warm CPU s" for d in lengths
     )
     print("\n" + head + "\n" + "-" * len(head))
-    for tool in ns.tools:
+    for tool in tools:
         per = {r["clip_s"]: r for r in rows if r["tool"] == tool}
         if not per:
             continue
@@ -180,12 +189,12 @@ def main() -> None:
             f" {per[d]['warm_cpu_s']:11.2f}"
             if d in per
             else f" | {'-':>54s}"
-            for d in ns.lengths
+            for d in lengths
         )
         print(f"{tool:15s} {next(iter(per.values()))['clip']:7s}{cells}")
-    if ns.out:
-        ns.out.write_text(json.dumps(rows, indent=2))
+    if out:
+        out.write_text(json.dumps(rows, indent=2))
 
 
 if __name__ == "__main__":
-    main()
+    app()

@@ -6,13 +6,12 @@ describes its audio exactly; negatives (1:1 with positives) are hard negatives m
 AnyAudio-Judge (seed 001): instruction swapping within the domain and attribute perturbation by rules
 (gender, words, count, order, tempo, one sound or instrument swapped).
 
-    python evals/judges/generate.py --out evals/judges/data
+    .venv/bin/python evals/judges/generate.py --out evals/judges/data [--seed 0]
 writes the audio and `items.jsonl` ({id, domain, audio, instruction, aligned, negative_kind, source_id}).
 """
 
 from __future__ import annotations
 
-import argparse
 import json
 import struct
 import subprocess
@@ -20,6 +19,7 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import typer
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -186,17 +186,21 @@ def build(out: Path, seed: int = 0) -> list[dict]:
     return items
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "data")
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    items = build(args.out, args.seed)
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+
+@app.command()
+def main(
+    out: Path = typer.Option(Path(__file__).resolve().parent / "data", "--out",
+                             help="folder for the audio and items.jsonl"),
+    seed: int = typer.Option(0, help="generation seed"),
+) -> None:
+    """Generate the judge benchmark: audio + items.jsonl (aligned and hard-negative instructions)."""
+    items = build(out, seed)
     by = {}
     for i in items:
         by.setdefault(i["domain"], [0, 0])[0 if i["aligned"] else 1] += 1
-    print(json.dumps({"items": len(items), "by_domain_pos_neg": by, "out": str(args.out)}))
-
+    print(json.dumps({"items": len(items), "by_domain_pos_neg": by, "out": str(out)}))
 
 if __name__ == "__main__":
-    main()
+    app()

@@ -1,6 +1,7 @@
 """AQEval-style runner: AURA (and BLEU-4 / METEOR / ROUGE-L / FENSE as baselines) against human scores.
 
-    python evals/judges/run_aqeval.py --rows rows.jsonl [--llm openai:MODEL@URL] [--mode two_threshold]
+    .venv/bin/python evals/judges/run_aqeval.py --rows rows.jsonl [--llm openai:MODEL@URL]
+        [--mode two_threshold]
 rows.jsonl: {"question", "reference", "response", "audio" (optional), "human"} per line.
 Without --rows, a small constructed set is scored: questions about clips that evals/judges/generate.py made,
 each with a correct paraphrase (1.0), a vague or partial answer (0.5) and a wrong answer (0.0) - scores true
@@ -9,10 +10,11 @@ by construction, standing in for human ratings. Prints Pearson and Spearman per 
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 from pathlib import Path
+
+import typer
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -41,21 +43,27 @@ def constructed_rows():
             for resp, h in answers]
 
 
-def main() -> None:
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+
+@app.command()
+def main(
+    rows: Path | None = typer.Option(None, "--rows", help="rows.jsonl (default: the small constructed set)"),
+    llm: str = typer.Option("rules", help="judge model spec (rules, openai:MODEL@URL, ...)"),
+    mode: str = typer.Option("paper", help="AURA scoring mode: paper | two_threshold"),
+    out: Path = typer.Option(Path(__file__).resolve().parent / "results" / "aqeval.json", "--out",
+                             help="where the scores go (JSON)"),
+) -> None:
+    """AURA vs human scores (Pearson / Spearman), with BLEU-4 / METEOR / ROUGE-L / FENSE as baselines."""
     from audiomind.judges.aura import aqeval, load_rows
 
-    ap = argparse.ArgumentParser(description="AURA vs human scores (Pearson / Spearman)")
-    ap.add_argument("--rows", type=Path)
-    ap.add_argument("--llm", default="rules")
-    ap.add_argument("--mode", default="paper", choices=["paper", "two_threshold"])
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results" / "aqeval.json")
-    args = ap.parse_args()
-    rows = load_rows(args.rows) if args.rows else constructed_rows()
-    res = aqeval(rows, llm=args.llm, mode=args.mode, trace_dir=args.out.parent / "aqeval_traces")
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(res, indent=2) + "\n")
+    if mode not in ("paper", "two_threshold"):
+        raise typer.BadParameter("expected paper or two_threshold", param_hint="--mode")
+    data = load_rows(rows) if rows else constructed_rows()
+    res = aqeval(data, llm=llm, mode=mode, trace_dir=out.parent / "aqeval_traces")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(res, indent=2) + "\n")
     print(json.dumps({k: v for k, v in res.items() if k != "rows"}, indent=2))
 
-
 if __name__ == "__main__":
-    main()
+    app()

@@ -1,9 +1,9 @@
 """Judge benchmark runner: the dynamic rubric judge vs the holistic baseline on aligned vs misaligned
 (audio, instruction) pairs, per domain: accuracy at the decision threshold and ROC-AUC of the scores.
 
-    python evals/judges/generate.py --out evals/judges/data          # once: audio + items.jsonl
-    python evals/judges/run_bench.py --data evals/judges/data --out evals/judges/results
-    python evals/judges/run_bench.py ... --llm openai:MODEL@URL --frontend openai:AUDIO_MODEL@URL
+    .venv/bin/python evals/judges/generate.py --out evals/judges/data          # once: audio + items.jsonl
+    .venv/bin/python evals/judges/run_bench.py --data evals/judges/data --out evals/judges/results
+    .venv/bin/python evals/judges/run_bench.py ... --llm openai:MODEL@URL --frontend openai:AUDIO_MODEL@URL
 
 Writes `items.jsonl` (one row per item: scores, verdicts, trace path), `summary.json` (per domain and
 overall) and one judge trace per item under `traces/`. Perception results are cached by audio content, so
@@ -12,11 +12,12 @@ an audio's positive and its negatives share one perception pass.
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
+
+import typer
 
 ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
@@ -60,40 +61,46 @@ def summarise(rows: list[dict], threshold: float) -> dict:
     return out
 
 
-def main() -> None:
+app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
+
+
+@app.command()
+def main(
+    data: Path = typer.Option(Path(__file__).resolve().parent / "data", "--data",
+                              help="what generate.py wrote (items.jsonl + audio)"),
+    out: Path = typer.Option(Path(__file__).resolve().parent / "results", "--out",
+                             help="items.jsonl, summary.json and traces/ go here; rerun to resume"),
+    llm: str = typer.Option("rules", help="judge model spec"),
+    frontend: str = typer.Option("cascade", help="front-end spec"),
+    threshold: float = typer.Option(0.75, help="decision threshold on the rubric score"),
+    limit: int = typer.Option(0, min=0, help="only the first N items (0: all)"),
+) -> None:
+    """Rubric judge vs holistic baseline on aligned vs misaligned pairs: accuracy and ROC-AUC per domain."""
     from audiomind.judges.rubric import judge_rubric
     from audiomind.tools.executor import ToolCache
     from audiomind.tools.manifest import ToolRegistry
 
-    ap = argparse.ArgumentParser(description="rubric vs holistic judge benchmark")
-    ap.add_argument("--data", type=Path, default=Path(__file__).resolve().parent / "data")
-    ap.add_argument("--out", type=Path, default=Path(__file__).resolve().parent / "results")
-    ap.add_argument("--llm", default="rules")
-    ap.add_argument("--frontend", default="cascade")
-    ap.add_argument("--threshold", type=float, default=0.75)
-    ap.add_argument("--limit", type=int, default=0)
-    args = ap.parse_args()
-    items = [json.loads(x) for x in (args.data / "items.jsonl").read_text().splitlines() if x.strip()]
-    if args.limit:
-        items = items[: args.limit]
-    args.out.mkdir(parents=True, exist_ok=True)
+    items = [json.loads(x) for x in (data / "items.jsonl").read_text().splitlines() if x.strip()]
+    if limit:
+        items = items[: limit]
+    out.mkdir(parents=True, exist_ok=True)
     done = {}
-    rows_path = args.out / "items.jsonl"
+    rows_path = out / "items.jsonl"
     if rows_path.exists():  # resume: items already scored are kept
         for line in rows_path.read_text().splitlines():
             if line.strip():
                 r = json.loads(line)
                 done[r["id"]] = r
     registry = ToolRegistry.load()
-    cache = ToolCache(args.out / "tool-cache")
+    cache = ToolCache(out / "tool-cache")
     t0 = time.monotonic()
     with rows_path.open("a") as fh:
         for it in items:
             if it["id"] in done:
                 continue
             t = time.monotonic()
-            res = judge_rubric(it["audio"], it["instruction"], llm=args.llm, frontend=args.frontend,
-                               threshold=args.threshold, trace_dir=args.out / "traces", cache=cache, registry=registry)
+            res = judge_rubric(it["audio"], it["instruction"], llm=llm, frontend=frontend,
+                               threshold=threshold, trace_dir=out / "traces", cache=cache, registry=registry)
             row = {"id": it["id"], "domain": it["domain"], "aligned": it["aligned"],
                    "negative_kind": it["negative_kind"], "instruction": it["instruction"],
                    "rubric_score": res.score, "rubric_aligned": res.aligned,
@@ -106,11 +113,11 @@ def main() -> None:
             print(f"{it['id']:18s} aligned={it['aligned']!s:5s} rubric={res.score:.3f} "
                   f"holistic={row['holistic_p_yes']} ({row['seconds']} s)", flush=True)
     rows = [done[i["id"]] for i in items if i["id"] in done]
-    summary = {"llm": args.llm, "frontend": args.frontend, "threshold": args.threshold, "n": len(rows),
-               "wall_s": round(time.monotonic() - t0, 1), "by_domain": summarise(rows, args.threshold)}
-    (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    summary = {"llm": llm, "frontend": frontend, "threshold": threshold, "n": len(rows),
+               "wall_s": round(time.monotonic() - t0, 1), "by_domain": summarise(rows, threshold)}
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     print(json.dumps(summary["by_domain"]["all"], indent=2))
 
 
 if __name__ == "__main__":
-    main()
+    app()
