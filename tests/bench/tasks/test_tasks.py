@@ -82,3 +82,31 @@ def test_bench_run_names_a_missing_source(tmp_path):
     res = CliRunner().invoke(bench_app, ["run", "--task", "mmar", "--meta", str(tmp_path / "nope.jsonl"),
                                          "--out", str(tmp_path / "run")])
     assert res.exit_code == 2 and "no MMAR meta file" in res.output and "nope.jsonl" in res.output
+
+
+def test_synthetic_sets_are_read_row_by_row(tmp_path):
+    """A synthetic set goes through the same row checks and path policy as MMAR: a bad row or an audio path
+    leaving the set's folder is an errored item with its file and line; --strict refuses the set."""
+    from audiomind.bench.rows import RowsError
+    from audiomind.bench.tasks import synthetic
+
+    (tmp_path / "set" / "audio").mkdir(parents=True)
+    (tmp_path / "set" / "audio" / "a.wav").write_bytes(b"RIFF")
+    row = {"id": "syn-dev-counting-s0-0000", "audio_path": "./audio/a.wav", "question": "How many beeps?",
+           "choices": ["2", "3"], "answer": "3", "kind": "counting", "split": "dev",
+           "construction": {"condition": "clean"}}
+    lines = [row, {**row, "id": "escape", "audio_path": "../../outside.wav"},
+             {**row, "id": "nochoices", "choices": None}, {**row, "id": "tempo1", "kind": "tempo"}]
+    (tmp_path / "set" / "meta.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    task = make_task("synthetic", {"kinds": "counting"})
+    loaded = task.load_items(tmp_path / "set")
+    by = {it.id: it for it in loaded.items}
+    assert list(by) == ["syn-dev-counting-s0-0000", "escape", "nochoices"]  # the tempo row is not selected
+    assert by["syn-dev-counting-s0-0000"].error is None
+    assert by["syn-dev-counting-s0-0000"].metadata["group"] == "perception"
+    assert by["escape"].error.startswith("meta.jsonl:2: audio_path refused:")
+    assert by["nochoices"].error.startswith('meta.jsonl:3: missing "choices"')
+    with pytest.raises(RowsError, match="2 bad row"):
+        task.load_items(tmp_path / "set", strict=True)
+    # rows of another kind are left out, bad ones too: only a row of no known kind is always kept
+    assert [it.id for it in synthetic.load_items(tmp_path / "set", ["tempo"])] == ["tempo1"]
