@@ -117,11 +117,11 @@ STEP_PATTERNS: dict[str, re.Pattern[str]] = {
     "day_offset": re.compile(r"\b(day|days)\b.{0,25}\b(after|before|later|earlier|following|preceding|prior)\b"
                              r"|\b(next|following|previous|preceding)\s+day\b|\bday\s+(after|before)\b"),
     "not_mentioned": re.compile(
-        r"\b(not|never|n't)\b.{0,30}\b(mention\w*|say|says|said|nam(e|es|ed)|list|lists|listed|spoken|speak\w*|"
-        r"hear|heard|includ\w*|brought up|refer\w*|talk\w* about|read out|among|in the list|on the list|part of)\b"
-        r"|\b(missing|absent|left out|omitted|excluded)\b"),
-    "before_voice": re.compile(r"\b(before|prior to|until|ahead of)\b.{0,30}\b(voice\w*|speech|speak\w*|talk\w*|"
-                               r"spoken|says?|words?)\b"),
+        r"(\bnot\b|\bnever\b|n't\b).{0,30}\b(mention\w*|say|says|said|nam(e|es|ed)|list|lists|listed|spoken|speak\w*|"
+        r"hear|heard|includ\w*|brought up|come up|came up|refer\w*|talk\w* about|read out|among|in|on|part of|appear\w*)\b"
+        r"|\b(missing|absent|left (out|off)|omitted|excluded|skipped|forgot\w*|leaves? out)\b"),
+    "before_voice": re.compile(r"\b(before|prior to|until|ahead of|preced\w*|leading up to|earlier than)\b.{0,30}"
+                               r"\b(voice\w*|speech|speak\w*|talk\w*|spoken|says?|words?|someone|anyone|person)\b"),
     "after_voice": re.compile(r"\bafter\b.{0,30}\b(voice|speech|speaker|speaking|talking)\b.{0,20}\b(stops|ends|"
                               r"finishes)\b"),
 }
@@ -223,6 +223,8 @@ def _choice_families(q: str, choices: list[str]) -> dict[str, float]:
     if share(lambda c: bool(_TIME_UNIT.search(c))) >= 0.5:
         for fam in ("onset", "offset", "duration"):
             out[fam] = 0.5
+    if share(lambda c: bool(_TIME_UNIT.search(c)) and bool(re.search(r"\b(in|into)\s*$|^\s*(after|at)\b", c))) >= 0.5:
+        out["onset"] = 0.8  # 'after about 3 seconds', '2 s in': a point in time, not a length
     if share(lambda c: bool(re.search(r"\bbpm\b|beats per minute", c))) >= 0.5:
         out["tempo"] = 0.9
     if share(is_numeric_choice) >= 0.6:
@@ -306,10 +308,16 @@ def analyse(question: str, choices: list[str], available: list[ToolManifest]) ->
         s = semantic.get(fam, 0.0)
         sem = max(0.0, min(1.0, (s - 0.35) / 0.4))  # cosine 0.35 -> 0, 0.75 -> 1
         score = max(sem, lexical.get(fam, 0.0) * (0.6 + 0.8 * sem), shaped.get(fam, 0.0))
-        if fam == "duration" and re.search(r"\bhow long\b|\bduration\b|\bfor how many seconds\b", q):
+        into = re.search(r"\bhow (long|far|much time|many seconds) (before|until|into|after|passes?)\b|"
+                         r"\b(seconds?|far|time) into\b|\bhow (soon|early|late)\b", q)
+        lasting = re.search(r"\bhow long\b|\bduration\b|\bfor how many seconds\b|\blasts?\b|\blength\b|"
+                            r"\bgo(es)? on for\b|\bperiod\b", q)
+        if fam == "duration" and lasting and not into:
             score = max(score, 0.9)  # 'how long ... heard' is about a length, however close to 'when is it heard'
-        if fam in ("onset", "offset") and re.search(r"\bhow long\b|\bduration\b", q):
+        if fam in ("onset", "offset") and lasting and not into:
             score = min(score, 0.3)
+        if fam == "onset" and into and not re.search(r"\b(stop|end|finish)\w*\b", q):
+            score = max(score, 0.9)  # 'how long until it starts' asks for an onset
         if lexical.get(fam) and shaped.get(fam):
             score = min(1.0, score + 0.2)
         if score >= 0.15:
