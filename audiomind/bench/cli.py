@@ -12,6 +12,7 @@ Re-running the same command resumes: committed items are skipped, a torn last li
 from __future__ import annotations
 
 import functools
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
 
@@ -27,9 +28,10 @@ bench_app = typer.Typer(
     add_completion=False,
 )
 
-from audiomind.cli_common import FRONTEND_HELP, PLANNER_HELP, console, err  # noqa: E402
+from audiomind.cli_common import AGENT_OPTIONS, OptionGroup, console, err, with_options  # noqa: E402
 from audiomind.cli_common import fail as _fail  # noqa: E402
 from audiomind.cli_common import quiet_libraries as _quiet  # noqa: E402
+from audiomind.config import AgentConfig  # noqa: E402
 from audiomind.paths import clip_text  # noqa: E402
 
 
@@ -52,16 +54,12 @@ def parse_prices(price_in: float | None, price_out: float | None, price: list[st
     return table or None
 
 
-def agent_factory(run_dir: Path, planner: str, frontend: str, tools_dir: list[Path] | None, max_steps: int,
-                  time_budget: float, window: float, timeout: float, retries: int, no_cache: bool):
-    """A picklable AudioMind factory (Ray ships it to workers); derived audio goes to RUN_DIR/artifacts."""
+def agent_factory(run_dir: Path, config: AgentConfig):
+    """A picklable AudioMind factory (Ray ships it to workers): the run's AgentConfig, with derived audio
+    going to RUN_DIR/artifacts."""
     from audiomind.api import AudioMind
 
-    return functools.partial(
-        AudioMind, planner=planner, frontend=frontend, tools_dirs=[str(p) for p in tools_dir or []],
-        trace_dir=str((run_dir / "artifacts").resolve()), max_steps=max_steps, time_budget_s=time_budget,
-        window_s=window, timeout_s=timeout, max_retries=retries, use_cache=not no_cache,
-    )
+    return functools.partial(AudioMind, config.with_trace_dir((run_dir / "artifacts").resolve()))
 
 
 def _check_agent(make_agent) -> None:
@@ -85,27 +83,41 @@ def _summary_line(summary) -> None:
     )
 
 
-# Shared options (typer needs them per command; the defaults live here once).
+@dataclass(frozen=True)
+class RunOptions:
+    """How a benchmark run is driven (its agent is the AgentConfig beside it)."""
+
+    workers: int
+    limit: int | None
+    ray: str | None
+    price_in: float | None
+    price_out: float | None
+    price: list[str] | None
+    retry: list[str] | None
+    progress: bool
+    strict: bool
+
+
+RUN_OPTIONS = OptionGroup(
+    RunOptions,
+    workers=(int, typer.Option(1, min=1, max=512, help="items answered concurrently (threads, or Ray actors)")),
+    limit=(int | None, typer.Option(None, min=1, help="only the first N items")),
+    ray=(str | None, typer.Option(None, "--ray", help="distribute over Ray: 'local' starts one here, or an address "
+                                  "('auto', 'ray://HOST:10001')")),
+    price_in=(float | None, typer.Option(None, "--price-in", min=0, help="USD per 1M input tokens, every model")),
+    price_out=(float | None, typer.Option(None, "--price-out", min=0, help="USD per 1M output tokens, every model")),
+    price=(list[str] | None, typer.Option(None, "--price", help="per-model price SPEC=IN,OUT (USD per 1M tokens); "
+                                          "repeatable")),
+    retry=(list[str] | None, typer.Option(None, "--retry", help="committed statuses to run again (error, failed, "
+                                          "stopped, missing_audio); repeatable")),
+    progress=(bool, typer.Option(True, "--progress/--no-progress", help="rich progress bar on stderr")),
+    strict=(bool, typer.Option(False, "--strict", help="refuse the whole input file when any row is bad (default: "
+                               "bad rows are recorded as errored items and the good rows run)")),
+)
+"""The run options every bench command shares; with AGENT_OPTIONS (cli_common) they are defined once."""
 O_OUT = typer.Option(..., "--out", help="run directory (results.jsonl, traces/, ...); rerun to resume")
-O_PLANNER = typer.Option("rules", help=PLANNER_HELP)
-O_FRONTEND = typer.Option("cascade", help=FRONTEND_HELP)
-O_WORKERS = typer.Option(1, min=1, max=512, help="items answered concurrently (threads, or Ray actors)")
-O_LIMIT = typer.Option(None, min=1, help="only the first N items")
-O_RAY = typer.Option(None, "--ray", help="distribute over Ray: 'local' starts one here, or an address ('auto', 'ray://HOST:10001')")
-O_PRICE_IN = typer.Option(None, "--price-in", min=0, help="USD per 1M input tokens, every model")
-O_PRICE_OUT = typer.Option(None, "--price-out", min=0, help="USD per 1M output tokens, every model")
-O_PRICE = typer.Option(None, "--price", help="per-model price SPEC=IN,OUT (USD per 1M tokens); repeatable")
-O_RETRY = typer.Option(None, "--retry", help="committed statuses to run again (error, failed, stopped, missing_audio); repeatable")
-O_TOOLS = typer.Option(None, "--tools-dir", help="extra folder of tool manifests (repeatable)")
-O_STEPS = typer.Option(6, min=0, help="evidence-loop decisions at most")
-O_BUDGET = typer.Option(600.0, help="seconds per question before the loop must answer")
-O_WINDOW = typer.Option(30.0, help="seconds per window for front ends that truncate long audio")
-O_TIMEOUT = typer.Option(120.0, help="seconds per model request")
-O_RETRIES = typer.Option(3, min=1, help="attempts per model request (429/5xx/timeouts)")
-O_NOCACHE = typer.Option(False, "--no-cache", help="do not reuse cached tool results")
-O_PROGRESS = typer.Option(True, "--progress/--no-progress", help="rich progress bar on stderr")
-O_STRICT = typer.Option(False, "--strict", help="refuse the whole input file when any row is bad (default: bad rows "
-                        "are recorded as errored items and the good rows run)")
+_AGENT = AgentConfig()  # placeholders the option groups replace
+_RUN = RunOptions(1, None, None, None, None, None, None, True, False)
 
 
 def _report_bad_row(message: str) -> None:
@@ -118,45 +130,28 @@ def _bad_rows_note(items: list[Any]) -> None:
         err.print(f"[yellow]{n} row(s) not run[/]: recorded as errors in results.jsonl (--strict refuses such a file)")
 
 
-def _config(planner: str, frontend: str, workers: int, max_steps: int, time_budget: float, window: float,
-            timeout: float, **extra: Any) -> dict[str, Any]:
-    return {"planner": planner, "frontend": frontend, "workers": workers, "max_steps": max_steps,
-            "time_budget_s": time_budget, "window_s": window, "timeout_s": timeout, **extra}
+def _config(config: AgentConfig, run: RunOptions, **extra: Any) -> dict[str, Any]:
+    """What the run records about how it was made."""
+    return {"planner": config.planner, "frontend": config.frontend, "workers": run.workers,
+            "max_steps": config.max_steps, "time_budget_s": config.time_budget_s, "window_s": config.window_s,
+            "timeout_s": config.timeout_s, **extra}
 
 
 @bench_app.command("mmar")
+@with_options(config=AGENT_OPTIONS, run=RUN_OPTIONS)
 def mmar(
     meta: Path = typer.Option(..., "--meta", help="MMAR-meta.jsonl"),
     audio_dir: Path = typer.Option(..., "--audio-dir", help="the MMAR root (holding audio/) or the audio folder itself"),
     out: Path = O_OUT,
-    planner: str = O_PLANNER,
-    frontend: str = O_FRONTEND,
-    workers: int = O_WORKERS,
-    limit: Optional[int] = O_LIMIT,
-    ray: Optional[str] = O_RAY,
-    price_in: Optional[float] = O_PRICE_IN,
-    price_out: Optional[float] = O_PRICE_OUT,
-    price: Optional[list[str]] = O_PRICE,
-    retry: Optional[list[str]] = O_RETRY,
-    tools_dir: Optional[list[Path]] = O_TOOLS,
-    max_steps: int = O_STEPS,
-    time_budget: float = O_BUDGET,
-    window: float = O_WINDOW,
-    timeout: float = O_TIMEOUT,
-    retries: int = O_RETRIES,
-    no_cache: bool = O_NOCACHE,
-    progress: bool = O_PROGRESS,
-    strict: bool = O_STRICT,
+    config: AgentConfig = _AGENT,  # --planner --frontend --tools-dir --max-steps ... (cli_common)
+    run: RunOptions = _RUN,  # --workers --limit --ray --price* --retry --progress --strict
 ) -> None:
     """Run (or resume) MMAR: predictions.jsonl the official evaluation.py scores unchanged, scores.json, traces/.
 
     The same as `bench run --task mmar --meta ... --audio-dir ...`. Audio paths must stay inside --audio-dir;
     a bad meta row (or a refused path) is reported with its file and line and recorded as an errored item
     while the good rows run (--strict refuses the file instead)."""
-    _run_task("mmar", {}, meta, audio_dir, out, planner=planner, frontend=frontend, workers=workers, limit=limit,
-              ray=ray, price_in=price_in, price_out=price_out, price=price, retry=retry, tools_dir=tools_dir,
-              max_steps=max_steps, time_budget=time_budget, window=window, timeout=timeout, retries=retries,
-              no_cache=no_cache, progress=progress, strict=strict)
+    _run_task("mmar", {}, meta, audio_dir, out, config, run)
 
 
 def _task_options(entries: list[str] | None) -> dict[str, str]:
@@ -169,11 +164,8 @@ def _task_options(entries: list[str] | None) -> dict[str, str]:
     return out
 
 
-def _run_task(task_name: str, options: dict[str, str], source: Path, audio_dir: Path | None, out: Path, *,
-              planner: str, frontend: str, workers: int, limit: int | None, ray: str | None,
-              price_in: float | None, price_out: float | None, price: list[str] | None, retry: list[str] | None,
-              tools_dir: list[Path] | None, max_steps: int, time_budget: float, window: float, timeout: float,
-              retries: int, no_cache: bool, progress: bool, strict: bool) -> None:
+def _run_task(task_name: str, options: dict[str, str], source: Path, audio_dir: Path | None, out: Path,
+              config: AgentConfig, run: RunOptions) -> None:
     """Every `bench run --task ...` (and `bench mmar`): read the task's input row by row, run it through the
     batch runner, write its official files, print its breakdown."""
     from audiomind.bench.tasks import make_task, run_task
@@ -188,20 +180,19 @@ def _run_task(task_name: str, options: dict[str, str], source: Path, audio_dir: 
     if audio_dir is not None and not audio_dir.is_dir():
         err.print(f"[yellow]warning:[/] audio dir {escape(str(audio_dir))} does not exist: every item will be missing_audio")
     try:
-        prices = parse_prices(price_in, price_out, price)
-        loaded = task.load_items(source, audio_dir=audio_dir, work_dir=out / "inputs", limit=limit,
-                                 strict=strict)  # refused here under --strict
+        prices = parse_prices(run.price_in, run.price_out, run.price)
+        loaded = task.load_items(source, audio_dir=audio_dir, work_dir=out / "inputs", limit=run.limit,
+                                 strict=run.strict)  # refused here under --strict
     except ValueError as exc:
         _fail(str(exc))
     for message in loaded.errors:
         _report_bad_row(message)
-    make_agent = agent_factory(out, planner, frontend, tools_dir, max_steps, time_budget, window, timeout, retries,
-                               no_cache)
+    make_agent = agent_factory(out, config)
     _check_agent(make_agent)
     try:
-        summary, outputs = run_task(task, loaded, out, make_agent, workers=workers, ray_address=ray,
-                                    progress=progress, prices=prices, retry_statuses=retry or (),
-                                    config=_config(planner, frontend, workers, max_steps, time_budget, window, timeout))
+        summary, outputs = run_task(task, loaded, out, make_agent, workers=run.workers, ray_address=run.ray,
+                                    progress=run.progress, prices=prices, retry_statuses=run.retry or (),
+                                    config=_config(config, run))
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: committed items are kept; rerun the same command to resume")
         raise typer.Exit(130)
@@ -217,7 +208,8 @@ def _run_task(task_name: str, options: dict[str, str], source: Path, audio_dir: 
 
 
 @bench_app.command("run")
-def run(
+@with_options(config=AGENT_OPTIONS, run=RUN_OPTIONS)
+def run_cmd(
     source: Path = typer.Option(..., "--source", "--items", "--meta",
                                 help="the task's input: ITEMS.jsonl (items), MMAR-meta.jsonl (mmar), a generated "
                                      "split set (synthetic), the MSU-Bench root (msu)"),
@@ -229,24 +221,8 @@ def run(
                                             "default custom)"),
     task_option: Optional[list[str]] = typer.Option(None, "--task-option", help="KEY=VALUE task option, repeatable "
                                                     "(msu: pack=concat, keep_reverse=true; synthetic: kinds=a,b)"),
-    planner: str = O_PLANNER,
-    frontend: str = O_FRONTEND,
-    workers: int = O_WORKERS,
-    limit: Optional[int] = O_LIMIT,
-    ray: Optional[str] = O_RAY,
-    price_in: Optional[float] = O_PRICE_IN,
-    price_out: Optional[float] = O_PRICE_OUT,
-    price: Optional[list[str]] = O_PRICE,
-    retry: Optional[list[str]] = O_RETRY,
-    tools_dir: Optional[list[Path]] = O_TOOLS,
-    max_steps: int = O_STEPS,
-    time_budget: float = O_BUDGET,
-    window: float = O_WINDOW,
-    timeout: float = O_TIMEOUT,
-    retries: int = O_RETRIES,
-    no_cache: bool = O_NOCACHE,
-    progress: bool = O_PROGRESS,
-    strict: bool = O_STRICT,
+    config: AgentConfig = _AGENT,  # --planner --frontend --tools-dir --max-steps ... (cli_common)
+    run: RunOptions = _RUN,  # --workers --limit --ray --price* --retry --progress --strict
 ) -> None:
     """Run (or resume) any registered task: results.jsonl (scored by the task), traces/, summary.json, plus the
     task's own files (mmar: predictions.jsonl + scores.json; msu: msu/; synthetic: predictions.jsonl +
@@ -263,10 +239,7 @@ def run(
         if task != "items":
             _fail("--benchmark names the results of an item list (--task items); other tasks name their own")
         options.setdefault("benchmark", benchmark)
-    _run_task(task, options, source, audio_dir, out, planner=planner, frontend=frontend, workers=workers, limit=limit,
-              ray=ray, price_in=price_in, price_out=price_out, price=price, retry=retry, tools_dir=tools_dir,
-              max_steps=max_steps, time_budget=time_budget, window=window, timeout=timeout, retries=retries,
-              no_cache=no_cache, progress=progress, strict=strict)
+    _run_task(task, options, source, audio_dir, out, config, run)
 
 
 @bench_app.command("report")

@@ -375,7 +375,7 @@ def run_batch(
         the Ray workers), else the item is committed as `missing_audio`.
     run_dir: RUN_DIR, created if needed: results.jsonl, traces/<id>.json, run.json, summary.json.
     make_agent: zero-argument factory of an `AudioMind` (called once per worker thread or Ray actor; with
-        Ray it must be picklable, e.g. `functools.partial(AudioMind, planner=..., frontend=...)`).
+        Ray it must be picklable, e.g. `functools.partial(AudioMind, AgentConfig(planner=..., frontend=...))`).
     workers: worker threads (or Ray actors) answering concurrently.
     ray_address: None for threads; "local" to start a local Ray instance; "auto" or "ray://HOST:PORT" for an
         existing cluster. When Ray is already initialised in this process, that instance is used as is.

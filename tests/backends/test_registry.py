@@ -78,7 +78,7 @@ def test_make_planner_and_frontend_factories(monkeypatch, server):
         make_planner("llamacpp:/nonexistent/model.gguf", registry=None)
 
 
-def test_rules_and_cascade_presets(tmp_path):
+def test_rules_and_cascade_factories(tmp_path):
     from audiomind.tools.executor import ToolExecutor
     from audiomind.tools.manifest import ToolRegistry
 

@@ -28,7 +28,7 @@ class ReplayFrontEnd:
 
     def __init__(self, trace_path: str | Path | EvidenceState, executor: Any = None):
         self.trace, self.source = load_recording(trace_path)
-        self.executor = executor  # kept for the presets' signature; recorded listening runs no tool
+        self.executor = executor  # the registry's front-end signature; recorded listening runs no tool
         recorded = [m for m in self.trace.run.models if m.role == "frontend"]
         self.recorded_spec = recorded[0] if recorded else None
         # the observation's `frontend` and the answer's `answered_by` carry this name: keep the recorded one
