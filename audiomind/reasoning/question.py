@@ -316,8 +316,12 @@ def analyse(question: str, choices: list[str], available: list[ToolManifest]) ->
             score = max(score, 0.9)  # 'how long ... heard' is about a length, however close to 'when is it heard'
         if fam in ("onset", "offset") and lasting and not into:
             score = min(score, 0.3)
-        if fam == "onset" and into and not re.search(r"\b(stop|end|finish)\w*\b", q):
-            score = max(score, 0.9)  # 'how long until it starts' asks for an onset
+        starting = re.search(r"\b(start\w*|begin\w*|began|begun|kick\w* in|comes? in|first (heard|appears?|sounds?)|"
+                             r"appear\w*|onset|set\w* in)\b", q) and not re.search(r"\b(stop\w*|end\w*|finish\w*)\b", q)
+        if fam == "onset" and (into or starting):
+            score = max(score, 0.95)  # 'how long until it starts' asks for an onset
+        if fam == "duration" and starting and not re.search(r"\b(last|lasts|duration|length)\b", q):
+            score = min(score, 0.5)
         if lexical.get(fam) and shaped.get(fam):
             score = min(1.0, score + 0.2)
         if score >= 0.15:
@@ -342,8 +346,6 @@ def analyse(question: str, choices: list[str], available: list[ToolManifest]) ->
         tools += [t for t in ("vad", "count_events") if t in names and t not in tools]
     if "not_mentioned" in steps or "day_offset" in steps:
         tools += [t for t in ("vad", "asr") if t in names and t not in tools]
-    if families.get("language", 0) >= 0.5 and "asr" in names:
-        pass  # the planner asks for the multilingual model
     nearest = sorted(semantic.items(), key=lambda kv: -kv[1])[:3]
     rationale = (
         "families by relevance: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(families.items(), key=lambda kv: -kv[1])[:5])

@@ -398,10 +398,11 @@ _DIMENSIONS = {
              r"\b(speed|rate|pace|fast|slow|tempo)\b"),
     "length": (r"\b(longer|lasts? longer)\b", r"\b(shorter|briefer)\b", r"\b(long|short|duration)\b"),
 }
-_FIRST = re.compile(r"\b(first|1st|earlier|former|initial|initially|opening|original|originally|tone a|sound a|note a|"
-                    r"(at|in) the (beginning|start)|the one before)\b")
-_SECOND = re.compile(r"\b(second|2nd|later|latter|last|final|other|again|repeat\w*|afterwards?|tone b|sound b|note b|"
-                     r"(at|in) the end|the one after)\b")
+_ITEM = r"(reading|version|clip|sample|take|recording|tone|sound|note|voice|speaker|part|segment|option|utterance|beep)"
+_FIRST = re.compile(r"\b(first|1st|earlier|former|initial|initially|opening|original|originally|"
+                    rf"(at|in) the (beginning|start)|the one before|{_ITEM} (a|1|one|i))\b")
+_SECOND = re.compile(r"\b(second|2nd|later|latter|last|final|other|again|repeat\w*|afterwards?|"
+                     rf"(at|in) the end|the one after|{_ITEM} (b|2|two|ii))\b")
 _SAME = re.compile(r"\b(same|equal\w*|identical|alike|neither|no difference|both (have|are|sound)|"
                    r"as (fast|slow|loud|quiet|high|low|long|short) as each other)\b")
 
