@@ -246,14 +246,20 @@ def run_cmd(
 def report(
     run_dir: Path = typer.Argument(..., help="a run directory (holding results.jsonl)"),
     no_plots: bool = typer.Option(False, "--no-plots", help="tables only"),
+    compare: Optional[Path] = typer.Option(None, "--compare", help="another run of the same items (e.g. the "
+                                           "direct baseline, `bench run --mode direct`): set side by side, "
+                                           "overall and per category"),
 ) -> None:
-    """Write RUN_DIR/report.md (+ report.json, plots/*.png): accuracy by group, tool use vs accuracy, latency."""
-    from audiomind.bench.report import build_report, write_report
+    """Write RUN_DIR/report.md (+ report.json, plots/*.png): accuracy by group, tool use vs accuracy, latency;
+    with --compare, the two runs side by side."""
+    from audiomind.bench.report import build_report, compare_runs, write_report
     from audiomind.bench.runner import RESULTS_FILE
 
     if not (run_dir / RESULTS_FILE).exists():
         _fail(f"no {RESULTS_FILE} in {run_dir}: not a run directory (or nothing committed yet)")
-    path = write_report(run_dir, plots=not no_plots)
+    if compare is not None and not (compare / RESULTS_FILE).exists():
+        _fail(f"--compare {compare}: no {RESULTS_FILE} there (not a run directory)")
+    path = write_report(run_dir, plots=not no_plots, compare=compare)
     rep = build_report(run_dir)
     t = Table("measure", "value", title=f"report ({run_dir})")
     o = rep.overall
@@ -264,22 +270,57 @@ def report(
     t.add_row("zero-tool questions %", "-" if b.zero_tool_share is None else f"{b.zero_tool_share:.2f}")
     t.add_row("re-listen rate %", "-" if b.relisten_rate is None else f"{b.relisten_rate:.2f}")
     t.add_row("latency p50 / p90 s", f"{rep.latency.p50_s} / {rep.latency.p90_s}")
+    ts = rep.task_scores
+    if ts is not None:
+        t.add_row("official accuracy %", "-" if ts.official_accuracy is None else f"{ts.official_accuracy:.2f}")
+        if ts.strict_total is not None:
+            t.add_row("strict accuracy %", "-" if ts.strict_accuracy is None else f"{ts.strict_accuracy:.2f}")
+        if ts.order_swapped_count is not None:
+            t.add_row("order-swapped items", str(ts.order_swapped_count))
+        t.add_row("meta sha256", ts.meta_sha256 or "not recorded")
     console.print(t)
+    if compare is not None:
+        console.print(_comparison_table(compare_runs(run_dir, compare)))
     console.print(f"report: {path}")
+
+
+def _comparison_table(c) -> Table:
+    """Two runs side by side: accuracy overall and per category (the other groups are in report.md)."""
+
+    def pct(a) -> str:
+        return "-" if a.accuracy is None else f"{a.accuracy:.2f} ({a.correct}/{a.scored})"
+
+    t = Table("group", "value", escape(c.a_label), escape(c.b_label), "a - b", title="side by side")
+    rows = [("overall", "all", c.overall)]
+    for key in ("category", "task", "modality"):
+        rows += [(key, name, sb) for name, sb in c.groups.get(key, {}).items()]
+    for group, name, sb in rows:
+        t.add_row(group, escape(name), pct(sb.a), pct(sb.b), "-" if sb.delta is None else f"{sb.delta:+.2f}")
+    p = c.paired
+    t.caption = (f"scored in both: {sum(p.values())}; only a right {p['only_a']}, only b right {p['only_b']}, "
+                 f"both right {p['both_right']}, both wrong {p['both_wrong']}")
+    return t
 
 
 @bench_app.command("mmar-score")
 def mmar_score_cmd(
     predictions: Path = typer.Argument(..., help="MMAR rows with answer_prediction (JSONL or JSON list)"),
     out: Optional[Path] = typer.Option(None, "-o", help="also write the scores as JSON here"),
+    meta: Optional[Path] = typer.Option(None, "--meta", help="the MMAR-meta.jsonl the predictions answer: its "
+                                        "sha256 is recorded, and the strict score counts every meta row (a row "
+                                        "the predictions leave out is wrong)"),
 ) -> None:
-    """Score any MMAR predictions file exactly as the official evaluation.py does (token string match)."""
+    """Score any MMAR predictions file exactly as the official evaluation.py does (token string match), with
+    the strict score beside it (a missing prediction is wrong; only the exact option is right) and the
+    order-swapped items listed."""
     from audiomind.bench.tasks import mmar as mm
 
     if not predictions.is_file():
         _fail(f"no predictions file at {predictions}")
+    if meta is not None and not meta.is_file():
+        _fail(f"no meta file at {meta}")
     try:
-        scores = mm.score_file(predictions)
+        scores = mm.score_file(predictions, meta=meta)
     except (ValueError, KeyError, TypeError) as exc:  # RowsError names each bad line
         _fail(f"{predictions}: not MMAR prediction rows ({type(exc).__name__}: {clip_text(exc, 2000)})")
     console.print(mm.scores_table(scores, title=f"MMAR accuracy ({predictions.name})"))

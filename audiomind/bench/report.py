@@ -12,6 +12,11 @@ that paid off):
   confidence >= audiomind.state.CONFIDENT_AT, their share of the scored items, and the accuracy of the rest)
   and calibration bins (confidence range -> accuracy, count), overall and per category.
 Accuracy counts only items the benchmark's scorer could judge (`correct` not None).
+
+When the run holds the task's own score file (MMAR's scores.json), its official and strict numbers, the
+order-swapped item count and the sha256 of the meta file scored are shown too. `compare_runs` (`bench report
+RUN --compare OTHER`) sets two runs of the same items side by side, e.g. the agent and the direct baseline
+(`bench run --mode direct`): accuracy overall and per group, and the paired outcome counts.
 """
 
 from __future__ import annotations
@@ -91,6 +96,43 @@ class CalBin(BaseModel):
     mean_confidence: float | None = None
 
 
+class SideBySide(BaseModel):
+    """One group's accuracy in two runs (percent of each run's scored items)."""
+
+    a: Acc
+    b: Acc
+    delta: float | None = Field(default=None, description="accuracy of run a minus run b, in points")
+
+
+class Comparison(BaseModel):
+    """Two runs of the same benchmark side by side (e.g. the agent and the direct baseline)."""
+
+    a_dir: str
+    b_dir: str
+    a_label: str
+    b_label: str
+    overall: SideBySide
+    groups: dict[str, dict[str, SideBySide]] = Field(default_factory=dict)
+    paired: dict[str, int] = Field(default_factory=dict, description="items scored in both runs: both_right, "
+                                   "only_a, only_b, both_wrong")
+    only_in_a: int = 0
+    only_in_b: int = 0
+
+
+class TaskScores(BaseModel):
+    """The task's own score file of the run (MMAR's scores.json), in brief."""
+
+    file: str
+    official_accuracy: float | None = None
+    official_scored: int | None = None
+    strict_accuracy: float | None = None
+    strict_total: int | None = None
+    strict_missing: int | None = None
+    order_swapped_count: int | None = None
+    meta_path: str | None = None
+    meta_sha256: str | None = None
+
+
 class Report(BaseModel):
     run_dir: str
     benchmarks: list[str]
@@ -108,6 +150,26 @@ class Report(BaseModel):
     selective_by: dict[str, dict[str, Selective]] = Field(default_factory=dict)
     calibration: list[CalBin] = Field(default_factory=list)
     calibration_by: dict[str, dict[str, list[CalBin]]] = Field(default_factory=dict)
+    task_scores: TaskScores | None = Field(default=None, description="the task's own score file, when the run has one")
+    comparison: Comparison | None = Field(default=None, description="set side by side with another run")
+
+
+def task_scores(run_dir: Path) -> TaskScores | None:
+    """The brief of RUN_DIR/scores.json (MMAR's official file), or None when the run has none."""
+    path = run_dir / "scores.json"
+    if not path.is_file():
+        return None
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, OSError):
+        return None
+    if not isinstance(d, dict):
+        return None
+    strict = d.get("strict") if isinstance(d.get("strict"), dict) else {}
+    return TaskScores(file=path.name, official_accuracy=d.get("accuracy"), official_scored=d.get("scored"),
+                      strict_accuracy=strict.get("accuracy"), strict_total=strict.get("total"),
+                      strict_missing=strict.get("missing"), order_swapped_count=d.get("order_swapped_count"),
+                      meta_path=d.get("meta_path"), meta_sha256=d.get("meta_sha256"))
 
 
 def _acc(rows: list[dict[str, Any]]) -> Acc:
@@ -183,6 +245,57 @@ def calibration(rows: Iterable[dict[str, Any]], bins: tuple[tuple[float, float],
     return out
 
 
+def run_config(run_dir: Path) -> dict[str, Any]:
+    """The `config` recorded in RUN_DIR/run.json ({} when there is none)."""
+    if not (run_dir / RUN_FILE).exists():
+        return {}
+    try:
+        return json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8")).get("config") or {}
+    except (json.JSONDecodeError, AttributeError):
+        return {}
+
+
+def run_label(run_dir: Path) -> str:
+    """How a run is named in a comparison: its mode (agent / direct) and its folder name."""
+    mode = run_config(run_dir).get("mode") or "agent"
+    return f"{mode} ({run_dir.name})"
+
+
+def _side(a: list[dict[str, Any]], b: list[dict[str, Any]]) -> SideBySide:
+    aa, bb = _acc(a), _acc(b)
+    delta = round(aa.accuracy - bb.accuracy, 2) if aa.accuracy is not None and bb.accuracy is not None else None
+    return SideBySide(a=aa, b=bb, delta=delta)
+
+
+def compare_runs(run_a: str | Path, run_b: str | Path, group_keys: Iterable[str] = GROUP_KEYS) -> Comparison:
+    """Two runs side by side: accuracy overall and per group value (every grouping field either run's items
+    carry), and, over the items scored in both, how often each run alone was right."""
+    run_a, run_b = Path(run_a), Path(run_b)
+    ra, rb = load_results(run_a), load_results(run_b)
+    rows_a, rows_b = list(ra.values()), list(rb.values())
+    groups: dict[str, dict[str, SideBySide]] = {}
+    for key in group_keys:
+        by_a: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        by_b: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for rows, by in ((rows_a, by_a), (rows_b, by_b)):
+            for r in rows:
+                v = (r.get("metadata") or {}).get(key)
+                if v is not None and v != "":
+                    by[str(v)].append(r)
+        if by_a or by_b:
+            groups[key] = {k: _side(by_a.get(k, []), by_b.get(k, [])) for k in sorted(set(by_a) | set(by_b))}
+    paired = Counter()
+    for i in set(ra) & set(rb):
+        ca, cb = ra[i].get("correct"), rb[i].get("correct")
+        if ca is None or cb is None:
+            continue
+        paired["both_right" if ca and cb else "only_a" if ca else "only_b" if cb else "both_wrong"] += 1
+    return Comparison(a_dir=str(run_a), b_dir=str(run_b), a_label=run_label(run_a), b_label=run_label(run_b),
+                      overall=_side(rows_a, rows_b), groups=groups,
+                      paired={k: paired.get(k, 0) for k in ("both_right", "only_a", "only_b", "both_wrong")},
+                      only_in_a=len(set(ra) - set(rb)), only_in_b=len(set(rb) - set(ra)))
+
+
 def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) -> Report:
     """The numbers of the report (no files written)."""
     run_dir = Path(run_dir)
@@ -215,19 +328,14 @@ def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) ->
     latency = Latency(n=len(times), mean_s=_mean(times), p50_s=percentile(times, 50), p90_s=percentile(times, 90),
                       p99_s=percentile(times, 99), max_s=round(max(times), 3) if times else None)
     costs = [r.get("cost_usd") for r in rows if r.get("cost_usd") is not None]
-    config: dict[str, Any] = {}
-    if (run_dir / RUN_FILE).exists():
-        try:
-            config = json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8")).get("config") or {}
-        except json.JSONDecodeError:
-            config = {}
+    config = run_config(run_dir)
     rep = Report(
         run_dir=str(run_dir), benchmarks=sorted({r.get("benchmark") or "" for r in rows} - {""}),
         statuses=dict(Counter(r.get("status", "?") for r in rows)), overall=_acc(rows), groups=groups,
         behaviour=behaviour, latency=latency,
         input_tokens=sum(int(r.get("input_tokens") or 0) for r in rows),
         output_tokens=sum(int(r.get("output_tokens") or 0) for r in rows),
-        cost_usd=round(sum(costs), 6) if costs else None, config=config,
+        cost_usd=round(sum(costs), 6) if costs else None, config=config, task_scores=task_scores(run_dir),
     )
     if any(r.get("confidence") is not None for r in rows):
         rep.selective = selective(rows)
@@ -363,12 +471,53 @@ def _selective_lines(rep: Report) -> list[str]:
     return out + [""]
 
 
+def _task_score_lines(ts: TaskScores | None) -> list[str]:
+    if ts is None:
+        return []
+    out = [f"## Official and strict scores ({ts.file})", "", "| measure | value |", "|---|---:|",
+           f"| official accuracy % (rows with a prediction) | {_fmt(ts.official_accuracy)} |"]
+    if ts.official_scored is not None:
+        out.append(f"| rows scored officially | {ts.official_scored} |")
+    if ts.strict_total is not None:
+        out += [f"| strict accuracy % (missing = wrong, exact option) | {_fmt(ts.strict_accuracy)} |",
+                f"| rows scored strictly (missing predictions) | {ts.strict_total} ({ts.strict_missing or 0}) |"]
+    if ts.order_swapped_count is not None:
+        out.append(f"| order-swapped items (options sharing a word set) | {ts.order_swapped_count} |")
+    out.append(f"| meta sha256 | `{ts.meta_sha256 or 'not recorded'}` |")
+    if ts.meta_path:
+        out.append(f"| meta file | {ts.meta_path} |")
+    return out + [""]
+
+
+def comparison_lines(c: Comparison | None) -> list[str]:
+    """The side-by-side section of a report (or [] without a comparison)."""
+    if c is None:
+        return []
+
+    def cells(sb: SideBySide) -> str:
+        return (f"{_fmt(sb.a.accuracy)} | {sb.a.correct} / {sb.a.scored} | {_fmt(sb.b.accuracy)} | "
+                f"{sb.b.correct} / {sb.b.scored} | {'-' if sb.delta is None else f'{sb.delta:+.2f}'}")
+
+    out = [f"## {c.a_label} vs {c.b_label}", "",
+           f"Run a: {c.a_dir}; run b: {c.b_dir}. Accuracy is over each run's scored items.", "",
+           "| group | value | a accuracy % | a correct / scored | b accuracy % | b correct / scored | a - b |",
+           "|---|---|---:|---:|---:|---:|---:|", f"| overall | all | {cells(c.overall)} |"]
+    for key, table in c.groups.items():
+        out += [f"| {key} | {name} | {cells(sb)} |" for name, sb in table.items()]
+    p = c.paired
+    out += ["", f"Items scored in both runs: {sum(p.values())}; both right {p.get('both_right', 0)}, only a right "
+            f"{p.get('only_a', 0)}, only b right {p.get('only_b', 0)}, both wrong {p.get('both_wrong', 0)}."
+            + (f" Items only in a: {c.only_in_a}; only in b: {c.only_in_b}." if c.only_in_a or c.only_in_b else ""),
+            ""]
+    return out
+
+
 def render_markdown(rep: Report) -> str:
     out = [f"# Benchmark report: {Path(rep.run_dir).name}", ""]
     if rep.benchmarks:
         out.append(f"Benchmark(s): {', '.join(rep.benchmarks)}  ")
     if rep.config:
-        keys = ("planner", "frontend", "workers", "max_steps", "meta", "audio_dir")
+        keys = ("mode", "planner", "frontend", "workers", "max_steps", "meta", "audio_dir")
         cfg = ", ".join(f"{k}={rep.config[k]}" for k in keys if k in rep.config)
         if cfg:
             out.append(f"Configuration: {cfg}  ")
@@ -379,6 +528,8 @@ def render_markdown(rep: Report) -> str:
     tokens = rep.input_tokens + rep.output_tokens
     out += ["", f"Tokens: {rep.input_tokens:,} in + {rep.output_tokens:,} out = {tokens:,}"
             + (f"; cost: ${rep.cost_usd:.4f}" if rep.cost_usd is not None else "; cost: not priced"), ""]
+    out += _task_score_lines(rep.task_scores)
+    out += comparison_lines(rep.comparison)
     for key, table in rep.groups.items():
         out += [f"## Accuracy by {key}", ""] + _acc_table(key, table) + [""]
         if key in rep.plots:
@@ -407,10 +558,14 @@ def render_markdown(rep: Report) -> str:
     return "\n".join(out)
 
 
-def write_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS, plots: bool = True) -> Path:
-    """RUN_DIR/report.md (+ report.json and PNG plots under RUN_DIR/plots/); returns the report path."""
+def write_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS, plots: bool = True,
+                 compare: str | Path | None = None) -> Path:
+    """RUN_DIR/report.md (+ report.json and PNG plots under RUN_DIR/plots/); returns the report path. With
+    `compare` (another run directory of the same items) the two runs are set side by side."""
     run_dir = Path(run_dir)
     rep = build_report(run_dir, group_keys)
+    if compare is not None:
+        rep.comparison = compare_runs(run_dir, compare, group_keys)
     if plots:
         pdir = run_dir / "plots"
         pdir.mkdir(parents=True, exist_ok=True)

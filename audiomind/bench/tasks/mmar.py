@@ -15,6 +15,14 @@ Official scoring, as that script does it (reimplemented here, rules cited rather
 - Rows without an `answer_prediction` key are skipped (not counted in any total); accuracy is reported
   overall and per `modality`, `category` and `sub-category`, each as correct / rows scored.
 
+Strict scoring, reported next to the official number (which stays exactly as above): every meta row with a
+ground truth counts (a row without a prediction is wrong, not skipped), and a prediction is right only when it
+IS the answer option (its text, case and runs of white space ignored): no letter, no extra words, and no
+order-swapped neighbour. Order-swapped items are those where two options have the same word set ("From far to
+near" / "From near to far"); the official rule cannot tell their options apart, so they are listed in
+scores.json (23 of the 1,000 rows of the released meta, 20 of them with the answer among the look-alikes).
+scores.json also records the sha256 of the meta file scored, so a number can be tied to the exact data.
+
 Our predictions file keeps every input field of each meta row and adds `answer_prediction` (the chosen
 option TEXT, never a letter) and `thinking_prediction` (the agent's rationale, for MMAR-Rubrics). An item
 whose audio is missing gets no `answer_prediction` (the official script then skips it, as it would an
@@ -79,6 +87,38 @@ def string_match(answer: str, prediction: str, choices: list[str]) -> bool:
         if toks != gold:
             incorrect |= toks - gold
     return gold <= pred and pred.isdisjoint(incorrect)
+
+
+# ---------------------------------------------------------------- strict scoring
+
+
+def _norm_option(text: str) -> str:
+    return " ".join(str(text).split()).casefold()
+
+
+def strict_match(answer: str, prediction: str | None) -> bool:
+    """True only when the prediction is the answer option itself (case and runs of white space ignored): no
+    letter, no extra words, no other option with the same words in another order."""
+    return bool(prediction and str(prediction).strip()) and _norm_option(prediction) == _norm_option(answer)
+
+
+def swapped_options(choices: list[str]) -> list[list[str]]:
+    """Groups of options that share one word set (the official rule cannot tell them apart), e.g.
+    [["From far to near", "From near to far"]]; [] when every option has its own word set."""
+    groups: dict[frozenset[str], list[str]] = {}
+    for c in choices or []:
+        groups.setdefault(frozenset(tokenize(str(c))), []).append(str(c))
+    return [g for g in groups.values() if len(g) > 1]
+
+
+def file_sha256(path: str | Path) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 
 # ---------------------------------------------------------------- meta -> items
@@ -218,8 +258,37 @@ class GroupScore(BaseModel):
                 "accuracy": None if acc is None else round(100.0 * acc, 2)}
 
 
+class StrictScores(BaseModel):
+    """Strict accuracy (percent): every row with a ground truth counts, a missing prediction is wrong, and only
+    the answer option itself is right (see the module doc)."""
+
+    total: int = Field(description="rows with a ground truth (a missing prediction counts as wrong)")
+    missing: int = Field(description="of those, rows without an answer_prediction (counted wrong)")
+    correct: int
+    accuracy: float | None = Field(description="percent over total")
+    modality: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    category: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    sub_category: dict[str, dict[str, Any]] = Field(default_factory=dict, alias="sub-category")
+
+    model_config = {"populate_by_name": True}
+
+
+class SwappedItem(BaseModel):
+    """A row whose options include look-alikes: options with one word set in different orders."""
+
+    id: str
+    groups: list[list[str]] = Field(description="the options that share a word set, per group")
+    answer: str | None
+    answer_swapped: bool = Field(description="the answer is one of the look-alikes (the official rule then also "
+                                             "credits its order-swapped neighbours)")
+    prediction: str | None = None
+    official: bool | None = Field(default=None, description="the official verdict; None: no prediction (skipped)")
+    strict: bool = Field(default=False, description="the strict verdict (a missing prediction is wrong)")
+
+
 class MMARScores(BaseModel):
-    """Official-compatible accuracy (percent) overall and per modality / category / sub-category."""
+    """Official-compatible accuracy (percent) overall and per modality / category / sub-category, the strict
+    score beside it, the order-swapped items, and which meta file was scored."""
 
     rows: int = Field(description="rows read")
     scored: int = Field(description="rows with an answer_prediction (the official total)")
@@ -229,6 +298,12 @@ class MMARScores(BaseModel):
     modality: dict[str, dict[str, Any]]
     category: dict[str, dict[str, Any]]
     sub_category: dict[str, dict[str, Any]] = Field(alias="sub-category")
+    strict: StrictScores | None = Field(default=None, description="strict scoring next to the official one")
+    order_swapped_count: int = Field(default=0, description="rows with options that share a word set")
+    order_swapped: list[SwappedItem] = Field(default_factory=list)
+    meta_path: str | None = Field(default=None, description="the meta file the predictions were scored against")
+    meta_sha256: str | None = Field(default=None, description="its sha256 (None: no meta file was named)")
+    predictions_sha256: str | None = Field(default=None, description="the sha256 of the predictions file scored")
 
     model_config = {"populate_by_name": True}
 
@@ -238,36 +313,97 @@ def _ordered(counts: dict[str, GroupScore], fixed: Iterable[str]) -> dict[str, d
     return {k: counts.get(k, GroupScore()).as_dict() for k in keys}
 
 
-def score_rows(rows: Iterable[dict[str, Any]]) -> MMARScores:
-    """Score prediction rows exactly as the official script counts them (see the module docstring)."""
+def _add(groups: dict[str, dict[str, GroupScore]], row: dict[str, Any], ok: bool) -> None:
+    for g in GROUP_FIELDS:
+        value = row.get(g)
+        if value is None and g == "sub-category":
+            continue  # the official script only counts sub-categories that are present
+        gs = groups[g][str(value)]
+        gs.total += 1
+        gs.correct += ok
+
+
+def _prediction_text(row: dict[str, Any]) -> str | None:
+    if PREDICTION_KEY not in row:
+        return None
+    pred = row[PREDICTION_KEY]
+    return pred if isinstance(pred, str) else ("" if pred is None else str(pred))
+
+
+def score_rows(rows: Iterable[dict[str, Any]], meta: Iterable[dict[str, Any]] | None = None) -> MMARScores:
+    """Score prediction rows exactly as the official script counts them (see the module docstring), and
+    strictly beside it. `meta`: the meta rows the predictions answer; given, the strict score counts every one
+    of them (a meta row whose id no prediction row carries is wrong), else it counts the prediction rows."""
+    rows = list(rows)
     n_rows = scored = correct = 0
     groups: dict[str, dict[str, GroupScore]] = {g: defaultdict(GroupScore) for g in GROUP_FIELDS}
     for row in rows:
         n_rows += 1
-        if PREDICTION_KEY not in row or not isinstance(row.get("answer"), str):
+        pred = _prediction_text(row)
+        if pred is None or not isinstance(row.get("answer"), str):
             continue  # no prediction, or no ground truth to score it against
-        pred = row[PREDICTION_KEY]
-        ok = string_match(row["answer"], pred if isinstance(pred, str) else ("" if pred is None else str(pred)),
-                          list(row.get("choices") or []))
+        ok = string_match(row["answer"], pred, list(row.get("choices") or []))
         scored += 1
         correct += ok
-        for g in GROUP_FIELDS:
-            value = row.get(g)
-            if value is None and g == "sub-category":
-                continue  # the official script only counts sub-categories that are present
-            gs = groups[g][str(value)]
-            gs.total += 1
-            gs.correct += ok
+        _add(groups, row, ok)
+
+    by_id = {str(r.get("id")): r for r in rows}
+    universe = list(meta) if meta is not None else rows
+    s_total = s_missing = s_correct = 0
+    s_groups: dict[str, dict[str, GroupScore]] = {g: defaultdict(GroupScore) for g in GROUP_FIELDS}
+    swapped: list[SwappedItem] = []
+    for m in universe:
+        if not isinstance(m, dict) or not isinstance(m.get("answer"), str):
+            continue
+        row = by_id.get(str(m.get("id")), {}) if meta is not None else m
+        pred = _prediction_text(row)
+        ok = strict_match(m["answer"], pred)
+        s_total += 1
+        s_missing += pred is None
+        s_correct += ok
+        _add(s_groups, m, ok)
+        choices = [str(c) for c in m.get("choices") or []]
+        look_alikes = swapped_options(choices)
+        if look_alikes:
+            gold = tokenize(m["answer"])
+            swapped.append(SwappedItem(
+                id=str(m.get("id")), groups=look_alikes, answer=m["answer"],
+                answer_swapped=any(tokenize(g[0]) == gold for g in look_alikes), prediction=pred,
+                official=None if pred is None else string_match(m["answer"], pred, choices), strict=ok))
+    strict = StrictScores(
+        total=s_total, missing=s_missing, correct=s_correct,
+        accuracy=round(100.0 * s_correct / s_total, 2) if s_total else None,
+        modality=_ordered(s_groups["modality"], MODALITIES), category=_ordered(s_groups["category"], CATEGORIES),
+        **{"sub-category": _ordered(s_groups["sub-category"], ())},
+    )
     return MMARScores(
         rows=n_rows, scored=scored, no_prediction=n_rows - scored, correct=correct,
         accuracy=round(100.0 * correct / scored, 2) if scored else None,
         modality=_ordered(groups["modality"], MODALITIES), category=_ordered(groups["category"], CATEGORIES),
         **{"sub-category": _ordered(groups["sub-category"], ())},
+        strict=strict, order_swapped_count=len(swapped), order_swapped=swapped,
     )
 
 
-def score_file(path: str | Path) -> MMARScores:
-    return score_rows(load_meta(path))
+def score_file(path: str | Path, meta: str | Path | None = None) -> MMARScores:
+    """Score a predictions file; with `meta` (the meta file the predictions answer) the strict score counts
+    every meta row, and the meta file's sha256 is recorded."""
+    scores = score_rows(load_meta(path), load_meta(meta) if meta is not None else None)
+    scores.predictions_sha256 = file_sha256(path)
+    if meta is not None:
+        scores.meta_path = str(Path(meta).resolve())
+        scores.meta_sha256 = file_sha256(meta)
+    return scores
+
+
+def score_run(predictions: str | Path, meta: str | Path | None) -> MMARScores:
+    """A run's scores: its predictions file (every selected meta row, in order, so the strict score counts
+    exactly the rows the run was given) with the sha256 of the meta file they were read from."""
+    scores = score_file(predictions)
+    if meta is not None and Path(meta).is_file():
+        scores.meta_path = str(Path(meta).resolve())
+        scores.meta_sha256 = file_sha256(meta)
+    return scores
 
 
 def scores_table(scores: MMARScores, title: str = "MMAR accuracy") -> Any:
@@ -285,13 +421,25 @@ def scores_table(scores: MMARScores, title: str = "MMAR accuracy") -> Any:
         t.add_row(group, name, acc, f"{d['correct']} / {d['total']}")
 
     row("overall", "all", {"accuracy": scores.accuracy, "correct": scores.correct, "total": scores.scored})
+    if scores.strict is not None:
+        st = scores.strict
+        row("strict", "all (missing = wrong, exact option)", {"accuracy": st.accuracy, "correct": st.correct,
+                                                              "total": st.total})
     for group, table in (("modality", scores.modality), ("category", scores.category),
                          ("sub-category", scores.sub_category)):
         for name, d in table.items():
             if d["total"]:
                 row(group, name, d)
+    notes = []
     if scores.no_prediction:
-        t.caption = f"{scores.no_prediction} row(s) without answer_prediction skipped (as the official script does)"
+        notes.append(f"{scores.no_prediction} row(s) without answer_prediction skipped (as the official script does)")
+    if scores.order_swapped_count:
+        notes.append(f"{scores.order_swapped_count} order-swapped item(s) (options sharing a word set; listed in "
+                     "scores.json)")
+    if scores.meta_sha256:
+        notes.append(f"meta sha256 {scores.meta_sha256}")
+    if notes:
+        t.caption = "; ".join(notes)
     return t
 
 
@@ -320,14 +468,14 @@ class MMARTask(BaseTask):
         return mmar_score(item, result)
 
     def write_outputs(self, run_dir: Path, loaded: TaskItems) -> dict[str, Path]:
-        finalize(loaded.rows, run_dir)
+        finalize(loaded.rows, run_dir, meta=loaded.source)
         return {"predictions": Path(run_dir) / PREDICTIONS_FILE, "scores": Path(run_dir) / SCORES_FILE}
 
     def report(self, run_dir: Path, loaded: TaskItems) -> TaskReport | None:
         path = Path(run_dir) / PREDICTIONS_FILE
         if not path.exists():
             return None
-        scores = score_file(path)
+        scores = score_run(path, loaded.source)
         return TaskReport(data=scores.model_dump(by_alias=True),
                           table=scores_table(scores, title=f"MMAR accuracy ({run_dir})"))
 
@@ -336,15 +484,16 @@ class MMARTask(BaseTask):
                 "audio_dir": str(Path(loaded.audio_dir or loaded.source.parent).resolve())}
 
 
-def finalize(rows: list[Row] | list[dict[str, Any]], run_dir: str | Path) -> MMARScores:
+def finalize(rows: list[Row] | list[dict[str, Any]], run_dir: str | Path, meta: str | Path | None = None) -> MMARScores:
     """predictions.jsonl + scores.json from what results.jsonl holds now (also after an interrupted run).
-    Rows that are not JSON objects are left out (results.jsonl has their error)."""
+    Rows that are not JSON objects are left out (results.jsonl has their error). `meta`: the meta file the
+    rows were read from (its sha256 goes into scores.json)."""
     run_dir = Path(run_dir)
     results = load_results(run_dir)
     data = [r.data if isinstance(r, Row) else r for r in rows]
     ids = [r.item_id if isinstance(r, Row) else str(r.get("id")) for r in rows]
     kept = [(d, i) for d, i in zip(data, ids) if isinstance(d, dict)]
     path = write_predictions([d for d, _ in kept], results, run_dir / PREDICTIONS_FILE, ids=[i for _, i in kept])
-    scores = score_file(path)
+    scores = score_run(path, meta)
     atomic_write_text(run_dir / SCORES_FILE, scores.model_dump_json(indent=2, by_alias=True) + "\n")
     return scores

@@ -4,6 +4,7 @@ on a tiny MMAR-format set made from synthetic clips (answers true by constructio
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 from collections import Counter
@@ -243,7 +244,7 @@ def test_bench_mmar_real_offline_run(tiny_mmar, tmp_path):
     assert scores["accuracy"] == 100.0
     assert scores["category"]["Signal Layer"] == {"correct": 2, "total": 2, "accuracy": 100.0}
     assert scores["sub-category"]["Content Analysis"]["total"] == 1
-    assert mm.score_file(out / "predictions.jsonl").model_dump(by_alias=True) == scores
+    assert mm.score_run(out / "predictions.jsonl", meta).model_dump(by_alias=True) == scores
     assert "MMAR accuracy" in res.output and "100.00" in res.output
 
     # The same command again: everything is committed, nothing runs twice.
@@ -312,3 +313,126 @@ def test_bench_mmar_is_bench_run_task_mmar(loopback_llm, tmp_path):
                        "tone2": ("answered", False, "traces/tone2.json"), "gone": ("missing_audio", None, None)}
         config = json.loads((out / "run.json").read_text())["config"]
         assert (config["task"], config["benchmark"], config["audio_dir"]) == ("mmar", "mmar", str(root.resolve()))
+
+
+# ---------------------------------------------------------------- strict scoring beside the official one
+# The official number stays unchanged (rows without a prediction skipped, unordered word sets, letters fail);
+# the strict one counts a missing prediction as wrong and takes only the exact option; the order-swapped items
+# are listed, and the sha256 of the meta file scored is recorded.
+
+
+def _swap(r):
+    """An order-swapped look-alike of the answer (same words, another option), or None."""
+    gold = mm.tokenize(r["answer"])
+    return next((c for c in r["choices"] if c != r["answer"] and mm.tokenize(c) == gold), None)
+
+
+def _write(path, rows):
+    path.write_text("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n", encoding="utf-8")
+    return path
+
+
+@needs_meta
+def test_order_swapped_items_on_the_real_meta(meta_rows):
+    swapped = [r for r in meta_rows if mm.swapped_options(r["choices"])]
+    assert len(meta_rows) == 1000
+    assert len(swapped) == 23  # counted on the released meta (sha256 1c9a343e...)
+    assert sum(1 for r in swapped if _swap(r) is not None) == 20  # the answer is among the look-alikes
+    s = mm.score_rows(meta_rows)  # no predictions: listed all the same
+    assert s.order_swapped_count == 23 and len(s.order_swapped) == 23
+    by_id = {x.id: x for x in s.order_swapped}
+    far = by_id["1haxFVCxSJI_00-00-00_00-00-05"]
+    assert far.groups == [["From near to far", "From far to near"]] and far.answer_swapped
+    assert by_id["qo201GQxzUQ_00-00-00_00-00-08"].answer_swapped is False  # answer "Neither"
+    assert mm.swapped_options(["Guitar, Piano", "Piano, Guitar", "Piano, Guitar, Piano"]) == [
+        ["Guitar, Piano", "Piano, Guitar", "Piano, Guitar, Piano"]]
+
+
+@needs_meta
+def test_swapped_predictions_pass_officially_and_fail_strictly(meta_rows):
+    """Answer each order-swapped item with its look-alike and every other row right: the official number
+    credits the look-alikes (unchanged rule), the strict one does not."""
+    swapped_ids = {r["id"] for r in meta_rows if _swap(r) is not None}
+    preds = _with(meta_rows, lambda i, r: _swap(r) if r["id"] in swapped_ids else r["answer"])
+    s = mm.score_rows(preds)
+    assert (s.scored, s.correct, s.accuracy) == (1000, 1000, 100.0)
+    assert (s.strict.total, s.strict.missing, s.strict.correct) == (1000, 0, 980)
+    assert s.strict.accuracy == 98.0
+    listed = {x.id: x for x in s.order_swapped}
+    for i in swapped_ids:
+        assert listed[i].official is True and listed[i].strict is False
+
+
+@needs_meta
+def test_missing_predictions_are_skipped_officially_and_wrong_strictly(meta_rows):
+    preds = _with(meta_rows, lambda i, r: None if i % 4 == 0 else r["answer"])
+    s = mm.score_rows(preds)
+    assert (s.scored, s.no_prediction, s.accuracy) == (750, 250, 100.0)  # the official number, unchanged
+    assert (s.strict.total, s.strict.missing, s.strict.correct, s.strict.accuracy) == (1000, 250, 750, 75.0)
+    # per group the strict totals are the whole meta's
+    for name, n in ((k, sum(1 for r in meta_rows if r["category"] == k)) for k in mm.CATEGORIES):
+        assert s.strict.category[name]["total"] == n
+
+
+@needs_meta
+def test_letters_and_extra_words(meta_rows):
+    letters = _with(meta_rows, lambda i, r: "ABCDEF"[r["choices"].index(r["answer"])])
+    s = mm.score_rows(letters)
+    assert s.correct == 0 and s.strict.correct == 0  # a letter is never the option
+    chatty = _with(meta_rows, lambda i, r: f"The answer is {r['answer']}.")
+    c = mm.score_rows(chatty)
+    assert c.strict.correct == 0 and c.correct > 900  # official: extra words are fine unless another option's
+    spaced = _with(meta_rows, lambda i, r: "  " + r["answer"].upper().replace(" ", "   ") + " ")
+    assert mm.score_rows(spaced).strict.correct == 1000  # case and white space are not the option's content
+    half = _with(meta_rows, lambda i, r: r["answer"] if i % 2 == 0 else _wrong_choice(r))
+    h = mm.score_rows(half)
+    assert h.strict.correct == h.correct == 500
+
+
+@needs_meta
+def test_file_scoring_records_the_meta_sha256_and_counts_left_out_rows(meta_rows, tmp_path):
+    digest = hashlib.sha256(META.read_bytes()).hexdigest()
+    kept = [dict(r, answer_prediction=r["answer"]) for r in meta_rows[:600]]  # 400 rows left out of the file
+    path = _write(tmp_path / "preds.jsonl", kept)
+    alone = mm.score_file(path)
+    assert alone.meta_sha256 is None and alone.strict.total == 600 and alone.strict.accuracy == 100.0
+    s = mm.score_file(path, meta=META)
+    assert s.meta_sha256 == digest and s.meta_path == str(META.resolve())
+    assert s.predictions_sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert (s.scored, s.accuracy) == (600, 100.0)  # official: unchanged
+    assert (s.strict.total, s.strict.missing, s.strict.correct, s.strict.accuracy) == (1000, 400, 600, 60.0)
+
+    out = tmp_path / "scores.json"
+    res = CliRunner().invoke(bench_app, ["mmar-score", str(path), "--meta", str(META), "-o", str(out)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert data["meta_sha256"] == digest and data["strict"]["accuracy"] == 60.0
+    assert data["order_swapped_count"] == 23 and data["accuracy"] == 100.0
+    assert "strict" in res.output and "order-swapped" in res.output
+
+
+def test_a_run_records_the_meta_sha256_in_scores_and_report(tmp_path):
+    """finalize() (what every `bench run --task mmar` calls) writes scores.json with the meta's sha256 and the
+    strict score over the run's rows; `bench report` shows both."""
+    meta = tmp_path / "MMAR-meta.jsonl"
+    rows = [{"id": f"r{i}", "audio_path": f"./audio/r{i}.wav", "question": "q?",
+             "choices": ["From far to near", "From near to far", "Neither"], "answer": "From far to near",
+             "modality": "sound", "category": "Signal Layer", "sub-category": "Spatial"} for i in range(4)]
+    _write(meta, rows)
+    run = tmp_path / "run"
+    run.mkdir()
+    results = [{"id": "r0", "status": "answered", "prediction": "From far to near", "correct": True},
+               {"id": "r1", "status": "answered", "prediction": "From near to far", "correct": True},
+               {"id": "r2", "status": "answered", "prediction": "Neither", "correct": False}]
+    (run / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in results))
+    scores = mm.finalize(rows, run, meta=meta)
+    data = json.loads((run / "scores.json").read_text())
+    assert data["meta_sha256"] == hashlib.sha256(meta.read_bytes()).hexdigest() == scores.meta_sha256
+    assert (data["scored"], data["correct"]) == (3, 2)  # r3 never ran: skipped officially
+    assert (data["strict"]["total"], data["strict"]["correct"], data["strict"]["missing"]) == (4, 1, 1)
+    assert data["order_swapped_count"] == 4
+
+    res = CliRunner().invoke(bench_app, ["report", str(run), "--no-plots"])
+    assert res.exit_code == 0, res.output
+    md = (run / "report.md").read_text()
+    assert scores.meta_sha256 in md and "strict" in md.lower()
