@@ -153,7 +153,19 @@ def verify_transcript(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         fit = 0.95 if len(absent) == 1 else 0.5
         return _result("transcript_absent", a, fit, 0.9, supports, reasons, reason, t.evidence_ids)
     # distinctive: one choice clearly better heard than every other (ASR slips leave a partial match)
-    partial_ok = a.fit("speech_content") >= 0.5 or a.primary in ("speech_content", "count_words")
+    speechy = f.speech is not None and f.duration_s > 0 and f.speech.speech_s >= 0.4 * f.duration_s
+    partial_ok = a.fit("speech_content") >= 0.5 or a.primary in ("speech_content", "count_words") or speechy
+    if partial_ok and best < 0.6 and not any(is_numeric_choice(c) for c in a.choices):
+        # a paraphrase of what was said ('sunshine and a gentle breeze' for 'sunny with a light breeze')
+        from audiomind.embedded.text import similarity
+
+        sims = [float(x) for x in similarity(a.choices, [t.text])[:, 0]]
+        srank = sorted(sims, reverse=True)
+        if srank[0] >= 0.45 and srank[0] - (srank[1] if len(srank) > 1 else 0.0) >= 0.15:
+            recalls = [max(r, 0.6 * sm / srank[0] if sm == srank[0] else min(r, 0.3 * sm)) for r, sm in zip(recalls, sims)]
+            reasons = [f"{rs}; meaning similarity {sm:.2f}" for rs, sm in zip(reasons, sims)]
+            ranked = sorted(recalls, reverse=True)
+            best, second = ranked[0], (ranked[1] if len(ranked) > 1 else 0.0)
     distinctive = (best >= 0.6 or (best >= 0.3 and partial_ok)) and best - second >= 0.25
     supports = []
     for r in recalls:
@@ -792,7 +804,8 @@ def _label_choice_similarity(labels: list[str], choices: list[str]):
         cs = {stem(w) for w in content(c)}
         row = []
         for j, label in enumerate(labels):
-            lexical = 0.25 if cs & {stem(w) for w in content(label)} else 0.0
+            lw = {stem(w) for w in content(label)}
+            lexical = 0.25 if cs & lw or any(len(x) >= 4 and len(y) >= 4 and (x in y or y in x) for x in cs for y in lw) else 0.0
             row.append(float(sims[i, j]) + lexical)
         out.append(row)
     return out
@@ -844,24 +857,39 @@ def verify_order(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
 # ------------------------------------------------------------------ categories (the least specific)
 
 
+# AudioSet's top- and second-level classes (the ontology's parents): a parent says less about *which* source
+# than its children do ('Alarm' covers telephones, smoke detectors and sirens alike)
+GENERIC_LABELS = {
+    "speech", "music", "animal", "vehicle", "alarm", "domestic sounds, home sounds", "tools", "mechanisms",
+    "musical instrument", "sound effect", "inside, small room", "inside, large room or hall", "outside, urban or manmade",
+    "outside, rural or natural", "silence", "noise", "environmental noise", "human sounds", "natural sounds",
+    "sounds of things", "source-ambiguous sounds", "liquid", "glass", "wood", "engine", "domestic animals, pets",
+    "livestock, farm animals, working animals", "wild animals", "bird", "insect", "water", "wind", "thunderstorm",
+    "explosion", "fire", "arrow", "specific impact sounds", "onomatopoeia", "pulse", "hubbub, speech noise, speech babble",
+}
+
+
 def verify_category(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     """Tag labels matched to the choice texts by meaning (MiniLM) and shared word stems: used when nothing
-    more specific applies."""
+    more specific applies. Evidence for a choice adds up over the labels that resemble it (a ringing phone is
+    'Telephone', 'Telephone bell ringing' and 'Ringtone' at once); labels every choice resembles alike, and
+    generic parent classes, count for less."""
     if f.tags is None or not f.tags.labels:
         return None
     top = f.tags.labels[:10]
     peaks = dict(f.tags.peak_labels)
     labels = [lab for lab, _ in top]
-    weights = [max(s, 0.6 * peaks.get(lab, 0.0)) for lab, s in top]
+    weights = [max(s, 0.6 * peaks.get(lab, 0.0)) * (0.5 if lab.lower() in GENERIC_LABELS else 1.0) for lab, s in top]
     sim = _label_choice_similarity(labels, a.choices)
-    # a label every choice resembles alike ('Music' for 'Trumpet music' vs 'Organ music') tells them apart no better
-    # than chance: score each choice by how much more it resembles a label than the choices do on average
     n = len(a.choices)
     lift = [[sim[i][j] - (sum(sim[k][j] for k in range(n)) - sim[i][j]) / max(1, n - 1) for j in range(len(labels))]
             for i in range(n)]
-    scores = [max((max(0.0, lift[i][j]) * (weights[j] ** 0.5) + 0.25 * sim[i][j] * (weights[j] ** 0.5)
-                   for j in range(len(labels))), default=0.0) for i in range(n)]
+    # a label counts for a choice only when it resembles the choice outright (not just more than the others do)
+    scores = [sum((max(0.0, lift[i][j]) + 0.25 * sim[i][j]) * (weights[j] ** 0.5)
+                  for j in range(len(labels)) if sim[i][j] >= 0.45) for i in range(n)]
     ranked = sorted(scores, reverse=True)
+    if ranked[0] <= 0:
+        return None
     margin = ranked[0] - ranked[1] if len(ranked) > 1 else ranked[0]
     supports = [min(1.0, max(0.0, (s - ranked[1]) * 4)) if s == ranked[0] else 0.0 for s in scores]
     fit = max(a.fit("sound_category"), 0.25)
