@@ -11,7 +11,8 @@ from pydantic import BaseModel
 from audiomind.audio import AudioError
 from audiomind.backends.base import FrontEnd, Planner
 from audiomind.config import AgentConfig
-from audiomind.graph.build import build_graph, recursion_limit
+from audiomind.graph.build import recursion_limit
+from audiomind.graph.dispatch import compile_shared, stream_run
 from audiomind.graph.nodes import Limits, Runtime
 from audiomind.prompts import all_prompt_hashes
 from audiomind.state import EvidenceState, Outcome, Question, RunInfo, new_run_id, package_versions, utcnow
@@ -96,6 +97,15 @@ class AudioMind:
             self._shared_frontend = self._make_shared_frontend(executor)
         return self._shared_frontend
 
+    def compiled_graph(self) -> Any:
+        """The LangGraph graph of this agent's runs, compiled on first use and shared by every run (its
+        shape depends only on the limits; see audiomind.graph.dispatch)."""
+        key = self.limits.format_retries
+        cached = self.__dict__.get("_compiled_graph")
+        if cached is None or cached[0] != key:
+            cached = self._compiled_graph = (key, compile_shared(self.limits))
+        return cached[1]
+
     def new_state(self, audio: str | Path, question: str, choices: list[str] | None = None, **meta: Any) -> EvidenceState:
         run_id = new_run_id()
         artifact_dir = (self.trace_dir / f"{run_id}.artifacts").resolve()
@@ -137,13 +147,11 @@ class AudioMind:
         frontend = self.frontend_for(executor)
         state.run.models = [self.planner.spec(), frontend.spec()]
         runtime = Runtime(self.planner, frontend, executor, self.limits)
-        graph = build_graph(runtime)
+        graph = self.compiled_graph()  # compiled once per agent; its nodes call this run's runtime
         path = Path(trace_path) if trace_path else self.trace_dir / f"{state.run.run_id}.json"
         last: dict[str, Any] | EvidenceState = state
         try:
-            for values in graph.stream(
-                state, {"recursion_limit": recursion_limit(runtime)}, stream_mode="values"
-            ):
+            for values in stream_run(graph, runtime, state, {"recursion_limit": recursion_limit(runtime)}):
                 last = values
         except AudioError:
             raise

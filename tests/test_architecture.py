@@ -36,7 +36,8 @@ LAYERS: list[tuple[str, ...]] = [
     # the package's own __init__ re-exports AudioMind and AskResult, so it sits with api
     ("api", "__init__"),
     ("bench", "judges", "audit"),
-    ("cli", "cli_common", "__main__"),
+    # `serve` (the HTTP service) is an entry point like the CLI: it drives the agent, the judges and the viewer
+    ("cli", "cli_common", "__main__", "serve"),
 ]
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 

@@ -80,6 +80,29 @@ def torch_threads(n: int = SMALL_MODEL_THREADS) -> Iterator[None]:
         torch.set_num_threads(before)
 
 
+_BLAS_CONTROLLER: Any = None
+_BLAS_GUARD = threading.Lock()
+
+
+@contextlib.contextmanager
+def blas_threads(n: int = SMALL_MODEL_THREADS) -> Iterator[None]:
+    """Run NumPy's BLAS on `n` threads for the duration (threadpoolctl; process-wide like torch_threads,
+    restored afterwards). For the NumPy models (MiniLM, the voice encoder): their products are small, and
+    on the busy 2-core machine OpenBLAS's spinning second thread made them 5-10x slower."""
+    global _BLAS_CONTROLLER
+    try:
+        from threadpoolctl import ThreadpoolController
+    except ImportError:  # pragma: no cover - threadpoolctl comes with scikit-learn (a librosa dependency)
+        yield
+        return
+    with _BLAS_GUARD:
+        if _BLAS_CONTROLLER is None:
+            _BLAS_CONTROLLER = ThreadpoolController()
+        controller = _BLAS_CONTROLLER
+    with controller.limit(limits=n, user_api="blas"):
+        yield
+
+
 @dataclass(frozen=True)
 class LoadRecord:
     """One model load: its key and how long the loader took (wall seconds)."""

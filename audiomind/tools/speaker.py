@@ -24,6 +24,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.embedded import sessions
+from audiomind.embedded.voice import VoiceEncoder
 from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 SR = 16000
@@ -36,16 +37,8 @@ VAD_FRAME_S = 0.03
 
 @dataclass
 class _Encoder:
-    model: object
+    model: VoiceEncoder
     lock: threading.Lock
-
-
-def _resemblyzer_audio():
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # deprecation notices from webrtcvad and scipy.ndimage.morphology
-        from resemblyzer import audio
-
-    return audio
 
 
 def _encoder() -> _Encoder:
@@ -54,15 +47,12 @@ def _encoder() -> _Encoder:
 
 
 def _load() -> _Encoder:
+    """Resemblyzer's pretrained d-vector model run in NumPy (audiomind.embedded.voice): the same weights
+    and outputs as resemblyzer's torch VoiceEncoder, without importing torch."""
     from audiomind.embedded import models
+    from audiomind.embedded.voice import VoiceEncoder
 
-    weights = models.resemblyzer_weights()
-    _resemblyzer_audio()
-    from resemblyzer import VoiceEncoder
-
-    enc = VoiceEncoder(device="cpu", verbose=False, weights_fpath=weights)
-    enc.eval()
-    return _Encoder(enc, threading.Lock())
+    return _Encoder(VoiceEncoder(models.resemblyzer_weights()), threading.Lock())
 
 
 def _normalize(y: np.ndarray, target_dbfs: float = NORM_DBFS) -> np.ndarray:
@@ -77,23 +67,19 @@ def _normalize(y: np.ndarray, target_dbfs: float = NORM_DBFS) -> np.ndarray:
 
 def embed_windows(chunks: list[np.ndarray]) -> np.ndarray:
     """One L2-normalised 256-d embedding per chunk (each chunk is level-normalised, run as one sequence)."""
-    import torch
+    from audiomind.embedded.voice import wav_to_mel_spectrogram
 
     if not chunks:
         return np.zeros((0, 256), dtype=np.float32)
     enc = _encoder()
-    mels = [
-        _resemblyzer_audio().wav_to_mel_spectrogram(_normalize(np.asarray(c, dtype=np.float32)))
-        for c in chunks
-    ]
+    mels = [wav_to_mel_spectrogram(_normalize(np.asarray(c, dtype=np.float32))) for c in chunks]
     out = np.zeros((len(mels), 256), dtype=np.float32)
     by_len: dict[int, list[int]] = {}
     for i, m in enumerate(mels):
         by_len.setdefault(m.shape[0], []).append(i)
-    with enc.lock, sessions.torch_threads(sessions.SMALL_MODEL_THREADS), torch.no_grad():
+    with enc.lock:  # the model runs BLAS on SMALL_MODEL_THREADS (audiomind.embedded.voice)
         for idx in by_len.values():
-            batch = torch.from_numpy(np.stack([mels[i] for i in idx]))
-            out[idx] = enc.model(batch).numpy()
+            out[idx] = enc.model.forward(np.stack([mels[i] for i in idx]))
     return out
 
 
@@ -106,7 +92,7 @@ def embed_utterance(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
     if len(voiced) < int(0.3 * SR):
         raise ValueError(f"too little voiced audio to embed ({len(voiced) / SR:.2f} s; need 0.3 s)")
     enc = _encoder()
-    with enc.lock, sessions.torch_threads(sessions.SMALL_MODEL_THREADS):
+    with enc.lock:
         emb, partials, _ = enc.model.embed_utterance(_normalize(voiced), return_partials=True)
     return emb.astype(np.float32), partials.astype(np.float32), len(voiced) / SR
 
