@@ -99,8 +99,8 @@ class AudioMind:
 
     def compiled_graph(self) -> Any:
         """The LangGraph graph of this agent's runs, compiled on first use and shared by every run (its
-        shape depends only on the limits; see audiomind.graph.dispatch)."""
-        key = self.limits.format_retries
+        shape depends only on the limits; see audiomind.graph.dispatch). Changed limits compile it again."""
+        key = repr(self.limits)
         cached = self.__dict__.get("_compiled_graph")
         if cached is None or cached[0] != key:
             cached = self._compiled_graph = (key, compile_shared(self.limits))
