@@ -264,7 +264,8 @@ def _lexical_families(q: str) -> dict[str, float]:
         "loudness_compare": r"\b(louder|quieter|softer|loudest|quietest)\b",
         "rate_compare": r"\b(faster|slower|more quickly|more slowly|quicker)\b",
         "rate_absolute": r"\b(fast|slow|quickly|slowly|pace|speed|rate)\b",
-        "order": r"\b(first|last|before|after|earlier|later|order|sequence|precede\w*|follow\w*)\b",
+        "order": r"\b(first|last|before|after|earlier|later|order|sequence|precede\w*|follow\w*)\b"
+                 r"|\b(at|in) the (very )?(beginning|start|end|opening|close)\b|\b(begins?|starts?|ends?|opens?|closes?) with\b",
         "onset": r"\b(when|what time|which second)\b.{0,40}\b(start\w*|begin\w*|began|first)\b",
         "offset": r"\b(when|what time|which second)\b.{0,40}\b(stop\w*|end\w*|finish\w*)\b",
         "duration": r"\bhow long\b|\bduration\b|\blength\b|\bhow many seconds (does|is|do)\b.{0,40}\b(last|lasts|long)\b",

@@ -787,7 +787,8 @@ def verify_language(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     reason = (f"multilingual Whisper detected {code!r} (p={prob}); among the offered languages "
               + ", ".join(f"{LANGUAGES.get(k, k)} {v:.3f}" for k, v in sorted(offered.items(), key=lambda kv: -kv[1]))
               + f": {LANGUAGES.get(best, best)} has {share:.0%} of their probability")
-    reliability = 0.85 if share >= 0.8 and best == code else 0.7 if share >= 0.8 else 0.5
+    # Whisper's own top language outside the offered ones means it heard the voice poorly: no confident answer
+    reliability = 0.85 if share >= 0.8 and best == code else 0.55 if share >= 0.8 else 0.5
     return _result("language", a, max(a.fit("language"), 0.7), reliability, supports, [""] * len(supports), reason,
                    lang.evidence_ids)
 
@@ -811,12 +812,16 @@ def _label_choice_similarity(labels: list[str], choices: list[str]):
     return out
 
 
+ORDER_CUE = re.compile(r"\b(first|last|begin\w*|start\w*|end\w*|before|after|earlier|later|order|sequence|"
+                       r"precede\w*|follow\w*|then|opening|clos\w*|final\w*)\b")
+
+
 def verify_order(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     """Which named source is heard first / last: time-stamped tags (and VAD for speech), each label given to
     the choice closest to it in meaning."""
-    if a.fit("order") < 0.3:
-        return None
     q = a.question.lower()
+    if a.fit("order") < 0.3 or not ORDER_CUE.search(q):
+        return None  # 'what sound is heard?' names no order, however close its meaning to 'which comes first?'
     last = bool(re.search(r"\b(last|latest|at the end|final\w*|after)\b", q)) and not re.search(r"\bfirst\b", q)
     spans: list[Span] = list(f.tags.events) if f.tags is not None else []
     if f.speech is not None:
@@ -896,6 +901,8 @@ def verify_category(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     winner = scores.index(ranked[0])
     strong_tag = max((weights[j] for j in range(len(labels)) if sim[winner][j] >= 0.5), default=0.0)
     reliability = 0.8 if margin >= 0.15 and strong_tag >= 0.5 else 0.6 if margin >= 0.1 else 0.4
+    if a.fit("order") >= 0.3 and ORDER_CUE.search(a.question.lower()):
+        reliability = min(reliability, 0.4)  # clip-level tags cannot see which source comes first or last
     reason = "audio tags: " + ", ".join(f"{lab} {w:.2f}" for lab, w in top[:5])
     return _result("tag_category", a, fit, reliability, supports, [f"{s:.2f}" for s in scores], reason,
                    f.tags.evidence_ids)
