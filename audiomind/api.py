@@ -64,7 +64,10 @@ class AudioMind:
         self.planner_spec, self.frontend_spec = cfg.planner, cfg.frontend
         self.registry = ToolRegistry.load([Path(d) for d in cfg.tools_dirs])
         self.trace_dir = Path(cfg.trace_dir)
-        self.limits = Limits(max_steps=cfg.max_steps, time_budget_s=cfg.time_budget_s, format_retries=cfg.format_retries)
+        self.mode = cfg.mode
+        # the direct baseline makes one answer call: no format re-asks either
+        self.limits = Limits(max_steps=cfg.max_steps, time_budget_s=cfg.time_budget_s,
+                             format_retries=0 if cfg.mode == "direct" else cfg.format_retries, mode=cfg.mode)
         self.window_s, self.timeout_s, self.max_retries = cfg.window_s, cfg.timeout_s, cfg.max_retries
         self.cache = ToolCache(Path(cfg.cache_dir) if cfg.cache_dir else None) if cfg.use_cache else None
         if planner is None or isinstance(planner, str):
@@ -106,17 +109,19 @@ class AudioMind:
             cached = self._compiled_graph = (key, compile_shared(self.limits))
         return cached[1]
 
-    def new_state(self, audio: str | Path, question: str, choices: list[str] | None = None, **meta: Any) -> EvidenceState:
+    def new_state(self, audio: str | Path, question: str, choices: list[str] | None = None,
+                  extra_audio: list[str | Path] | None = None, **meta: Any) -> EvidenceState:
         run_id = new_run_id()
         artifact_dir = (self.trace_dir / f"{run_id}.artifacts").resolve()
         return EvidenceState(
             run=RunInfo(
                 run_id=run_id, started_at=utcnow(), prompt_hashes=all_prompt_hashes(), versions=package_versions(),
                 max_steps=self.limits.max_steps, time_budget_s=self.limits.time_budget_s,
-                frontend_window_s=self.window_s, artifact_dir=str(artifact_dir),
+                frontend_window_s=self.window_s, artifact_dir=str(artifact_dir), mode=self.mode,
             ),
             question=Question(
                 text=question, choices=list(choices or []), audio_path=str(Path(audio).resolve()),
+                extra_audio=[str(Path(p).resolve()) for p in extra_audio or []],
                 item_id=meta.get("item_id"), ground_truth=meta.get("ground_truth"), metadata=meta.get("metadata") or {},
             ),
         )
@@ -127,26 +132,31 @@ class AudioMind:
         question: str,
         choices: list[str] | None = None,
         *,
+        extra_audio: list[str | Path] | None = None,
         item_id: str | None = None,
         ground_truth: str | None = None,
         metadata: dict[str, Any] | None = None,
         write: bool = True,
         trace_path: str | Path | None = None,
     ) -> AskResult:
-        """Answer one question about one audio file; the trace is written (atomically, durably; at
-        `trace_path` when given) even when the run fails. A run that fails inside the loop raises with its
-        final state attached as `exc.audiomind_state`, so a caller with `write=False` can still keep it."""
+        """Answer one question about one audio file (with `extra_audio`, about several clips: a multi-clip
+        item's further clips, ingested as a1, a2, ... and heard with a0); the trace is written (atomically,
+        durably; at `trace_path` when given) even when the run fails. A run that fails inside the loop raises
+        with its final state attached as `exc.audiomind_state`, so a caller with `write=False` can still keep it."""
         from audiomind.inputs import check_question
 
         check_question(question, list(choices) if choices is not None else None)  # ValueError: one clear line
         from audiomind.audio import probe
 
-        probe(audio)  # missing / empty / non-audio input fails here with a clear AudioError
-        state = self.new_state(audio, question, choices, item_id=item_id, ground_truth=ground_truth, metadata=metadata)
+        for clip in [audio, *(extra_audio or [])]:
+            probe(clip)  # missing / empty / non-audio input fails here with a clear AudioError
+        state = self.new_state(audio, question, choices, extra_audio, item_id=item_id, ground_truth=ground_truth,
+                               metadata=metadata)
         executor = ToolExecutor(self.registry, Path(state.run.artifact_dir), cache=self.cache)
         frontend = self.frontend_for(executor)
-        state.run.models = [self.planner.spec(), frontend.spec()]
-        runtime = Runtime(self.planner, frontend, executor, self.limits)
+        direct = self.mode == "direct"
+        state.run.models = [frontend.spec()] if direct else [self.planner.spec(), frontend.spec()]
+        runtime = Runtime(None if direct else self.planner, frontend, executor, self.limits)
         graph = self.compiled_graph()  # compiled once per agent; its nodes call this run's runtime
         path = Path(trace_path) if trace_path else self.trace_dir / f"{state.run.run_id}.json"
         last: dict[str, Any] | EvidenceState = state

@@ -36,9 +36,10 @@ def make_artifact(
     )
 
 
-def ingest_original(path: str | Path) -> Artifact:
-    """The question's audio as artifact a0; fails early and clearly on missing, empty or non-audio files."""
-    art = make_artifact("a0", path, operation="input")
+def ingest_original(path: str | Path, artifact_id: str = "a0") -> Artifact:
+    """The question's audio as artifact a0 (its further clips as a1, a2, ...); fails early and clearly on
+    missing, empty or non-audio files."""
+    art = make_artifact(artifact_id, path, operation="input")
     audio_io.load_cached(art.path, sr=16000)  # decode now (kept for the tools): a corrupt stream fails at ingest
     return art
 

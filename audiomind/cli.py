@@ -53,7 +53,9 @@ def ask(
     audio: Path = typer.Argument(..., help="audio file (any format FFmpeg reads)"),
     question: str = typer.Argument(..., help="the question about the audio"),
     choice: Optional[list[str]] = typer.Option(None, "--choice", "-c", help="an answer option; repeat for each"),
-    config: AgentConfig = AGENT_DEFAULTS,  # --planner --frontend --tools-dir --max-steps ... (cli_common)
+    extra_audio: Optional[list[Path]] = typer.Option(None, "--extra-audio", help="another clip of the same "
+                                                     "question (a1, a2, ...: every clip is heard); repeatable"),
+    config: AgentConfig = AGENT_DEFAULTS,  # --planner --frontend --tools-dir --max-steps --mode ... (cli_common)
     trace_dir: Path = typer.Option(Path("traces"), help="where the trace JSON (and derived audio) is written"),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
     otlp: Optional[str] = typer.Option(
@@ -79,7 +81,7 @@ def ask(
         from audiomind.api import AudioMind
 
         agent = AudioMind(config.with_trace_dir(trace_dir))
-        result = agent.ask(audio, question, choices or None)
+        result = agent.ask(audio, question, choices or None, extra_audio=list(extra_audio or []) or None)
     except AudioError as exc:
         fail(str(exc))
     except BackendError as exc:
@@ -96,7 +98,9 @@ def ask(
         console.print(
             f"[dim]outcome {result.outcome.status}{escape(' (' + result.outcome.reason + ')') if result.outcome.reason else ''}; "
             f"{len(st.decisions)} decision(s), {len(st.tool_calls)} tool call(s) ({escape(', '.join(tools_used))}), "
-            f"{len(st.evidence)} evidence item(s); planner {agent.planner.name}, front end {config.frontend}; "
+            f"{len(st.evidence)} evidence item(s); "
+            f"{'planner ' + agent.planner.name if config.mode == 'agent' else 'direct (no planner)'}, "
+            f"front end {config.frontend}; "
             f"{st.run.wall_time_s or 0:.1f} s[/]"
         )
         console.print(f"[bold]Trace:[/] {result.trace_path}")

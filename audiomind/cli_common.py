@@ -79,11 +79,11 @@ def with_options(**groups: OptionGroup) -> Callable[[Callable[..., Any]], Callab
 
 
 def agent_config(planner: str, frontend: str, tools_dir: list[Path] | None, max_steps: int, time_budget: float,
-                 window: float, timeout: float, retries: int, no_cache: bool) -> AgentConfig:
+                 window: float, timeout: float, retries: int, no_cache: bool, mode: str = "agent") -> AgentConfig:
     """The agent options as one AgentConfig (trace_dir stays the default: each command sets its own); a
     value the config refuses is one clear error line."""
     try:
-        return AgentConfig(planner=planner, frontend=frontend, tools_dirs=tuple(tools_dir or ()),
+        return AgentConfig(planner=planner, frontend=frontend, mode=mode, tools_dirs=tuple(tools_dir or ()),
                            max_steps=max_steps, time_budget_s=time_budget, window_s=window, timeout_s=timeout,
                            max_retries=retries, use_cache=not no_cache)
     except ValidationError as exc:
@@ -106,6 +106,9 @@ AGENT_OPTIONS = OptionGroup(
     timeout=(float, typer.Option(_DEFAULT.timeout_s, help="seconds per model request")),
     retries=(int, typer.Option(_DEFAULT.max_retries, min=1, help="attempts per model request (429/5xx/timeouts)")),
     no_cache=(bool, typer.Option(not _DEFAULT.use_cache, "--no-cache", help="do not reuse cached tool results")),
+    mode=(str, typer.Option(_DEFAULT.mode, "--mode", help="agent (the planner's evidence loop) | direct (the "
+                            "baseline: the front end answers alone, one answer call on the original audio, no "
+                            "planner, no tools)")),
 )
-"""`--planner --frontend --tools-dir --max-steps --time-budget --window --timeout --retries --no-cache`, read
-into an AgentConfig (the defaults are AgentConfig's)."""
+"""`--planner --frontend --tools-dir --max-steps --time-budget --window --timeout --retries --no-cache --mode`,
+read into an AgentConfig (the defaults are AgentConfig's)."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -22,6 +22,9 @@ class AgentConfig(BaseModel):
                                               "ollama:MODEL[@URL] | llamacpp:PATH.gguf | replay:TRACE.json")
     frontend: str = Field("cascade", description="front-end spec: cascade | openai:MODEL[@URL] | gemini:MODEL | "
                                                  "replay:TRACE.json")
+    mode: Literal["agent", "direct"] = Field("agent", description="agent: the planner's evidence loop; direct: the "
+                                            "baseline where the front end answers alone (no planner, no tools: one "
+                                            "answer call on the original audio)")
     tools_dirs: tuple[str, ...] = Field((), description="extra folders of tool manifests")
     trace_dir: str = Field("traces", description="where traces (and each run's derived audio) are written")
     max_steps: int = Field(6, ge=1, le=100, description="evidence-loop decisions at most")

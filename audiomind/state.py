@@ -282,12 +282,16 @@ class RunInfo(_Model):
     time_budget_s: float = 600.0
     frontend_window_s: float = 30.0
     artifact_dir: str = ""
+    mode: Literal["agent", "direct"] = Field("agent", description="agent: the evidence loop; direct: the front end "
+                                             "answered alone (the baseline)")
 
 
 class Question(_Model):
     text: str
     choices: list[str] = Field(default_factory=list)
     audio_path: str
+    extra_audio: list[str] = Field(default_factory=list, description="more clips of the same question (a "
+                                   "multi-clip item), in order: ingested as a1, a2, ... after audio_path's a0")
     item_id: str | None = None
     ground_truth: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -329,6 +333,12 @@ class EvidenceState(_Model):
     @property
     def original(self) -> Artifact:
         return self.artifacts[0]
+
+    @property
+    def originals(self) -> list[Artifact]:
+        """Every clip the question came with (a0, then a1, ... of a multi-clip item), never derived audio."""
+        n = 1 + len(self.question.extra_audio)
+        return [a for a in self.artifacts[:n] if a.derived_from is None and a.operation == "input"] or self.artifacts[:1]
 
     @property
     def step(self) -> int:

@@ -61,7 +61,8 @@ def replay(trace_path: str | Path, config: AgentConfig | None = None, *,
         frontend=ReplayFrontEnd(recorded) if cfg.frontend == RECORDED else cfg.frontend,
     )
     q = recorded.question
-    result = agent.ask(q.audio_path, q.text, q.choices or None, item_id=q.item_id, ground_truth=q.ground_truth,
+    result = agent.ask(q.audio_path, q.text, q.choices or None, extra_audio=q.extra_audio or None,
+                       item_id=q.item_id, ground_truth=q.ground_truth,
                        metadata={**q.metadata, "replay_of": run.run_id}, write=write)
     new = result.state
     d = diff_states(recorded, new, source, result.trace_path or "(not written)")

@@ -59,6 +59,8 @@ class AnswerRequest(BaseModel):
     """Final answer: from the ORIGINAL audio plus the neutral evidence summary."""
 
     original: Artifact
+    extra_originals: list[Artifact] = Field(default_factory=list, description="the question's further clips (a "
+                                            "multi-clip item: a1, a2, ...), sent with the original")
     question: str
     choices: list[str] = Field(default_factory=list)
     evidence_summary: str
@@ -69,6 +71,11 @@ class AnswerRequest(BaseModel):
     # The cascade answers by matching structured evidence to choices, so it reads the whole state;
     # LALM front ends use only the summary above. Excluded from dumps: the trace already holds it.
     state: EvidenceState | None = Field(default=None, exclude=True)
+
+    @property
+    def originals(self) -> list[Artifact]:
+        """Every clip the question came with, in order (the original first)."""
+        return [self.original, *self.extra_originals]
 
 
 class AnswerResult(BaseModel):

@@ -132,7 +132,7 @@ def _bad_rows_note(items: list[Any]) -> None:
 
 def _config(config: AgentConfig, run: RunOptions, **extra: Any) -> dict[str, Any]:
     """What the run records about how it was made."""
-    return {"planner": config.planner, "frontend": config.frontend, "workers": run.workers,
+    return {"mode": config.mode, "planner": config.planner, "frontend": config.frontend, "workers": run.workers,
             "max_steps": config.max_steps, "time_budget_s": config.time_budget_s, "window_s": config.window_s,
             "timeout_s": config.timeout_s, **extra}
 

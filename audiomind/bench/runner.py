@@ -267,8 +267,9 @@ def execute_item(agent: Any, item: BenchItem, prices: PriceTable | None = None,
     fields: dict[str, Any] = {}
     state: Any = None  # the run's EvidenceState: from the answer, or carried by the exception of a failed run
     try:
+        more = {"extra_audio": list(item.extra_audio)} if item.extra_audio else {}  # every clip reaches the agent
         r = agent.ask(item.audio_path, item.question, item.choices or None, item_id=item.id,
-                      ground_truth=item.answer, metadata=item.metadata, write=write, trace_path=trace_path)
+                      ground_truth=item.answer, metadata=item.metadata, write=write, trace_path=trace_path, **more)
         fields = {"status": r.outcome.status, "prediction": r.answer or None, "choice_index": r.choice_index,
                   "rationale": r.rationale or "", "confidence": r.confidence,
                   "confidence_reason": r.confidence_reason or "",

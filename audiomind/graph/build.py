@@ -5,6 +5,11 @@ ingest -> perception_prompt -> perceive -> plan -> decide -+-> execute_tools -> 
                                                            +-> summarize -> final_answer -> format_check -+-> finish
                                                            |                      ^----- bounded retry ---+
                                                            +-> finish (STOP)
+
+The direct baseline (`mode="direct"`): the front end answers alone, with no planner and no tools:
+
+ingest -> perceive (the cascade's own perception pass; nothing for a model front end) -> final_answer
+       -> format_check -> finish
 """
 
 from __future__ import annotations
@@ -23,7 +28,32 @@ NODES = (
 )
 
 
+DIRECT_NODES = ("ingest", "perceive", "final_answer", "format_check", "finish")
+"""The direct baseline's nodes (a subset of NODES, so any Runtime stand-in serves both graphs)."""
+
+
+def build_direct_graph(runtime: Runtime, checkpointer=None):
+    """The direct baseline: one answer call on the original audio (see the module doc). Its `perceive` is the
+    cascade's own perception pass, and nothing for a model front end (Runtime.perceive in direct mode)."""
+    g = StateGraph(EvidenceState)
+    for name in DIRECT_NODES:
+        g.add_node(name, getattr(runtime, name))
+    g.add_edge(START, "ingest")
+    g.add_edge("ingest", "perceive")
+    g.add_edge("perceive", "final_answer")
+    g.add_edge("final_answer", "format_check")
+    g.add_conditional_edges(
+        "format_check",
+        partial(routing.after_format_check, format_retries=runtime.limits.format_retries),
+        ["final_answer", "finish"],
+    )
+    g.add_edge("finish", END)
+    return g.compile(checkpointer=checkpointer, name="audiomind-direct")
+
+
 def build_graph(runtime: Runtime, checkpointer=None):
+    if getattr(runtime.limits, "mode", "agent") == "direct":
+        return build_direct_graph(runtime, checkpointer)
     g = StateGraph(EvidenceState)
     for name in NODES:
         g.add_node(name, getattr(runtime, name))

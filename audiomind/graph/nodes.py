@@ -34,6 +34,7 @@ class Limits:
     max_steps: int = 6
     time_budget_s: float = 600.0
     format_retries: int = 2
+    mode: str = "agent"  # "direct": the front end answers alone (the graph's shape follows it)
 
 
 def timed(name: str) -> Callable:
@@ -89,11 +90,15 @@ def parse_choice(answer: str, choices: list[str]) -> tuple[int | None, str]:
 class Runtime:
     """Binds the swappable parts to the node functions (one instance per AudioMind)."""
 
-    def __init__(self, planner: Planner, frontend: FrontEnd, executor: ToolExecutor, limits: Limits):
-        self.planner = planner
+    def __init__(self, planner: Planner | None, frontend: FrontEnd, executor: ToolExecutor, limits: Limits):
+        self.planner = planner  # None in direct mode: the front end answers alone
         self.frontend = frontend
         self.executor = executor
         self.limits = limits
+
+    @property
+    def mode(self) -> str:
+        return getattr(self.limits, "mode", "agent")
 
     def inventory(self) -> str:
         return self.executor.registry.render_inventory()
@@ -103,7 +108,8 @@ class Runtime:
     def ingest(self, state: EvidenceState) -> dict[str, Any]:
         if state.artifacts:  # resumed run: ingest is idempotent
             return {}
-        return {"artifacts": [ingest_original(state.question.audio_path)]}
+        paths = [state.question.audio_path, *state.question.extra_audio]  # a multi-clip item: a0, a1, ...
+        return {"artifacts": [ingest_original(p, f"a{i}") for i, p in enumerate(paths)]}
 
     @timed("perception_prompt")
     def perception_prompt(self, state: EvidenceState) -> dict[str, Any]:
@@ -112,12 +118,25 @@ class Runtime:
 
     @timed("perceive")
     def perceive(self, state: EvidenceState) -> dict[str, Any]:
+        if self.mode == "direct":
+            return self._direct_perceive(state)
         assert state.perception_prompt is not None
         req = ListenRequest(
-            kind="perception", artifacts=[state.original], prompt=state.perception_prompt.text,
+            kind="perception", artifacts=state.originals, prompt=state.perception_prompt.text,
             prompt_id=state.perception_prompt.prompt_id, question=state.question.text,
             choices=state.question.choices, step=0,
         )
+        return self._listen(req, "perception")
+
+    def _direct_perceive(self, state: EvidenceState) -> dict[str, Any]:
+        """Direct mode: a front end that hears only through its own perception pass (the cascade) runs that
+        pass over every original clip (no planner wrote its prompt); a model front end hears the audio in its
+        one answer call, so nothing happens here."""
+        if not getattr(self.frontend, "answers_from_evidence", False):
+            return {}
+        tpl = load_prompt("direct_answer")
+        req = ListenRequest(kind="perception", artifacts=state.originals, prompt=state.question.text,
+                            prompt_id=tpl.id, question=state.question.text, choices=state.question.choices, step=0)
         return self._listen(req, "perception")
 
     def _listen(self, req: ListenRequest, kind: str) -> dict[str, Any]:
@@ -208,19 +227,20 @@ class Runtime:
 
     @timed("final_answer")
     def final_answer(self, state: EvidenceState) -> dict[str, Any]:
-        tpl = load_prompt("final_answer")
+        direct = self.mode == "direct"
+        tpl = load_prompt("direct_answer" if direct else "final_answer")
         feedback = ""
         if state.format_feedback and not state.format_feedback[-1].ok:
             last = state.format_feedback[-1]
             feedback = load_prompt("format_retry").render(previous=last.answer_text, problem=last.message)
         choices = state.question.choices
+        values: dict[str, Any] = {} if direct else {"summary": state.evidence_summary or ""}
         prompt = tpl.render(
-            question=state.question.text, choices_block=choices_block(choices), summary=state.evidence_summary or "",
-            feedback=feedback,
-            answer_instruction="exactly one of the choices, copied verbatim" if choices else "your answer",
+            question=state.question.text, choices_block=choices_block(choices), feedback=feedback,
+            answer_instruction="exactly one of the choices, copied verbatim" if choices else "your answer", **values,
         )
         req = AnswerRequest(
-            original=state.original, question=state.question.text, choices=choices,
+            original=state.original, extra_originals=state.originals[1:], question=state.question.text, choices=choices,
             evidence_summary=state.evidence_summary or "", evidence=state.evidence, prompt=prompt,
             prompt_id=tpl.id, format_feedback=feedback or None, state=state,
         )

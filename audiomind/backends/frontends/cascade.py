@@ -25,6 +25,7 @@ CANNOT = (
 
 class CascadeFrontEnd:
     name = "cascade"
+    answers_from_evidence = True  # it hears only through its perception pass (so direct mode listens first)
 
     def __init__(self, executor: ToolExecutor):
         self.executor = executor

@@ -160,7 +160,7 @@ class GeminiFrontEnd:
         return ListenResult(**fields, windows=windows, model_call=call)
 
     def answer(self, request: AnswerRequest) -> AnswerResult:
-        contents, windows, used_files, up_errors = self.build_contents(request.prompt, [request.original])
+        contents, windows, used_files, up_errors = self.build_contents(request.prompt, request.originals)
         text, call = self._generate(contents, purpose="answer")
         call.errors = up_errors + call.errors
         fields = parse_answer_reply(text)

@@ -102,7 +102,7 @@ class OpenAIFrontEnd:
         return ListenResult(**fields, windows=windows, model_call=call)
 
     def answer(self, request: AnswerRequest) -> AnswerResult:
-        messages, windows = self.build_messages(request.prompt, [request.original])
+        messages, windows = self.build_messages(request.prompt, request.originals)
         text, call = self._complete(messages, purpose="answer")
         fields = parse_answer_reply(text)
         call.output = {"raw": text, "parsed": fields}

@@ -285,9 +285,9 @@ def render_plan(plan: Plan | None) -> str:
 
 
 def clip_info(state: EvidenceState) -> str:
-    a = state.original
-    return (f"{a.id}: {a.duration_s:.2f} s, {a.sample_rate} Hz, {a.channels} channel(s)"
-            + (f", {a.format}" if a.format else ""))
+    """One line per clip the question came with (a0; a multi-clip item's a1, a2, ... too)."""
+    return "; ".join(f"{a.id}: {a.duration_s:.2f} s, {a.sample_rate} Hz, {a.channels} channel(s)"
+                     + (f", {a.format}" if a.format else "") for a in state.originals)
 
 
 # ---------------------------------------------------------------- the planner

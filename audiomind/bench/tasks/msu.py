@@ -14,18 +14,32 @@ letter `answer`, `answer_text`, and `rationale` naming what each option represen
 The task comes from the file name (Chinese prompt names such as 说话人识别能力-说话人验证任务, or English
 codes/names); the tier from the task (16 tasks, 5 capabilities, 2 tiers).
 
+Both released versions are recognised (`version`: auto, interspeech, v1): the Interspeech 2026 release
+(2,300 multiple-choice items, 16 tasks, two tiers: the tier comes from the task, as upstream) and the first
+release (arXiv 2508.08155: four tiers, single-speaker static attributes, single-speaker dynamic attributes,
+multi-speaker background, multi-speaker interaction; its files sit under level1..level4). "auto" reads a set
+with any level3/level4 file as the first release, where the tier is the file's level and a task the 16-task
+table does not name keeps its file name. summary.json says which version was read and how many items.
+
 Audio selection (the benchmark's rules):
   - no_index + verification pair -> the two clips of the pair (left, right)
   - no_index, anything else      -> the target speaker's first registration snippet (spk_a[0])
   - level >= 2 with no_index     -> additionally the whole conversation
   - every other scheme           -> the whole conversation only
 Clips are cut (numpy, 16 kHz mono) into a work directory. A BenchItem's `audio_path` is the first clip and
-`extra_audio` the rest. Agents that take one audio input can be given `pack="concat"`: one file holding the
-clips in order with 1 s of silence between them, and the question prefixed with where each clip lies.
+`extra_audio` the rest: the runner hands every clip to the agent, which ingests them as a0, a1, ... (with
+provenance in the trace), sends them all to a model front end (several `input_audio` parts in one message, or
+several Gemini parts) and lets the cascade listen to each; the question is prefixed with which artifact is
+which clip ("a0 = Clip 1, ..."), as upstream labels each clip. Agents that take one audio input can be given
+`pack="concat"`: one file holding the clips in order with 1 s of silence between them, and the question
+prefixed with where each clip lies.
 
-Scoring: the agent answers with an option; its letter is compared with `answer`. A wrong letter is
-classified by that option's rationale (wrong_speaker / hallucination / unknown / other_wrong); no usable
-letter is `instruction_not_follow`. Accuracy is reported by task, capability, tier, language x tier and
+Scoring follows the upstream step 3 (summarize.py): the agent's answer becomes one letter, the question's
+`reference_result`, and that letter must equal `answer` exactly (both read as upstream reads them: a bare
+letter, else the first standalone capital letter). A letter that is not one of the options (e.g. "E" of A-D)
+or no letter at all is `instruction_not_follow`; a wrong letter is classified by that option's rationale
+(wrong_speaker / hallucination / unknown / other_wrong). Reverse retrieval / count questions are left out
+unless `keep_reverse=true`. Accuracy is reported by task, capability, tier, language x tier and
 index scheme x tier, with the error-type shares per tier (the upstream summary's six views).
 """
 
@@ -100,6 +114,16 @@ _TASK_KEYS: dict[str, tuple[str, ...]] = {
     "EIR": ("多说话人情感交互", "emotion-interaction", "emotion_interaction"),
     "MSVS": ("多说话人观点总结", "multi-speaker-viewpoint", "multi_speaker_viewpoint"),
 }
+# The first release (arXiv 2508.08155): four tiers, the tier being the file's level.
+V1_TIERS = {
+    1: "Single-speaker static attribute understanding",
+    2: "Single-speaker dynamic attribute understanding",
+    3: "Multi-speaker background understanding",
+    4: "Multi-speaker interaction understanding",
+}
+VERSIONS = {"interspeech": "Interspeech 2026 (2,300 items, 16 tasks, two tiers)",
+            "v1": "first release (arXiv 2508.08155, four tiers)"}
+INTERSPEECH_ITEMS = 2300
 INDEX_SCHEMES = ("no_index", "time_index", "transcript_index", "speaker_index", "complex_index")
 REVERSE_TYPES = ("reverse_count", "reverse_retrival", "reverse_retrieval")
 ERROR_TYPES = ("wrong_speaker", "hallucination", "unknown", "instruction_not_follow")
@@ -152,6 +176,21 @@ def option_letters(options: list[str]) -> list[str]:
         m = _OPTION.match(str(opt))
         out.append(m.group(1).upper() if m else chr(65 + i))
     return out
+
+
+_UPSTREAM_LETTER = re.compile(r"(?<![A-Z])([A-Z])(?![A-Z])")
+
+
+def normalize_letter(value: Any) -> str | None:
+    """A letter as the upstream summary reads `answer` and `reference_result`: the value itself when it is one
+    letter, else the first standalone capital letter in it; None when there is none."""
+    if value is None:
+        return None
+    text = str(value).strip().upper()
+    if len(text) == 1 and "A" <= text <= "Z":
+        return text
+    m = _UPSTREAM_LETTER.search(text)
+    return m.group(1) if m else None
 
 
 def option_text(option: str) -> str:
@@ -281,14 +320,18 @@ def _find_audio(path: Path, root: Path | None, hint: str | None) -> Path | None:
     return None
 
 
-def read_task_file(path: str | Path, root: str | Path | None = None) -> TaskFile | None:
-    """One task file, or None when it holds no questions or its task cannot be named."""
+def read_task_file(path: str | Path, root: str | Path | None = None, *, any_task: bool = False) -> TaskFile | None:
+    """One task file, or None when it holds no questions or its task cannot be named (`any_task`: a first-
+    release file keeps its file name as the task)."""
     path = Path(path).resolve()
     rootp = Path(root).resolve() if root else None
     data = json.loads(path.read_text(encoding="utf-8"))
     meta = data.get("_msu_meta") or {}
-    task = classify_task(str(meta.get("task_stem") or path.stem.replace(".bak", "")))
+    stem = str(meta.get("task_stem") or path.stem.replace(".bak", ""))
+    task = classify_task(stem)
     speaker_meta, questions = split_meta(data)
+    if task is None and any_task and questions:
+        task = stem
     if task is None or not questions:
         return None
     try:
@@ -305,15 +348,26 @@ def read_task_file(path: str | Path, root: str | Path | None = None) -> TaskFile
                     audio_error=audio_error)
 
 
-def find_task_files(root: str | Path) -> list[TaskFile]:
-    """Every readable task file under `root` (sorted by path)."""
+def detect_version(root: str | Path) -> str:
+    """"v1" when any task file sits under level3 / level4 (only the first release has four tiers), else
+    "interspeech"."""
+    for p in Path(root).rglob("*.json"):
+        rel = p.relative_to(root).parts if Path(root) in p.parents else p.parts
+        if any((m := _LEVEL.fullmatch(part)) and int(m.group(1)) >= 3 for part in rel[:-1]):
+            return "v1"
+    return "interspeech"
+
+
+def find_task_files(root: str | Path, version: str = "interspeech") -> list[TaskFile]:
+    """Every readable task file under `root` (sorted by path); in a first-release set ("v1") also files whose
+    task the 16-task table does not name."""
     root = Path(root).resolve()
     out = []
     for p in sorted(root.rglob("*.json")):
         if p.name.startswith("."):
             continue
         try:
-            tf = read_task_file(p, root)
+            tf = read_task_file(p, root, any_task=version == "v1")
         except (json.JSONDecodeError, UnicodeDecodeError):
             continue
         if tf is not None:
@@ -375,8 +429,17 @@ def _item_id(tf: TaskFile, qi: int, root: Path | None) -> str:
     return f"msu-{tf.language}-{tf.task}-L{tf.level}-{digest}-q{qi:02d}"
 
 
+def task_info(task: str, level: int, version: str) -> tuple[int, str, str]:
+    """(tier, capability, label) of a task: from the 16-task table (Interspeech), or, in the first release,
+    the tier is the file's level and the capability that tier's name."""
+    if version == "v1":
+        label = TASKS[task][2] if task in TASKS else task
+        return level, f"T{level}", label
+    return TASKS[task]
+
+
 def build_items(source: str | Path | Iterable[TaskFile], work_dir: str | Path, *, keep_reverse: bool = False,
-                pack: str = "separate", root: str | Path | None = None) -> list[BenchItem]:
+                pack: str = "separate", root: str | Path | None = None, version: str = "auto") -> list[BenchItem]:
     """BenchItems for every question: the presented clips cut into `work_dir`, the choices the option texts
     (letters stripped; the chosen index maps back to the letter), `answer` the letter.
 
@@ -385,12 +448,18 @@ def build_items(source: str | Path | Iterable[TaskFile], work_dir: str | Path, *
     """
     if pack not in ("separate", "concat"):
         raise ValueError("pack must be 'separate' or 'concat'")
+    if version not in ("auto", *VERSIONS):
+        raise ValueError(f"version must be auto, {' or '.join(VERSIONS)}")
     if isinstance(source, (str, Path)):
         rootp = Path(root or source).resolve()
-        files = find_task_files(source)
+        if version == "auto":
+            version = detect_version(rootp)
+        files = find_task_files(source, version)
     else:
         rootp = Path(root).resolve() if root else None
         files = list(source)
+        if version == "auto":
+            version = "v1" if any(tf.level >= 3 or tf.task not in TASKS for tf in files) else "interspeech"
     cache = _AudioCache(Path(work_dir))
     items = []
     for tf in files:
@@ -400,25 +469,27 @@ def build_items(source: str | Path | Iterable[TaskFile], work_dir: str | Path, *
                 continue
             options = [str(o) for o in q.get("options") or []]
             letters = option_letters(options)
+            tier, capability, label = task_info(tf.task, tf.level, version)
             meta = {
-                "task": tf.task, "task_label": TASKS[tf.task][2], "capability": TASKS[tf.task][1],
-                "tier": TASKS[tf.task][0], "level": tf.level, "language": tf.language, "scenario": tf.scenario,
+                "task": tf.task, "task_label": label, "capability": capability,
+                "tier": tier, "level": tf.level, "language": tf.language, "scenario": tf.scenario,
                 "segment": tf.segment, "question_type": qtype,
                 "index_scheme": qtype if qtype in INDEX_SCHEMES else "unknown_index",
-                "letters": letters, "rationale": q.get("rationale"), "pack": pack,
+                "letters": letters, "rationale": q.get("rationale"), "pack": pack, "version": version,
             }
             raw = {"file": str(tf.path), "question_index": qi, "question": q, "source_audio": str(tf.source_audio)}
             item_id = _item_id(tf, qi, rootp)
             base = {"id": item_id, "benchmark": BENCHMARK, "choices": [option_text(o) for o in options],
-                        "answer": str(q.get("answer") or "").strip().upper() or None, "raw": raw}
+                        "answer": normalize_letter(q.get("answer")), "raw": raw}
             if tf.source_audio is None or not tf.source_audio.exists():  # missing (or refused: error says why)
                 items.append(BenchItem(**base, audio_path=str(tf.source_audio or ""), question=str(q.get("question")),
                                        metadata={**meta, "clips": []}, error=tf.audio_error))
                 continue
             plan = audio_plan(q, tf.speaker_meta, tf.level)
             paths = [cache.cut(tf.source_audio, c.start_s, c.end_s) for c in plan]
-            clips_meta = [{"label": c.label, "start_s": c.start_s, "end_s": c.end_s, "path": str(p)}
-                          for c, p in zip(plan, paths)]
+            clips_meta = [{"label": c.label, "start_s": c.start_s, "end_s": c.end_s, "path": str(p),
+                           **({"artifact": f"a{n}"} if pack == "separate" else {})}
+                          for n, (c, p) in enumerate(zip(plan, paths))]
             text = str(q.get("question") or "").strip()
             if pack == "concat" and len(paths) > 1:
                 packed, spans = cache.concat(paths)
@@ -427,6 +498,9 @@ def build_items(source: str | Path | Iterable[TaskFile], work_dir: str | Path, *
                 items.append(BenchItem(**base, audio_path=str(packed), question=text,
                                        metadata={**meta, "clips": clips_meta, "packed_spans": spans}))
             else:
+                if len(paths) > 1:  # every clip reaches the agent (a0, a1, ...); say which is which, as upstream
+                    which = "; ".join(f"a{n} = {c.label}" for n, c in enumerate(plan))
+                    text = f"(This question comes with {len(paths)} audio clips: {which}.)\n{text}"
                 items.append(BenchItem(**base, audio_path=str(paths[0]), extra_audio=[str(p) for p in paths[1:]],
                                        question=text, metadata={**meta, "clips": clips_meta}))
     return items
@@ -438,8 +512,9 @@ _LETTER = re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])")
 
 
 def predicted_letter(item: BenchItem, result: ItemResult | dict[str, Any]) -> str | None:
-    """The option letter the agent chose: from the chosen index, else from its text (a bare letter, a
-    'Final answer: X' line, or an option's text verbatim); None when no allowed letter can be read."""
+    """The option letter the agent chose (what goes into `reference_result`): from the chosen index, else from
+    its text (a bare letter, a 'Final answer: X' line, or an option's text verbatim). A bare letter that is no
+    option's is returned as it is (scored instruction_not_follow); None when no letter can be read."""
     r = result if isinstance(result, dict) else result.model_dump()
     letters: list[str] = list(item.metadata.get("letters") or option_letters(item.raw.get("question", {}).get("options", [])))
     idx = r.get("choice_index")
@@ -455,8 +530,9 @@ def predicted_letter(item: BenchItem, result: ItemResult | dict[str, Any]) -> st
     m = re.search(r"(final answer|answer|最后答案|答案)\s*[:：]?\s*([A-Za-z])\b", pred, re.IGNORECASE)
     if m and m.group(2).upper() in letters:
         return m.group(2).upper()
-    if len(pred) <= 3 and pred.strip(" .)").upper() in letters:
-        return pred.strip(" .)").upper()
+    bare = pred.strip(" .)(").upper()
+    if len(bare) == 1 and "A" <= bare <= "Z":
+        return bare  # a bare letter, allowed or not (one that is no option is instruction_not_follow)
     found = [x for x in _LETTER.findall(pred.upper()) if x in letters]
     return found[-1] if len(set(found)) == 1 else None
 
@@ -555,6 +631,7 @@ def summarize(items: Iterable[BenchItem], results: dict[str, dict[str, Any]]) ->
     views: dict[str, dict[str, Bucket]] = {v: defaultdict(Bucket) for v in
                                            ("task", "capability", "tier", "language", "index_scheme")}
     overall = Bucket()
+    items = list(items)
     for it in items:
         r = results.get(it.id)
         if r is None or r.get("status") == "missing_audio" or r.get("input_error") or it.answer is None:
@@ -568,8 +645,12 @@ def summarize(items: Iterable[BenchItem], results: dict[str, dict[str, Any]]) ->
         views["tier"][f"tier{tier}"].add(cls)
         views["language"][f"{m.get('language')}/tier{tier}"].add(cls)
         views["index_scheme"][f"tier{tier}/{m.get('index_scheme')}"].add(cls)
+    versions = sorted({str(it.metadata.get("version") or "interspeech") for it in items})
     return {"overall": overall.as_dict(),
-            **{name: {k: b.as_dict() for k, b in sorted(v.items())} for name, v in views.items()}}
+            **{name: {k: b.as_dict() for k, b in sorted(v.items())} for name, v in views.items()},
+            "version": versions[0] if len(versions) == 1 else versions,
+            "version_label": "; ".join(VERSIONS.get(v, v) for v in versions),
+            "items_in_set": len(items)}
 
 
 def write_summary_csvs(summary: dict[str, Any], out_dir: str | Path, model: str = "audiomind") -> list[Path]:
@@ -590,12 +671,19 @@ def write_summary_csvs(summary: dict[str, Any], out_dir: str | Path, model: str 
     def acc(d: dict[str, Any]) -> str:
         return f"{d['accuracy']:.4f}" if d.get("accuracy") is not None else ""
 
-    write("summary_by_task.csv", ["model", "tier", "capability", "task_code", "task_label", "total", "correct", "accuracy"],
-          [[model, t, c, code, label, d["total"], d["correct"], acc(d)]
-           for code, (t, c, label) in TASKS.items() for d in [summary["task"].get(code, Bucket().as_dict())]])
+    v1 = summary.get("version") == "v1"
+    task_rows = [] if v1 else [[model, t, c, code, label, d["total"], d["correct"], acc(d)]
+                               for code, (t, c, label) in TASKS.items()
+                               for d in [summary["task"].get(code, Bucket().as_dict())]]
+    known = set() if v1 else set(TASKS)
+    task_rows += [[model, "", "", code, TASKS[code][2] if code in TASKS else code, d["total"], d["correct"], acc(d)]
+                  for code, d in summary["task"].items() if code not in known]  # first-release tasks
+    write("summary_by_task.csv", ["model", "tier", "capability", "task_code", "task_label", "total", "correct",
+                                  "accuracy"], task_rows)
+    caps = {f"T{n}": label for n, label in V1_TIERS.items()} if v1 else CAPABILITIES
     write("summary_by_capability.csv", ["model", "capability_code", "capability_label", "total", "correct", "accuracy"],
-          [[model, c, CAPABILITIES[c], d["total"], d["correct"], acc(d)]
-           for c in CAPABILITIES for d in [summary["capability"].get(c, Bucket().as_dict())]])
+          [[model, c, caps[c], d["total"], d["correct"], acc(d)]
+           for c in caps for d in [summary["capability"].get(c, Bucket().as_dict())]])
     write("summary_by_tier.csv", ["model", "tier", "total", "correct", "accuracy"],
           [[model, k, d["total"], d["correct"], acc(d)] for k, d in summary["tier"].items()])
     write("summary_by_language.csv", ["model", "language_tier", "total", "correct", "accuracy"],
@@ -650,8 +738,9 @@ class MSUTask(BaseTask):
     source: the benchmark root (its per-task QA JSON files; every `source_audio` must stay inside it); the
     presented clips are cut into `work_dir`
     (default: SOURCE/../msu-clips; `bench run` uses RUN_DIR/inputs). Options: `pack` ("separate": extra
-    clips as extra_audio; "concat": one file, the question says where each clip lies) and `keep_reverse`
-    (also run the reverse-retrieval questions the paper leaves out)."""
+    clips as extra_audio, every clip reaching the agent; "concat": one file, the question says where each clip
+    lies), `keep_reverse` (also run the reverse-retrieval questions the paper leaves out) and `version` (auto,
+    interspeech, v1: which release the set is; auto reads a set with level3/level4 files as the first)."""
 
     name: ClassVar[str] = "msu"
     description: ClassVar[str] = ("MSU-Bench (ASLP-lab): speaker-centric multi-speaker QA; accuracy and error "
@@ -660,6 +749,7 @@ class MSUTask(BaseTask):
 
     pack: str = "separate"
     keep_reverse: bool = False
+    version: str = "auto"
 
     def load_items(self, source: Path, *, audio_dir: Path | None = None, work_dir: Path | None = None,
                    limit: int | None = None, strict: bool = False) -> TaskItems:
@@ -667,7 +757,7 @@ class MSUTask(BaseTask):
         if not root.is_dir():
             raise ValueError(f"{root}: the MSU-Bench source is a folder of task files")
         clips = Path(work_dir) if work_dir is not None else root.resolve().parent / "msu-clips"
-        items = build_items(root, clips, keep_reverse=self.keep_reverse, pack=self.pack)
+        items = build_items(root, clips, keep_reverse=self.keep_reverse, pack=self.pack, version=self.version)
         refuse_if_strict(root, [], strict, [it.error for it in items if it.error])
         if limit is not None:
             items = items[:limit]
@@ -707,6 +797,8 @@ def summary_table(summary: dict[str, Any], title: str = "MSU-Bench accuracy") ->
         t.add_row(group, name, acc, f"{d['correct']} / {d['total']}", str(d["wrong_speaker"]),
                   str(d["hallucination"]), str(d["unknown"] + d["other_wrong"]), str(d["instruction_not_follow"]))
 
+    if summary.get("version_label"):
+        t.caption = f"{summary['version_label']}: {summary.get('items_in_set', 0)} item(s) read"
     row("overall", "all", summary["overall"])
     for view in ("tier", "capability", "task"):
         for name, d in summary[view].items():
