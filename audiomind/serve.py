@@ -620,11 +620,24 @@ def app_from_env() -> FastAPI:
     return create_app(ServeSettings.model_validate_json(raw) if raw else ServeSettings())
 
 
+def intra_op_threads_for(concurrency: int, workers: int = 1) -> int:
+    """Intra-op threads per model call when `workers` x `concurrency` runs share the machine's cores: the
+    cores divided among the runs, at least 1. Oversubscribed OpenMP pools are pathological: on the busy
+    2-core machine, Whisper with 2 threads per call took 5-18 s for a 10-second clip in a process that also
+    ran other tools, and 1.8-3 s with 1 thread (audiomind.embedded.sessions: AUDIOMIND_INTRA_OP_THREADS)."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    return max(1, cores // max(1, concurrency * workers))
+
+
 def serve(settings: ServeSettings, *, host: str = "127.0.0.1", port: int = 8000, workers: int = 1,
           log_level: str = "info") -> None:
-    """Run uvicorn with one app (one AudioMind) per worker process."""
+    """Run uvicorn with one app (one AudioMind) per worker process. Unless AUDIOMIND_INTRA_OP_THREADS is
+    set, the models' intra-op threads are the cores shared out among the concurrent runs."""
     import uvicorn
 
+    from audiomind.embedded.sessions import THREADS_ENV
+
+    os.environ.setdefault(THREADS_ENV, str(intra_op_threads_for(settings.concurrency, workers)))
     os.environ[SETTINGS_ENV] = settings.model_dump_json()
     uvicorn.run("audiomind.serve:app_from_env", factory=True, host=host, port=port, workers=workers,
                 log_level=log_level, timeout_graceful_shutdown=30)

@@ -239,3 +239,11 @@ def test_an_upload_over_the_limit_gets_413(tmp_path):
         r = _ask(client, files={"audio": ("big.wav", b"\0" * 200_000, "audio/wav")})
         assert r.status_code == 413 and "larger than" in r.json()["detail"]
         assert not list((tmp_path / "traces" / "uploads").iterdir())
+
+
+def test_intra_op_threads_share_the_cores_among_the_runs(monkeypatch):
+    from audiomind.serve import intra_op_threads_for
+
+    monkeypatch.setattr("os.sched_getaffinity", lambda _pid: set(range(8)), raising=False)
+    assert intra_op_threads_for(2) == 4 and intra_op_threads_for(2, workers=2) == 2
+    assert intra_op_threads_for(16) == 1 and intra_op_threads_for(1) == 8
