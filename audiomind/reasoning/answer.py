@@ -30,11 +30,16 @@ class Decision(BaseModel):
 
 
 def decide(state: EvidenceState, analysis: QuestionAnalysis, facts: Facts | None = None) -> Decision:
-    choices = state.question.choices
-    if not choices:
+    """The answer from a run's state (its facts about a0 unless `facts` is given)."""
+    return decide_from(facts or read_facts(state), analysis)
+
+
+def decide_from(facts: Facts, analysis: QuestionAnalysis) -> Decision:
+    """The answer from facts alone: every choice of `analysis` verified against them. What the cascade
+    front end answers with (facts read from the evidence of its AnswerRequest)."""
+    if not analysis.choices:
         return Decision(choice_index=None, confidence=0.0, method="none", rationale="no choices given",
                         confidence_reason="free-text question")
-    facts = facts or read_facts(state)
     span = analysis.time_span
     if span is not None:  # 'in the first 3 seconds': only what happens there counts
         dur = facts.duration_s
@@ -97,7 +102,7 @@ def combine(results: list[VerifierResult], a: QuestionAnalysis, facts: Facts) ->
     if a.unsupported_step:
         conf = min(conf, 0.4)
         reasons.append(f"the question needs a step the policy cannot take ({a.unsupported_step!r})")
-    if a.steps and not any(s in lead.name or lead.name in ("day_offset", "transcript_absent") or
+    if a.steps and not any(s in lead.name or lead.name in ("day_offset", "transcript_absent", "transcript_complement") or
                            (s.endswith("voice") and lead.name.startswith("count")) for s in a.steps):
         conf = min(conf, 0.45)
         reasons.append(f"the question needs {', '.join(a.steps)}, which {lead.name} does not take")

@@ -121,7 +121,8 @@ STEP_PATTERNS: dict[str, re.Pattern[str]] = {
         r"hear|heard|includ\w*|brought up|come up|came up|refer\w*|talk\w* about|read out|among|in|on|part of|appear\w*)\b"
         r"|\b(missing|absent|left (out|off)|omitted|excluded|skipped|forgot\w*|leaves? out)\b"),
     "before_voice": re.compile(r"\b(before|prior to|until|ahead of|preced\w*|leading up to|earlier than)\b.{0,30}"
-                               r"\b(voice\w*|speech|speak\w*|talk\w*|spoken|says?|words?|someone|anyone|person)\b"),
+                               r"\b(voice\w*|speech|speak\w*|talk\w*|spoken|says?|words?|someone|anyone|person|"
+                               r"announc\w*|message|sentence|narrat\w*|utterance|talker)\b"),
     "after_voice": re.compile(r"\bafter\b.{0,30}\b(voice|speech|speaker|speaking|talking)\b.{0,20}\b(stops|ends|"
                               r"finishes)\b"),
 }

@@ -152,6 +152,15 @@ def verify_transcript(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
             f"{c!r} {r:.2f}" for c, r in zip(a.choices, recalls))
         fit = 0.95 if len(absent) == 1 else 0.5
         return _result("transcript_absent", a, fit, 0.9, supports, reasons, reason, t.evidence_ids)
+    heard_full = sum(r >= 0.99 for r in recalls)
+    unheard = [i for i, r in enumerate(recalls) if r < 0.3]
+    if heard_full >= 2 and len(unheard) == 1 and len(a.choices) >= 3:
+        # several choices were all said: a question whose answer is one of them would not offer the others,
+        # so the one never said is the likely answer (by elimination, never confident)
+        supports = [0.7 if i == unheard[0] else 0.0 for i in range(len(recalls))]
+        reason = (f"transcript {t.text.strip()[:200]!r}: {heard_full} choices are all heard, only "
+                  f"{a.choices[unheard[0]]!r} is not; by elimination")
+        return _result("transcript_complement", a, 0.6, 0.6, supports, reasons, reason, t.evidence_ids)
     # distinctive: one choice clearly better heard than every other (ASR slips leave a partial match)
     speechy = f.speech is not None and f.duration_s > 0 and f.speech.speech_s >= 0.4 * f.duration_s
     partial_ok = a.fit("speech_content") >= 0.5 or a.primary in ("speech_content", "count_words") or speechy
@@ -281,7 +290,15 @@ def verify_count(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     elif f.events is not None:
         events = f.events.events
         what = "separate sound events above the noise floor (count_events)"
-        if "before_voice" in a.steps and f.speech is not None and f.speech.segments:
+        before = "before_voice" in a.steps or (f.speech is not None and f.speech.segments and re.search(
+            r"\b(before|until|till|prior|preced\w*|ahead|leading up|earlier than)\b", q))
+        after = "after_voice" in a.steps or (f.speech is not None and f.speech.segments and not before and re.search(
+            r"\b(after|once|following|since)\b.{0,40}\b(stops?|ends?|finish\w*|done|over|silent)\b", q))
+        if after:
+            end = f.speech.segments[-1].end_s
+            events = [e for e in events if e.start_s >= end - 0.05]
+            what = f"sound events that start after the voice ends at {end:.2f} s"
+        elif before:
             onset = f.speech.segments[0].start_s
             events = [e for e in events if e.end_s <= onset + 0.05]
             what = f"sound events that end before the voice starts at {onset:.2f} s"
@@ -399,16 +416,16 @@ def verify_time(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
 _LEVEL = r"(volume|level|intensity|loudness|amplitude)"
 _PACE = r"(speed|rate|pace|tempo)"
 _DIMENSIONS = {
-    "pitch": (rf"\b(higher|high-pitched|sharper|above)\b(?! ({_LEVEL}|{_PACE}))",
-              rf"\b(lower|low-pitched|deeper|flatter|below)\b(?! ({_LEVEL}|{_PACE}))",
+    "pitch": (rf"\b(higher|highest|high-pitched|sharper|above)\b(?! ({_LEVEL}|{_PACE}))",
+              rf"\b(lower|lowest|low-pitched|deeper|deepest|flatter|below)\b(?! ({_LEVEL}|{_PACE}))",
               r"\b(pitch|note|tone|frequency|high|low)\b"),
     "loudness": (rf"\b(louder|loudest|stronger|more intense|more powerful|(higher|greater|more) {_LEVEL})\b",
                  rf"\b(quieter|quietest|softer|softest|weaker|fainter|(lower|less|smaller) {_LEVEL}|more (quietly|softly))\b",
                  r"\b(loud|quiet|soft|volume|level|intensity)\b"),
-    "rate": (rf"\b(faster|quicker|more quickly|more rapidly|more rapid|hurried|rushed|speedier|brisker|(higher|greater) {_PACE})\b",
-             rf"\b(slower|more slowly|more leisurely|unhurried|more drawn[- ]out|(lower|smaller) {_PACE})\b",
+    "rate": (rf"\b(faster|fastest|quicker|quickest|more quickly|more rapidly|more rapid|hurried|rushed|speedier|brisker|(higher|greater) {_PACE})\b",
+             rf"\b(slower|slowest|more slowly|more leisurely|unhurried|more drawn[- ]out|(lower|smaller) {_PACE})\b",
              r"\b(speed|rate|pace|fast|slow|tempo)\b"),
-    "length": (r"\b(longer|lasts? longer)\b", r"\b(shorter|briefer)\b", r"\b(long|short|duration)\b"),
+    "length": (r"\b(longer|longest|lasts? longer)\b", r"\b(shorter|shortest|briefer)\b", r"\b(long|short|duration)\b"),
 }
 _ITEM = r"(reading|version|clip|sample|take|recording|tone|sound|note|voice|speaker|part|segment|option|utterance|beep)"
 _FIRST = re.compile(r"\b(first|1st|earlier|former|initial|initially|opening|original|originally|"
