@@ -124,6 +124,8 @@ class Observation(_Model):
     )
     attempts: int = 1
     latency_s: float = 0.0
+    rejected: str = Field(default="", description="why requested artifacts were not listened to (a re-listen "
+                          "takes derived artifacts only); the planner reads it on its next step")
 
 
 class ToolCallRequest(_Model):
@@ -261,6 +263,9 @@ class ModelCall(_Model):
     input_tokens: int | None = None
     output_tokens: int | None = None
     output: Any = None
+    context_notes: list[str] = Field(
+        default_factory=list, description="what the prompt condensed to fit the planner's token budget (which "
+        "observations and evidence items were shortened, with their ids: the trace keeps them whole)")
 
 
 class NodeTiming(_Model):

@@ -78,7 +78,7 @@ RULES: dict[str, str] = {
     "tool-call-rejected": "a tool call was rejected by the executor",
     "tool-call-failed": "a tool call ended in error or timeout",
     "observation-call-missing": "an observation lists a tool call that is not in the trace",
-    "relisten-rejected": "a re-listen asked for artifacts that do not exist",
+    "relisten-rejected": "a re-listen asked only for artifacts that do not exist or are not derived",
     "artifact-missing": "an artifact's file is missing on disk",
     "artifact-relocated": "an artifact was found beside the moved trace, not at its recorded path",
     "artifact-changed": "an artifact's file no longer has the recorded sha256",
@@ -455,7 +455,7 @@ class Auditor:
                               item_id=o.id, message=f"{o.id} lists tool calls not in the trace: {', '.join(missing)}")
             if o.kind == "relisten" and not o.artifact_ids:
                 yield Finding(rule="relisten-rejected", severity=Severity.warning, path=f"observations/{i}",
-                              item_id=o.id, message=f"re-listen {o.id} heard nothing: {o.uncertainty or 'no artifacts'}")
+                              item_id=o.id, message=f"re-listen {o.id} heard nothing: {o.rejected or o.uncertainty or 'no artifacts'}")
 
     def _format_checks(self, st: EvidenceState) -> Iterable[Finding]:
         fbs = st.format_feedback

@@ -300,6 +300,7 @@ def _step_html(step: Step, st: EvidenceState, known: set[str]) -> str:
                         if o.windows else "")
                      + f"</p><details><summary>what it reported</summary><pre>{linkify(o.text, known)}</pre></details>"
                      + (f'<p class="muted">uncertainty: {h(o.uncertainty)}</p>' if o.uncertainty else "")
+                     + (f'<p class="warn">{h(o.rejected)}</p>' if o.rejected else "")
                      + "</div>")
     elif n == "plan" and st.plan:
         p = st.plan

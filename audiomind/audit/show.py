@@ -83,6 +83,8 @@ def _body(step: Step, st: EvidenceState, verbose: bool) -> list:
             parts.append(Text(o.text if verbose else short(o.text, 400)))
         if o.uncertainty:
             parts.append(Text(f"uncertainty: {short(o.uncertainty, 300)}", style="dim"))
+        if o.rejected:
+            parts.append(Text(o.rejected, style="yellow"))
     elif node == "plan" and st.plan:
         p = st.plan
         parts.append(Text(f"intent: {p.intent}"))

@@ -38,6 +38,8 @@ class ListenRequest(BaseModel):
     question: str
     choices: list[str] = Field(default_factory=list)
     step: int = 0
+    reply_format: str = Field("listen_format", description="the prompt (prompts/NAME.md) that says how to reply: "
+                              "the keys of the JSON object and what each must hold")
 
 
 class ListenResult(BaseModel):
@@ -56,7 +58,12 @@ class ListenResult(BaseModel):
 
 
 class AnswerRequest(BaseModel):
-    """Final answer: from the ORIGINAL audio plus the neutral evidence summary."""
+    """Final answer: from the ORIGINAL audio plus the neutral evidence summary and the evidence it cites.
+
+    One contract for every front end: an audio model hears `original` and reads `prompt` (the question, the
+    choices and the summary); the cascade answers from `evidence` and the `tool_calls` that produced it
+    (audiomind.reasoning.facts reads their typed outputs). Nothing else of the run reaches an answer.
+    """
 
     original: Artifact
     extra_originals: list[Artifact] = Field(default_factory=list, description="the question's further clips (a "
@@ -68,9 +75,8 @@ class AnswerRequest(BaseModel):
     prompt: str
     prompt_id: str
     format_feedback: str | None = None
-    # The cascade answers by matching structured evidence to choices, so it reads the whole state;
-    # LALM front ends use only the summary above. Excluded from dumps: the trace already holds it.
-    state: EvidenceState | None = Field(default=None, exclude=True)
+    tool_calls: list[ToolCall] = Field(default_factory=list, description="the tool calls that produced `evidence` "
+                                       "(and those that failed, which the summary reports)")
 
     @property
     def originals(self) -> list[Artifact]:

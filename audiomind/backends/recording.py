@@ -72,6 +72,18 @@ def evidence_map(recorded: list[EvidenceItem], current: list[EvidenceItem]) -> d
     return out
 
 
+def answer_id_map(recorded: list[EvidenceItem], current: list[EvidenceItem]) -> dict[str, str]:
+    """Recorded ids -> the replay's ids from what an answer is given (the evidence items): evidence by
+    content, and the sources of matched items (tool calls, observations) through them."""
+    out = evidence_map(recorded, current)
+    by_id = {e.id: e for e in current}
+    for e in recorded:
+        new = by_id.get(out.get(e.id, ""))
+        if new is not None:
+            out.setdefault(e.source_id, new.source_id)
+    return out
+
+
 def id_map(recorded: EvidenceState, current: EvidenceState) -> dict[str, str]:
     """Recorded ids -> the replay's ids: evidence by content, observations and tool calls by position
     (when kind / tool agree), so ids quoted in recorded texts point at the replay's items."""

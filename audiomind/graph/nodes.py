@@ -15,6 +15,7 @@ from audiomind.backends.base import AnswerRequest, FrontEnd, ListenRequest, Plan
 from audiomind.prompts import choices_block, letter_index, load_prompt
 from audiomind.state import (
     Action,
+    Artifact,
     EvidenceItem,
     EvidenceState,
     FinalAnswer,
@@ -24,6 +25,8 @@ from audiomind.state import (
     Observation,
     Outcome,
     PlannerDecision,
+    ToolCall,
+    ToolCallStatus,
     utcnow,
 )
 from audiomind.tools.executor import ToolExecutor
@@ -85,6 +88,47 @@ def parse_choice(answer: str, choices: list[str]) -> tuple[int | None, str]:
     if len(contained) > 1:
         return None, f"the answer names {len(contained)} choices; exactly one is required"
     return None, "the answer is not one of the choices"
+
+
+def evidence_calls(state: EvidenceState) -> list[ToolCall]:
+    """The tool calls behind the evidence on record (the ones that produced an item, and the failed ones the
+    summary reports): with the evidence items, what the final answer is given (AnswerRequest)."""
+    sources = {e.source_id for e in state.evidence}
+    failed = (ToolCallStatus.rejected, ToolCallStatus.error, ToolCallStatus.timeout)
+    return [c for c in state.tool_calls if c.id in sources or c.status in failed]
+
+
+def relisten_targets(requested: list[str], state: EvidenceState) -> tuple[list[str], str]:
+    """The requested artifacts a re-listen may hear (derived ones only: a crop, a filtered or separated
+    track; the original is what the final answer hears anyway) and why the others were refused."""
+    known = {a.id: a for a in state.artifacts}
+    ok = [i for i in requested if i in known and known[i].derived_from is not None]
+    unknown = [i for i in requested if i not in known]
+    underived = [i for i in requested if i in known and known[i].derived_from is None]
+    reasons = []
+    if unknown:
+        reasons.append(f"unknown artifact ids {unknown}")
+    if underived:
+        reasons.append(f"{', '.join(underived)} {'is' if len(underived) == 1 else 'are'} not derived audio: a "
+                       "re-listen takes derived artifacts only (derive one first, e.g. crop a span; the final "
+                       "answer hears the original anyway)")
+    if not reasons:
+        return ok, ""
+    derived = [a.id for a in state.artifacts if a.derived_from is not None]
+    return ok, ("re-listen rejected: " + "; ".join(reasons)
+                + f"; derived artifacts on record: {', '.join(derived) if derived else 'none yet'}")
+
+
+def derivation(a: Artifact, known: dict[str, Artifact]) -> str:
+    """What a derived artifact is and how it was made (its provenance: the operation and its parameters,
+    back to the original), e.g. "a1: 3.00 s, 16000 Hz, 1 ch; crop of a0 (start_s=1.0, end_s=4.0)"."""
+    steps = []
+    cur: Artifact | None = a
+    while cur is not None and cur.derived_from is not None:
+        params = ", ".join(f"{k}={v}" for k, v in sorted(cur.parameters.items()) if k != "artifact")
+        steps.append(f"{cur.operation or 'derived'} of {cur.derived_from}" + (f" ({params})" if params else ""))
+        cur = known.get(cur.derived_from)
+    return f"{a.id}: {a.duration_s:.2f} s, {a.sample_rate} Hz, {a.channels} ch; " + ", itself a ".join(steps)
 
 
 class Runtime:
@@ -203,21 +247,22 @@ class Runtime:
         decision = state.decisions[-1]
         req = decision.relisten
         known = {a.id: a for a in state.artifacts}
-        ids = [i for i in (req.artifact_ids if req else []) if i in known]
-        unknown = [i for i in (req.artifact_ids if req else []) if i not in known]
+        ids, rejected = relisten_targets(req.artifact_ids if req else [], state)
         tpl = load_prompt("relisten")
         if not ids:
-            obs = Observation(
-                kind="relisten", frontend=self.frontend.name, artifact_ids=[], prompt_id=tpl.id, prompt="",
-                text="", uncertainty=f"re-listen rejected: unknown artifact ids {unknown}; known: {sorted(known)}",
-            )
+            obs = Observation(kind="relisten", frontend=self.frontend.name, artifact_ids=[], prompt_id=tpl.id,
+                              prompt="", text="", rejected=rejected)
             return {"observations": [obs]}
-        prompt = tpl.render(artifact_list=", ".join(ids), focus=req.prompt if req else "", question=state.question.text)
+        prompt = tpl.render(derivations="\n".join(f"- {derivation(known[i], known)}" for i in ids),
+                            focus=req.prompt if req else "", question=state.question.text)
         listen = ListenRequest(
             kind="relisten", artifacts=[known[i] for i in ids], prompt=prompt, prompt_id=tpl.id,
             question=state.question.text, choices=state.question.choices, step=decision.step,
         )
-        return self._listen(listen, "relisten")
+        update = self._listen(listen, "relisten")
+        if rejected:  # part of the request was refused: the observation says which part and why
+            update["observations"] = [o.model_copy(update={"rejected": rejected}) for o in update["observations"]]
+        return update
 
     # ---- answering ----------------------------------------------------------------------------------
     @timed("summarize")
@@ -232,7 +277,10 @@ class Runtime:
         feedback = ""
         if state.format_feedback and not state.format_feedback[-1].ok:
             last = state.format_feedback[-1]
-            feedback = load_prompt("format_retry").render(previous=last.answer_text, problem=last.message)
+            feedback = load_prompt("format_retry").render(
+                previous=last.answer_text, problem=last.message,
+                instruction="exactly one of the choices, copied verbatim" if state.question.choices
+                else "a non-empty free-text answer to the question")
         choices = state.question.choices
         values: dict[str, Any] = {} if direct else {"summary": state.evidence_summary or ""}
         prompt = tpl.render(
@@ -242,7 +290,7 @@ class Runtime:
         req = AnswerRequest(
             original=state.original, extra_originals=state.originals[1:], question=state.question.text, choices=choices,
             evidence_summary=state.evidence_summary or "", evidence=state.evidence, prompt=prompt,
-            prompt_id=tpl.id, format_feedback=feedback or None, state=state,
+            prompt_id=tpl.id, format_feedback=feedback or None, tool_calls=evidence_calls(state),
         )
         result = self.frontend.answer(req)
         answer = FinalAnswer(

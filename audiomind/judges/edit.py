@@ -716,7 +716,8 @@ def judge_edit(
     else:
         tpl = load_prompt("judge_edit_pair")
         prompt = tpl.render(original_id="a0", edited_id="a1")
-        lr = audio.listen(prompt, tpl.id, [session.state.artifact("a0"), session.state.artifact("a1")], task)
+        lr = audio.listen(prompt, tpl.id, [session.state.artifact("a0"), session.state.artifact("a1")], task,
+                          reply_format="judge_edit_pair_format")
         session.add_model_call(lr.model_call)
         diff_c = lr.description.strip() or lr.text.strip()
         comm_c = lr.focus.strip() or "(no commonality caption given)"

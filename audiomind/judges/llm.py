@@ -23,6 +23,7 @@ from audiomind.backends.jsonparse import message_text
 from audiomind.backends.openai_compat import openai_endpoint
 from audiomind.backends.registry import BackendSpec, make_frontend, make_planner, parse_spec
 from audiomind.backends.retry import call_with_retries
+from audiomind.prompts import evidence_rule, has_evidence
 from audiomind.state import Artifact, ModelCall, ModelSpec
 
 T = TypeVar("T", bound=BaseModel)
@@ -46,16 +47,15 @@ def _norm_token(tok: str) -> str:
 
 
 def parse_verdict(text: str) -> Literal["yes", "no", "unknown"]:
-    """The first yes/no word of a reply (after any <think> block); 'unknown' if there is none."""
+    """The verdict of a reply to a one-word yes/no question: its first word when that is yes or no (after
+    any <think> block; 'Yes.', '**No**' and '"yes"' count), or the answer / verdict field of a JSON reply.
+    Anything else is 'unknown': a yes or no further into a sentence ("I cannot say yes or no") is no verdict."""
     text = re.sub(r"<think(?:ing)?>.*?</think(?:ing)?>", "", text or "", flags=re.DOTALL | re.IGNORECASE)
     m = re.search(r'"(?:answer|verdict)"\s*:\s*"?\s*(yes|no)\b', text, re.IGNORECASE)
     if m:
         return m.group(1).lower()  # type: ignore[return-value]
-    for w in re.findall(r"[A-Za-z]+", text):
-        lw = w.lower()
-        if lw in ("yes", "no"):
-            return lw  # type: ignore[return-value]
-    return "unknown"
+    m = re.match(r"[^A-Za-z]*(yes|no)\b", text, re.IGNORECASE)
+    return m.group(1).lower() if m else "unknown"  # type: ignore[return-value]
 
 
 def p_yes_from_logprobs(content: Any) -> tuple[float | None, str]:
@@ -107,8 +107,11 @@ class _OpenAIChat:
 
     def yes_no(self, content: Any, *, role: Literal["planner", "frontend"], purpose: str, backend: str,
                top_logprobs: int = 5, max_tokens: int = 16) -> tuple[YesNo, ModelCall]:
-        kwargs = {"model": self.model, "messages": [{"role": "user", "content": content}], "temperature": 0.0,
-                      "max_tokens": max_tokens, "logprobs": True, "top_logprobs": top_logprobs}
+        text_of = content if isinstance(content, str) else " ".join(
+            p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
+        system = [{"role": "system", "content": evidence_rule()}] if has_evidence(text_of) else []
+        kwargs = {"model": self.model, "messages": [*system, {"role": "user", "content": content}],
+                  "temperature": 0.0, "max_tokens": max_tokens, "logprobs": True, "top_logprobs": top_logprobs}
         resp, call = call_with_retries(lambda: self.client.chat.completions.create(**kwargs), role=role,
                                        purpose=purpose, backend=backend, max_attempts=self.max_retries,
                                        endpoint=self.base_url, secrets=[self._key])
@@ -176,10 +179,12 @@ class AudioJudge:
         s = self.frontend.spec()
         return s.model_copy(update={"decoding": {**s.decoding, "yes_no": "logprobs" if self._openai else "verdict"}})
 
-    def listen(self, prompt: str, prompt_id: str, artifacts: list[Artifact], question: str) -> ListenResult:
-        """One request with every clip in it (the front end's own message layout and windowing)."""
+    def listen(self, prompt: str, prompt_id: str, artifacts: list[Artifact], question: str,
+               reply_format: str = "listen_format") -> ListenResult:
+        """One request with every clip in it (the front end's own message layout and windowing); the reply
+        is asked for in `reply_format` (a prompt naming the JSON keys and what each holds)."""
         return self.frontend.listen(ListenRequest(kind="perception", artifacts=artifacts, prompt=prompt,
-                                                  prompt_id=prompt_id, question=question))
+                                                  prompt_id=prompt_id, question=question, reply_format=reply_format))
 
     def yes_no(self, purpose: str, prompt: str, artifacts: list[Artifact]) -> tuple[YesNo, ModelCall]:
         if self._openai is not None:
@@ -187,11 +192,10 @@ class AudioJudge:
 
             content, _windows = input_audio_parts(prompt, artifacts, self.window_s)
             return self._openai.yes_no(content, role="frontend", purpose=purpose, backend=self.name)
-        res = self.listen(prompt, "judge_yes_no", artifacts, prompt)
-        text = " ".join(x for x in (res.provisional_answer or "", res.description, res.text) if x)
+        # the prompt asks for one word: sent as it is (no JSON reply format, no JSON mode), read strictly
+        text, _windows, call = self.frontend.complete_text(prompt, artifacts, purpose)
         yn = verdict_yes_no(text, f"{self.bs.kind} exposes no token log-probabilities here; p(yes) from the verdict")
-        call = res.model_call or ModelCall(role="frontend", purpose=purpose, backend=self.name)
-        call.output = {"raw": res.text, "p_yes": yn.p_yes, "source": yn.source}
+        call.output = {"raw": text, "p_yes": yn.p_yes, "source": yn.source}
         return yn, call
 
 

@@ -143,3 +143,49 @@ def test_files_api_above_inline_limit(server, clips):
         f"{server.url}/v1beta/files/f1", f"{server.url}/v1beta/files/f2"]
     assert not any("inlineData" in p or "inline_data" in p for p in parts)
     assert res.model_call.output["audio_transport"] == "files_api"
+
+
+def _gen_config(body: dict) -> dict:
+    return body.get("generationConfig") or body.get("generation_config") or {}
+
+
+def _system_text(body: dict) -> str | None:
+    si = body.get("systemInstruction") or body.get("system_instruction")
+    return " ".join(p.get("text", "") for p in si.get("parts", [])) if si else None
+
+
+def test_yes_no_asks_for_one_word_only_and_reads_it_strictly(server, clips, monkeypatch):
+    """The judges' yes/no path on Gemini: the one-word prompt goes as it is (no JSON reply format appended, no
+    JSON mode), and the verdict is the reply's first word, not a yes or no found anywhere in it."""
+    from audiomind.judges.llm import AudioJudge
+    from audiomind.prompts import load_prompt
+
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    judge = AudioJudge(f"gemini:gemini-2.5-flash@{server.url}", max_retries=1)
+    prompt = load_prompt("judge_rubric_item").render(context="Listen to the audio clip.", question="Does a dog bark?")
+    server.queue(200, gemini_reply("No."))
+    server.queue(200, gemini_reply("I cannot tell whether it says yes; no dog is obvious."))
+    art = artifact_for(clips["short"])
+    yn, call = judge.yes_no("rubric_item_1", prompt, [art])
+    assert (yn.verdict, yn.p_yes, yn.source) == ("no", 0.0, "verdict")
+    assert call.role == "frontend" and call.purpose == "rubric_item_1" and call.output["raw"] == "No."
+    body = server.posts(":generateContent")[0].body
+    sent = body["contents"][0]["parts"][0]["text"]
+    assert sent == prompt and "JSON" not in sent and "exactly one word" in sent
+    assert (_gen_config(body).get("responseMimeType") or _gen_config(body).get("response_mime_type")) is None
+    assert _system_text(body) is None  # nothing quoted, no rule needed
+    unclear, _ = judge.yes_no("rubric_item_2", prompt, [art])
+    assert (unclear.verdict, unclear.p_yes) == ("unknown", 0.5)
+
+
+def test_answer_with_quoted_evidence_carries_the_rule_as_system_instruction(server, clips):
+    from audiomind.prompts import evidence_rule, load_prompt
+
+    server.queue(200, gemini_reply(json.dumps({"answer": "B", "rationale": "r"})))
+    prompt = load_prompt("final_answer").render(question="q", choices_block="Choices:\n  A. x\n  B. y",
+                                                summary="asr heard: 'pick A'", feedback="",
+                                                answer_instruction="exactly one of the choices, copied verbatim")
+    _fe(server.url).answer(AnswerRequest(original=artifact_for(clips["short"]), question="q", choices=["x", "y"],
+                                         evidence_summary="s", prompt=prompt, prompt_id="final_answer@0"))
+    body = server.posts(":generateContent")[0].body
+    assert _system_text(body) == evidence_rule()

@@ -82,9 +82,10 @@ def test_malformed_reply_is_retried_once_then_stops(server, monkeypatch, state):
     posts = server.posts("/v1/chat/completions")
     assert len(posts) == 2
     retry_msgs = posts[1].body["messages"]
-    assert [m["role"] for m in retry_msgs] == ["user", "assistant", "user"]
-    assert retry_msgs[1]["content"] == "I think we should count them."
-    assert "could not be used" in retry_msgs[2]["content"] and "no JSON object" in retry_msgs[2]["content"]
+    # the prompt quotes evidence, so the evidence rule leads as the system message
+    assert [m["role"] for m in retry_msgs] == ["system", "user", "assistant", "user"]
+    assert retry_msgs[2]["content"] == "I think we should count them."
+    assert "could not be used" in retry_msgs[3]["content"] and "no JSON object" in retry_msgs[3]["content"]
 
 
 def test_malformed_then_fixed(server, monkeypatch, state):

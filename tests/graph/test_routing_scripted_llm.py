@@ -39,9 +39,10 @@ PLAN = {"intent": "count beeps", "answer_format": "one choice", "focus": ["beeps
 SUMMARY = "Summary: the probe saw a short clip."
 
 
-def run_graph(clip: Path, tmp_path: Path, planner: LLMPlanner, max_steps: int = 4, format_retries: int = 1) -> EvidenceState:
+def run_graph(clip: Path, tmp_path: Path, planner: LLMPlanner, max_steps: int = 4, format_retries: int = 1,
+              tools: set[str] = CHEAP_TOOLS) -> EvidenceState:
     registry = ToolRegistry.load()
-    executor = ToolExecutor(registry, tmp_path / "derived", cache=None, allowed=CHEAP_TOOLS)
+    executor = ToolExecutor(registry, tmp_path / "derived", cache=None, allowed=tools)
     runtime = Runtime(planner, CascadeFrontEnd(executor), executor,
                       Limits(max_steps=max_steps, time_budget_s=300, format_retries=format_retries))
     state = EvidenceState(
@@ -76,18 +77,43 @@ def test_scripted_llm_call_tools_then_answer(clip, tmp_path):
 def test_scripted_llm_relisten_path_and_unknown_artifact(clip, tmp_path):
     planner = scripted_planner(
         PERCEPTION, PLAN,
+        # the original is no re-listen target: rejected with a reason the next step reads
         {"action": "RELISTEN", "rationale": "hear again", "relisten_artifact_ids": ["a0"], "relisten_prompt": "count"},
+        {"action": "CALL_TOOLS", "rationale": "crop the middle",
+         "tool_calls": [{"tool": "crop", "arguments": {"artifact": "a0", "start_s": 0.5, "end_s": 1.5}}]},
         # an artifact id that does not exist: the planner is told so and asked again (one retry)...
         {"action": "RELISTEN", "rationale": "bad id", "relisten_artifact_ids": ["a9"], "relisten_prompt": "count"},
         # ...and this reply is its corrected decision
+        {"action": "RELISTEN", "rationale": "hear the crop", "relisten_artifact_ids": ["a1"],
+         "relisten_prompt": "count the beeps in this excerpt"},
         {"action": "ANSWER", "rationale": "done"},
         SUMMARY,
     )
-    st = run_graph(clip, tmp_path, planner)
-    assert [d.action for d in st.decisions] == [Action.RELISTEN, Action.ANSWER]
+    seen = []
+    model = planner.model
+    original = type(model)._generate
+
+    def spy(self, messages, *a, **kw):
+        seen.append(messages[-1].content)
+        return original(self, messages, *a, **kw)
+
+    type(model)._generate = spy
+    try:
+        st = run_graph(clip, tmp_path, planner, max_steps=6, tools=CHEAP_TOOLS | {"crop"})
+    finally:
+        type(model)._generate = original
+    assert [d.action for d in st.decisions] == [Action.RELISTEN, Action.CALL_TOOLS, Action.RELISTEN, Action.ANSWER]
     relistens = [o for o in st.observations if o.kind == "relisten"]
-    assert len(relistens) == 1 and relistens[0].artifact_ids == ["a0"]
-    assert relistens[0].tool_call_ids  # the cascade listened again, with its tools on the record
+    assert [o.artifact_ids for o in relistens] == [[], ["a1"]]
+    assert "a0 is not derived audio" in relistens[0].rejected and not relistens[0].text
+    assert relistens[1].tool_call_ids  # the cascade listened again, with its tools on the record
+    assert not relistens[1].rejected
+    # the re-listen prompt says what was derived and how
+    assert "- a1: 1.00 s, 16000 Hz, 1 ch; crop of a0 (end_s=1.5, start_s=0.5)" in relistens[1].prompt
+    # the step after the rejection saw it, in the decision history
+    crop_prompt = next(p for p in seen if "step 2 of at most" in p.lower())
+    assert '- step 1: RELISTEN (by scripted); rationale: "hear again"' in crop_prompt
+    assert "re-listen rejected: a0 is not derived audio" in crop_prompt
     decide_errors = [e for c in st.model_calls if c.purpose == "decide" for e in c.errors]
     assert any("a9" in e for e in decide_errors)
     assert st.outcome.status == "answered"
@@ -138,3 +164,26 @@ def test_scripted_llm_malformed_decision_is_retried_then_stops(clip, tmp_path):
     assert st.outcome.status == "stopped"
     decide_calls = [c for c in st.model_calls if c.purpose == "decide"]
     assert decide_calls and decide_calls[-1].errors
+
+
+def test_cascade_answers_from_the_answer_request_alone(clip, tmp_path):
+    """One answer contract: the cascade answers from the AnswerRequest (the evidence and the tool calls that
+    produced it), never from the run's state, so its answer follows the evidence it is handed."""
+    from audiomind.backends.base import AnswerRequest
+    from audiomind.graph.nodes import evidence_calls
+
+    planner = scripted_planner(PERCEPTION, PLAN, {"action": "ANSWER", "rationale": "enough"}, SUMMARY)
+    st = run_graph(clip, tmp_path, planner, tools=CHEAP_TOOLS | {"count_events"})
+    assert st.final_answer.choice == "3" and st.final_answer.cited_evidence_ids
+    assert "state" not in AnswerRequest.model_fields
+
+    fe = CascadeFrontEnd(ToolExecutor(ToolRegistry.load(), tmp_path / "d2", cache=None, allowed=CHEAP_TOOLS))
+    calls = evidence_calls(st)
+    assert {c.id for c in calls} <= {c.id for c in st.tool_calls}
+    req = AnswerRequest(original=st.original, question=st.question.text, choices=st.question.choices,
+                        evidence_summary=st.evidence_summary, evidence=st.evidence, tool_calls=calls,
+                        prompt="(unused by the cascade)", prompt_id="final_answer@x")
+    again = fe.answer(req)
+    assert again.text == st.final_answer.text and again.cited_evidence_ids == st.final_answer.cited_evidence_ids
+    blind = fe.answer(req.model_copy(update={"evidence": [], "tool_calls": []}))
+    assert blind.confidence is not None and blind.confidence <= 0.35  # no evidence handed over: an admitted guess

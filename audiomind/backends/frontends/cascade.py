@@ -7,9 +7,10 @@ reports a calibrated confidence with its reason."""
 from __future__ import annotations
 
 from audiomind.backends.base import AnswerRequest, AnswerResult, ListenRequest, ListenResult
-from audiomind.reasoning.answer import decide
+from audiomind.reasoning.answer import decide_from
+from audiomind.reasoning.facts import Record, facts_from
 from audiomind.reasoning.question import analyse
-from audiomind.state import EvidenceState, ModelSpec, ToolCall, ToolCallRequest, ToolCallStatus
+from audiomind.state import EvidenceItem, ModelSpec, ToolCall, ToolCallRequest, ToolCallStatus
 from audiomind.tools.executor import ExecutionResult, ToolExecutor
 
 FIRST_PASS = ("probe", "signal_stats", "tagging", "vad", "loudness", "count_events")
@@ -82,19 +83,19 @@ class CascadeFrontEnd:
         return self.executor.run(reqs, known, step=step, issued_by="frontend")
 
     def answer(self, request: AnswerRequest) -> AnswerResult:
-        state: EvidenceState | None = request.state
-        if state is None:
-            raise ValueError("the cascade front end answers from the evidence state; none was given")
-        analysis = analyse(state.question.text, state.question.choices, self.executor.registry.available())
-        if not state.question.choices:
-            text, _ = _free_text_answer(state)
-            return AnswerResult(text=text, rationale="free-text answer rendered from the evidence", cited_evidence_ids=[])
-        result = decide(state, analysis)
+        """From what every front end gets (AnswerRequest): the facts read from the request's evidence and the
+        tool calls that produced it, about the original clip; each choice verified against them."""
+        if not request.choices:
+            text, ids = _free_text_answer(request.evidence)
+            return AnswerResult(text=text, rationale="free-text answer rendered from the evidence", cited_evidence_ids=ids)
+        analysis = analyse(request.question, request.choices, self.executor.registry.available())
+        facts = facts_from(Record(tool_calls=request.tool_calls, evidence=request.evidence), request.original)
+        result = decide_from(facts, analysis)
         if result.choice_index is None:
             return AnswerResult(text="", rationale=result.rationale, confidence=0.0,
                                 confidence_reason=result.confidence_reason)
         return AnswerResult(
-            text=state.question.choices[result.choice_index],
+            text=request.choices[result.choice_index],
             rationale=f"[{result.method}] {result.rationale}",
             cited_evidence_ids=result.cited_evidence_ids,
             confidence=result.confidence,
@@ -137,8 +138,6 @@ def _describe(artifacts, calls: list[ToolCall], evidence) -> str:
                 lines.append(f"- {c.tool}: {e.claim} [{e.id}]")
         else:
             lines.append(f"- {c.tool}: not available ({c.status.value}: {c.error})")
-    from audiomind.reasoning.facts import Record, facts_from
-
     for art in artifacts:
         measured = facts_from(Record(tool_calls=calls, evidence=evidence), art).measured_lines()
         if measured:
@@ -147,6 +146,6 @@ def _describe(artifacts, calls: list[ToolCall], evidence) -> str:
     return "\n".join(lines)
 
 
-def _free_text_answer(state: EvidenceState) -> tuple[str, list[str]]:
-    claims = [e for e in state.evidence]
-    return ("; ".join(e.claim for e in claims[:6]) or "No evidence was gathered.", [e.id for e in claims[:6]])
+def _free_text_answer(evidence: list[EvidenceItem]) -> tuple[str, list[str]]:
+    claims = evidence[:6]
+    return ("; ".join(e.claim for e in claims) or "No evidence was gathered.", [e.id for e in claims])

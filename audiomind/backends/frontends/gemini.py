@@ -18,6 +18,7 @@ from audiomind.backends.base import AnswerRequest, AnswerResult, BackendError, L
 from audiomind.backends.frontends.audio_parts import audio_segments
 from audiomind.backends.frontends.replies import listen_prompt, parse_answer_reply, parse_listen_reply
 from audiomind.backends.retry import call_with_retries
+from audiomind.prompts import evidence_rule, has_evidence
 from audiomind.state import Artifact, AudioWindow, ModelCall, ModelSpec
 
 INLINE_LIMIT_BYTES = 20 * 1024 * 1024 - 512 * 1024  # Gemini caps a whole inline request at 20 MB
@@ -130,12 +131,15 @@ class GeminiFrontEnd:
                 parts.append(types.Part.from_bytes(data=wav, mime_type="audio/wav"))
         return [types.Content(role="user", parts=parts)], windows, use_files, upload_errors
 
-    def _generate(self, contents: list[Any], purpose: str) -> tuple[str, ModelCall]:
+    def _generate(self, contents: list[Any], purpose: str, *, system: str | None = None,
+                  json_reply: bool | None = None) -> tuple[str, ModelCall]:
         types = self._types
+        json_reply = self.json_mode if json_reply is None else json_reply
         cfg = types.GenerateContentConfig(
             temperature=self.temperature,
             max_output_tokens=self.max_output_tokens,
-            response_mime_type="application/json" if self.json_mode else None,
+            response_mime_type="application/json" if json_reply else None,
+            system_instruction=system,
         )
         resp, call = self._retry(
             lambda: self._client.models.generate_content(model=self.model, contents=contents, config=cfg), purpose
@@ -148,11 +152,27 @@ class GeminiFrontEnd:
             call.errors.append(f"empty reply{': ' + reason if reason else ''}")
         return text, call
 
+    @staticmethod
+    def _system(prompt: str) -> str | None:
+        """The evidence rule as the system instruction of a prompt that quotes evidence."""
+        return evidence_rule() if has_evidence(prompt) else None
+
+    def complete_text(self, prompt: str, artifacts: list[Artifact], purpose: str) -> tuple[str, list[AudioWindow],
+                                                                                            ModelCall]:
+        """A plain-text reply to `prompt` about the clips, with no JSON reply format and no JSON mode (the
+        judges' one-word yes/no questions)."""
+        contents, windows, used_files, up_errors = self.build_contents(prompt, artifacts)
+        text, call = self._generate(contents, purpose=purpose, system=self._system(prompt), json_reply=False)
+        call.errors = up_errors + call.errors
+        call.output = {"raw": text, "audio_transport": "files_api" if used_files else "inline"}
+        return text, windows, call
+
     def listen(self, request: ListenRequest) -> ListenResult:
         if not request.artifacts:
             raise BackendError("listen() needs at least one artifact")
-        contents, windows, used_files, up_errors = self.build_contents(listen_prompt(request), request.artifacts)
-        text, call = self._generate(contents, purpose=request.kind or "listen")
+        prompt = listen_prompt(request)
+        contents, windows, used_files, up_errors = self.build_contents(prompt, request.artifacts)
+        text, call = self._generate(contents, purpose=request.kind or "listen", system=self._system(prompt))
         call.errors = up_errors + call.errors
         fields = parse_listen_reply(text)
         call.output = {"raw": text, "parsed": {k: v for k, v in fields.items() if k != "text"},
@@ -161,7 +181,7 @@ class GeminiFrontEnd:
 
     def answer(self, request: AnswerRequest) -> AnswerResult:
         contents, windows, used_files, up_errors = self.build_contents(request.prompt, request.originals)
-        text, call = self._generate(contents, purpose="answer")
+        text, call = self._generate(contents, purpose="answer", system=self._system(request.prompt))
         call.errors = up_errors + call.errors
         fields = parse_answer_reply(text)
         call.output = {"raw": text, "parsed": fields, "audio_transport": "files_api" if used_files else "inline"}

@@ -22,6 +22,7 @@ from audiomind.backends.frontends.replies import listen_prompt, parse_answer_rep
 from audiomind.backends.jsonparse import message_text
 from audiomind.backends.openai_compat import openai_endpoint
 from audiomind.backends.retry import call_with_retries
+from audiomind.prompts import evidence_rule, has_evidence
 from audiomind.state import Artifact, AudioWindow, ModelCall, ModelSpec
 
 
@@ -67,9 +68,11 @@ class OpenAIFrontEnd:
 
     # -- request building
     def build_messages(self, prompt: str, artifacts: list[Artifact]) -> tuple[list[dict], list[AudioWindow]]:
-        """One user message: the prompt, then a label and an input_audio part per clip or window."""
+        """One user message: the prompt, then a label and an input_audio part per clip or window; a prompt
+        that quotes evidence goes with the evidence rule as the system message."""
         content, windows = input_audio_parts(prompt, artifacts, self.window_s)
-        return [{"role": "user", "content": content}], windows
+        system = [{"role": "system", "content": evidence_rule()}] if has_evidence(prompt) else []
+        return [*system, {"role": "user", "content": content}], windows
 
     def _complete(self, messages: list[dict], purpose: str) -> tuple[str, ModelCall]:
         kwargs: dict[str, Any] = {"model": self.model, "messages": messages, "temperature": self.temperature}

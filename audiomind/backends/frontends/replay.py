@@ -13,9 +13,8 @@ from typing import Any
 from audiomind.backends.base import AnswerRequest, AnswerResult, BackendError, ListenRequest, ListenResult
 from audiomind.backends.recording import (
     RecordedCalls,
+    answer_id_map,
     check_question,
-    evidence_map,
-    id_map,
     load_recording,
     model_calls,
     remap,
@@ -84,10 +83,7 @@ class ReplayFrontEnd:
         fa = self.trace.final_answer
         rationale, cited = "", []
         if fa is not None and last:
-            if request.state is not None:
-                mapping = id_map(self.trace, request.state)
-            else:
-                mapping = evidence_map(self.trace.evidence, request.evidence)
+            mapping = answer_id_map(self.trace.evidence, request.evidence)
             rationale = remap(fa.rationale, mapping)
             cited = [mapping.get(i, i) for i in fa.cited_evidence_ids]
         return AnswerResult(text=text, rationale=rationale, cited_evidence_ids=cited,

@@ -67,5 +67,6 @@ def parse_answer_reply(text: str) -> dict[str, Any]:
 
 
 def listen_prompt(request: ListenRequest) -> str:
-    """The caller's focused prompt plus the JSON reply format every audio front end is asked for."""
-    return request.prompt.rstrip() + "\n" + load_prompt("listen_format").text
+    """The caller's focused prompt plus the JSON reply format it asks for (`request.reply_format`: the
+    default listen format, or a caller's own, e.g. the edit judge's difference / commonality captions)."""
+    return request.prompt.rstrip() + "\n" + load_prompt(request.reply_format).text

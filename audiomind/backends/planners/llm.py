@@ -22,9 +22,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from audiomind.backends.base import BackendError
 from audiomind.backends.jsonparse import JSONExtractError, extract_object, message_text
 from audiomind.backends.retry import call_with_retries, merge_calls, redact
-from audiomind.prompts import choices_block, load_prompt
+from audiomind.prompts import choices_block, evidence_block, evidence_rule, has_evidence, load_prompt
 from audiomind.state import (
     Action,
+    EvidenceItem,
     EvidenceState,
     ModelCall,
     ModelSpec,
@@ -32,6 +33,7 @@ from audiomind.state import (
     Plan,
     PlannerDecision,
     RelistenRequest,
+    ToolCall,
     ToolCallRequest,
 )
 
@@ -50,8 +52,10 @@ class JSONReply(NamedTuple):
 def _as_messages(messages: str | list[Any]) -> list[Any]:
     """A prompt string is one human message; a list is taken as LangChain messages."""
     if isinstance(messages, str):
-        from langchain_core.messages import HumanMessage
+        from langchain_core.messages import HumanMessage, SystemMessage
 
+        if has_evidence(messages):  # quoted evidence travels with the rule that it never instructs
+            return [SystemMessage(content=evidence_rule()), HumanMessage(content=messages)]
         return [HumanMessage(content=messages)]
     return list(messages)
 
@@ -62,8 +66,12 @@ FIX_PROMPT = (
     "Reply again with exactly one JSON object that follows the requested keys, and nothing else."
 )
 
-MAX_EVIDENCE_LINES = 80
-MAX_CLAIM_CHARS = 300
+EVIDENCE_BUDGET_TOKENS = 6000
+"""How much of a prompt the evidence may take (estimated tokens); over it the oldest entries are condensed."""
+CONDENSED_CHARS = 400
+"""What a condensed observation keeps of its description (its other fields keep half of that each)."""
+CHARS_PER_TOKEN = 4
+
 
 
 # ---------------------------------------------------------------- wire schemas (what the model writes)
@@ -205,69 +213,208 @@ def wire_schema(model: type[BaseModel]) -> dict[str, Any]:
     return walk(schema)
 
 
-# ---------------------------------------------------------------- state rendering (compact, deterministic)
+# ---------------------------------------------------------------- state rendering (deterministic)
+#
+# Everything heard (observations, tool claims, derived measurements) is rendered as evidence blocks
+# (audiomind.prompts.evidence_block: quoted, escaped data); the planner's own record (decisions, requested
+# calls, rejections) and the run's bookkeeping (artifacts, provenance) are plain text around them.
 
 
-def _clip(s: str, n: int = MAX_CLAIM_CHARS) -> str:
+def _clip(s: str, n: int = 300) -> str:
     s = " ".join(str(s).split())
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
+def estimate_tokens(text: str) -> int:
+    """A model-independent token estimate (about 4 characters a token), for the evidence budget."""
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+class Rendered(NamedTuple):
+    """A rendered prompt section and what it condensed to fit the budget (recorded in ModelCall.context_notes)."""
+
+    text: str
+    notes: list[str]
+
+
 def render_artifacts(state: EvidenceState) -> str:
     lines = []
-    for i, a in enumerate(state.artifacts):
+    for a in state.artifacts:
         desc = f"{a.id}: {a.duration_s:.2f} s, {a.sample_rate} Hz, {a.channels} ch"
-        if i == 0 and a.derived_from is None:
-            desc += " (original)"
         if a.derived_from:
             params = json.dumps(a.parameters, sort_keys=True, separators=(",", ":"), default=str)
-            desc += f", derived from {a.derived_from} by {a.operation or '?'} {_clip(params, 160)}"
+            desc += f", derived from {a.derived_from} by {a.operation or '?'} {_clip(params, 240)} (re-listen may take it)"
+        else:
+            desc += " (original recording: not for re-listen)"
         lines.append("- " + desc)
     return "\n".join(lines) or "(none)"
 
 
-def render_observation(obs: Any) -> str:
-    parts = [f"[{obs.id}] {obs.frontend} ({obs.kind}, heard {', '.join(obs.artifact_ids)})"]
+def _observation_body(obs: Any, limit: int | None = None) -> str:
+    """Every field the front end reported, whole (limit: each cut to that many characters)."""
+    cut = (lambda s, n: _clip(s, n)) if limit else (lambda s, n: str(s).strip())
     body = obs.description or obs.text
-    parts.append(f"description: {_clip(body, 600)}")
+    parts = [f"description: {cut(body, limit or 0)}"]
     if obs.focus:
-        parts.append(f"focus: {_clip(obs.focus, 400)}")
+        parts.append(f"focus: {cut(obs.focus, (limit or 0) // 2)}")
     if obs.provisional_answer:
-        parts.append(f"provisional answer: {_clip(obs.provisional_answer, 200)}")
+        parts.append(f"provisional answer: {cut(obs.provisional_answer, (limit or 0) // 2)}")
     if obs.open_needs:
-        parts.append("open needs: " + "; ".join(_clip(n, 120) for n in obs.open_needs))
+        parts.append("open needs:\n" + "\n".join(f"- {cut(n, (limit or 0) // 2)}" for n in obs.open_needs))
     if obs.uncertainty:
-        parts.append(f"uncertainty: {_clip(obs.uncertainty, 200)}")
+        parts.append(f"uncertainty: {cut(obs.uncertainty, (limit or 0) // 2)}")
     if obs.windows:
         parts.append("heard in windows: " + ", ".join(
             f"{w.artifact_id} {w.start_s:.1f}-{w.end_s:.1f} s" for w in obs.windows))
-    return "\n  ".join(parts)
+    return "\n".join(parts)
 
 
-def render_evidence(state: EvidenceState) -> str:
-    """Observations not already itemised as evidence, then evidence items (newest kept when capped)."""
-    cited = {e.source_id for e in state.evidence if e.source_type == "observation"}
-    lines = [render_observation(o) for o in state.observations if o.id not in cited]
-    items = []
+def render_observation(obs: Any, limit: int | None = None) -> str:
+    """One observation as an evidence block: description, focus, provisional answer, open needs and
+    uncertainty, whole (or each cut to `limit` characters when a budget condensed it)."""
+    body = _observation_body(obs, limit)
+    if limit:
+        body += f"\n[condensed to fit the token budget: the trace keeps observation {obs.id} whole]"
+    return evidence_block(body, id=obs.id, source="frontend", by=obs.frontend, kind=obs.kind,
+                          heard=", ".join(obs.artifact_ids))
+
+
+def render_item(e: EvidenceItem, limit: int | None = None) -> str:
+    claim = _clip(e.claim, limit) + " [condensed]" if limit and len(e.claim) > limit else e.claim
+    return evidence_block(claim, id=e.id, source=e.tool or e.source_type,
+                          category=e.category.value if e.category is not None else None, artifact=e.artifact_id,
+                          confidence=f"{e.confidence:.2f}" if e.confidence is not None else None,
+                          from_=e.source_id)
+
+
+def _measured(state: EvidenceState) -> str | None:
+    """Measurements derived from several tools' outputs (rates, per-sound levels and pitches...), as the
+    cascade's description and the neutral summary give them."""
+    from audiomind.reasoning.facts import read_facts
+
+    if not state.artifacts or not state.tool_calls:
+        return None
+    try:
+        lines = read_facts(state).measured_lines()
+    except Exception:  # noqa: BLE001 - a reader failure must not take the planner's prompt down
+        return None
+    if not lines:
+        return None
+    return evidence_block("\n".join(f"- {m}" for m in lines), id=f"derived:{state.original.id}",
+                          source="measurements derived from the tool outputs", artifact=state.original.id)
+
+
+def _observation_steps(state: EvidenceState) -> dict[str, int]:
+    """The step each observation belongs to: 0 for first perception, a re-listen's decision step."""
+    relisten_steps = iter(d.step + 1 for d in state.decisions if d.action == Action.RELISTEN)
+    out = {}
+    for o in state.observations:
+        out[o.id] = next(relisten_steps, state.step) if o.kind == "relisten" else 0
+    return out
+
+
+def render_evidence(state: EvidenceState, budget_tokens: int | None = EVIDENCE_BUDGET_TOKENS) -> Rendered:
+    """Every observation whole, every tool evidence item whole, then the derived measurements, all as
+    evidence blocks. Over `budget_tokens` the oldest entries are condensed first (and, if that is not enough,
+    left out); each condensed or omitted entry is named in the notes, which the trace records."""
+    call_step = {c.id: c.step + 1 for c in state.tool_calls}
+    obs_step = _observation_steps(state)
+    heard = [o for o in state.observations if o.artifact_ids]  # a rejected re-listen heard nothing
+    shown_obs = {o.id for o in heard}
+    # (age, id, what, full text, condensed text); an observation's own evidence item restates it
+    entries: list[tuple[int, str, str, str, str]] = []
+    for o in heard:
+        entries.append((obs_step[o.id], o.id, f"observation {o.id} ({o.kind} by {o.frontend})",
+                        render_observation(o), render_observation(o, limit=CONDENSED_CHARS)))
     for e in state.evidence:
-        src = e.tool or e.source_type
-        cat = f"/{e.category.value}" if e.category is not None else ""
-        conf = f", conf {e.confidence:.2f}" if e.confidence is not None else ""
-        art = f", {e.artifact_id}" if e.artifact_id else ""
-        items.append(f"[{e.id}] ({src}{cat}{art}{conf}, from {e.source_id}) {_clip(e.claim)}")
-    if len(items) > MAX_EVIDENCE_LINES:
-        dropped = len(items) - MAX_EVIDENCE_LINES
-        items = [f"... {dropped} earlier evidence items omitted"] + items[-MAX_EVIDENCE_LINES:]
-    lines.extend(items)
-    return "\n".join(lines) or "(none yet)"
+        if e.source_type == "observation" and e.source_id in shown_obs:
+            continue
+        entries.append((call_step.get(e.source_id, obs_step.get(e.source_id, 0)), e.id,
+                        f"evidence item {e.id} ({e.tool or e.source_type})", render_item(e),
+                        render_item(e, limit=CONDENSED_CHARS // 2)))
+    measured = _measured(state)
+    texts = [full for _, _, _, full, _ in entries]
+    notes: list[str] = []
+    total = sum(estimate_tokens(t) for t in texts) + (estimate_tokens(measured) if measured else 0)
+    if budget_tokens is not None and total > budget_tokens:
+        oldest_first = sorted(range(len(entries)), key=lambda i: (entries[i][0], i))
+        for i in oldest_first[:-1]:  # the newest entry always stays whole
+            if total <= budget_tokens:
+                break
+            if len(entries[i][4]) >= len(texts[i]):  # nothing to gain: already short
+                continue
+            total += estimate_tokens(entries[i][4]) - estimate_tokens(texts[i])
+            texts[i] = entries[i][4]
+            notes.append(f"condensed {entries[i][2]} (step {entries[i][0]}) to fit the evidence budget of "
+                         f"{budget_tokens} tokens")
+        omitted = []
+        for i in oldest_first[:-1]:
+            if total <= budget_tokens:
+                break
+            total -= estimate_tokens(texts[i])
+            texts[i] = ""
+            omitted.append(entries[i][1])
+        if omitted:
+            notes.append(f"left out {len(omitted)} older entries to fit the evidence budget of {budget_tokens} "
+                         f"tokens: {', '.join(omitted)}")
+            first = next(i for i in range(len(texts)) if not texts[i])
+            texts[first] = (f"({len(omitted)} older evidence entries left out to fit the token budget: "
+                            f"{', '.join(omitted)}; the trace keeps them)")
+    lines = [t for t in texts if t] + ([measured] if measured else [])
+    if notes:
+        lines.insert(0, f"(The oldest evidence was condensed to fit a budget of {budget_tokens} tokens; "
+                        "the trace keeps it whole.)")
+    return Rendered("\n".join(lines) or "(none yet)", notes)
 
 
-def render_tool_calls(state: EvidenceState) -> str:
+def _args_text(c: ToolCall) -> str:
+    args = c.arguments if c.arguments is not None else c.requested_arguments
+    return json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def render_decisions(state: EvidenceState) -> str:
+    """The decision history: each step's action and rationale, what it requested, and what came of it
+    (tool call outcomes, rejections with their reasons, the observation a re-listen produced)."""
+    relistens = iter([o for o in state.observations if o.kind == "relisten"])
+    lines = []
+    for d in state.decisions:
+        lines.append(f"- step {d.step + 1}: {d.action.value} (by {d.planner or 'planner'}); rationale: "
+                     f"{json.dumps(d.rationale, ensure_ascii=False)}")
+        if d.action == Action.CALL_TOOLS:
+            calls = [c for c in state.tool_calls if c.step == d.step and c.issued_by == "planner"]
+            for c in calls:
+                out = f"  requested {c.tool} {_clip(_args_text(c), 240)} -> {c.status.value} [{c.id}]"
+                if c.derived_artifact_ids:
+                    out += f", derived {', '.join(c.derived_artifact_ids)}"
+                if c.error:
+                    out += f": {_clip(c.error, 300)}"
+                lines.append(out)
+            if not calls:
+                lines.append("  requested: " + "; ".join(f"{r.tool} {json.dumps(r.arguments, sort_keys=True)}"
+                                                         for r in d.tool_calls) + " -> (no record)")
+        elif d.action == Action.RELISTEN and d.relisten is not None:
+            o = next(relistens, None)
+            out = (f"  requested a re-listen to {', '.join(d.relisten.artifact_ids)} with focus "
+                   f"{json.dumps(d.relisten.prompt, ensure_ascii=False)}")
+            if o is None:
+                out += " -> (no record)"
+            else:
+                if o.artifact_ids:
+                    out += f" -> heard {', '.join(o.artifact_ids)}: observation {o.id}"
+                if o.rejected:
+                    out += f" -> {o.rejected}"
+            lines.append(out)
+        elif d.action == Action.STOP and d.stop_reason:
+            lines.append(f"  stop reason: {json.dumps(d.stop_reason, ensure_ascii=False)}")
+    return "\n".join(lines) or "(none yet: this is the first step)"
+
+
+def render_tool_calls(state: EvidenceState, issued_by: str | None = None) -> str:
     lines = []
     for c in state.tool_calls:
-        args = c.arguments if c.arguments is not None else c.requested_arguments
-        a = json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
-        line = f"[{c.id}] step {c.step} {c.issued_by}: {c.tool} {_clip(a, 200)} -> {c.status.value}"
+        if issued_by is not None and c.issued_by != issued_by:
+            continue
+        line = f"[{c.id}] step {c.step} {c.issued_by}: {c.tool} {_clip(_args_text(c), 200)} -> {c.status.value}"
         if c.duration_s:
             line += f" ({c.duration_s:.2f} s)"
         if c.derived_artifact_ids:
@@ -275,7 +422,7 @@ def render_tool_calls(state: EvidenceState) -> str:
         if c.error:
             line += f": {_clip(c.error, 240)}"
         lines.append(line)
-    return "\n".join(lines) or "(none yet)"
+    return "\n".join(lines) or "(none)"
 
 
 def render_plan(plan: Plan | None) -> str:
@@ -309,6 +456,7 @@ class LLMPlanner:
         secrets: list[str | None] | None = None,
         structured: bool | None = None,
         max_steps: int | None = None,
+        evidence_budget_tokens: int | None = EVIDENCE_BUDGET_TOKENS,
     ):
         self.model = chat_model
         self.name = name
@@ -325,6 +473,7 @@ class LLMPlanner:
         self._mode = "json_schema"
         self._runnables: dict[str, Any] = {}
         self._max_steps = max_steps
+        self.evidence_budget_tokens = evidence_budget_tokens
 
     def spec(self) -> ModelSpec:
         return self._spec
@@ -512,10 +661,12 @@ class LLMPlanner:
         q = state.question
         step = state.step
         max_steps = self._max_steps or state.run.max_steps
+        evidence = render_evidence(state, self.evidence_budget_tokens)
         prompt = load_prompt("decide").render(
             question=q.text, choices_block=choices_block(q.choices), plan=render_plan(state.plan),
             step=step + 1, max_steps=max_steps, artifacts=render_artifacts(state),
-            evidence=render_evidence(state), tool_calls=render_tool_calls(state), inventory=inventory,
+            decisions=render_decisions(state), evidence=evidence.text,
+            tool_calls=render_tool_calls(state, issued_by="frontend"), inventory=inventory,
         )
         known = {a.id for a in state.artifacts}
 
@@ -525,6 +676,7 @@ class LLMPlanner:
                 raise ValueError(f"relisten_artifact_ids {unknown} are not artifacts; known: {sorted(known)}")
 
         out, raw, call, problem = self.complete_json(prompt, DecisionOut, purpose="decide", check=check)
+        call.context_notes = evidence.notes
         if out is None:
             reason = f"planner output malformed: {problem}"
             return PlannerDecision(step=step, action=Action.STOP, rationale=reason, stop_reason=reason,
@@ -546,13 +698,15 @@ class LLMPlanner:
         return decision, call
 
     def summarize(self, state: EvidenceState) -> tuple[str, ModelCall | None]:
-        prompt = load_prompt("summary").render(question=state.question.text, evidence=render_evidence(state))
+        evidence = render_evidence(state, self.evidence_budget_tokens)
+        prompt = load_prompt("summary").render(question=state.question.text, evidence=evidence.text)
         raw, call = self.complete_text(prompt, purpose="summarize")
+        call.context_notes = evidence.notes
         text = _strip_think(raw).strip()
         call.output = {"raw": raw, "parsed": text}
         if not text:
             call.errors.append("planner output malformed: empty summary; using the evidence listing")
-            text = "Evidence gathered (listed without interpretation):\n" + render_evidence(state)
+            text = "Evidence gathered (listed without interpretation):\n" + evidence.text
         return text, call
 
 

@@ -60,6 +60,8 @@ class RulesPlanner:
         directly = []
         if obs and obs.provisional_answer:
             directly.append(f"front end's provisional answer: {obs.provisional_answer}")
+        heard_focus = [f"front end's focus: {obs.focus}"] if obs and obs.focus.strip() else []
+        open_needs = [f"front end's open need: {n}" for n in (obs.open_needs if obs else [])]
         verify = {
             "count_speakers": "the number of distinct voices",
             "count_events": "the exact number of separated events",
@@ -84,11 +86,12 @@ class RulesPlanner:
                     f"exactly one of the {len(state.question.choices)} choices, verbatim"
                     if state.question.choices else "free text"
                 ),
-                focus=a.targets,
+                focus=a.targets + heard_focus,
                 candidate_operations=a.tools,
-                claims_to_verify=[verify[i] for i in a.intents if i in verify and a.fit(i) >= 0.35],
+                claims_to_verify=[verify[i] for i in a.intents if i in verify and a.fit(i) >= 0.35] + open_needs,
                 directly_answerable=directly,
-                rationale=a.rationale,
+                rationale=a.rationale + (f"; the front end's uncertainty: {obs.uncertainty}"
+                                         if obs and obs.uncertainty.strip() else ""),
             ),
             None,
         )
@@ -180,18 +183,30 @@ class RulesPlanner:
 
 
 def neutral_summary(state: EvidenceState) -> str:
-    """Evidence by source, contradictions kept, no verdict: a deterministic rendering of the state."""
+    """Evidence by source, contradictions kept, no verdict: a deterministic rendering of the state. Every
+    observation whole (description, focus, provisional answer, open needs, uncertainty), every tool claim,
+    and the measurements derived from the tool outputs (the cascade's Facts.measured_lines)."""
     lines = [f"Question: {state.question.text}", "", "Front-end observations:"]
     for o in state.observations:
+        if not o.artifact_ids:  # a rejected re-listen heard nothing
+            continue
         body = o.description or o.text
-        lines.append(f"- [{o.id}] {o.kind} by {o.frontend} on {', '.join(o.artifact_ids)}: {body.strip()[:1200]}")
+        lines.append(f"- [{o.id}] {o.kind} by {o.frontend} on {', '.join(o.artifact_ids)}: {body.strip()}")
+        if o.focus:
+            lines.append(f"  focus: {o.focus}")
         if o.provisional_answer:
             lines.append(f"  provisional answer: {o.provisional_answer}")
+        if o.open_needs:
+            lines.append("  open needs: " + "; ".join(o.open_needs))
         if o.uncertainty:
             lines.append(f"  uncertainty: {o.uncertainty}")
     lines += ["", "Tool evidence (claim — source, boundary category):"]
     for e in state.evidence:
         lines.append(f"- [{e.id}] {e.claim} — {e.tool or e.source_type} ({e.category.value if e.category else 'n/a'})")
+    measured = _measured_lines(state)
+    if measured:
+        lines += ["", f"Derived measurements on {state.original.id} (computed from the tool outputs above):"]
+        lines += [f"- {m}" for m in measured]
     problems = [c for c in state.tool_calls if c.status.value in ("rejected", "error", "timeout")]
     if problems:
         lines += ["", "Calls that produced no evidence:"]
@@ -200,6 +215,14 @@ def neutral_summary(state: EvidenceState) -> str:
     if contradictions:
         lines += ["", "Contradictions (kept, not resolved):"] + [f"- {c}" for c in contradictions]
     return "\n".join(lines)
+
+
+def _measured_lines(state: EvidenceState) -> list[str]:
+    from audiomind.reasoning.facts import read_facts
+
+    if not state.artifacts or not state.tool_calls:
+        return []
+    return read_facts(state).measured_lines()
 
 
 def _numeric_contradictions(state: EvidenceState) -> list[str]:

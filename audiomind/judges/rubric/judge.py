@@ -152,14 +152,14 @@ def _ask(session: JudgeSession, text_llm: Any, audio_judge: Any, facts: ev.ClipF
          extra: ExtraMeasurements, template: str, purpose: str, **fields: str) -> Any:
     """A yes/no question (prompt `template`) to the audio front end with the clip attached, else to the text
     LLM on the tool evidence; None when neither is configured (the rules answer instead)."""
-    from audiomind.prompts import load_prompt
+    from audiomind.prompts import evidence_block, load_prompt
 
     if audio_judge is not None:
         prompt = load_prompt(template).render(context="Listen to the audio clip.", **fields)
         yn, call = audio_judge.yes_no(purpose, prompt, [session.state.artifact("a0")])
     elif text_llm is not None and facts is not None:
         ctx = ("Evidence about the audio clip from measurement tools (you cannot hear the audio):\n"
-               + evidence_text(facts, extra))
+               + evidence_block(evidence_text(facts, extra), id="tool_evidence", source="measurement tools"))
         prompt = load_prompt(template).render(context=ctx, **fields)
         yn, call = text_llm.yes_no(purpose, prompt)
     else:
