@@ -146,6 +146,8 @@ def test_a_judge_runs_and_writes_a_trace(served):
 def test_health_docs_and_metrics(served):
     client, _, _ = served
     _ask(client, path="phone.wav")
+    _ask(client, path="phone.wav")  # a cached repeat, so the cache-hit series exist whatever ran before
+    assert _ask(client).status_code == 400  # a refused request of its own: the test does not rely on test order
     health = client.get("/healthz").json()
     assert health["status"] == "ok" and health["ready"] is True and health["in_flight"] == 0
     assert "/v1/ask" in client.get("/openapi.json").json()["paths"]
