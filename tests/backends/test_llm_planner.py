@@ -156,6 +156,33 @@ def test_schema_rejection_steps_down_to_json_object_then_plain(server, monkeypat
     assert "response_format" not in server.posts("/v1/chat/completions")[-1].body
 
 
+def test_grammar_form_drops_length_bounds_and_caps_the_reply(server, monkeypatch, state):
+    """llama.cpp spells `maxLength: 1000` as 1000 nested optional grammar rules and refuses (or aborts on) such
+    a grammar (seen with SmolLM2 behind llama_cpp.server): the json_object form goes without length and count
+    bounds, and with a reply cap instead; the json_schema form keeps them. Validation stays ours."""
+    from audiomind.backends.planners.llm import GRAMMAR_MAX_TOKENS, grammar_schema
+
+    server.queue(422, {"detail": [{"loc": ["body", "response_format", "type"],
+                                   "msg": "Input should be 'text' or 'json_object'"}]})
+    server.queue(200, openai_chat(json.dumps({"action": "ANSWER", "rationale": "ok"})))
+    planner = _planner(server, monkeypatch)
+    planner.decide(state, INVENTORY)
+    first, second = server.posts("/v1/chat/completions")[:2]
+    assert "maxLength" in json.dumps(first.body["response_format"]) and "max_tokens" not in first.body
+    sent = json.dumps(second.body["response_format"]["schema"])
+    assert not any(k in sent for k in ("maxLength", "minLength", "maxItems", "minItems"))
+    assert second.body["max_tokens"] == GRAMMAR_MAX_TOKENS  # the field llama-cpp-python's server reads
+
+    capped = make_planner(f"openai:m@{server.url}/v1", registry=None, max_tokens=77)  # a cap of its own
+    capped.base_delay_s = 0.01
+    server.queue(422, {"detail": [{"loc": ["body", "response_format", "type"], "msg": "json_object only"}]})
+    server.queue(200, openai_chat(json.dumps({"action": "ANSWER", "rationale": "ok"})))
+    capped.decide(state, INVENTORY)
+    assert server.posts("/v1/chat/completions")[-1].body["max_tokens"] == 77
+    assert grammar_schema({"type": "array", "maxItems": 3, "items": {"type": "string", "maxLength": 9}}) == {
+        "type": "array", "items": {"type": "string"}}
+
+
 def scripted(*replies):
     msgs = [AIMessage(content=r if isinstance(r, str) else json.dumps(r)) for r in replies]
     return LLMPlanner(GenericFakeChatModel(messages=iter(msgs)), name="scripted", base_delay_s=0.01)

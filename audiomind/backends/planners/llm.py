@@ -213,6 +213,22 @@ def wire_schema(model: type[BaseModel]) -> dict[str, Any]:
     return walk(schema)
 
 
+_GRAMMAR_UNSAFE = frozenset({"maxLength", "minLength", "maxItems", "minItems"})
+GRAMMAR_MAX_TOKENS = 512
+"""The reply cap in the grammar (json_object) mode when the model has none: it stands in for the length bounds
+that grammar leaves out (a decision, a plan or a prompt fits well within it)."""
+
+
+def grammar_schema(schema: Any) -> Any:
+    """`schema` without string-length and item-count bounds, for grammar compilers (llama.cpp) that expand
+    each bound into that many nested rules; validation of the reply stays ours."""
+    if isinstance(schema, dict):
+        return {k: grammar_schema(v) for k, v in schema.items() if k not in _GRAMMAR_UNSAFE}
+    if isinstance(schema, list):
+        return [grammar_schema(x) for x in schema]
+    return schema
+
+
 # ---------------------------------------------------------------- state rendering (deterministic)
 #
 # Everything heard (observations, tool claims, derived measurements) is rendered as evidence blocks
@@ -509,7 +525,16 @@ class LLMPlanner:
         elif mode == "json_object":
             # llama-cpp-python's server and llama.cpp accept {"type": "json_object", "schema": ...}
             # (grammar-constrained) where they reject OpenAI's json_schema form.
-            bound = self.model.bind(response_format={"type": "json_object", "schema": wire})
+            # Length and count bounds are left out there: llama.cpp spells `maxLength: 1000` as 1000 nested
+            # optional rules and refuses (or aborts on) such a grammar; the reply is validated here anyway.
+            # Without those bounds a small model can write one string until its context is full, so the reply
+            # is capped (the model's own cap, else GRAMMAR_MAX_TOKENS; a cut reply is malformed JSON, which the
+            # retry and fallback below handle and record). It goes as `max_tokens` in the body: langchain-openai
+            # sends a model's cap as `max_completion_tokens`, which llama-cpp-python's server ignores.
+            cap = getattr(self.model, "max_tokens", None) or GRAMMAR_MAX_TOKENS
+            body = {**(getattr(self.model, "extra_body", None) or {}), "max_tokens": cap}
+            bound = self.model.bind(response_format={"type": "json_object", "schema": grammar_schema(wire)},
+                                    extra_body=body)
 
             def fn(messages: list[Any]) -> dict:
                 return {"raw": bound.invoke(messages), "parsed": None, "parsing_error": None}
