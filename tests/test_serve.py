@@ -145,8 +145,18 @@ def test_a_judge_runs_and_writes_a_trace(served):
 
 def test_health_docs_and_metrics(served):
     client, _, _ = served
-    _ask(client, path="phone.wav")
-    _ask(client, path="phone.wav")  # a cached repeat, so the cache-hit series exist whatever ran before
+    # audio no other test has seen (the session's tool cache is shared): its tools run ("ok"), a repeat is cached
+    import io
+
+    import numpy as np
+    import soundfile as sf
+
+    t = np.arange(32000) / 16000
+    buf = io.BytesIO()
+    sf.write(buf, (0.3 * np.sin(2 * np.pi * (700 + time.time_ns() % 500) * t)).astype(np.float32), 16000, format="WAV")
+    fresh = ("fresh.wav", buf.getvalue(), "audio/wav")
+    assert _ask(client, files={"audio": fresh}).status_code == 200
+    assert _ask(client, files={"audio": fresh}).status_code == 200
     assert _ask(client).status_code == 400  # a refused request of its own: the test does not rely on test order
     health = client.get("/healthz").json()
     assert health["status"] == "ok" and health["ready"] is True and health["in_flight"] == 0
