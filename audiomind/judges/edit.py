@@ -4,20 +4,32 @@ Inputs: the original audio, its description, the edit instruction and/or the tar
 edited audio. Output E = {overall quality, editing effectiveness, preservation}: a verdict and a score for
 each, the seed's Edit_score and Faith_score, a synthesis with suggestions, and every step on the record.
 
+What changed is measured, not guessed from the two clips as wholes: `audiomind.judges.align` lines the
+clips up (an offset per stretch, so an insertion or a cut moves the rest) and finds the stretches that were
+added, removed or replaced, in place or by insertion and cut. What is new (edited minus the aligned
+original) and what is gone are written as derived artifacts, and each changed stretch is heard by the tools
+that can see it: YAMNet tags over a window that starts at the stretch's onset (on the difference signal and
+on the clip), voice activity, and words where it is speech. All facts are read through the one reader layer
+(`audiomind.reasoning.facts`).
+
 The seven steps (the seed's chain of thought):
 1-2. difference and commonality captions of the (original, edited) pair, from the front end with both
-     clips in one request; the offline cascade derives them from tool evidence before/after (YAMNet classes
-     and events, transcripts, loudness).
+     clips in one request; offline, from the measured changes ("The edited audio adds a bell ringing after
+     the announcement (at 4.98 s)"; an instructed sound the tags neither confirm nor contradict is
+     "possibly" that sound) and from what the edited clip keeps of the original (its words, its sounds).
 3-4. expected difference and commonality from the instruction (add: commonality = original caption;
      delete: the edited caption; replace: their intersection; free-form: the LLM, or the rule parser),
      restated as the "reference reminder" before any comparison.
-5.   editing effectiveness: the expected change against the measured one (phrase presence before/after).
-6.   preservation: what the edit should not touch (sound classes, transcript, loudness), and no unexpected sounds.
+5.   editing effectiveness: each instructed change looked for among the measured ones (identity from the
+     evidence that can see it, the instructed place, a removed sound no longer heard).
+6.   preservation: the original outside the instructed change kept sample for sample, no change the
+     instruction did not ask for, the speech and the level kept.
 7.   synthesis with suggestions; overall quality from measurable signals (clipping, level, loudness, DNSMOS
      when the `speech_quality` tool is installed).
 Edit_score and Faith_score follow Eqs. 2-3 of the seed exactly (weights below) from caption metrics of the
 predicted vs the expected captions; metrics that cannot run here are replaced by declared substitutes, and
-each score lists the substitutes it depends on.
+each score lists the substitutes it depends on. Clips the alignment cannot line up (a regenerated edit) are
+compared as wholes (tags, transcripts, level), and the result says so.
 """
 
 from __future__ import annotations
@@ -28,9 +40,10 @@ import re
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from audiomind.judges import evidence as ev
+from audiomind.judges.align import SR, Alignment, Change, align
 from audiomind.judges.base import JudgeModels, JudgeSession, JudgeStep
 from audiomind.judges.caption_metrics import CaptionScores, score_captions
 from audiomind.judges.pairs import (
@@ -40,7 +53,8 @@ from audiomind.judges.pairs import (
     join_caption,
     split_caption,
 )
-from audiomind.state import ModelSpec, Observation
+from audiomind.reasoning.facts import Facts, TagWindow
+from audiomind.state import ModelSpec, Observation, ToolCallRequest
 
 # Eq. 2 and Eq. 3 of the seed, with its weights (in proportion to each metric's LCC).
 WEIGHTS = {"w_f": 0.48, "w_s": 0.52, "v_sp": 0.46, "v_me": 0.54, "u_sp": 0.48, "u_rl": 0.52, "z_sp": 0.53,
@@ -123,6 +137,10 @@ class EditJudgeResult(BaseModel):
     affected_scores: dict[str, list[str]] = Field(
         default_factory=dict, description="score -> the substituted metrics it depends on")
     models: JudgeModels
+    alignment: Alignment | None = None
+    changes: list[dict[str, Any]] = Field(default_factory=list, description="what changed, where, as heard")
+    unverifiable: list[str] = Field(default_factory=list,
+                                    description="what the tools could not tell (e.g. an added sound's class)")
     trace_path: str | None = None
 
 
@@ -130,8 +148,8 @@ class EditJudgeResult(BaseModel):
 
 
 _ADD = re.compile(r"^(?:please\s+)?(?:add|insert|include|overlay|mix\s+in|introduce|append|put)\s+(?P<x>.+?)"
-                  r"(?:\s+(?:to|into|in|on|over|under|behind|at)\s+(?:the\s+)?(?:audio|clip|recording|track|"
-                  r"background|beginning|end|start|middle|mix)\b.*)?$", re.IGNORECASE)
+                  r"(?:\s+(?:to|into|in|on|over|under|behind)\s+(?:the\s+)?(?:audio|clip|recording|track|"
+                  r"background|mix)\b.*)?$", re.IGNORECASE)
 _DEL = re.compile(r"^(?:please\s+)?(?:remove|delete|erase|cut(?:\s+out)?|take\s+out|get\s+rid\s+of|mute|"
                   r"eliminate|drop|filter\s+out|suppress)\s+(?P<x>.+?)(?:\s+from\s+.*)?$", re.IGNORECASE)
 _REP = re.compile(r"^(?:please\s+)?(?:replace|swap|change|turn|switch)\s+(?P<x>.+?)\s+(?:with|by|for|into|to)\s+"
@@ -247,291 +265,618 @@ def expectations(instruction: str | None, original_description: str | None, targ
 # ---------------------------------------------------------------- steps 1-2 from tool evidence
 
 
-def _speech_in(f: ev.ClipFacts | None) -> float:
-    if f is None:
-        return 0.0
-    return max([f.strength(lab) for lab in ev.SPEECH_LABELS] + [0.0])
+# ---------------------------------------------------------------- where an edit should happen
 
 
-def _direction(before: float, after: float, resid: Residual) -> str:
-    """Added or removed: the clip-level strengths when they differ clearly, else the residual's energy."""
-    if after - before > 0.1:
-        return "added"
-    if before - after > 0.1:
-        return "removed"
-    return "added" if resid.direction in ("added", "changed") and after >= before else (
-        "removed" if resid.direction == "removed" or after < before else "added")
+class Position(BaseModel):
+    """Where the instruction puts a sound: after / before a reference, at the start or end, in the middle, or
+    under the rest (background); `words` as written ('after the man stops talking')."""
+
+    relation: Literal["after", "before", "start", "end", "middle", "background"]
+    reference: str | None = None
+    words: str
 
 
-def changed_labels(fo: ev.ClipFacts, fe: ev.ClipFacts, resid: Residual | None = None,
-                   fr: ev.ClipFacts | None = None) -> tuple[list[str], list[str], list[str]]:
-    """(added, removed, common) non-speech AudioSet labels. With a residual, what changed is what the
-    residual contains (its direction, or the clip-level comparison, says added or removed); without one,
-    clip-level presence before vs after."""
-    lo = {k: v for k, v in fo.present_labels().items() if k not in ev.SPEECH_LABELS}
-    le = {k: v for k, v in fe.present_labels().items() if k not in ev.SPEECH_LABELS}
-    if resid is not None and resid.identical:
-        return [], [], [lab for lab in lo if lab in le]
-    if fr is not None and resid is not None:
-        lr = [k for k in fr.present_labels() if k not in ev.SPEECH_LABELS]
-        added, removed = [], []
-        for lab in lr:
-            (added if _direction(fo.strength(lab), fe.strength(lab), resid) == "added" else removed).append(lab)
-        common = [lab for lab in lo if lab in le and fr.strength(lab) < ev.PRESENT]
-        return added, removed, common
-    added = [lab for lab, v in le.items() if fo.strength(lab) < ev.ABSENT or v - fo.strength(lab) >= 0.3]
-    removed = [lab for lab, v in lo.items() if fe.strength(lab) < ev.ABSENT or v - fe.strength(lab) >= 0.3]
-    common = [lab for lab in lo if lab in le and lab not in added and lab not in removed]
-    return added, removed, common
+_POS = [
+    (re.compile(r"\s*,?\s*\b((?:right |just |shortly |immediately )?after\s+(?P<ref>.+))$", re.IGNORECASE), "after"),
+    (re.compile(r"\s*,?\s*\b((?:right |just |shortly |immediately )?before\s+(?P<ref>.+))$", re.IGNORECASE), "before"),
+    (re.compile(r"\s*,?\s*\b((?:at|to)\s+the\s+(?:very\s+)?(?:beginning|start)(?:\s+of\s+.+)?)$", re.IGNORECASE), "start"),
+    (re.compile(r"\s*,?\s*\b((?:at|to)\s+the\s+(?:very\s+)?end(?:\s+of\s+.+)?)$", re.IGNORECASE), "end"),
+    (re.compile(r"\s*,?\s*\b((?:in|into)\s+the\s+middle(?:\s+of\s+.+)?)$", re.IGNORECASE), "middle"),
+    (re.compile(r"\s*,?\s*\b((?:in|into)\s+the\s+background|under(?:neath)?\s+.+|behind\s+.+|throughout)$", re.IGNORECASE),
+     "background"),
+]
+_SPEECH_REF = re.compile(r"\b(announce\w*|speech|speak\w*|talk\w*|voice|narrat\w*|sentence|words?|speaker|man|woman|"
+                         r"men|women|he|she|they|greeting|message|says?|said|reading)\b", re.IGNORECASE)
 
 
-def pair_captions(fo: ev.ClipFacts, fe: ev.ClipFacts, resid: Residual | None = None,
-                  fr: ev.ClipFacts | None = None) -> tuple[str, str, dict[str, Any]]:
-    """(difference caption, commonality caption, data) of an (original, edited) pair from tool facts."""
-    added, removed, common = changed_labels(fo, fe, resid, fr)
-    add_w = [ev.describe_label(x) for x in ev.merge_similar_labels(added)[:3]]
-    rem_w = [ev.describe_label(x) for x in ev.merge_similar_labels(removed)[:3]]
-    com_w = [ev.describe_label(x) for x in ev.merge_similar_labels(common)[:4]]
-    extra = []
-    speech: dict[str, Any] = {"original": fo.transcript, "edited": fe.transcript}
-    speech_changed_in_residual = fr is not None and _speech_in(fr) >= ev.PRESENT
-    if resid is not None and resid.identical:
-        if fo.has_speech:
-            com_w.insert(0, f"speech saying '{ev._short(fo.transcript)}'" if fo.transcript else "speech")
-    elif fo.has_speech and fe.has_speech:
-        sim = ev.transcript_similarity(fo.transcript, fe.transcript)
-        speech["similarity"] = round(sim, 3)
-        unchanged = (fr is not None and not speech_changed_in_residual) or sim >= 0.7 or not (
-            fo.transcript and fe.transcript)
-        if unchanged:
-            com_w.insert(0, f"speech saying '{ev._short(fo.transcript)}'" if fo.transcript else "speech")
-        else:
-            extra.append(f"the speech changes from '{ev._short(fo.transcript, 8)}' to '{ev._short(fe.transcript, 8)}'")
-    elif fe.has_speech:
-        add_w.insert(0, f"speech saying '{ev._short(fe.transcript)}'" if fe.transcript else "speech")
-    elif fo.has_speech:
-        rem_w.insert(0, f"the speech ('{ev._short(fo.transcript, 8)}')" if fo.transcript else "the speech")
-    dl = None
-    if fo.lufs is not None and fe.lufs is not None:
-        dl = round(fe.lufs - fo.lufs, 1)
-        if abs(dl) >= 3:
-            extra.append(f"the edited audio is {abs(dl):.0f} LU {'louder' if dl > 0 else 'quieter'}")
-    op = "replace" if add_w and rem_w else "add" if add_w else "delete" if rem_w else "none"
-    diff = difference_caption(op, add_w, rem_w) if op != "none" else ""
-    if extra:
-        tail = "; ".join(extra)
-        diff = (diff.rstrip(".") + "; " + tail + ".") if diff else tail[0].upper() + tail[1:] + "."
-    if not diff:
-        diff = "There is no audible difference."
-    comm = join_caption(com_w) or "nothing identifiable is shared"
-    data = {"added_labels": added, "removed_labels": removed, "common_labels": common, "speech": speech,
-            "loudness_change_lu": dl, "residual": resid.model_dump() if resid is not None else None,
-            "residual_labels": fr.present_labels() if fr is not None else None}
-    return diff, comm, data
+def split_position(phrase: str) -> tuple[str, Position | None]:
+    """('a bell ringing after the announcement') -> ('a bell ringing', Position(after, 'the announcement'))."""
+    for rx, rel in _POS:
+        m = rx.search(phrase)
+        if m and m.start() > 0:
+            core = phrase[:m.start()].strip(" ,")
+            if core:
+                ref = (m.groupdict().get("ref") or "").strip(" .") or None
+                return core, Position(relation=rel, reference=ref, words=m.group(1).strip(" ."))  # type: ignore[arg-type]
+    return phrase, None
 
 
-# ---------------------------------------------------------------- the residual of sample-aligned pairs
+# ---------------------------------------------------------------- what changed, with its evidence
 
 
-class Residual(BaseModel):
-    """edited - original, when the two clips are sample-aligned: what the edit changed, isolated."""
+class SideEvidence(BaseModel):
+    """One side of a change (what is new, on the edited timeline; what is gone, on the original's) and what
+    the tools heard in it: tags over a window that starts at its onset (on the difference signal, which holds
+    that side alone, and on the clip itself), voice activity, and words where there is speech."""
 
-    aligned: bool
-    identical: bool = False
-    residual_db: float | None = Field(default=None, description="residual RMS relative to the louder clip, dB")
-    direction: Literal["added", "removed", "changed"] | None = None
-    energy_change_db: float | None = None
-    artifact_id: str | None = None
-    why: str = ""
+    start_s: float
+    end_s: float
+    windows: list[str] = Field(default_factory=list, description="artifact:start-end of the tagged windows")
+    heard: list[tuple[str, float]] = Field(default_factory=list)
+    speech_share: float = 0.0
+    words: str = ""
 
 
-def residual_analysis(session: JudgeSession) -> tuple[Residual, ev.ClipFacts | None]:
-    """When both clips have the same length, tag their difference signal (a derived artifact with
-    provenance): an added or removed sound is then heard alone, not masked by the rest of the mix. The
-    energy of each clip where the residual is active says whether sound was added or removed."""
+class ChangeEvidence(BaseModel):
+    change: Change
+    orig_energy: float = Field(0.0, description="energy of the original over the changed stretch")
+    continues: str = Field("", description="where the gone sound goes on in what the edited clip kept (a partial "
+                                           "removal), else ''")
+    new: SideEvidence | None = None
+    gone: SideEvidence | None = None
+    matched: list[str] = Field(default_factory=list, description="the instructed phrases it carries out")
+    description: str = ""
+
+
+class PairEvidence(BaseModel):
+    """Everything steps 1-2 and 5-6 read about the pair."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    alignment: Alignment
+    changes: list[ChangeEvidence] = Field(default_factory=list)
+    added_id: str | None = None
+    removed_id: str | None = None
+    kept_orig: list[tuple[float, float]] = Field(default_factory=list, description="original spans kept (s)")
+    kept_edit: list[tuple[float, float]] = Field(default_factory=list, description="edited spans that are kept (s)")
+    energy: dict[str, float] = Field(default_factory=dict)
+
+
+def _windows_of(f: Facts, start: float, end: float) -> TagWindow | None:
+    return f.tags.window(*ev.onset_window(start, end, f.duration_s)) if f.tags is not None else None
+
+
+def analyse_pair(session: JudgeSession, fo: Facts, fe: Facts) -> tuple[PairEvidence, dict[str, Facts]]:
+    """Align the clips, write what was added and what was removed as derived artifacts (with provenance), and
+    let the tools hear each changed stretch: VAD over the difference signals, tags over onset-aligned windows
+    (difference signal and clip), ASR where a stretch is speech. Returns the evidence and the facts read."""
     import numpy as np
 
     from audiomind import audio as aio
     from audiomind.artifacts import make_artifact, next_artifact_id
 
     a0, a1 = session.state.artifact("a0"), session.state.artifact("a1")
-    y0 = aio.load(a0.path, sr=16000, mono=True).astype(np.float64)
-    y1 = aio.load(a1.path, sr=16000, mono=True).astype(np.float64)
-    if abs(len(y0) - len(y1)) > 160:
-        return Residual(aligned=False, why=f"durations differ ({len(y0) / 16000:.2f} s vs {len(y1) / 16000:.2f} s): "
-                                           "no sample-level residual"), None
-    n = min(len(y0), len(y1))
-    r = y1[:n] - y0[:n]
-    ref = max(float(np.sqrt(np.mean(y0[:n] ** 2))), float(np.sqrt(np.mean(y1[:n] ** 2))), 1e-9)
-    rr = float(np.sqrt(np.mean(r ** 2)))
-    rdb = round(20 * math.log10(max(rr, 1e-12) / ref), 1)
-    if rdb < -50:
-        return Residual(aligned=True, identical=True, residual_db=rdb,
-                        why=f"the edited clip equals the original to {rdb} dB: nothing was changed"), None
-    if rdb > -1.0:
-        return Residual(aligned=False, residual_db=rdb,
-                        why=f"the residual is as loud as the clips ({rdb} dB): the edit regenerated the whole clip, "
-                            "so the clips are compared as wholes"), None
-    frame = 400
-    m = n // frame
-    fr = np.sqrt(np.mean(r[: m * frame].reshape(m, frame) ** 2, axis=1))
-    active = fr >= fr.max() * 10 ** (-30 / 20)
-    e0 = float(np.sum(y0[: m * frame].reshape(m, frame)[active] ** 2))
-    e1 = float(np.sum(y1[: m * frame].reshape(m, frame)[active] ** 2))
-    edb = round(10 * math.log10(max(e1, 1e-12) / max(e0, 1e-12)), 2)
-    direction = "added" if edb >= 1.5 else "removed" if edb <= -1.5 else "changed"
-    path = Path(session.state.run.artifact_dir) / "residual_a1_minus_a0.wav"
-    aio.write_wav(path, np.clip(r, -1, 1).astype(np.float32), 16000)
-    art = make_artifact(next_artifact_id(session.state.artifacts), path, derived_from="a1", operation="residual",
-                        parameters={"minus": "a0", "sample_rate": 16000})
-    session.state.artifacts.append(art)
-    res = Residual(aligned=True, residual_db=rdb, direction=direction, energy_change_db=edb, artifact_id=art.id,
-                   why=f"sample-aligned pair: residual at {rdb} dB; where it is active the edited clip is {edb:+.1f} dB "
-                       f"vs the original ({direction})")
-    facts = ev.perceive(session, [art.id], asr=False, quality=False, tools=("tagging", "vad"),
-                        rationale="what changed: tag the residual (edited - original) of the sample-aligned pair")
-    return res, facts[art.id]
+    y0 = aio.load(a0.path, sr=SR, mono=True).astype(np.float64)
+    y1 = aio.load(a1.path, sr=SR, mono=True).astype(np.float64)
+    al, added, removed = align(y0, y1)
+    pe = PairEvidence(alignment=al)
+    pe.kept_edit = [(a, b) for a, b, _ in al.pieces]
+    pe.kept_orig = [(round(a - off, 3), round(b - off, 3)) for a, b, off in al.pieces]
+    pe.energy = {"original": float(np.sum(y0 ** 2)), "edited": float(np.sum(y1 ** 2))}
+    facts: dict[str, Facts] = {}
+    if not al.aligned or al.identical or not al.changes:
+        return pe, facts
+    out_dir = Path(session.state.run.artifact_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    ids = {}
+    need_new = any(c.kind in ("added", "replaced") for c in al.changes)
+    need_gone = any(c.kind in ("removed", "replaced") for c in al.changes)
+    for name, sig, parent, other, need in (("added", added, "a1", "a0", need_new), ("removed", removed, "a0", "a1", need_gone)):
+        if not need:
+            continue
+        path = out_dir / f"residual_{name}_{parent}.wav"
+        aio.write_wav(path, np.clip(sig, -1, 1).astype(np.float32), SR)
+        art = make_artifact(next_artifact_id(session.state.artifacts), path, derived_from=parent, operation="residual",
+                            parameters={"what": f"{name} material ({parent} minus the aligned {other})",
+                                        "offsets_s": al.offsets_s, "sample_rate": SR})
+        session.state.artifacts.append(art)
+        ids[name] = art.id
+    pe.added_id, pe.removed_id = ids.get("added"), ids.get("removed")
+    session.note(f"What changed: {al.why}" + "".join(f"; {c.kind} {c.start_s:.2f}-{c.end_s:.2f} s ({c.how})"
+                                                       for c in al.changes[:8]),
+                 data={"alignment": al.model_dump(), "artifacts": ids})
+    # voice activity over the difference signals; tags over onset-aligned windows of each side
+    reqs = [ToolCallRequest(tool="vad", arguments={"artifact": aid}, reason=f"is the {name} material speech?")
+            for name, aid in ids.items() if session.tool_available("vad")]
+    if reqs:
+        session.run_tools(reqs, "what changed: voice activity in the added and removed material")
+    spans_new = [(c.start_s, c.end_s) for c in al.changes if c.kind in ("added", "replaced") and c.end_s > c.start_s]
+    spans_gone = [(c.orig_start_s, c.orig_end_s) for c in al.changes if c.kind in ("removed", "replaced")
+                  and c.orig_start_s is not None and c.orig_end_s is not None]
+    for aid, spans, dur in ((ids.get("added"), spans_new, fe.duration_s), ("a1", spans_new, fe.duration_s),
+                            (ids.get("removed"), spans_gone, fo.duration_s), ("a0", spans_gone, fo.duration_s)):
+        if aid and spans:
+            ev.tag_windows(session, aid, [ev.onset_window(a, b, dur) for a, b in spans],
+                           f"what changed: tags over windows that start where each changed stretch starts ({aid})")
+    for aid in set(ids.values()) | {"a0", "a1"}:
+        facts[aid] = ev.read(session, aid)
+    # words where a changed stretch is speech
+    asr = []
+    for c in al.changes:
+        for name, (a, b) in (("added", (c.start_s, c.end_s)), ("removed", (c.orig_start_s, c.orig_end_s))):
+            aid = ids.get(name)
+            if aid is None or a is None or b is None or b - a < 0.2:
+                continue
+            if (name == "added" and c.kind == "removed") or (name == "removed" and c.kind == "added"):
+                continue
+            if ev.speech_share(facts[aid], a, b) >= 0.5 and session.tool_available("asr"):
+                asr.append(ToolCallRequest(tool="asr", arguments={"artifact": aid, "start_s": round(a, 3),
+                                                                  "end_s": round(b, 3)},
+                                           reason=f"the {name} material at {a:.2f}-{b:.2f} s is speech: its words"))
+    if asr:
+        session.run_tools(asr, "what changed: the words of changed speech")
+    for c in al.changes:
+        ce = ChangeEvidence(change=c)
+        if c.orig_start_s is not None and c.orig_end_s is not None:
+            ce.orig_energy = float(np.sum(y0[int(c.orig_start_s * SR):int(c.orig_end_s * SR)] ** 2))
+            ce.continues = _continues(y0, removed, c, pe.kept_orig, fo)
+        if c.kind in ("added", "replaced") and c.end_s > c.start_s:
+            ce.new = _side(session, facts, ids.get("added"), "a1", c.start_s, c.end_s)
+        if c.kind in ("removed", "replaced") and c.orig_start_s is not None and c.orig_end_s is not None:
+            ce.gone = _side(session, facts, ids.get("removed"), "a0", c.orig_start_s, c.orig_end_s)
+        pe.changes.append(ce)
+    return pe, facts
 
 
-# ---------------------------------------------------------------- steps 5-7 from measurements
+ADJACENT_S = 0.15
+ADJACENT_DBFS = -45.0
+ADJACENT_COS = 0.8
+
+
+def _spectrum(y: Any) -> Any:
+    import numpy as np
+
+    n = 512
+    if len(y) < n:
+        y = np.pad(y, (0, n - len(y)))
+    frames = [np.abs(np.fft.rfft(np.hanning(n) * y[i:i + n])) for i in range(0, len(y) - n + 1, 160)]
+    return np.mean(frames, axis=0)
+
+
+def _continues(y0: Any, removed: Any, c: Change, kept: list[tuple[float, float]], fo: Facts) -> str:
+    """Kept original material right next to a gone stretch (within ADJACENT_S, louder than ADJACENT_DBFS, not
+    speech) that sounds like the gone material's own edge there (cosine of their mean magnitude spectra >=
+    ADJACENT_COS): the removed sound was cut short, not removed."""
+    import numpy as np
+
+    out = []
+    edges = ((c.orig_start_s - ADJACENT_S, c.orig_start_s, (c.orig_start_s, c.orig_start_s + ADJACENT_S)),
+             (c.orig_end_s, c.orig_end_s + ADJACENT_S, (c.orig_end_s - ADJACENT_S, c.orig_end_s)))
+    for a, b, (ga, gb) in edges:
+        for ka, kb in kept:
+            x0, x1 = max(a, ka), min(b, kb)
+            if x1 - x0 < 0.03:
+                continue
+            seg = y0[int(x0 * SR):int(x1 * SR)]
+            rms = 10 * np.log10(float(np.mean(seg ** 2)) + 1e-20)
+            if rms < ADJACENT_DBFS or ev.speech_share(fo, x0, x1) >= 0.5:
+                continue
+            gone = removed[int(max(0.0, ga) * SR):int(gb * SR)]
+            if len(gone) < 160:
+                continue
+            sa, sb = _spectrum(seg), _spectrum(gone)
+            cos = float(sa @ sb / (np.linalg.norm(sa) * np.linalg.norm(sb) + 1e-20))
+            if cos >= ADJACENT_COS:
+                out.append(f"{x0:.2f}-{x1:.2f} s at {rms:.0f} dBFS, spectrum cosine {cos:.2f} with the removed edge")
+    return "; ".join(out)
+
+
+def _side(session: JudgeSession, facts: dict[str, Facts], diff_id: str | None, clip_id: str, a: float,
+          b: float) -> SideEvidence:
+    side = SideEvidence(start_s=round(a, 3), end_s=round(b, 3))
+    best: TagWindow | None = None
+    for aid in (diff_id, clip_id):
+        if aid is None or aid not in facts:
+            continue
+        w = _windows_of(facts[aid], a, b)
+        if w is not None:
+            side.windows.append(f"{aid}:{w.start_s:.2f}-{w.end_s:.2f}")
+            best = best or w
+    side.heard = ev.heard_labels(best, n=6)
+    if diff_id is not None and diff_id in facts:
+        side.speech_share = round(ev.speech_share(facts[diff_id], a, b), 3)
+        rec = ev.record(session)
+        calls = [c for c in rec.successful_calls("asr") if (c.arguments or {}).get("artifact") == diff_id
+                 and abs(float((c.arguments or {}).get("start_s") or 0) - round(a, 3)) < 1e-3]
+        if calls:
+            from audiomind.tools.asr import AsrOutput
+            from audiomind.tools.base import typed_output
+
+            side.words = (typed_output(calls[-1].output, AsrOutput).text or "").strip()
+    return side
+
+
+def identity(phrase: str, side: SideEvidence | None, facts: dict[str, Facts], diff_id: str | None,
+             clip_id: str) -> ev.Identity:
+    """The phrase against one side of a change: the better of its difference-signal window and its clip window."""
+    if side is None:
+        return ev.Identity(phrase=phrase, p=0.0, verdict="contradicted", why="nothing there")
+    out: ev.Identity | None = None
+    for aid in (diff_id, clip_id):
+        if aid is None or aid not in facts:
+            continue
+        w = _windows_of(facts[aid], side.start_s, side.end_s)
+        share = side.speech_share if aid == diff_id else ev.speech_share(facts[aid], side.start_s, side.end_s)
+        idn = ev.identify(phrase, w, speech_share=share, transcript=side.words)
+        if out is None or idn.p > out.p:
+            out = idn
+    return out or ev.identify(phrase, None, speech_share=side.speech_share, transcript=side.words)
+
+
+# ---------------------------------------------------------------- steps 1-2 from the evidence
+
+
+def _describe(side: SideEvidence | None) -> str:
+    """A caption phrase for what the tools heard in one side of a change (named by its own tags)."""
+    if side is None:
+        return "nothing"
+    if side.speech_share >= 0.5:
+        return f"speech saying '{ev._short(side.words, 8)}'" if side.words else "speech"
+    amb = ev.source_ambiguous()
+    specific = [lab for lab, s in side.heard if s >= ev.PRESENT and lab not in amb and lab not in ev.SPEECH_LABELS]
+    if specific:
+        return ev.with_article(ev.describe_label(specific[0]))
+    if side.heard:
+        return f"a sound ({', '.join(ev.describe_label(lab) for lab, _ in side.heard[:2])})"
+    return "a sound"
+
+
+def _named(phrase: str, idn: ev.Identity, side: SideEvidence | None) -> str:
+    """What a caption calls one side: the instructed phrase when the tools confirm it, 'a sound, possibly ...'
+    when they neither confirm nor contradict it, else what the tools heard."""
+    if idn.verdict == "confirmed":
+        return phrase
+    if idn.verdict == "unconfirmed":
+        return f"possibly {phrase}"
+    return _describe(side)
+
+
+def _relation_text(c: Change, pe: PairEvidence, fe: Facts) -> str:
+    """Where a new stretch sits relative to the rest, in words."""
+    speech = [s for s in fe.speech_segments if not (s.start_s >= c.start_s - 0.05 and s.end_s <= c.end_s + 0.05)]
+    if speech:
+        if c.start_s >= max(s.end_s for s in speech) - 0.15:
+            return "after the speech"
+        if c.end_s <= min(s.start_s for s in speech) + 0.15:
+            return "before the speech"
+        return "during the speech"
+    other = [p for p in pe.kept_edit if p[1] - p[0] > 0.05]
+    if other and c.start_s >= max(b for _, b in other) - 0.15:
+        return "at the end"
+    if other and c.end_s <= min(a for a, _ in other) + 0.15:
+        return "at the start"
+    return ""
+
+
+def check_position(pos: Position | None, c: Change, pe: PairEvidence, fe: Facts) -> tuple[bool | None, str]:
+    """(satisfied, how) for an instructed position; None when the instruction gives none or it cannot be
+    checked."""
+    if pos is None:
+        return None, ""
+    tol = 0.15
+    other = [p for p in pe.kept_edit if p[1] - p[0] > 0.05 and not (p[0] >= c.start_s - 0.05 and p[1] <= c.end_s + 0.05)]
+    if pos.relation == "background":
+        inter = sum(max(0.0, min(b, c.end_s) - max(a, c.start_s)) for a, b in other)
+        ok = inter >= 0.5 * max(1e-3, c.end_s - c.start_s)
+        return ok, f"under the rest for {inter:.2f} s of {c.end_s - c.start_s:.2f} s"
+    if pos.relation in ("start", "end", "middle"):
+        if not other:
+            return None, "nothing else to place it against"
+        first, last = min(a for a, _ in other), max(b for _, b in other)
+        ok = {"start": c.start_s <= first + tol, "end": c.start_s >= last - tol,
+              "middle": first < c.start_s and c.end_s < last}[pos.relation]
+        return ok, f"at {c.start_s:.2f} s; the rest spans {first:.2f}-{last:.2f} s"
+    ref = pos.reference or ""
+    if _SPEECH_REF.search(ref) or ev.is_speech_phrase(ref):
+        spans = [(s.start_s, s.end_s) for s in fe.speech_segments
+                 if not (s.start_s >= c.start_s - 0.05 and s.end_s <= c.end_s + 0.05)]
+        what = "the speech"
+    else:
+        labels = [lab for lab, _ in ev.phrase_labels(ref)] if ref else []
+        spans = [s for s in ev.spans(fe, labels) if not (s[0] >= c.start_s - 0.05 and s[1] <= c.end_s + 0.05)]
+        what = f"'{ref}'"
+    if not spans:
+        return None, f"{what} is not found to place it against"
+    if pos.relation == "after":
+        end = max(b for _, b in spans)
+        return c.start_s >= end - tol, f"starts at {c.start_s:.2f} s; {what} ends at {end:.2f} s"
+    start = min(a for a, _ in spans)
+    return c.end_s <= start + tol, f"ends at {c.end_s:.2f} s; {what} starts at {start:.2f} s"
+
+
+# ---------------------------------------------------------------- step 5: effectiveness
 
 
 def _clamp(x: float) -> float:
     return max(0.0, min(1.0, x))
 
 
-def check_effectiveness(exp: EditExpectation, fo: ev.ClipFacts, fe: ev.ClipFacts, metric_fallback: float,
-                        resid: Residual | None = None, fr: ev.ClipFacts | None = None) -> AspectVerdict:
-    """Step 5: each expected addition must be present after and not before (or, for a sample-aligned pair,
-    be what the residual contains, with the energy rising); each removal the reverse."""
-    parts, checks, unverifiable = [], [], []
-    identical = resid is not None and resid.identical
-    for expected, phrases in (("added", exp.added), ("removed", exp.removed)):
-        for phrase in phrases:
-            if not ev.is_speech_phrase(phrase) and not ev.phrase_labels(phrase):
-                unverifiable.append(phrase)
-                continue
-            po, wo = ev.presence(phrase, fo)
-            pe, we = ev.presence(phrase, fe)
-            if expected == "added":
-                s_clip = _clamp((pe - po) / 0.4) * (1.0 if pe >= ev.PRESENT else pe / ev.PRESENT)
-            else:
-                gone = 1.0 if pe <= ev.ABSENT else _clamp(1 - (pe - ev.ABSENT) / ev.PRESENT)
-                s_clip = gone * _clamp((po - pe) / 0.4) if po >= ev.PRESENT else 0.5 * gone
-            check: dict[str, Any] = {"phrase": phrase, "expected": expected, "before": round(po, 3),
-                                     "after": round(pe, 3), "clip_score": round(s_clip, 3), "before_evidence": wo,
-                                     "after_evidence": we}
-            s = s_clip
-            if fr is not None and resid is not None:
-                pr, wr = ev.presence(phrase, fr)
-                d = _direction(po, pe, resid)
-                s_res = _clamp(pr / ev.PRESENT) if d == expected else 0.0
-                if expected == "removed" and pe >= ev.PRESENT:
-                    s_res *= 0.5  # still clearly there after the edit: attenuated, not removed
-                check.update({"residual": round(pr, 3), "residual_direction": resid.direction,
-                              "residual_evidence": wr, "residual_score": round(s_res, 3)})
-                s = max(s_clip, s_res)
-            if expected == "removed" and po < ev.PRESENT and check.get("residual", 0.0) < ev.PRESENT:
-                check["note"] = "not detected in the original: the removal cannot be confirmed"
-            if identical:
-                s = 0.0
-                check["note"] = "the edited clip is identical to the original"
-            check["score"] = round(s, 3)
-            parts.append(s)
-            checks.append(check)
-    if not parts:
-        score = 0.0 if identical else _clamp(metric_fallback)
-        how = ("no expected change could be checked against tool evidence"
-               + (f" ({', '.join(unverifiable)} name no AudioSet class)" if unverifiable else "")
-               + ("; the edited clip is identical to the original" if identical else
-                  f"; the score is the difference-caption similarity ({score:.2f})"))
-        checks.append({"fallback": "difference caption similarity", "score": round(score, 3)})
+def _at(c: Change, side: str) -> str:
+    if side == "gone" and c.kind == "removed":
+        return f"at {c.orig_start_s:.2f} s" if c.orig_start_s is not None else ""
+    return f"at {c.start_s:.2f} s"
+
+
+def check_effectiveness(exp: EditExpectation, pe: PairEvidence, facts: dict[str, Facts], fo: Facts, fe: Facts,
+                        metric_fallback: float) -> AspectVerdict:
+    """Step 5: each instructed change is looked for among the measured changes: an addition among what is new
+    (its identity from the tags of its own onset-aligned windows, or voice activity and words for speech; its
+    place against the instructed position), a removal among what is gone (and the removed sound no longer
+    heard in the edited clip), a replacement as both on one stretch. Score per instructed change:
+    (0.4 + 0.6 p_identity), x 0.25 in the wrong place, x 0.5 when a removed sound is still heard in what was
+    kept or goes on right next to the removed stretch (cut short), 0 when nothing matching changed; a
+    replacement is the mean of its two halves."""
+    checks: list[dict[str, Any]] = []
+    unverifiable: list[str] = []
+    al = pe.alignment
+    dn, dg = pe.added_id, pe.removed_id
+    if al.identical:
+        for expected, phrases in (("added", exp.added), ("removed", exp.removed)):
+            for ph in phrases:
+                checks.append({"phrase": ph, "expected": expected, "score": 0.0,
+                               "note": "the edited clip is identical to the original"})
+    elif not al.aligned:
+        for expected, phrases in (("added", exp.added), ("removed", exp.removed)):
+            for ph in phrases:
+                core, _ = split_position(ph)
+                po, wo = ev.presence(core, fo)
+                pn, wn = ev.presence(core, fe)
+                s = (_clamp((pn - po) / 0.4) * (1.0 if pn >= ev.PRESENT else pn / ev.PRESENT) if expected == "added"
+                     else _clamp((po - pn) / 0.4) if po >= ev.PRESENT else 0.5 * (1.0 if pn <= ev.ABSENT else 0.0))
+                checks.append({"phrase": ph, "expected": expected, "score": round(s, 3), "before": round(po, 3),
+                               "after": round(pn, 3), "evidence": f"whole clips (not alignable): before {wo}; after {wn}"})
     else:
+        for expected, phrases in (("added", exp.added), ("removed", exp.removed)):
+            for ph in phrases:
+                core, pos = split_position(ph)
+                side_name = "new" if expected == "added" else "gone"
+                best: dict[str, Any] | None = None
+                also: dict[int, float] = {}
+                for k, ce in enumerate(pe.changes):
+                    side = ce.new if side_name == "new" else ce.gone
+                    if side is None:
+                        continue
+                    idn = identity(core, side, facts, dn if side_name == "new" else dg, "a1" if side_name == "new" else "a0")
+                    also[k] = idn.p
+                    ok, where = check_position(pos, ce.change, pe, fe) if side_name == "new" else (None, "")
+                    s = (0.4 + 0.6 * idn.p) * (0.25 if ok is False else 1.0)
+                    note = ""
+                    if expected == "removed" and idn.verdict != "contradicted":
+                        left = _still_heard(core, pe, fe)
+                        if left:
+                            s *= 0.5
+                            note = f"still heard in the kept part of the edited clip ({left})"
+                        elif ce.continues:
+                            s *= 0.5
+                            note = f"cut short, not removed: it goes on in what was kept ({ce.continues})"
+                    cand = {"phrase": ph, "expected": expected, "score": round(s, 3), "change": k,
+                            "at_s": ce.change.start_s if side_name == "new" else ce.change.orig_start_s,
+                            "identity": idn.verdict, "p_identity": idn.p, "identity_evidence": idn.why,
+                            "position": None if ok is None else ("as instructed" if ok else "not as instructed"),
+                            "position_evidence": where, **({"note": note} if note else {})}
+                    if best is None or cand["score"] > best["score"]:
+                        best = cand
+                if best is None:
+                    best = {"phrase": ph, "expected": expected, "score": 0.0,
+                            "note": f"nothing was {'added' if expected == 'added' else 'removed'}"}
+                else:
+                    pe.changes[best["change"]].matched.append(ph)
+                    for k, p_id in also.items():  # more of the same sound (its further rings or beeps)
+                        if k != best["change"] and p_id >= best["p_identity"] - 0.1 and p_id > 0.3:
+                            pe.changes[k].matched.append(ph)
+                    if best["identity"] == "unconfirmed":
+                        unverifiable.append(f"what '{core}' is (the tags neither confirm nor contradict it)")
+                checks.append(best)
+    parts = [c["score"] for c in checks]  # (a replacement: the mean of its two halves)
+    if parts:
         score = sum(parts) / len(parts)
-        bits = []
-        for c in checks:
-            if "phrase" not in c:
-                continue
-            b = f"'{c['phrase']}' expected {c['expected']}: presence {c['before']:.2f} before, {c['after']:.2f} after"
-            if "residual" in c:
-                b += f", {c['residual']:.2f} in the residual ({c['residual_direction']})"
-            if c.get("note"):
-                b += f" ({c['note']})"
-            bits.append(b)
-        how = "; ".join(bits)
-        if unverifiable:
-            how += f"; not checkable with tools: {', '.join(unverifiable)}"
+    else:
+        score = 0.0 if al.identical else _clamp(metric_fallback)
+        checks.append({"fallback": "difference caption similarity", "score": round(score, 3)})
+    bits = []
+    for c in checks:
+        if "phrase" not in c:
+            continue
+        b = f"'{c['phrase']}' expected {c['expected']}: "
+        if "identity" in c:
+            b += (f"{c['identity']} {_at(pe.changes[c['change']].change, 'new' if c['expected'] == 'added' else 'gone')}"
+                  f" ({c['identity_evidence']})")
+            if c.get("position"):
+                b += f", placed {c['position']} ({c['position_evidence']})"
+        elif "evidence" in c:
+            b += c["evidence"]
+        if c.get("note"):
+            b += f" ({c['note']})"
+        bits.append(b + f" -> {c['score']:.2f}")
+    how = "; ".join(bits) or ("no expected change could be checked against tool evidence; the score is the "
+                              f"difference-caption similarity ({score:.2f})")
     label = "effective" if score >= 0.6 else "partial" if score >= 0.3 else "ineffective"
     return AspectVerdict(label=label, score=round(score, 3), text=f"Editing is {label}: {how}.",
                          data={"checks": checks, "unverifiable": unverifiable})
 
 
-def check_preservation(exp: EditExpectation, fo: ev.ClipFacts, fe: ev.ClipFacts, pair: dict[str, Any],
-                       resid: Residual | None = None, fr: ev.ClipFacts | None = None) -> AspectVerdict:
-    """Step 6: untargeted sound classes kept, speech kept, no unexpected new sounds, no large level jump.
-    With a residual, a sound the residual does not contain was not touched, however masked it is in the mix."""
-    targets = exp.added + exp.removed
-    target_labels = {lab for p in targets for lab, _ in ev.phrase_labels(p)}
-    speech_targeted = any(ev.is_speech_phrase(p) for p in targets)
-    comps: dict[str, float] = {}
-    notes = []
-    kept = {}
+def _still_heard(phrase: str, pe: PairEvidence, fe: Facts) -> str:
+    """Where the edited clip still has the phrase's sound in material it kept from the original (tag events
+    outside every new stretch), else ''."""
+    labels = [lab for lab, _ in ev.phrase_labels(phrase)]
+    new = [(ce.change.start_s, ce.change.end_s) for ce in pe.changes if ce.new is not None]
+    left = [s for s in fe.tag_spans(labels) if (s.score or 0) >= ev.PRESENT and not _inside(s.start_s, s.end_s, new)]
+    return "; ".join(f"{s.label} {s.start_s:.2f}-{s.end_s:.2f} s ({s.score:.2f})" for s in left[:3])
 
-    def untouched(lab: str) -> float:
-        return 1.0 - _clamp((fr.strength(lab) - ev.ABSENT) / ev.PRESENT) if fr is not None else 0.0
 
-    # the time region of the targeted sounds in each clip: other labels heard there are other names of them
-    env = {name: ev.envelope(ev.spans(f, target_labels)) for name, f in (("o", fo), ("e", fe), ("r", fr)) if f}
+# ---------------------------------------------------------------- steps 1-2: captions from the changes
 
-    def part_of_target(lab: str) -> bool:
-        return any(ev.inside(ev.spans(f, [lab]), env.get(name)) for name, f in (("o", fo), ("e", fe), ("r", fr)) if f)
 
-    for lab, s in fo.present_labels().items():
-        if lab in ev.SPEECH_LABELS or lab in target_labels or part_of_target(lab):
-            continue
-        kept[lab] = round(max(_clamp(fe.strength(lab) / s), untouched(lab)), 3)
-    if kept:
-        comps["sound classes kept"] = sum(kept.values()) / len(kept)
-        lost = [ev.describe_label(k) for k, v in kept.items() if v < 0.5]
-        if lost:
-            notes.append(f"weakened or lost: {', '.join(lost)}")
-    if fo.has_speech and not speech_targeted:
-        sim = ev.transcript_similarity(fo.transcript, fe.transcript) if (fo.transcript or fe.transcript) else (
-            1.0 if fe.has_speech else 0.0)
-        res_kept = 1.0 - _clamp((_speech_in(fr) - ev.ABSENT) / ev.PRESENT) if fr is not None else 0.0
-        if resid is not None and resid.identical:
-            res_kept = 1.0
-        comps["speech kept"] = max(sim, res_kept)
-        if comps["speech kept"] < 0.7:
-            notes.append(f"speech changed (transcript similarity {sim:.2f}"
-                         + (f", speech in the residual {_speech_in(fr):.2f}" if fr is not None else "") + ")")
-    if exp.operation != "free-form" and not (resid is not None and resid.identical):
-        changed = list(fr.present_labels()) if fr is not None else list(pair.get("added_labels", []))
-        changed = [c for c in changed if c not in ev.SPEECH_LABELS and c not in target_labels]
-        where = fr if fr is not None else fe
-        target_spans = ev.spans(where, target_labels)
-        target_env = env.get("r" if fr is not None else "e")
-        unexpected = []
-        if changed:
-            from audiomind.embedded import text
+def pair_captions(exp: EditExpectation, pe: PairEvidence, facts: dict[str, Facts], fo: Facts, fe: Facts,
+                  eff: AspectVerdict) -> tuple[str, str, dict[str, Any]]:
+    """(difference caption, commonality caption, data) from the measured changes: each change said once, named
+    by the instructed phrase only where the tools confirm it ('possibly' where they cannot tell), with its time
+    and place."""
+    al = pe.alignment
+    by_change: dict[int, list[dict[str, Any]]] = {}
+    for c in eff.data.get("checks", []):
+        if "change" in c:
+            by_change.setdefault(c["change"], []).append(c)
+    sentences = []
+    for k, ce in enumerate(pe.changes):
+        c = ce.change
+        mine = by_change.get(k, [])
+        if ce.matched and not mine:
+            continue  # more of an instructed sound already said (its further rings or beeps)
+        add = next((m for m in mine if m["expected"] == "added"), None)
+        rem = next((m for m in mine if m["expected"] == "removed"), None)
 
-            sims = text.similarity(changed, targets) if targets else None
-            for i, lab in enumerate(changed):
-                if sims is not None and sims[i].max() >= 0.45:
-                    continue  # another name for a targeted sound
-                lab_spans = ev.spans(where, [lab])
-                if target_spans and (ev.overlaps(lab_spans, target_spans) or ev.inside(lab_spans, target_env)
-                                     or not lab_spans):
-                    continue  # heard where the targeted sound is (or not localised): part of the targeted change
-                unexpected.append(lab)
-        n_unexp = len(ev.merge_similar_labels(unexpected)) if unexpected else 0
-        comps["no unexpected sounds"] = _clamp(1 - 0.25 * n_unexp)
-        if unexpected:
-            notes.append(f"unexpected new or changed sounds: {', '.join(ev.describe_label(u) for u in unexpected[:4])}")
+        def name(m: dict[str, Any] | None, side: SideEvidence | None) -> str:
+            if m is None:
+                return _describe(side)
+            core, _ = split_position(m["phrase"])
+            return _named(core, ev.Identity(phrase=core, p=m["p_identity"], verdict=m["identity"]), side)
+
+        def place(m: dict[str, Any] | None, c: Change = c) -> str:
+            if m is not None and m.get("position") == "as instructed":
+                _, pos = split_position(m["phrase"])
+                return f" {pos.words}" if pos else ""
+            rel = _relation_text(c, pe, fe)
+            return f" {rel}" if rel else ""
+
+        def tail(text: str, rest: str) -> str:
+            return text + rest if rest else text.rstrip(",")
+
+        if c.kind == "replaced" and (ce.new is not None and ce.gone is not None):
+            sentences.append(f"replaces {name(rem, ce.gone).rstrip(',')} with "
+                             f"{tail(name(add, ce.new), place(add))} (at {c.start_s:.2f} s)")
+        elif ce.new is not None:
+            sentences.append(f"adds {tail(name(add, ce.new), place(add))} (at {c.start_s:.2f} s)")
+        elif ce.gone is not None:
+            part = "part of " if rem is not None and ("cut short" in rem.get("note", "") or "still heard" in
+                                                      rem.get("note", "")) else ""
+            sentences.append(f"removes {part}{name(rem, ce.gone).rstrip(',')} (at {ce.gone.start_s:.2f} s)")
+    if al.identical:
+        diff = "There is no audible difference."
+    elif not al.aligned:
+        diff = _whole_clip_difference(fo, fe)
+    elif sentences:
+        diff = "The edited audio " + "; it also ".join(sentences) + "."
     else:
-        unexpected = []
-    dl = pair.get("loudness_change_lu")
-    if dl is not None:
+        diff = "There is no audible difference."
+    comm = _commonality(pe, fo)
+    data = {"alignment": al.model_dump(),
+            "changes": [{"kind": ce.change.kind, "at_s": ce.change.start_s, "end_s": ce.change.end_s,
+                         "orig_s": [ce.change.orig_start_s, ce.change.orig_end_s], "matched": ce.matched,
+                         "new_heard": ce.new.heard if ce.new else None, "gone_heard": ce.gone.heard if ce.gone else None,
+                         "new_speech_share": ce.new.speech_share if ce.new else None,
+                         "words": (ce.new.words if ce.new else "") or (ce.gone.words if ce.gone else "")}
+                        for ce in pe.changes],
+            "residual_artifacts": {"added": pe.added_id, "removed": pe.removed_id}}
+    return diff, comm, data
+
+
+def _whole_clip_difference(fo: Facts, fe: Facts) -> str:
+    skip = ev.SPEECH_LABELS | ev.GENERIC
+    lo, le = fo.present_labels(ev.PRESENT, skip), fe.present_labels(ev.PRESENT, skip)
+    added = [ev.describe_label(x) for x in ev.merge_similar_labels([k for k in le if fo.strength(k) < ev.ABSENT])[:3]]
+    removed = [ev.describe_label(x) for x in ev.merge_similar_labels([k for k in lo if fe.strength(k) < ev.ABSENT])[:3]]
+    extra = []
+    if fo.has_speech and fe.has_speech and fo.text and fe.text and ev.transcript_similarity(fo.text, fe.text) < 0.7:
+        extra.append(f"the speech changes from '{ev._short(fo.text, 8)}' to '{ev._short(fe.text, 8)}'")
+    op = "replace" if added and removed else "add" if added else "delete" if removed else "none"
+    diff = difference_caption(op, added, removed) if op != "none" else ""
+    if extra:
+        diff = (diff.rstrip(".") + "; " + "; ".join(extra) + ".") if diff else extra[0][0].upper() + extra[0][1:] + "."
+    return diff or "The edited audio is regenerated; no difference in sound classes or words is measured."
+
+
+def _inside(a: float, b: float, spans: list[tuple[float, float]], share: float = 0.5) -> bool:
+    inter = sum(max(0.0, min(b, y) - max(a, x)) for x, y in spans)
+    return inter >= share * max(1e-3, b - a)
+
+
+def _commonality(pe: PairEvidence, fo: Facts) -> str:
+    """What the edited clip keeps of the original: its words and sound classes inside the kept stretches."""
+    al = pe.alignment
+    kept = [(0.0, fo.duration_s)] if al.identical else pe.kept_orig
+    if not al.aligned and not al.identical:
+        return ev.clip_caption(fo)
+    gone_spans = [(ce.gone.start_s, ce.gone.end_s) for ce in pe.changes if ce.gone is not None]
+    parts = []
+    if fo.transcript is not None and fo.transcript.words:
+        words = [w.text for w in fo.transcript.words if _inside(w.start_s, w.end_s, kept, 0.5)]
+        if words:
+            parts.append(f"speech saying '{ev._short(' '.join(words))}'")
+    elif fo.has_speech and any(_inside(s.start_s, s.end_s, kept) for s in fo.speech_segments):
+        parts.append("speech")
+    labels = []
+    for lab in fo.present_labels(ev.PRESENT, ev.SPEECH_LABELS | ev.GENERIC):
+        sp = ev.spans(fo, [lab])
+        if sp and not any(_inside(a, b, kept) for a, b in sp):
+            continue
+        if sp and gone_spans and all(_inside(a, b, gone_spans) for a, b in sp):
+            continue
+        labels.append(lab)
+    parts += [ev.describe_label(x) for x in ev.merge_similar_labels(labels)[:4]]
+    return ev._join(parts) or "nothing identifiable is shared"
+
+
+# ---------------------------------------------------------------- step 6: preservation
+
+
+def check_preservation(exp: EditExpectation, pe: PairEvidence, fo: Facts, fe: Facts) -> AspectVerdict:
+    """Step 6: the original outside the instructed change is kept sample for sample (energy share, from the
+    alignment), no change the instruction did not ask for, the speech kept (unless targeted), the level kept."""
+    comps: dict[str, float] = {}
+    notes: list[str] = []
+    al = pe.alignment
+    targets = [split_position(p)[0] for p in exp.added + exp.removed]
+    speech_targeted = any(ev.is_speech_phrase(p) for p in targets)
+    unexpected: list[str] = []
+    if al.identical:
+        comps["original kept"] = 1.0
+    elif al.aligned:
+        e0 = max(pe.energy.get("original", 0.0), 1e-20)
+        gone_targeted = sum(ce.orig_energy for ce in pe.changes if ce.gone is not None and ce.matched)
+        kept_e = al.kept_share * e0
+        comps["original kept"] = _clamp(kept_e / max(e0 - gone_targeted, 1e-20))
+        if comps["original kept"] < 0.9:
+            notes.append(f"only {comps['original kept']:.0%} of the untargeted original is kept")
+        for ce in pe.changes:
+            if not ce.matched and ce.change.energy_db >= -45:
+                side = ce.new or ce.gone
+                unexpected.append(f"{ce.change.kind} {_describe(side)} at {ce.change.start_s:.2f} s")
+        if exp.operation != "free-form":
+            comps["no unexpected changes"] = _clamp(1 - 0.25 * len(unexpected))
+            if unexpected:
+                notes.append("changes the instruction did not ask for: " + "; ".join(unexpected[:4]))
+        if fo.has_speech and not speech_targeted:
+            lost = sum(ce.gone.end_s - ce.gone.start_s for ce in pe.changes
+                       if ce.gone is not None and ce.gone.speech_share >= 0.5)
+            comps["speech kept"] = _clamp(1 - lost / max(fo.speech_s, 0.3))
+            if comps["speech kept"] < 0.9:
+                notes.append(f"{lost:.2f} s of the original speech is gone")
+    else:
+        skip = ev.SPEECH_LABELS | ev.GENERIC
+        kept = {lab: _clamp(fe.strength(lab) / s) for lab, s in fo.present_labels(ev.PRESENT, skip).items()
+                if not any(lab in [x for x, _ in ev.phrase_labels(t)] for t in targets)}
+        if kept:
+            comps["sound classes kept"] = sum(kept.values()) / len(kept)
+        if fo.has_speech and not speech_targeted:
+            comps["speech kept"] = ev.transcript_similarity(fo.text, fe.text) if (fo.text or fe.text) else (
+                1.0 if fe.has_speech else 0.0)
+        notes.append("not alignable: whole-clip comparison")
+    lo = fo.loudness.integrated_lufs if fo.loudness else None
+    le = fe.loudness.integrated_lufs if fe.loudness else None
+    if lo is not None and le is not None:
+        dl = le - lo
         comps["level kept"] = 1.0 if abs(dl) <= 6 else _clamp(1 - (abs(dl) - 6) / 12)
         if abs(dl) > 6:
             notes.append(f"overall loudness changed by {dl:+.1f} LU")
@@ -540,58 +885,65 @@ def check_preservation(exp: EditExpectation, fo: ev.ClipFacts, fe: ev.ClipFacts,
     body = ", ".join(f"{k} {v:.2f}" for k, v in comps.items()) or "nothing measurable to preserve"
     return AspectVerdict(label=label, score=round(score, 3),
                          text=f"Preservation: {label} ({body})" + (f"; {'; '.join(notes)}" if notes else "") + ".",
-                         data={"components": {k: round(v, 3) for k, v in comps.items()}, "kept": kept,
-                               "unexpected": unexpected})
+                         data={"components": {k: round(v, 3) for k, v in comps.items()}, "unexpected": unexpected})
 
 
-def check_quality(fo: ev.ClipFacts, fe: ev.ClipFacts) -> AspectVerdict:
+# ---------------------------------------------------------------- step 7: overall quality
+
+
+def _lufs(f: Facts) -> float | None:
+    return f.loudness.integrated_lufs if f.loudness is not None else None
+
+
+def _sig_mos(f: Facts) -> float | None:
+    q = f.values.get("speech_quality")
+    if q is None:
+        return None
+    for key in ("sig_mos", "ovrl_mos", "p808_mos"):
+        if isinstance(q.detail.get(key), (int, float)):
+            return float(q.detail[key])
+    return None
+
+
+def check_quality(fo: Facts, fe: Facts) -> AspectVerdict:
     """Overall quality of the edited clip from measurable signals, compared with the original."""
     penalties: dict[str, float] = {}
     notes = []
-    if (fe.clipping_ratio or 0) > 0.001:
+    clip_e = fe.signal.clipping_ratio if fe.signal else 0.0
+    clip_o = fo.signal.clipping_ratio if fo.signal else 0.0
+    peak = fe.signal.peak_dbfs if fe.signal else None
+    lufs = _lufs(fe)
+    if clip_e > 0.001:
         penalties["clipping"] = 0.4
-        notes.append(f"{100 * fe.clipping_ratio:.2f}% clipped samples"
-                     + (" (the original had none)" if (fo.clipping_ratio or 0) <= 0.001 else ""))
-    elif (fe.peak_dbfs or -100) >= -0.1:
+        notes.append(f"{100 * clip_e:.2f}% clipped samples" + (" (the original had none)" if clip_o <= 0.001 else ""))
+    elif (peak or -100) >= -0.1:
         penalties["no headroom"] = 0.1
-        notes.append(f"peak at {fe.peak_dbfs} dBFS")
-    if fe.lufs is None or fe.lufs < -45:
+        notes.append(f"peak at {peak} dBFS")
+    if lufs is None or lufs < -45:
         penalties["very quiet"] = 0.3
-        notes.append("very quiet or silent" + (f" ({fe.lufs} LUFS)" if fe.lufs is not None else ""))
-    elif fe.lufs > -5:
+        notes.append("very quiet or silent" + (f" ({lufs} LUFS)" if lufs is not None else ""))
+    elif lufs > -5:
         penalties["very loud"] = 0.2
-        notes.append(f"very loud ({fe.lufs} LUFS)")
-    base = _clamp(1 - sum(penalties.values()))
-    comps = {"signal": base}
-    mos = None
-    if fe.quality:
-        # SIG (speech distortion), not OVRL/BAK: an intended added sound is 'background noise' to DNSMOS
-        for key in ("sig_mos", "SIG", "ovrl_mos", "OVRL", "mos", "p808_mos"):
-            if isinstance(fe.quality.get(key), (int, float)):
-                mos = float(fe.quality[key])
-                break
-        mos_o = None
-        for key in ("sig_mos", "SIG", "ovrl_mos", "OVRL", "mos", "p808_mos"):
-            if fo.quality and isinstance(fo.quality.get(key), (int, float)):
-                mos_o = float(fo.quality[key])
-                break
-        if mos is not None and mos_o is not None:
-            # relative: synthetic or telephone-band originals score low in absolute terms
-            comps["dnsmos"] = _clamp(1 - max(0.0, mos_o - mos) / 1.0)
-            notes.append(f"DNSMOS speech signal MOS {mos:.2f} (original {mos_o:.2f})")
-        elif mos is not None:
-            comps["dnsmos"] = _clamp((mos - 1) / 3)
-            notes.append(f"DNSMOS speech signal MOS {mos:.2f}")
+        notes.append(f"very loud ({lufs} LUFS)")
+    comps = {"signal": _clamp(1 - sum(penalties.values()))}
+    # SIG (speech distortion), not OVRL/BAK: an intended added sound is 'background noise' to DNSMOS
+    mos, mos_o = _sig_mos(fe), _sig_mos(fo)
+    if mos is not None and mos_o is not None:
+        # relative: synthetic or telephone-band originals score low in absolute terms
+        comps["dnsmos"] = _clamp(1 - max(0.0, mos_o - mos) / 1.0)
+        notes.append(f"DNSMOS speech signal MOS {mos:.2f} (original {mos_o:.2f})")
+    elif mos is not None:
+        comps["dnsmos"] = _clamp((mos - 1) / 3)
+        notes.append(f"DNSMOS speech signal MOS {mos:.2f}")
     score = sum(comps.values()) / len(comps)
     label = "good" if score >= 0.8 else "fair" if score >= 0.5 else "poor"
-    level = f"{fe.lufs} LUFS, peak {fe.peak_dbfs} dBFS" if fe.lufs is not None else "no loudness measured"
+    level = f"{lufs} LUFS, peak {peak} dBFS" if lufs is not None else "no loudness measured"
     if mos is None:
         notes.append("no speech-quality model ran (DNSMOS needs the speech_quality tool and speech)")
     return AspectVerdict(label=label, score=round(score, 3),
                          text=f"Overall quality: {label} ({level}; {'; '.join(notes)}).",
                          data={"penalties": penalties, "components": {k: round(v, 3) for k, v in comps.items()},
-                               "lufs": fe.lufs, "peak_dbfs": fe.peak_dbfs, "clipping_ratio": fe.clipping_ratio,
-                               "dnsmos": mos})
+                               "lufs": lufs, "peak_dbfs": peak, "clipping_ratio": clip_e, "dnsmos": mos})
 
 
 def suggestions_for(eff: AspectVerdict, pres: AspectVerdict, qual: AspectVerdict, exp: EditExpectation) -> list[str]:
@@ -599,22 +951,27 @@ def suggestions_for(eff: AspectVerdict, pres: AspectVerdict, qual: AspectVerdict
     for c in eff.data.get("checks", []):
         if "phrase" not in c or c["score"] >= 0.6:
             continue
-        if c["expected"] == "added":
-            out.append(f"Make '{c['phrase']}' clearly audible in the edited audio (its presence rose only from "
-                       f"{c['before']:.2f} to {c['after']:.2f}); mix it louder or longer.")
+        if c.get("note", "").startswith("nothing was"):
+            out.append(f"{'Add' if c['expected'] == 'added' else 'Remove'} '{c['phrase']}': no such change was made.")
+        elif c.get("position") == "not as instructed":
+            out.append(f"Place '{split_position(c['phrase'])[0]}' {split_position(c['phrase'])[1].words} "
+                       f"({c['position_evidence']}).")
+        elif c.get("identity") == "contradicted":
+            out.append(f"The {'added' if c['expected'] == 'added' else 'removed'} sound is not "
+                       f"'{split_position(c['phrase'])[0]}' ({c['identity_evidence']}).")
+        elif c["expected"] == "removed":
+            out.append(f"Remove '{c['phrase']}' more thoroughly" + (f": {c['note']}." if c.get("note") else "."))
         else:
-            out.append(f"Remove '{c['phrase']}' more thoroughly: it is still detected ({c['after']:.2f}).")
+            out.append(f"Make '{c['phrase']}' clearly audible in the edited audio.")
     if pres.score < 0.75:
-        unexpected = pres.data.get("unexpected") or []
-        if unexpected:
-            out.append("Avoid introducing sounds the instruction did not ask for: "
-                       + ", ".join(ev.describe_label(u) for u in unexpected[:3]) + ".")
+        if pres.data.get("unexpected"):
+            out.append("Avoid changes the instruction did not ask for: " + "; ".join(pres.data["unexpected"][:3]) + ".")
         if pres.data.get("components", {}).get("speech kept", 1.0) < 0.7:
             out.append("Keep the original speech intact outside the edited region.")
         if pres.data.get("components", {}).get("level kept", 1.0) < 1.0:
             out.append("Match the overall loudness of the original.")
-        if pres.data.get("components", {}).get("sound classes kept", 1.0) < 0.75:
-            out.append("Preserve the untargeted sounds of the original.")
+        if pres.data.get("components", {}).get("original kept", 1.0) < 0.75:
+            out.append("Preserve the untargeted parts of the original.")
     if "clipping" in qual.data.get("penalties", {}):
         out.append("Lower the mix gain to remove clipping.")
     if "very quiet" in qual.data.get("penalties", {}):
@@ -649,14 +1006,24 @@ def _affected(substitutes: dict[str, str]) -> dict[str, list[str]]:
     return {"edit_score": dep(EDIT_SCORE_METRICS), "faith_score": dep(FAITH_SCORE_METRICS)}
 
 
-def _measurements(fo: ev.ClipFacts, fe: ev.ClipFacts) -> str:
-    def one(name: str, f: ev.ClipFacts) -> str:
-        labs = ", ".join(f"{k} {v:.2f}" for k, v in list(f.present_labels().items())[:8]) or "none"
-        return (f"{name}: {f.duration_s:.2f} s, {f.lufs} LUFS, peak {f.peak_dbfs} dBFS, clipped "
-                f"{f.clipping_ratio}, speech {f.speech_s:.2f} s, transcript '{ev._short(f.transcript, 20)}', "
-                f"sound classes: {labs}" + (f", speech quality {f.quality}" if f.quality else ""))
+def _measurements(fo: Facts, fe: Facts, pe: PairEvidence | None = None) -> str:
+    def one(name: str, f: Facts) -> str:
+        labs = ", ".join(f"{k} {v:.2f}" for k, v in list(f.present_labels(ev.PRESENT, ev.GENERIC).items())[:8]) or "none"
+        sig = f.signal
+        return (f"{name}: {f.duration_s:.2f} s, {_lufs(f)} LUFS, peak {sig.peak_dbfs if sig else None} dBFS, clipped "
+                f"{sig.clipping_ratio if sig else None}, speech {f.speech_s:.2f} s, transcript "
+                f"'{ev._short(f.text, 20)}', sound classes: {labs}"
+                + (f", speech signal MOS {_sig_mos(f):.2f}" if _sig_mos(f) is not None else ""))
 
-    return one("original", fo) + "\n" + one("edited", fe)
+    out = one("original", fo) + "\n" + one("edited", fe)
+    if pe is not None:
+        out += "\nalignment: " + pe.alignment.why
+        for ce in pe.changes:
+            c = ce.change
+            out += (f"\nchange: {c.kind} at {c.start_s:.2f}-{c.end_s:.2f} s (edited)"
+                    + (f", {c.orig_start_s:.2f}-{c.orig_end_s:.2f} s (original)" if c.orig_start_s is not None else "")
+                    + (f"; new: {_describe(ce.new)}" if ce.new else "") + (f"; gone: {_describe(ce.gone)}" if ce.gone else ""))
+    return out
 
 
 def judge_edit(
@@ -695,14 +1062,29 @@ def judge_edit(
                                              "speech_quality"]}))
     add = session.add
 
-    # measurable facts of both clips (quality and the checks need them whatever the front end)
-    facts = ev.perceive(session, ["a0", "a1"], rationale="steps 1-2 and quality: perception pass over both clips")
+    # measurable facts of both clips (quality and the checks need them whatever the front end), through the
+    # one reader layer; the edited clip is transcribed only where it is not the original sample for sample
+    import numpy as np
+
+    from audiomind import audio as aio
+
+    al_probe, _, _ = align(aio.load(session.state.artifact("a0").path, sr=SR, mono=True).astype(np.float64),
+                           aio.load(session.state.artifact("a1").path, sr=SR, mono=True).astype(np.float64))
+    asr_for = ["a0"] if al_probe.aligned else ["a0", "a1"]
+    facts = ev.perceive(session, ["a0", "a1"], asr=asr_for,
+                        rationale="steps 1-2 and quality: perception pass over both clips")
     fo, fe = facts["a0"], facts["a1"]
-    resid, fr = residual_analysis(session)
-    session.note(resid.why, data=resid.model_dump())
+    pe, change_facts = analyse_pair(session, fo, fe)
+    change_facts = {**change_facts, "a0": ev.read(session, "a0"), "a1": ev.read(session, "a1")}
+    fo, fe = change_facts["a0"], change_facts["a1"]
+    if not pe.alignment.changes:
+        session.note(pe.alignment.why, data=pe.alignment.model_dump())
+    # expectations first (the captions name an instructed sound only where the tools confirm it)
+    exp = expectations(instruction, original_description, target_description, ev.clip_caption(fo), text_llm, session)
+    eff_measured = check_effectiveness(exp, pe, change_facts, fo, fe, metric_fallback=0.0)
     pair_data: dict[str, Any]
-    diff_c, comm_c, pair_data = pair_captions(fo, fe, resid, fr)
-    tool_ids = [i for f in (fo, fe, fr) if f is not None for i in f.call_ids]
+    diff_c, comm_c, pair_data = pair_captions(exp, pe, change_facts, fo, fe, eff_measured)
+    tool_ids = [c.id for c in session.state.tool_calls]
 
     # steps 1-2
     if audio is None:
@@ -711,8 +1093,10 @@ def judge_edit(
             kind="perception", frontend="cascade", artifact_ids=["a0", "a1"], prompt_id="judge_edit_pair:cascade",
             prompt="difference and commonality captions derived from tool evidence of both clips",
             text=f"difference: {diff_c}\ncommonality: {comm_c}", description=diff_c, focus=comm_c,
-            uncertainty="tool-based captions: only AudioSet classes, voice activity, transcripts and loudness are "
-                        "perceived", tool_call_ids=tool_ids))
+            uncertainty="tool-based captions: the clips are aligned sample for sample and each changed stretch is "
+                        "heard by AudioSet tags over onset-aligned windows, voice activity and transcripts; an "
+                        "instructed sound the tags neither confirm nor contradict is called 'possibly' that sound",
+            tool_call_ids=tool_ids))
     else:
         tpl = load_prompt("judge_edit_pair")
         prompt = tpl.render(original_id="a0", edited_id="a1")
@@ -730,8 +1114,7 @@ def judge_edit(
                   data={"from": captions_from, **({"evidence": pair_data} if audio is None else {})}))
     add(JudgeStep(number=2, name="commonality caption", text=comm_c, data={"from": captions_from}))
 
-    # steps 3-4
-    exp = expectations(instruction, original_description, target_description, ev.clip_caption(fo), text_llm, session)
+    # steps 3-4 (computed above; restated here, before any comparison)
     reminder = (f"Reference reminder: the edit should produce this difference: \"{exp.expected_difference}\" and "
                 f"preserve this commonality: \"{exp.expected_commonality}\".")
     add(JudgeStep(number=3, name="expected difference", text=exp.expected_difference,
@@ -753,8 +1136,9 @@ def judge_edit(
                      data={"substitutes": rep.substitutes, "affected_scores": affected, "details": rep.details})
 
     # steps 5-7
-    eff = check_effectiveness(exp, fo, fe, metric_fallback=d_m.fense, resid=resid, fr=fr)
-    pres = check_preservation(exp, fo, fe, pair_data, resid=resid, fr=fr)
+    eff = eff_measured if eff_measured.data.get("checks") and "fallback" not in eff_measured.data["checks"][-1] else (
+        check_effectiveness(exp, pe, change_facts, fo, fe, metric_fallback=d_m.fense))
+    pres = check_preservation(exp, pe, fo, fe)
     qual = check_quality(fo, fe)
     sugg = suggestions_for(eff, pres, qual, exp)
     score_note = (f"Edit_score {es:.3f}, Faith_score {fs:.3f} (Eq. 2-3"
@@ -765,7 +1149,7 @@ def judge_edit(
             original_description=original_description or "(none)", instruction=instruction or "(none)",
             target_description=target_description or "(none)", predicted_difference=diff_c,
             predicted_commonality=comm_c, expected_difference=exp.expected_difference,
-            expected_commonality=exp.expected_commonality, measurements=_measurements(fo, fe),
+            expected_commonality=exp.expected_commonality, measurements=_measurements(fo, fe, pe),
             metrics=json.dumps({"difference": d_m.model_dump(exclude={"substitutes"}),
                                 "commonality": c_m.model_dump(exclude={"substitutes"}),
                                 "edit_score": round(es, 4), "faith_score": round(fs, 4)}))
@@ -804,5 +1188,6 @@ def judge_edit(
         difference_metrics=d_m, commonality_metrics=c_m, edit_score=round(es, 4), faith_score=round(fs, 4),
         faith_agreement=round(-fs, 4), effectiveness=eff, preservation=pres, quality=qual, synthesis=synthesis,
         suggestions=sugg, verdict=verdict, steps=session.steps, substitutes=rep.substitutes, affected_scores=affected,
-        models=session.models)
+        models=session.models, alignment=pe.alignment, changes=pair_data.get("changes", []),
+        unverifiable=eff.data.get("unverifiable", []))
     return session.conclude(verdict, synthesis, result, write=write_trace)

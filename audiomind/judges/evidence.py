@@ -1,16 +1,30 @@
-"""What the offline judges know about a clip, from the embedded tools, and how a phrase ("a telephone
-ringing") is matched to it.
+"""What the offline judges know about a clip, read through the one reader layer
+(`audiomind.reasoning.facts.facts_from`), and how a phrase ("a telephone ringing") is checked against it.
 
 `perceive` runs one fixed perception pass per clip through the executor (so every call is on the
 record): YAMNet tags and events, Silero VAD, BS.1770 loudness, signal statistics, energy events, and
-Whisper ASR where there is speech; `speech_quality` (DNSMOS) too when that tool is installed. The
-result is a `ClipFacts` per artifact.
+Whisper ASR where there is speech; `speech_quality` (DNSMOS) too when that tool is installed. The judges
+then read `Facts` per artifact from the session's record, exactly as the cascade and the verifiers do.
+`tag_windows` adds onset-aligned tagging windows (a window that starts where a sound starts, so YAMNet's
+0.96 s patches hold the sound instead of straddling it; the facts layer reads them as `TagsFact.windows`).
 
 Phrases are matched to the 521 AudioSet labels by all-MiniLM-L6-v2 similarity: the labels within
-`LABEL_BAND` of the best match (and above `LABEL_MIN_SIM`) form the phrase's label set, and the phrase's
-presence in a clip is the strongest of those labels there (strength = max(mean score, 0.8 x peak score),
-so a short event in a long clip still counts). Speech phrases ("a woman says ...") are matched to voice
-activity and the transcript instead, since YAMNet's speech classes carry no words.
+`LABEL_BAND` of the best match (and above `LABEL_MIN_SIM`) form the phrase's label set. `identify` checks
+a phrase against the tags of one window:
+- support: the strongest of the phrase's labels there;
+- contradiction: the strongest *specific* label there that is not the phrase's and not semantically close to
+  it (cosine >= RELATED_SIM, of the phrase or its sounding thing). Labels that name no single source cannot
+  contradict: the room/noise labels (`GENERIC`), AudioSet's "Source-ambiguous sounds" branch
+  (`source_ambiguous()`: Plop, Ding, Beep, Clang, Sine wave, ... describe how a sound sounds, not what made
+  it; they do contradict a phrase that itself names a shape, such as 'beeps') and the broad parents
+  (`PARENT_LABELS`: Music, Animal, Vehicle, ... fit many specific sources);
+- p = 0.5 + 0.45 (conf - contra (1 - conf)), conf = clip((support - 0.05) / 0.25), contra =
+  clip((contradiction - 0.15) / 0.35): 0.95 when the phrase's class is clearly tagged, 0.05 when another
+  specific class is and the phrase's is not, 0.5 (+- a small tie-break from the semantic similarity of
+  the phrase to what was heard) when the tags neither confirm nor contradict: then the identity is
+  "unconfirmed", and the judges say so instead of answering no.
+Speech phrases ("a woman says ...") are checked against voice activity and the transcript instead, since
+YAMNet's speech classes carry no words.
 """
 
 from __future__ import annotations
@@ -19,21 +33,23 @@ import csv
 import difflib
 import functools
 import re
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
 
-from audiomind.state import ToolCallRequest, ToolCallStatus
-from audiomind.tools.base import typed_output
+from audiomind.reasoning.facts import Facts, Record, Span, TagWindow, facts_from
+from audiomind.state import ToolCallRequest
 
 LABEL_MIN_SIM = 0.5
 LABEL_BAND = 0.2
+RELATED_SIM = 0.45  # a label this close to the phrase is another name for it, never a contradiction
 PRESENT = 0.3  # strength at which a sound class counts as present
 ABSENT = 0.15  # strength below which it counts as absent
-GENERIC = {"Silence", "Inside, small room", "Inside, large room or hall", "Outside, urban or manmade",
-           "Outside, rural or natural", "Sound effect", "Speech synthesizer", "Narration, monologue", "Echo",
-           "Reverberation", "Noise", "Environmental noise", "Static", "Hum", "Mains hum"}
+GENERIC = {"Silence", "Inside, small room", "Inside, large room or hall", "Inside, public space",
+           "Outside, urban or manmade", "Outside, rural or natural", "Sound effect", "Speech synthesizer",
+           "Narration, monologue", "Echo", "Reverberation", "Noise", "Environmental noise", "Static", "Hum",
+           "Mains hum", "Distortion", "Sidetone", "Field recording", "Cacophony", "Vibration", "Throbbing"}
 # broad AudioSet parents: they match a specific phrase only when they are its best match
 PARENT_LABELS = {"Music", "Musical instrument", "Speech", "Animal", "Domestic animals, pets", "Vehicle", "Mechanisms",
                  "Tools", "Sound effect", "Alarm", "Bell", "Wind instrument, woodwind instrument", "Brass instrument",
@@ -43,137 +59,85 @@ SPEECH_LABELS = {"Speech", "Male speech, man speaking", "Female speech, woman sp
                  "Conversation", "Narration, monologue", "Speech synthesizer"}
 SPEECH_VERBS = re.compile(
     r"\b(speak|speaks|speaking|spoke|speech|say|says|said|saying|talk|talks|talking|voice|voices|narrat\w*|"
-    r"announce\w*|whisper\w*|shout\w*|reads|reading|utter\w*|speaker|conversation)\b", re.IGNORECASE)
+    r"announce\w*|whisper\w*|shout\w*|reads|reading|utter\w*|speaker|conversation|answer\w*|repl(?:y|ies|ied)|"
+    r"respond\w*|asks?|asked|asking|greet\w*|remark\w*|tells?|telling|told|exclaim\w*|explain\w*|declar\w*|"
+    r"recit\w*|calls? out|narrator|announcer)\b", re.IGNORECASE)
+# AudioSet's "Source-ambiguous sounds" (generic impact, surface contact, deformable shell, onomatopoeia,
+# other sourceless): in YAMNet's class map the run from "Bang" to "Pulse", plus three impact words listed
+# elsewhere. They say how a sound sounds, not what made it.
+_AMBIGUOUS_RUN = ("Bang", "Pulse")
+_AMBIGUOUS_EXTRA = {"Thump, thud", "Thunk", "Whoosh, swoosh, swish", "Burst, pop", "Crack", "Chink, clink"}
 
 
-class ClipFacts(BaseModel):
-    """The measurable facts about one clip that the offline judges reason over."""
-
-    artifact_id: str
-    duration_s: float
-    labels: dict[str, list[float]] = Field(default_factory=dict, description="label -> [mean, max] YAMNet score")
-    events: list[dict[str, Any]] = Field(default_factory=list)
-    speech_s: float = 0.0
-    speech_segments: list[list[float]] = Field(default_factory=list)
-    transcript: str | None = None
-    words: list[dict[str, Any]] = Field(default_factory=list)
-    lufs: float | None = None
-    loudness_trend: str | None = None
-    loudness_change_db: float | None = None
-    peak_dbfs: float | None = None
-    rms_dbfs: float | None = None
-    clipping_ratio: float | None = None
-    silence_ratio: float | None = None
-    n_events: int | None = None
-    event_onsets: list[float] = Field(default_factory=list)
-    energy_events: list[list[float]] = Field(default_factory=list, description="[start, end] of count_events")
-    quality: dict[str, Any] | None = None
-    call_ids: list[str] = Field(default_factory=list)
-    failed: list[str] = Field(default_factory=list)
-
-    def strength(self, label: str) -> float:
-        mean, peak = self.labels.get(label, [0.0, 0.0])
-        return max(mean, 0.8 * peak)
-
-    def present_labels(self, threshold: float = PRESENT) -> dict[str, float]:
-        out = {lab: round(self.strength(lab), 3) for lab in self.labels if lab not in GENERIC}
-        return dict(sorted(((k, v) for k, v in out.items() if v >= threshold), key=lambda kv: -kv[1]))
-
-    @property
-    def has_speech(self) -> bool:
-        return self.speech_s >= 0.3 or bool(self.transcript and self.transcript.strip())
+# ---------------------------------------------------------------- reading the record
 
 
-# ---------------------------------------------------------------- perception pass
+def record(session: Any) -> Record:
+    """The session's tool calls and evidence, as the reader layer reads them."""
+    return Record(tool_calls=session.state.tool_calls, evidence=session.state.evidence)
+
+
+def read(session: Any, artifact_id: str) -> Facts:
+    """All facts on the session's record about one artifact (the one reader: `facts_from`)."""
+    return facts_from(record(session), session.state.artifact(artifact_id))
+
+
+def call_ids(session: Any, artifact_id: str) -> list[str]:
+    """The ids of the tool calls made on one artifact."""
+    return [c.id for c in session.state.tool_calls
+            if (c.arguments or c.requested_arguments or {}).get("artifact") == artifact_id]
 
 
 FIRST_PASS = ("tagging", "vad", "loudness", "signal_stats", "count_events")
 
 
-def perceive(session: Any, artifact_ids: list[str], *, asr: bool = True, quality: bool = True,
-             tools: tuple[str, ...] = FIRST_PASS, rationale: str = "") -> dict[str, ClipFacts]:
-    """Run the fixed perception pass on each artifact (parallel tool calls) and collect ClipFacts."""
-    first = list(tools)
+def perceive(session: Any, artifact_ids: list[str], *, asr: bool | list[str] = True, quality: bool = True,
+             tools: tuple[str, ...] = FIRST_PASS, rationale: str = "") -> dict[str, Facts]:
+    """Run the fixed perception pass on each artifact (parallel tool calls), then ASR (and DNSMOS) where
+    there is speech; `asr` may list the artifacts to transcribe. Returns the facts of each artifact."""
     args = {"tagging": {"top_k": 25, "min_score": 0.02, "event_min_score": 0.3, "max_events": 30}}
     reqs = [ToolCallRequest(tool=t, arguments={"artifact": a, **args.get(t, {})}, reason="judge perception pass")
-            for a in artifact_ids for t in first if session.tool_available(t)]
-    res = session.run_tools(reqs, rationale or f"perception pass over {', '.join(artifact_ids)}")
-    facts = {a: ClipFacts(artifact_id=a, duration_s=_duration(session, a)) for a in artifact_ids}
-    for c in res.tool_calls:
-        _absorb(facts[(c.arguments or c.requested_arguments).get("artifact", "a0")], c)
+            for a in artifact_ids for t in tools if session.tool_available(t)]
+    session.run_tools(reqs, rationale or f"perception pass over {', '.join(artifact_ids)}")
+    facts = {a: read(session, a) for a in artifact_ids}
     second = []
     for a, f in facts.items():
         speechy = f.speech_s >= 0.3 or f.strength("Speech") >= 0.3
-        if asr and speechy and session.tool_available("asr"):
+        want_asr = asr if isinstance(asr, bool) else a in asr
+        if want_asr and speechy and session.tool_available("asr"):
             second.append(ToolCallRequest(tool="asr", arguments={"artifact": a}, reason="speech found: transcript"))
         if quality and speechy and session.tool_available("speech_quality"):
             second.append(ToolCallRequest(tool="speech_quality", arguments={"artifact": a},
                                           reason="speech found: DNSMOS quality"))
     if second:
-        res2 = session.run_tools(second, "speech found: transcripts (and speech quality where available)")
-        for c in res2.tool_calls:
-            _absorb(facts[(c.arguments or c.requested_arguments).get("artifact", "a0")], c)
+        session.run_tools(second, "speech found: transcripts (and speech quality where available)")
+        facts = {a: read(session, a) for a in artifact_ids}
     return facts
 
 
-def _duration(session: Any, aid: str) -> float:
-    for a in session.state.artifacts:
-        if a.id == aid:
-            return float(a.duration_s)
-    return 0.0
+def onset_window(start_s: float, end_s: float, duration_s: float, pre_s: float = 0.02) -> tuple[float, float]:
+    """An analysis window that starts at a sound's onset (less `pre_s`) and holds at least one full YAMNet
+    patch (0.96 s), cut to the clip."""
+    a = max(0.0, start_s - pre_s)
+    b = min(duration_s, max(end_s + pre_s, a + 0.96))
+    if b - a < 0.05:  # a sound at the very end: the window reaches back
+        a = max(0.0, b - 0.96)
+    return round(a, 3), round(b, 3)
 
 
-def _absorb(f: ClipFacts, call: Any) -> None:
-    from audiomind.tools.asr import AsrOutput
-    from audiomind.tools.events import CountEventsOutput
-    from audiomind.tools.loudness import LoudnessOutput
-    from audiomind.tools.metadata import SignalStatsOutput
-    from audiomind.tools.quality import SpeechQualityOutput
-    from audiomind.tools.tagging import TaggingOutput
-    from audiomind.tools.vad import VadOutput
-
-    f.call_ids.append(call.id)
-    if call.status not in (ToolCallStatus.ok, ToolCallStatus.cached) or not call.output:
-        f.failed.append(f"{call.tool}: {call.status.value}: {call.error}")
-        return
-    if call.tool == "tagging":
-        tg = typed_output(call.output, TaggingOutput)
-        for t in tg.tags:
-            f.labels[t.label] = [float(t.score), float(t.max)]
-        for p in tg.peak_tags:
-            mean, peak = f.labels.get(p.label, [0.0, 0.0])
-            f.labels[p.label] = [mean, max(peak, float(p.max))]
-        f.events = [e.model_dump() for e in tg.events]
-        for e in tg.events:  # events name classes that may be outside the clip-level top-k
-            mean, peak = f.labels.get(e.label, [0.0, 0.0])
-            f.labels[e.label] = [mean, max(peak, float(e.max))]
-    elif call.tool == "vad":
-        vad = typed_output(call.output, VadOutput)
-        f.speech_s = float(vad.speech_s)
-        f.speech_segments = [[s.start_s, s.end_s] for s in vad.segments]
-    elif call.tool == "asr":
-        asr = typed_output(call.output, AsrOutput)
-        f.transcript = asr.text.strip()
-        f.words = [w.model_dump() for s in asr.segments for w in s.words]
-    elif call.tool == "loudness":
-        ld = typed_output(call.output, LoudnessOutput)
-        f.lufs = ld.integrated_lufs
-        f.loudness_trend = ld.trend
-        f.loudness_change_db = ld.change_db
-    elif call.tool == "signal_stats":
-        st = typed_output(call.output, SignalStatsOutput)
-        f.peak_dbfs = st.peak_dbfs
-        f.rms_dbfs = st.rms_dbfs
-        f.clipping_ratio = st.clipping_ratio
-        f.silence_ratio = st.silence_ratio
-    elif call.tool == "count_events":
-        ce = typed_output(call.output, CountEventsOutput)
-        f.n_events = ce.count
-        f.event_onsets = [float(e.start_s) for e in ce.events]
-        f.energy_events = [[float(e.start_s), float(e.end_s)] for e in ce.events]
-    elif call.tool == "speech_quality":
-        q = typed_output(call.output, SpeechQualityOutput)
-        f.quality = {k: v for k, v in q.model_dump().items() if isinstance(v, (int, float, str))}
+def tag_windows(session: Any, artifact_id: str, windows: list[tuple[float, float]], rationale: str) -> None:
+    """Tag each (start, end) window of an artifact (the reader layer then lists them in `tags.windows`)."""
+    seen = set()
+    reqs = []
+    for a, b in windows:
+        if (a, b) in seen or b - a < 0.05:
+            continue
+        seen.add((a, b))
+        reqs.append(ToolCallRequest(tool="tagging", arguments={
+            "artifact": artifact_id, "start_s": a, "end_s": b, "top_k": 15, "min_score": 0.02,
+            "event_min_score": 0.05, "max_events": 0}, reason=f"onset-aligned tags of {a:.2f}-{b:.2f} s"))
+    if reqs and session.tool_available("tagging"):
+        session.run_tools(reqs, rationale)
 
 
 # ---------------------------------------------------------------- phrases and labels
@@ -189,13 +153,28 @@ def _labels() -> tuple[list[str], np.ndarray]:
     return labels, text.embed(labels)
 
 
-_DET = re.compile(r"^(?:the|a|an|some|one|two|three|four|five|several|loud|soft|quiet|distant|faint)\s+", re.IGNORECASE)
+@functools.lru_cache(maxsize=1)
+def source_ambiguous() -> frozenset[str]:
+    """AudioSet's source-ambiguous labels (see the module docstring)."""
+    labels, _ = _labels()
+    try:
+        i, j = labels.index(_AMBIGUOUS_RUN[0]), labels.index(_AMBIGUOUS_RUN[1])
+    except ValueError:
+        return frozenset(_AMBIGUOUS_EXTRA)
+    return frozenset([lab for lab in labels[i:j + 1] if lab != "Silence"] + [x for x in _AMBIGUOUS_EXTRA if x in labels])
+
+
+_DET = re.compile(r"^(?:the|a|an|some|one|two|three|four|five|several|loud|soft|quiet|distant|faint|short|brief|"
+                  r"single|small|little|big|large)\s+", re.IGNORECASE)
 
 
 def clean_phrase(phrase: str) -> str:
     p = phrase.strip().strip(".,;:!?\"'").strip()
     p = re.sub(r"\b(?:the )?sound(?:s)? of\b", "", p, flags=re.IGNORECASE).strip()
     p = re.sub(r"\b(?:sound|sounds|noise|noises|in the background|background)$", "", p, flags=re.IGNORECASE).strip()
+    # verbs of onset say when, not what: 'a piano melody starts', 'an alarm clock goes off'
+    p = re.sub(r"\s+(?:starts?|starting|begins?|beginning|stops?|ends?|goes off|went off|kicks in|comes in|"
+               r"follows|is heard|are heard|can be heard)$", "", p, flags=re.IGNORECASE).strip() or p
     while _DET.match(p):
         p = _DET.sub("", p, count=1)
     return p or phrase.strip()
@@ -229,24 +208,52 @@ def phrase_variants(phrase: str) -> list[str]:
     return out
 
 
+def _head_noun(phrase: str) -> str | None:
+    """The sounding thing of '<noun> <verb>' phrases ('a bell ringing' -> 'bell', 'the dog barks' -> 'dog')."""
+    words = " ".join(_AUX.sub(" ", clean_phrase(phrase)).split()).split()
+    if len(words) >= 2 and re.search(r"(ing|s|ed)$", words[-1].lower()):
+        return " ".join(words[:-1])
+    return None
+
+
 @functools.lru_cache(maxsize=512)
 def phrase_labels(phrase: str) -> tuple[tuple[str, float], ...]:
     """The AudioSet labels that a phrase names: those within LABEL_BAND of its best match and above
-    LABEL_MIN_SIM, best first (empty when nothing is close enough)."""
+    LABEL_MIN_SIM, best first (empty when nothing is close enough). The sounding thing alone ('bell' of 'a
+    bell ringing') counts too where it is itself an AudioSet label (similarity >= 0.9)."""
     from audiomind.embedded import text
 
     labels, emb = _labels()
     sims = (text.embed(phrase_variants(phrase)) @ emb.T).max(axis=0)
     top_i = int(np.argmax(sims))
     top = float(sims[top_i])
-    if top < LABEL_MIN_SIM:
-        return ()
-    band = LABEL_BAND / 2 if top >= 0.8 else LABEL_BAND  # a confident, specific match keeps its close kin only
-    keep = [i for i in np.where(sims >= max(LABEL_MIN_SIM, top - band))[0]
-            if i == top_i or (labels[i] not in PARENT_LABELS and "music" not in labels[i].lower())]
-    # ('piano' must not be satisfied by any 'Music' or by a genre label)
-    keep = sorted(keep, key=lambda i: -sims[i])[:8]
-    return tuple((labels[i], round(float(sims[i]), 3)) for i in keep)
+    out: list[tuple[str, float]] = []
+    if top >= LABEL_MIN_SIM:
+        band = LABEL_BAND / 2 if top >= 0.8 else LABEL_BAND  # a confident, specific match keeps its close kin only
+        keep = [i for i in np.where(sims >= max(LABEL_MIN_SIM, top - band))[0]
+                if i == top_i or (labels[i] not in PARENT_LABELS and "music" not in labels[i].lower())]
+        # ('piano' must not be satisfied by any 'Music' or by a genre label)
+        out = [(labels[i], round(float(sims[i]), 3)) for i in sorted(keep, key=lambda i: -sims[i])[:8]]
+    head = _head_noun(phrase)
+    if head:
+        hs = (text.embed([head]) @ emb.T)[0]
+        h = int(np.argmax(hs))
+        if not out and hs[h] >= LABEL_MIN_SIM:  # 'a camera shutter clicks': the sounding thing names the class
+            keep = [i for i in np.where(hs >= max(LABEL_MIN_SIM, hs[h] - LABEL_BAND / 2))[0]
+                    if i == h or labels[i] not in PARENT_LABELS]
+            out = [(labels[i], round(float(hs[i]), 3)) for i in sorted(keep, key=lambda i: -hs[i])[:4]]
+        elif hs[h] >= 0.9 and labels[h] not in {lab for lab, _ in out}:
+            out.append((labels[h], round(float(hs[h]), 3)))
+    return tuple(out)
+
+
+@functools.lru_cache(maxsize=4096)
+def label_similarity(phrase: str, label: str) -> float:
+    """Cosine of a phrase (as written, and its sounding thing alone) and a label (MiniLM)."""
+    from audiomind.embedded import text
+
+    forms = [clean_phrase(phrase)] + ([h] if (h := _head_noun(phrase)) else [])
+    return float(text.similarity(forms, [label]).max())
 
 
 def is_speech_phrase(phrase: str) -> bool:
@@ -254,13 +261,13 @@ def is_speech_phrase(phrase: str) -> bool:
     return bool(SPEECH_VERBS.search(phrase)) or quoted_text(phrase) is not None
 
 
-def presence(phrase: str, facts: ClipFacts) -> tuple[float, str]:
-    """(how present the phrase is in the clip, 0..1, and which evidence says so)."""
+def presence(phrase: str, facts: Facts) -> tuple[float, str]:
+    """(how present the phrase is in the whole clip, 0..1, and which evidence says so)."""
     if is_speech_phrase(phrase):
         quoted = quoted_text(phrase)
         if quoted:
-            r = word_recall(quoted, facts.transcript or "")
-            return r, f"transcript recall of '{quoted}': {r:.2f} (transcript: '{(facts.transcript or '')[:80]}')"
+            r = word_recall(quoted, facts.text or "")
+            return r, f"transcript recall of '{quoted}': {r:.2f} (transcript: '{(facts.text or '')[:80]}')"
         p = min(1.0, facts.speech_s / 1.0)
         return p, f"voice activity {facts.speech_s:.2f} s"
     labs = phrase_labels(phrase)
@@ -274,6 +281,100 @@ def presence(phrase: str, facts: ClipFacts) -> tuple[float, str]:
     return best, why or f"none of {', '.join(lab for lab, _ in labs[:3])} detected"
 
 
+class Identity(BaseModel):
+    """Is the sound in one window what a phrase names? (see the module docstring for the rule)"""
+
+    phrase: str
+    p: float
+    verdict: Literal["confirmed", "unconfirmed", "contradicted"]
+    support: float = 0.0
+    support_label: str | None = None
+    contradiction: float = 0.0
+    contradiction_label: str | None = None
+    heard: list[tuple[str, float]] = Field(default_factory=list, description="what the window's tags say")
+    why: str = ""
+
+
+def _verdict(p: float) -> Literal["confirmed", "unconfirmed", "contradicted"]:
+    return "confirmed" if p >= 0.7 else "contradicted" if p <= 0.3 else "unconfirmed"
+
+
+def heard_labels(window: TagWindow | None, n: int = 5, min_strength: float = 0.05) -> list[tuple[str, float]]:
+    """The strongest labels of a window that name something (no room/noise labels, no speech labels)."""
+    if window is None:
+        return []
+    return [(lab, s) for lab, s in window.ranked() if lab not in GENERIC and s >= min_strength][:n]
+
+
+def hears_silence(window: TagWindow | None) -> bool:
+    """The tagger hears the window as silence: Silence >= 0.5 and nothing that names a source >= 0.1."""
+    return window is not None and window.strength("Silence") >= 0.5 and not heard_labels(window, min_strength=0.1)
+
+
+def identify(phrase: str, window: TagWindow | None, *, speech_share: float = 0.0,
+             transcript: str | None = None, events: list[Span] | None = None) -> Identity:
+    """Check a phrase against one analysis window: tags for sounds (and the clip's own tag events of the
+    phrase's labels over the same stretch, `events`); voice activity (share of the window that is speech) and
+    the transcript for speech phrases."""
+    if is_speech_phrase(phrase):
+        quoted = quoted_text(phrase)
+        if quoted:
+            r = word_recall(quoted, transcript or "")
+            p = round(min(0.95, max(0.05, 0.05 + 0.9 * r)), 3)
+            return Identity(phrase=phrase, p=p, verdict=_verdict(p), support=r,
+                            why=f"{r:.0%} of '{quoted}' heard there (transcript '{_short(transcript, 12)}')")
+        p = round(min(0.95, max(0.05, 0.05 + 0.9 * min(1.0, speech_share / 0.5))), 3)
+        return Identity(phrase=phrase, p=p, verdict=_verdict(p), support=speech_share,
+                        why=f"voice activity over {speech_share:.0%} of it")
+    labs = phrase_labels(phrase)
+    if window is None:
+        return Identity(phrase=phrase, p=0.5, verdict="unconfirmed", why="no tags of this stretch")
+    own = {lab for lab, _ in labs}
+    support, s_lab = 0.0, None
+    for lab in own:
+        s = window.strength(lab)
+        if s > support:
+            support, s_lab = s, lab
+    for e in events or []:
+        if e.label in own and (e.score or 0.0) > support:
+            support, s_lab = float(e.score or 0.0), f"{e.label} (tag event {e.start_s:.1f}-{e.end_s:.1f} s)"
+    amb = source_ambiguous()
+    # a phrase that itself names a sound's shape ('beeps', 'a click') is contradicted by another shape
+    shape_phrase = bool(labs) and labs[0][0] in amb
+    contra, c_lab = 0.0, None
+    for lab, s in window.ranked():
+        if s <= contra or lab in own or lab in GENERIC or lab in SPEECH_LABELS or lab in PARENT_LABELS:
+            continue
+        if lab in amb and not shape_phrase:
+            continue
+        if label_similarity(phrase, lab) >= RELATED_SIM:
+            continue
+        contra, c_lab = s, lab
+    heard = heard_labels(window)
+    # speech in a stretch that should be a sound: a contradiction the VAD sees
+    if speech_share >= 0.5 and speech_share > contra:
+        contra, c_lab = speech_share, "speech (voice activity)"
+    conf = min(1.0, max(0.0, (support - 0.05) / 0.25))
+    con = min(1.0, max(0.0, (contra - 0.15) / 0.35))
+    p = 0.5 + 0.45 * (conf - con * (1 - conf))
+    tie = ""
+    if conf < 0.2 and con < 0.2 and heard:
+        tot = sum(s for _, s in heard)
+        soft = sum(s * label_similarity(phrase, lab) for lab, s in heard) / tot
+        p += max(-0.1, min(0.1, 0.4 * (soft - 0.3)))
+        tie = f"; semantic closeness of what was heard {soft:.2f}"
+    p = round(min(0.95, max(0.05, p)), 3)
+    heard_s = ", ".join(f"{describe_label(lab)} {s:.2f}" for lab, s in heard) or "nothing specific"
+    if not labs:
+        why = f"no AudioSet class is close to '{phrase}'; heard: {heard_s}"
+        p = 0.5
+    else:
+        why = (f"{s_lab or labs[0][0]} {support:.2f}"
+               + (f", against {c_lab} {contra:.2f}" if c_lab else "") + f" (heard: {heard_s}{tie})")
+    return Identity(phrase=phrase, p=p, verdict=_verdict(p), support=round(support, 3), support_label=s_lab,
+                    contradiction=round(contra, 3), contradiction_label=c_lab, heard=heard, why=why)
+
+
 def quoted_text(s: str) -> str | None:
     m = re.search(r"[\"\u201c]([^\"\u201d]{2,})[\"\u201d]", s) or re.search(
         r"(?:^|(?<=[\s:,]))'([^']{2,})'(?=$|[\s.,;:!?])", s)
@@ -284,9 +385,19 @@ def words_of(s: str) -> list[str]:
     return re.findall(r"[a-z0-9']+", (s or "").lower())
 
 
+_NUMS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
+         "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "fifteen": "15", "twenty": "20",
+         "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100"}
+
+
+def _norm_words(s: str) -> list[str]:
+    """Words with spelled numbers as digits (Whisper writes 'platform 2' for 'platform two')."""
+    return [_NUMS.get(w, w) for w in words_of(s)]
+
+
 def word_recall(expected: str, heard: str) -> float:
     """Share of the expected words found in order (difflib matching blocks over word lists)."""
-    e, h = words_of(expected), words_of(heard)
+    e, h = _norm_words(expected), _norm_words(heard)
     if not e:
         return 0.0
     sm = difflib.SequenceMatcher(a=e, b=h, autojunk=False)
@@ -294,15 +405,15 @@ def word_recall(expected: str, heard: str) -> float:
 
 
 def transcript_similarity(a: str | None, b: str | None) -> float:
-    wa, wb = words_of(a or ""), words_of(b or "")
+    wa, wb = _norm_words(a or ""), _norm_words(b or "")
     if not wa and not wb:
         return 1.0
     return difflib.SequenceMatcher(a=wa, b=wb, autojunk=False).ratio()
 
 
-def spans(f: ClipFacts, labels: set[str] | list[str]) -> list[tuple[float, float]]:
+def spans(f: Facts, labels: set[str] | list[str]) -> list[tuple[float, float]]:
     """Time spans of the YAMNet events of any of `labels` in a clip."""
-    return [(float(e["start_s"]), float(e["end_s"])) for e in f.events if e.get("label") in set(labels)]
+    return [(s.start_s, s.end_s) for s in f.tag_spans(labels)]
 
 
 def overlaps(a: list[tuple[float, float]], b: list[tuple[float, float]], min_share: float = 0.5) -> bool:
@@ -315,20 +426,19 @@ def overlaps(a: list[tuple[float, float]], b: list[tuple[float, float]], min_sha
     return False
 
 
-def envelope(sp: list[tuple[float, float]], pad: float = 0.5) -> tuple[float, float] | None:
-    """The time region covering all spans (padded), or None without spans."""
-    if not sp:
-        return None
-    return min(a for a, _ in sp) - pad, max(b for _, b in sp) + pad
+def speech_share(f: Facts, start_s: float, end_s: float) -> float:
+    """Share of [start_s, end_s] that voice activity covers."""
+    if end_s <= start_s:
+        return 0.0
+    inter = sum(max(0.0, min(end_s, s.end_s) - max(start_s, s.start_s)) for s in f.speech_segments)
+    return min(1.0, inter / (end_s - start_s))
 
 
-def inside(sp: list[tuple[float, float]], env: tuple[float, float] | None, share: float = 0.5) -> bool:
-    """Do the spans lie mostly (>= share of their total length) inside the region?"""
-    if env is None or not sp:
-        return False
-    total = sum(max(0.0, b - a) for a, b in sp) or 1e-6
-    inter = sum(max(0.0, min(b, env[1]) - max(a, env[0])) for a, b in sp)
-    return inter / total >= share
+def words_within(f: Facts, start_s: float, end_s: float) -> str:
+    """The words the transcript places (by their middle) inside [start_s, end_s]."""
+    if f.transcript is None:
+        return ""
+    return " ".join(w.text for w in f.transcript.words if start_s <= (w.start_s + w.end_s) / 2 <= end_s)
 
 
 def merge_similar_labels(labels: list[str], threshold: float = 0.7) -> list[str]:
@@ -348,15 +458,23 @@ def describe_label(label: str) -> str:
     return label.split(",")[0].strip().lower()
 
 
-def clip_caption(f: ClipFacts, max_labels: int = 4) -> str:
+def with_article(phrase: str) -> str:
+    p = phrase.strip()
+    if re.match(r"^(a|an|the|some|\d+|one|two|three|four|five)\b", p, re.IGNORECASE) or (
+            p.endswith("s") and not p.endswith("ss")):
+        return p
+    return ("an " if p[:1].lower() in "aeiou" else "a ") + p
+
+
+def clip_caption(f: Facts, max_labels: int = 4) -> str:
     """A one-sentence caption of a clip from its facts (the cascade's 'description' of one clip)."""
     parts = []
-    labels = merge_similar_labels([lab for lab in f.present_labels() if lab not in SPEECH_LABELS])[:max_labels]
+    labels = merge_similar_labels(list(f.present_labels(PRESENT, SPEECH_LABELS | GENERIC)))[:max_labels]
     if f.has_speech:
-        parts.append(f"speech saying '{_short(f.transcript)}'" if f.transcript else "speech")
+        parts.append(f"speech saying '{_short(f.text)}'" if f.text else "speech")
     parts += [describe_label(lab) for lab in labels]
     if not parts:
-        return "near silence" if (f.rms_dbfs or -100) < -50 else "unidentified sound"
+        return "near silence" if (f.signal.rms_dbfs if f.signal else -100) < -50 else "unidentified sound"
     return _join(parts)
 
 
@@ -370,3 +488,8 @@ def _join(parts: list[str]) -> str:
     if len(parts) <= 1:
         return "".join(parts)
     return ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def span_text(s: Span | tuple[float, float]) -> str:
+    a, b = (s.start_s, s.end_s) if isinstance(s, Span) else s
+    return f"{a:.2f}-{b:.2f} s"

@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 import statistics
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -43,6 +43,7 @@ class Word(BaseModel):
     text: str
     start_s: float
     end_s: float
+    probability: float | None = Field(default=None, description="the recogniser's word probability (0-1)")
 
 
 class Fact(BaseModel):
@@ -73,14 +74,51 @@ class EventsFact(Fact):
     noise_floor_dbfs: float | None = None
 
 
+class TagWindow(BaseModel):
+    """Tags of one analysis window (a tagging call with start_s/end_s): what sounds inside it, e.g. a window
+    that starts at a sound's onset, so YAMNet's 0.96 s patches line up with the sound instead of straddling it."""
+
+    start_s: float
+    end_s: float
+    labels: list[tuple[str, float]] = Field(default_factory=list, description="(label, mean score), strongest first")
+    peak_labels: list[tuple[str, float]] = Field(default_factory=list, description="(label, max score over patches)")
+    evidence_ids: list[str] = Field(default_factory=list)
+
+    def strength(self, label: str) -> float:
+        """max(mean, 0.8 x peak): a short sound in the window still counts."""
+        mean = dict(self.labels).get(label, 0.0)
+        peak = dict(self.peak_labels).get(label, 0.0)
+        return max(mean, 0.8 * peak)
+
+    def ranked(self) -> list[tuple[str, float]]:
+        """Every label heard in the window with its strength, strongest first."""
+        names = dict.fromkeys([lab for lab, _ in self.labels] + [lab for lab, _ in self.peak_labels])
+        return sorted(((lab, round(self.strength(lab), 3)) for lab in names), key=lambda kv: -kv[1])
+
+
 class TagsFact(Fact):
     labels: list[tuple[str, float]] = Field(description="clip-level (label, mean score), strongest first")
     peak_labels: list[tuple[str, float]] = Field(default_factory=list, description="(label, max score over patches)")
     events: list[Span] = Field(default_factory=list, description="time-stamped tag events")
+    windows: list[TagWindow] = Field(default_factory=list, description="tags of analysis windows (onset-aligned)")
+
+    def strength(self, label: str) -> float:
+        """How present a label is in the whole clip: max(mean, 0.8 x peak), the peak taken over patches and
+        events, so a short event in a long clip still counts."""
+        mean = dict(self.labels).get(label, 0.0)
+        peak = max([s for lab, s in self.peak_labels if lab == label]
+                   + [e.score or 0.0 for e in self.events if e.label == label] + [0.0])
+        return max(mean, 0.8 * peak)
+
+    def window(self, start_s: float, end_s: float, tol_s: float = 0.05) -> TagWindow | None:
+        """The tagged window that starts at start_s (within tol_s) and covers end_s, else None."""
+        cands = [w for w in self.windows if abs(w.start_s - start_s) <= tol_s and w.end_s >= end_s - tol_s]
+        return min(cands, key=lambda w: w.end_s - w.start_s) if cands else None
 
 
 class LoudnessFact(Fact):
     trend: str
+    integrated_lufs: float | None = None
     change_db: float | None = None
     curve: list[tuple[float, float]] = Field(default_factory=list, description="(time_s, LUFS) of active windows")
 
@@ -120,6 +158,29 @@ class SpeechRateFact(Fact):
     syllables_per_s: float
 
 
+class SignalFact(Fact):
+    """Level statistics of the whole clip (signal_stats)."""
+
+    peak_dbfs: float
+    rms_dbfs: float
+    clipping_ratio: float
+    silence_ratio: float
+
+
+class SourceSpan(BaseModel):
+    """One source heard in a clip and when: speech (voice activity), a tagged sound class, or a separate
+    burst of energy no tag names."""
+
+    kind: Literal["speech", "sound", "unidentified"]
+    label: str
+    strength: float = Field(description="clip-level strength 0..1 (speech: 1 when voice activity holds it)")
+    spans: list[Span] = Field(default_factory=list)
+
+    @property
+    def onset_s(self) -> float | None:
+        return min((s.start_s for s in self.spans), default=None)
+
+
 class ChannelsFact(Fact):
     channels: int
     levels_db: list[float] = Field(default_factory=list, description="RMS dBFS per channel")
@@ -143,8 +204,76 @@ class Facts(BaseModel):
     speakers: SpeakersFact | None = None
     speech_rate: SpeechRateFact | None = None
     channels: ChannelsFact | None = None
+    signal: SignalFact | None = None
     values: dict[str, ValueFact] = Field(default_factory=dict)
     failed: list[str] = Field(default_factory=list, description="tools that failed or timed out, with why")
+
+    # -- clip-level helpers (the judges read a clip through these)
+    def strength(self, label: str) -> float:
+        """How present an AudioSet label is in the whole clip (0 without tags)."""
+        return self.tags.strength(label) if self.tags is not None else 0.0
+
+    def present_labels(self, threshold: float = 0.3, skip: set[str] | frozenset[str] = frozenset()) -> dict[str, float]:
+        """Labels at or above `threshold` strength, strongest first (labels in `skip` left out)."""
+        if self.tags is None:
+            return {}
+        names = dict.fromkeys([lab for lab, _ in self.tags.labels] + [lab for lab, _ in self.tags.peak_labels]
+                              + [e.label for e in self.tags.events if e.label])
+        out = {lab: round(self.strength(lab), 3) for lab in names if lab not in skip}
+        return dict(sorted(((k, v) for k, v in out.items() if v >= threshold), key=lambda kv: -kv[1]))
+
+    @property
+    def speech_s(self) -> float:
+        return self.speech.speech_s if self.speech is not None else 0.0
+
+    @property
+    def speech_segments(self) -> list[Span]:
+        return list(self.speech.segments) if self.speech is not None else []
+
+    @property
+    def text(self) -> str | None:
+        """The transcript text (None when no ASR ran)."""
+        return self.transcript.text.strip() if self.transcript is not None else None
+
+    @property
+    def has_speech(self) -> bool:
+        return self.speech_s >= 0.3 or bool(self.text)
+
+    def tag_spans(self, labels: set[str] | list[str]) -> list[Span]:
+        """Time spans of the tag events of any of `labels`."""
+        want = set(labels)
+        return [e for e in (self.tags.events if self.tags is not None else []) if e.label in want]
+
+    def nonspeech_events(self, min_outside: float = 0.5) -> list[Span]:
+        """count_events bursts that lie mostly (>= min_outside of their length) outside voice activity."""
+        if self.events is None:
+            return []
+        out = []
+        for e in self.events.events:
+            inside = sum(max(0.0, min(e.end_s, s.end_s) - max(e.start_s, s.start_s)) for s in self.speech_segments)
+            if e.length_s <= 0 or inside <= (1 - min_outside) * e.length_s:
+                out.append(e)
+        return out
+
+    def sources(self, threshold: float = 0.3, skip: set[str] | frozenset[str] = frozenset()) -> list[SourceSpan]:
+        """The sources present in the clip with their time spans: speech (VAD segments), each tagged sound
+        class at or above `threshold` (its tag events), and energy bursts outside speech that no tag event
+        covers ("unidentified", count_events). Ordered by onset."""
+        out: list[SourceSpan] = []
+        if self.speech_segments:
+            out.append(SourceSpan(kind="speech", label="speech", strength=1.0, spans=self.speech_segments))
+        for lab, st in self.present_labels(threshold, skip).items():
+            out.append(SourceSpan(kind="sound", label=lab, strength=st, spans=self.tag_spans([lab])))
+        tagged = [e for s in out if s.kind == "sound" for e in s.spans]
+        loose = [e for e in self.nonspeech_events()
+                 if not any(min(e.end_s, t.end_s) - max(e.start_s, t.start_s) > 0 for t in tagged)]
+        if loose:
+            out.append(SourceSpan(kind="unidentified", label="unidentified sound", strength=0.0, spans=loose))
+        return sorted(out, key=lambda s: (s.onset_s if s.onset_s is not None else 1e9, s.kind))
+
+    def median_pitch(self, start_s: float, end_s: float) -> float | None:
+        """Median f0 over [start_s, end_s] from the pitch contour (None with under 3 voiced points)."""
+        return _median_pitch(self.pitch.contour, start_s, end_s) if self.pitch is not None else None
 
     def within(self, start_s: float, end_s: float) -> Facts:
         """The facts restricted to [start_s, end_s] (absolute times kept): segments that overlap it, counts
@@ -328,6 +457,7 @@ def facts_from(state: Record, art: Artifact) -> Facts:
     from audiomind.tools.loudness import LoudnessOutput
     from audiomind.tools.metadata import ProbeOutput, SignalStatsOutput
     from audiomind.tools.music import KeyOutput, NotesOutput, PitchOutput, TempoOutput
+    from audiomind.tools.quality import SpeechQualityOutput
     from audiomind.tools.speaker import SpeakerCountOutput
     from audiomind.tools.tagging import TaggingOutput
     from audiomind.tools.vad import VadOutput
@@ -343,7 +473,7 @@ def facts_from(state: Record, art: Artifact) -> Facts:
 
     asr, ids = _read(state, "asr", AsrOutput, artifact)
     if asr is not None:
-        words = [Word(text=w.word, start_s=float(w.start), end_s=float(w.end))
+        words = [Word(text=w.word, start_s=float(w.start), end_s=float(w.end), probability=float(w.probability))
                  for s in asr.segments for w in (s.words or [])]
         facts.transcript = TranscriptFact(text=asr.text or "", words=words, language=asr.language,
                                           language_probability=asr.language_probability, model=asr.model,
@@ -376,7 +506,7 @@ def facts_from(state: Record, art: Artifact) -> Facts:
             labels=[(t.label, float(t.score)) for t in tg.tags],
             peak_labels=[(t.label, float(t.max)) for t in (tg.peak_tags or [])],
             events=[Span(start_s=e.start_s, end_s=e.end_s, label=e.label, score=e.score) for e in (tg.events or [])],
-            evidence_ids=ids, source="tagging")
+            windows=_tag_windows(state, artifact), evidence_ids=ids, source="tagging")
 
     ld, ids = _read(state, "loudness", LoudnessOutput, artifact)
     if ld is not None:
@@ -384,7 +514,7 @@ def facts_from(state: Record, art: Artifact) -> Facts:
         if ld.curve is not None:
             curve = [(float(t), float(v)) for t, v in zip(ld.curve.time_s, ld.curve.lufs) if v is not None]
         facts.loudness = LoudnessFact(trend=ld.trend or "unknown", change_db=ld.change_db, curve=curve,
-                                      evidence_ids=ids, source="loudness")
+                                      integrated_lufs=ld.integrated_lufs, evidence_ids=ids, source="loudness")
 
     contour: list[tuple[float, float]] = []
     pt, pids = _read(state, "pitch", PitchOutput, artifact)
@@ -430,12 +560,40 @@ def facts_from(state: Record, art: Artifact) -> Facts:
                                         detail={"tonic": ky.tonic, "mode": ky.mode})
 
     st, ids = _read(state, "signal_stats", SignalStatsOutput, artifact)
+    if st is not None:
+        facts.signal = SignalFact(peak_dbfs=st.peak_dbfs, rms_dbfs=st.rms_dbfs, clipping_ratio=st.clipping_ratio,
+                                  silence_ratio=st.silence_ratio, evidence_ids=ids, source="signal_stats")
     if st is not None and st.channel_rms_dbfs:
         facts.channels = ChannelsFact(channels=len(st.channel_rms_dbfs), levels_db=list(st.channel_rms_dbfs),
                                       evidence_ids=ids, source="signal_stats")
+    sq, ids = _read(state, "speech_quality", SpeechQualityOutput, artifact)
+    if sq is not None and not sq.silent:
+        facts.values["speech_quality"] = ValueFact(
+            name="speech_quality", value=sq.sig_mos, evidence_ids=ids, source="speech_quality",
+            detail={k: v for k, v in sq.model_dump().items() if isinstance(v, (int, float, str))})
 
     facts.speech_rate = _speech_rate(facts)
     return facts
+
+
+def _tag_windows(state: EvidenceState | Record, artifact: str) -> list[TagWindow]:
+    """Every successful windowed tagging call on `artifact` (start_s or end_s given), in call order."""
+    from audiomind.tools.tagging import TaggingOutput
+
+    out = []
+    for c in state.successful_calls("tagging"):
+        a = _args(c)
+        if a.get("artifact", "a0") != artifact or (not a.get("start_s") and a.get("end_s") is None):
+            continue
+        try:
+            tg = typed_output(c.output, TaggingOutput)
+        except Exception:  # noqa: BLE001, S112 - an output that does not fit its model is no evidence
+            continue
+        out.append(TagWindow(start_s=float(tg.analysed_s[0]), end_s=float(tg.analysed_s[1]),
+                             labels=[(t.label, float(t.score)) for t in tg.tags],
+                             peak_labels=[(t.label, float(t.max)) for t in (tg.peak_tags or [])],
+                             evidence_ids=evidence_ids(state, c)))
+    return out
 
 
 def _speech_rate(f: Facts) -> SpeechRateFact | None:

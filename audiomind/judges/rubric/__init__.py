@@ -1,16 +1,20 @@
 """Dynamic rubric judge (seed 001): instruction -> n atomic yes/no items -> filter -> judge each item
-against the audio -> p(yes) per item -> score = mean item probability -> aligned if score >= threshold.
-A holistic single-question judge is the baseline.
+against the audio -> p(yes) per item -> score -> aligned if score >= threshold. A holistic single-question
+judge is the baseline.
 
-- `decompose`: the rule decomposition (clauses; speech: who speaks, what is said, how fast; sound events
-  as named AudioSet classes; counts; order: "then", "followed by"; music tempo; loudness; anything else
-  an item the offline judge cannot verify, p = 0.5, said so) and the rule filter (every item grounded in
-  the instruction's words, no duplicates). An LLM (prompts/judge_rubric_decompose.md, _filter.md) does
-  both where one is configured.
-- `verify`: the rule verifier (YAMNet, VAD, Whisper, pitch, tempo, loudness, event counts), each
-  measurement mapped to p(yes) by a stated logistic curve; p(yes) from an LLM or audio front end comes
-  from the yes/no token log-probabilities where the backend exposes them (OpenAI-compatible `logprobs`),
-  else from the verdict.
+- `decompose`: the rule decomposition (clauses and their order: "then", "followed by", "before", "after",
+  "once it stops", a clause-final "later"; speech: who speaks, what is said, how fast; sound events as named
+  AudioSet classes; counts; music tempo; loudness; anything else an item the offline judge cannot verify)
+  and the rule filter (every item grounded in the instruction's words, no duplicates). An LLM
+  (prompts/judge_rubric_decompose.md, _filter.md) does both where one is configured.
+- `verify`: the rule verifier: each item against the evidence that can see it (voice activity, transcript,
+  f0 against the documented gender bands, tags over onset-aligned windows of each separate sound, onsets for
+  order, count_events for counts, tempo, loudness trend), read through `audiomind.reasoning.facts`; an item
+  no tool can verify gets p = 0.5, is marked unverifiable and named, never a confident no. p(yes) from an
+  LLM or audio front end comes from the yes/no token log-probabilities where the backend exposes them
+  (OpenAI-compatible `logprobs`), else from the verdict.
+- score: the geometric mean of p(yes) over the verifiable items (every requirement must hold); the seed's
+  plain mean is reported beside it (`mean_p`).
 - `negatives`: hard negatives for benchmarks, instruction swapping and attribute perturbation.
 - `judge`: `judge_rubric`, the method on the judges' scaffold (`audiomind.judges.base.JudgeSession`).
 """

@@ -35,7 +35,24 @@ LOUDER = re.compile(r"\b(gets? louder|grows? louder|getting louder|crescendo|fad
 QUIETER = re.compile(r"\b(gets? quieter|getting quieter|fades? out|fading|diminuendo|dies? away|decreasing)", re.IGNORECASE)
 MUSIC = re.compile(r"\b(music|melody|melodies|tune|song|playing|plays|chord|beat|rhythm|piano|trumpet|violin|"
                    r"flute|guitar|organ|saxophone|sax|drum\w*|cello|harp|clarinet|orchestra|synth\w*)\b", re.IGNORECASE)
-SEQ = re.compile(r"\s*(?:,\s*)?\b(?:and then|then|followed by|after that|afterwards|before|after)\b\s*", re.IGNORECASE)
+SOUND_VERB = re.compile(r"\b(struck|strikes?|hit|hits|rings?|ringing|rang|plays?|playing|clicks?|clicking|bangs?|"
+                        r"knocks?|knocking|chimes?|chiming|beeps?|beeping|buzz\w*|shakes?|shaken|shaking|blows?|"
+                        r"blowing|sounds?|rattles?|drips?|roars?|crash(?:es|ing)?|slams?|creaks?|taps?|tapping|"
+                        r"honks?|whistles?|tolls?|tolling|clangs?|thuds?|pops?|pours?)\b", re.IGNORECASE)
+SEQ = re.compile(r"\s*(?:,\s*)?\b(?:and then|then|followed by|after which|after that|afterwards?|and finally|finally|"
+                 r"later|subsequently|before|after|(?:and\s+)?(?:once|when|as soon as)\s+(?:it|he|she|they|this|that)\s+"
+                 r"(?:stops|ends|finishes|is over|has finished|has ended|fades(?: out)?))\b\s*", re.IGNORECASE)
+# a clause that ends on a sequence word happens after the one before it ('... and a trombone comes later')
+TRAILING_SEQ = re.compile(r"\s+(?:later(?: on)?|afterwards?|after that|next|then|last|at the end)\s*$", re.IGNORECASE)
+# a bare subject left by a mid-clause 'then' ('a man then says ...'): it belongs to the next clause
+BARE_SUBJECT = re.compile(r"^(?:a|an|the|some|this|that|his|her|their)?\s*(?:[a-z]+\s+)?(?:man|woman|men|women|boy|girl|"
+                          r"person|speaker|voice|narrator|announcer|child|he|she|they|someone|somebody)$", re.IGNORECASE)
+# the word that joins two clauses -> when the clause after it happens, relative to the one before it
+# ("A before B": B after A; "A after B": B before A; "A, then B" / "after which" / "later": B after A)
+_REL = {"before": "after", "after": "before"}
+LEAD_SUB = re.compile(r"^\s*(after|once|when|as soon as|before)\b\s*(.+?),\s*(.+)$", re.IGNORECASE | re.DOTALL)
+ADVERB = re.compile(r"^\s*(?:first(?:ly)?|at first|initially|to begin with|finally|at the end|in the end|next|"
+                    r"then|afterwards?|later)\b\s*,?\s*", re.IGNORECASE)
 
 
 class RubricItem(BaseModel):
@@ -62,22 +79,55 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
                     instruction.strip())
     out: list[tuple[str, str | None]] = []
     for sentence in re.split(r"(?<=[.!?;])\s+", masked):
-        pos, rel = 0, None
-        for m in SEQ.finditer(sentence):
-            chunk = sentence[pos:m.start()]
-            if chunk.strip(" ,.;"):
-                out.extend(_subclauses(chunk, rel))
-            word = m.group(0).strip(" ,").lower()
-            rel = "before" if word == "before" else "after"
-            pos = m.end()
-        tail = sentence[pos:]
-        if tail.strip(" ,.;"):
-            out.extend(_subclauses(tail, rel))
-    return [(re.sub("\x00(\\d+)\x00", lambda m: quotes[int(m.group(1))], c).strip(" ,.;"), r) for c, r in out]
+        lead = LEAD_SUB.match(sentence)
+        if lead:  # "After A, B" / "Before A, B": the subordinate clause comes first in the sentence
+            out.extend(_sequence(lead.group(2), None))
+            rest = _sequence(lead.group(3), None)
+            if rest:
+                rest[0] = (rest[0][0], "after" if lead.group(1).lower() != "before" else "before")
+            out.extend(rest)
+            continue
+        out.extend(_sequence(sentence, None))
+    merged: list[tuple[str, str | None]] = []
+    carry: tuple[str, str | None] | None = None
+    for c, r in out:
+        if carry is not None:  # 'a man' + 'politely says ...' -> 'a man politely says ...', after what came before
+            c, r = carry[0] + " " + c, carry[1] or r
+            carry = None
+        if BARE_SUBJECT.match(c.strip(" ,.;")):
+            carry = (c.strip(" ,.;"), r)
+            continue
+        if TRAILING_SEQ.search(c) and merged:
+            c, r = TRAILING_SEQ.sub("", c), "after"
+        merged.append((c, r))
+    if carry is not None:
+        merged.append(carry)
+    return [(ADVERB.sub("", re.sub("\x00(\\d+)\x00", lambda m: quotes[int(m.group(1))], c)).strip(" ,.;"), r)
+            for c, r in merged if ADVERB.sub("", c).strip(" ,.;")]
+
+
+def _sequence(sentence: str, rel: str | None) -> list[tuple[str, str | None]]:
+    out: list[tuple[str, str | None]] = []
+    pos = 0
+    for m in SEQ.finditer(sentence):
+        chunk = sentence[pos:m.start()]
+        if chunk.strip(" ,.;"):
+            out.extend(_subclauses(chunk, rel))
+        word = " ".join(m.group(0).strip(" ,").lower().split())
+        rel = _REL.get(word, "after")
+        pos = m.end()
+    tail = sentence[pos:]
+    if tail.strip(" ,.;"):
+        out.extend(_subclauses(tail, rel))
+    elif out and rel == "after" and len(out) >= 2:  # '... and a trombone comes later': the last clause is after
+        out[-1] = (out[-1][0], "after")
+    return out
 
 
 def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
-    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\bwith\b|\bover\b|\bas\b|\band\b)\s*", chunk) if p.strip(" ,.;")]
+    # (never split off a quotation from its speaker: "greets them with 'hello'")
+    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\bwith\b|\bover\b|\bas\b|\band\b)(?!\s*\x00)\s*", chunk)
+             if p.strip(" ,.;")]
     out: list[tuple[str, str | None]] = []
     for i, p in enumerate(parts):
         out.append((p, rel if i == 0 else "with"))
@@ -85,8 +135,8 @@ def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
 
 
 def _count_in(clause: str) -> int | None:
-    m = re.search(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?:times|short|long|loud|quick|"
-                  r"[a-z]+s)\b", clause, re.IGNORECASE)
+    m = re.search(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?:[a-z]+\s+)?(?:times|short|long|loud|"
+                  r"quick|[a-z]+s)\b", clause, re.IGNORECASE)
     if m:
         w = m.group(1).lower()
         return int(w) if w.isdigit() else NUMBERS.get(w)
@@ -96,10 +146,15 @@ def _count_in(clause: str) -> int | None:
 
 def _sound_phrase(clause: str) -> str:
     p = LOUDER.sub(" ", QUIETER.sub(" ", clause))
+    p = re.sub(r"^\s*(?:you can hear|you hear|we hear|one hears|one can hear|listen to|there(?:'s| is| are))\s+", "", p,
+               flags=re.IGNORECASE)
+    p = re.sub(r"^\s*(?:someone|somebody|a person|people|a musician|a player)\s+(?:plays?|is playing|strikes?|"
+               r"shakes?|hits?|rings?)\s+", "", p, flags=re.IGNORECASE)
     p = re.sub(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|once|twice|thrice|times|short|long|"
                r"quick|fast|slow|slowly|quickly|upbeat|lively|energetic|calm|gentle|leisurely|loud|loudly|quiet|"
                r"quietly|softly|in the background|in the foreground|repeatedly|again|is heard|are heard|"
-               r"can be heard|there is|there are|sound|sounds|plays?|playing|a|an|the)\b", " ", p, flags=re.IGNORECASE)
+               r"can be heard|there is|there are|sound|sounds|plays?|playing|first|finally|afterwards?|then|"
+               r"throughout|a|an|the)\b", " ", p, flags=re.IGNORECASE)
     p = " ".join(p.split()) or clause
     return p[0].lower() + p[1:] if p[:2] != p[:2].upper() else p
 
@@ -116,6 +171,7 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
 
     clauses = _split_clauses(instruction)
     speech_seen = False
+    n_speech = 0  # speech clauses so far: the n-th speaker of unquoted turns
     for clause, rel in clauses:
         quoted = ev.quoted_text(clause)
         locator: dict[str, Any] | None = None
@@ -125,11 +181,13 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
                 speech_seen = True
             head = clause.split(quoted)[0] if quoted else clause
             if FEMALE.search(head) and not MALE.search(head):
-                add("Is the speaker female?" if not quoted else f"Is '{quoted}' said by a female voice?", "speaker",
-                    clause, {"kind": "gender", "gender": "female", "words": quoted})
+                add((f"Is speaker {n_speech + 1} female?" if n_speech else "Is the speaker female?") if not quoted
+                    else f"Is '{quoted}' said by a female voice?", "speaker",
+                    clause, {"kind": "gender", "gender": "female", "words": quoted, "nth": n_speech})
             elif MALE.search(head) and not FEMALE.search(head):
-                add("Is the speaker male?" if not quoted else f"Is '{quoted}' said by a male voice?", "speaker",
-                    clause, {"kind": "gender", "gender": "male", "words": quoted})
+                add((f"Is speaker {n_speech + 1} male?" if n_speech else "Is the speaker male?") if not quoted
+                    else f"Is '{quoted}' said by a male voice?", "speaker",
+                    clause, {"kind": "gender", "gender": "male", "words": quoted, "nth": n_speech})
             if quoted:
                 add(f"Does the speech contain the words '{quoted}'?", "speech_content", clause,
                     {"kind": "words", "words": quoted})
@@ -144,11 +202,14 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
                 add(f"Does the speech sound {word}?", "style", clause, {"kind": "unverifiable",
                                                                                     "why": "emotion and speaking "
                                                                                            "style"})
-            locator = {"kind": "speech", "words": quoted}
+            locator = {"kind": "speech", "words": quoted, "nth": n_speech}
+            n_speech += 1
         else:
             phrase = _sound_phrase(clause)
             labels = ev.phrase_labels(phrase)
-            if labels:
+            # a sound event no AudioSet class is close to ('a triangle is struck') is still a separate sound to
+            # find, count and order; only what it is stays unverifiable
+            if labels or SOUND_VERB.search(clause):
                 count = _count_in(clause)
                 add(f"Is the sound of '{phrase}' present?", "music" if MUSIC.search(phrase) else "sound_event",
                     clause, {"kind": "sound", "phrase": phrase})
@@ -161,7 +222,7 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
                     add("Is the music fast (a quick tempo)?", "music", clause, {"kind": "tempo", "tempo": "fast"})
                 elif TEMPO_SLOW.search(clause):
                     add("Is the music slow (a slow tempo)?", "music", clause, {"kind": "tempo", "tempo": "slow"})
-            if not labels and not MUSIC.search(clause) and not (LOUDER.search(clause) or QUIETER.search(clause)):
+            if locator is None and not MUSIC.search(clause) and not (LOUDER.search(clause) or QUIETER.search(clause)):
                 add(f"Does the audio match: '{clause}'?", "other", clause,
                     {"kind": "unverifiable", "why": "names no sound class, speech or measurable property"})
         if LOUDER.search(clause):

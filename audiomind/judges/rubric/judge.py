@@ -19,16 +19,19 @@ from audiomind.judges import evidence as ev
 from audiomind.judges.base import JudgeModels, JudgeSession, JudgeStep
 from audiomind.judges.rubric.decompose import RubricItem, rule_decompose, rule_filter
 from audiomind.judges.rubric.verify import (
-    ExtraMeasurements,
     HolisticVerdict,
     ItemVerdict,
+    Scene,
     evidence_text,
-    extra_measurements,
     holistic_rule,
-    measurements_needed,
+    measure,
     verify,
 )
-from audiomind.state import ModelSpec, Observation
+from audiomind.state import ModelSpec, Observation, ToolCallRequest
+
+AGGREGATION = ("geometric mean of p(yes) over the verifiable items (every requirement must hold: one confident "
+               "'no' pulls the score down however many items pass); items no tool could verify are named and not "
+               "scored; with none verifiable the score is 0.5 and the judge says it cannot judge")
 
 
 class RubricJudgeResult(BaseModel):
@@ -38,7 +41,10 @@ class RubricJudgeResult(BaseModel):
     items: list[RubricItem]
     dropped: list[RubricItem] = Field(default_factory=list)
     verdicts: list[ItemVerdict]
-    score: float = Field(description="mean p(yes) over the kept items")
+    score: float = Field(description="the aggregate (see `aggregation`) the decision is taken on")
+    mean_p: float = Field(description="arithmetic mean p(yes) over every kept item (the seed's plain mean)")
+    aggregation: str = AGGREGATION
+    unverifiable: list[str] = Field(default_factory=list, description="items no tool could verify (p = 0.5)")
     threshold: float
     aligned: bool
     holistic: HolisticVerdict | None = None
@@ -127,29 +133,32 @@ def _filter(session: JudgeSession, text_llm: Any, instruction: str, items: list[
     return kept, dropped
 
 
-def _perceive(session: JudgeSession, kept: list[RubricItem],
-              decomposed_by: str) -> tuple[ev.ClipFacts, ExtraMeasurements]:
-    """Step 3 (the cascade, also for the text-LLM judge that reads its evidence): tool facts of a0 and the
-    extra measurements the items need."""
+def _perceive(session: JudgeSession, kept: list[RubricItem], decomposed_by: str) -> Scene:
+    """Step 3 (the cascade, also for the text-LLM judge that reads its evidence): the facts of a0 through the
+    reader layer, and the measurements the items need (onset-aligned tags, pitch, turns, tempo)."""
     facts = ev.perceive(session, ["a0"], quality=False, rationale="rubric items: perception pass")["a0"]
-    if decomposed_by == "rules":
-        need = measurements_needed(kept)
-    else:  # LLM items carry no verifier spec: measure what their wording asks about
+    if decomposed_by != "rules":  # LLM items carry no verifier spec: measure what their wording asks about
         qs = " ".join(k.question for k in kept)
-        need = ({"pitch"} if re.search(r"\b(male|female|man|woman|gender|voice|pitch)\b", qs, re.IGNORECASE) else set()) | (
-            {"tempo"} if re.search(r"\b(tempo|fast|slow|bpm)\b", qs, re.IGNORECASE) else set())
-    extra = extra_measurements(session, facts, need,
-                               [k.check.get("words") for k in kept if k.check.get("kind") == "gender"])
+        reqs = []
+        if re.search(r"\b(male|female|man|woman|gender|voice|pitch)\b", qs, re.IGNORECASE) and session.tool_available("pitch"):
+            reqs.append(ToolCallRequest(tool="pitch", arguments={"artifact": "a0", "fmin_hz": 60.0, "fmax_hz": 400.0},
+                                        reason="voice items: f0 contour"))
+        if re.search(r"\b(tempo|fast|slow|bpm)\b", qs, re.IGNORECASE) and session.tool_available("tempo"):
+            reqs.append(ToolCallRequest(tool="tempo", arguments={"artifact": "a0"}, reason="tempo items"))
+        if reqs:
+            session.run_tools(reqs, "the LLM's items ask about voice or tempo")
+    scene = measure(session, facts, kept)
     session.add_observation(Observation(
         kind="perception", frontend="cascade", artifact_ids=["a0"], prompt_id="judge_rubric:cascade",
-        prompt="tool evidence for the rubric items", text=evidence_text(facts, extra),
-        description=ev.clip_caption(facts), tool_call_ids=facts.call_ids,
-        uncertainty="tool-based: emotion, speaking style and fine semantics are not perceived"))
-    return facts, extra
+        prompt="tool evidence for the rubric items", text=evidence_text(scene.facts, scene),
+        description=ev.clip_caption(scene.facts), tool_call_ids=ev.call_ids(session, "a0"),
+        uncertainty="tool-based: emotion, speaking style and fine semantics are not perceived; a sound class the "
+                    "tags neither confirm nor contradict is reported as unverifiable"))
+    return scene
 
 
-def _ask(session: JudgeSession, text_llm: Any, audio_judge: Any, facts: ev.ClipFacts | None,
-         extra: ExtraMeasurements, template: str, purpose: str, **fields: str) -> Any:
+def _ask(session: JudgeSession, text_llm: Any, audio_judge: Any, scene: Scene | None,
+         template: str, purpose: str, **fields: str) -> Any:
     """A yes/no question (prompt `template`) to the audio front end with the clip attached, else to the text
     LLM on the tool evidence; None when neither is configured (the rules answer instead)."""
     from audiomind.prompts import evidence_block, load_prompt
@@ -157,9 +166,9 @@ def _ask(session: JudgeSession, text_llm: Any, audio_judge: Any, facts: ev.ClipF
     if audio_judge is not None:
         prompt = load_prompt(template).render(context="Listen to the audio clip.", **fields)
         yn, call = audio_judge.yes_no(purpose, prompt, [session.state.artifact("a0")])
-    elif text_llm is not None and facts is not None:
+    elif text_llm is not None and scene is not None:
         ctx = ("Evidence about the audio clip from measurement tools (you cannot hear the audio):\n"
-               + evidence_block(evidence_text(facts, extra), id="tool_evidence", source="measurement tools"))
+               + evidence_block(evidence_text(scene.facts, scene), id="tool_evidence", source="measurement tools"))
         prompt = load_prompt(template).render(context=ctx, **fields)
         yn, call = text_llm.yes_no(purpose, prompt)
     else:
@@ -169,22 +178,22 @@ def _ask(session: JudgeSession, text_llm: Any, audio_judge: Any, facts: ev.ClipF
 
 
 def _judge_items(session: JudgeSession, text_llm: Any, audio_judge: Any, kept: list[RubricItem],
-                 facts: ev.ClipFacts | None, extra: ExtraMeasurements) -> list[ItemVerdict]:
+                 scene: Scene | None) -> list[ItemVerdict]:
     """Step 4: a verdict and p(yes) per kept item."""
     verdicts: list[ItemVerdict] = []
     for it in kept:
-        yn = _ask(session, text_llm, audio_judge, facts, extra, "judge_rubric_item", f"rubric_item_{it.id}",
+        yn = _ask(session, text_llm, audio_judge, scene, "judge_rubric_item", f"rubric_item_{it.id}",
                   question=it.question)
         if yn is not None:
             v = ItemVerdict(item_id=it.id, question=it.question, verdict=yn.verdict, p_yes=yn.p_yes, source=yn.source,
                             explanation=yn.detail)
         else:
-            assert facts is not None
+            assert scene is not None
             if not it.check:
                 it.check = {"kind": "unverifiable", "why": "no rule verifier for an LLM-written item"}
-            p, why = verify(it, facts, extra)
-            v = ItemVerdict(item_id=it.id, question=it.question, verdict="yes" if p >= 0.5 else "no", p_yes=p,
-                            source="rules", explanation=why)
+            p, why, ok = verify(it, scene)
+            v = ItemVerdict(item_id=it.id, question=it.question, p_yes=p, source="rules", explanation=why,
+                            verdict=("yes" if p >= 0.5 else "no") if ok else "unknown", verifiable=ok)
         verdicts.append(v)
     for v in verdicts:
         session.note(f"item {v.item_id}: {v.question} -> {v.verdict} (p_yes {v.p_yes:.3f}, {v.source}): "
@@ -193,19 +202,31 @@ def _judge_items(session: JudgeSession, text_llm: Any, audio_judge: Any, kept: l
 
 
 def _holistic(session: JudgeSession, text_llm: Any, audio_judge: Any, instruction: str,
-              facts: ev.ClipFacts | None, extra: ExtraMeasurements) -> HolisticVerdict:
+              scene: Scene | None) -> HolisticVerdict:
     """Step 5: the single-question baseline."""
-    yn = _ask(session, text_llm, audio_judge, facts, extra, "judge_rubric_holistic", "rubric_holistic",
+    yn = _ask(session, text_llm, audio_judge, scene, "judge_rubric_holistic", "rubric_holistic",
               instruction=instruction)
     if yn is not None:
         hol = HolisticVerdict(verdict=yn.verdict, p_yes=yn.p_yes, source=yn.source, explanation=yn.detail)
     else:
-        assert facts is not None
-        hol = holistic_rule(instruction, facts)
+        assert scene is not None
+        hol = holistic_rule(instruction, scene.facts)
         session.substitutes["holistic"] = "no LLM: instruction vs tool-caption embedding similarity (MiniLM)"
     session.add(JudgeStep(number=5, name="holistic baseline", text=f"{hol.verdict} (p_yes {hol.p_yes:.3f}): "
                           f"{hol.explanation}", data=hol.model_dump()))
     return hol
+
+
+def aggregate(verdicts: list[ItemVerdict]) -> tuple[float, float, list[str]]:
+    """(score, plain mean p, the unverifiable items' questions); see AGGREGATION."""
+    import math
+
+    mean_p = sum(v.p_yes for v in verdicts) / len(verdicts)
+    scored = [min(0.98, max(0.02, v.p_yes)) for v in verdicts if v.verifiable]
+    unverifiable = [v.question for v in verdicts if not v.verifiable]
+    if not scored:
+        return 0.5, mean_p, unverifiable
+    return math.exp(sum(math.log(p) for p in scored) / len(scored)), mean_p, unverifiable
 
 
 def judge_rubric(
@@ -237,25 +258,35 @@ def judge_rubric(
                                                           decoding={"judge": "rubric"}))
     items, decomposed_by = _decompose(session, text_llm, instruction, max_items)
     kept, dropped = _filter(session, text_llm, instruction, items, decomposed_by)
-    facts, extra = _perceive(session, kept, decomposed_by) if audio_judge is None else (None, ExtraMeasurements())
+    scene = _perceive(session, kept, decomposed_by) if audio_judge is None else None
     judged_by = audio_judge.name if audio_judge else (text_llm.name + " on cascade evidence") if text_llm else "rules"
-    verdicts = _judge_items(session, text_llm, audio_judge, kept, facts, extra)
-    score = sum(v.p_yes for v in verdicts) / len(verdicts)
-    aligned = score >= threshold
-    session.add(JudgeStep(number=3, name="judge items", text="; ".join(f"{v.question} {v.p_yes:.2f}" for v in verdicts),
-                          data={"by": judged_by, "verdicts": [v.model_dump() for v in verdicts]}))
-    session.add(JudgeStep(number=4, name="aggregate", text=f"score = mean p(yes) = {score:.3f}; threshold {threshold}: "
-                          f"{'aligned' if aligned else 'misaligned'}", data={"score": score, "threshold": threshold}))
-    hol = _holistic(session, text_llm, audio_judge, instruction, facts, extra) if holistic else None
+    verdicts = _judge_items(session, text_llm, audio_judge, kept, scene)
+    score, mean_p, unverifiable = aggregate(verdicts)
+    aligned = score >= threshold and len(unverifiable) < len(verdicts)
+    session.add(JudgeStep(number=3, name="judge items", text="; ".join(
+        f"{v.question} {v.p_yes:.2f}" + ("" if v.verifiable else " (unverifiable)") for v in verdicts),
+        data={"by": judged_by, "verdicts": [v.model_dump() for v in verdicts]}))
+    agg_text = (f"score = {score:.3f} ({AGGREGATION.split(' (')[0]} of {len(verdicts) - len(unverifiable)} item(s)); "
+                f"plain mean {mean_p:.3f}; threshold {threshold}: "
+                + ("cannot judge: no item could be verified" if len(unverifiable) == len(verdicts)
+                   else "aligned" if aligned else "misaligned")
+                + (f"; unverifiable: {'; '.join(unverifiable)}" if unverifiable else ""))
+    session.add(JudgeStep(number=4, name="aggregate", text=agg_text,
+                          data={"score": score, "mean_p": mean_p, "threshold": threshold, "unverifiable": unverifiable,
+                                "aggregation": AGGREGATION}))
+    hol = _holistic(session, text_llm, audio_judge, instruction, scene) if holistic else None
     if decomposed_by == "rules":
         session.substitutes["decomposition"] = ("no LLM: rule decomposition (clauses, speech, AudioSet classes, "
                                                 "counts, order)")
     if judged_by == "rules":
         session.substitutes["item judge"] = "no LLM or audio model: rule verification with the embedded tools"
     verdict = (f"{'aligned' if aligned else 'misaligned'}: rubric score {score:.3f} (threshold {threshold}) over "
-               f"{len(verdicts)} item(s)" + (f"; holistic p_yes {hol.p_yes:.3f}" if hol else ""))
+               f"{len(verdicts) - len(unverifiable)} verifiable item(s)"
+               + (f"; unverifiable, not scored: {'; '.join(unverifiable)}" if unverifiable else "")
+               + (f"; holistic p_yes {hol.p_yes:.3f}" if hol else ""))
     result = RubricJudgeResult(audio=str(audio), instruction=instruction, items=kept, dropped=dropped,
-                               verdicts=verdicts, score=round(score, 4), threshold=threshold, aligned=aligned,
+                               verdicts=verdicts, score=round(score, 4), mean_p=round(mean_p, 4),
+                               unverifiable=unverifiable, threshold=threshold, aligned=aligned,
                                holistic=hol, decomposed_by=decomposed_by, judged_by=judged_by, steps=session.steps,
                                substitutes=session.substitutes, models=session.models)
     rationale = " ".join(f"[{v.verdict} {v.p_yes:.2f}] {v.question}: {v.explanation}." for v in verdicts)

@@ -1,7 +1,27 @@
-"""Rule verification of rubric items: each item's measurement (voice activity, median f0, words heard,
-speaking rate, sound presence, event counts, onsets, tempo, loudness trend) mapped to p(yes) through a
-stated logistic curve; the extra measurements (pitch, tempo) are fetched only when an item needs them.
-Also the offline holistic baseline and the tool evidence as text for a judge that cannot hear.
+"""Rule verification of rubric items: each item is checked against the evidence that can see it, read
+through the one reader layer (`audiomind.reasoning.facts`):
+
+- speech present: voice activity (VAD);
+- speech content: the transcript (word recall, numbers normalised);
+- voice gender: median f0 (pitch contour) over the words' span (ASR word times), the n-th speaker turn, or
+  the speech, against the documented bands of `audiomind.reasoning.verifiers` (male <= 155 Hz, female
+  >= 170 Hz); between the bands the pitch cannot tell, and the item says so (p = 0.5, unverifiable);
+- sound classes: tags over onset-aligned windows of each separate non-speech sound (count_events bursts
+  outside voice activity), `evidence.identify`; the clip-level tags may confirm a sound too (one under
+  the speech);
+- order: onsets of located sources (ASR word times / VAD / speaker turns for speech, the sound's own
+  segment or tag events for sounds);
+- counts: the separate sounds that belong to the phrase (count_events);
+- tempo (tempo tool), loudness trend (loudness tool), speaking rate (ASR over VAD).
+Each measurement is mapped to p(yes) by a stated curve. An item no tool can verify (emotion, style, a
+sound class the tags neither confirm nor contradict, an order between sounds that cannot be told apart)
+gets p = 0.5 and `verifiable = False`, with the reason; it is never a confident no.
+
+Separate sounds are shared out among the rubric's sound phrases: each phrase first takes the sound that
+fits it best (highest identity p; a contradicted sound is never taken), then any sound left goes to the
+phrase it fits best. A phrase left without a sound, and not confirmed by the clip-level tags either, is
+absent (p = 0.05 when there is no sound besides speech at all, 0.1 when the sounds present went to
+phrases they fit better).
 """
 
 from __future__ import annotations
@@ -9,15 +29,17 @@ from __future__ import annotations
 import math
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from audiomind.judges import evidence as ev
 from audiomind.judges.base import JudgeSession
 from audiomind.judges.rubric.decompose import RubricItem
-from audiomind.state import ToolCallRequest, ToolCallStatus
-from audiomind.tools.base import typed_output
+from audiomind.reasoning.facts import Facts, Span
+from audiomind.reasoning.verifiers import FEMALE_MIN_HZ, MALE_MAX_HZ
+from audiomind.state import ToolCallRequest
 
-GENDER_F0_HZ = 145.0  # between typical adult male (~85-155 Hz) and female (~165-255 Hz) speaking f0
+GENDER_MID_HZ = (MALE_MAX_HZ + FEMALE_MIN_HZ) / 2
+MAX_SEGMENTS = 16
 
 
 class ItemVerdict(BaseModel):
@@ -27,6 +49,7 @@ class ItemVerdict(BaseModel):
     p_yes: float
     source: Literal["logprobs", "verdict", "rules"]
     explanation: str = ""
+    verifiable: bool = Field(True, description="False: no tool could verify the item (p = 0.5, not scored)")
 
 
 class HolisticVerdict(BaseModel):
@@ -44,191 +67,428 @@ def _p(x: float) -> float:
     return round(min(0.98, max(0.02, x)), 4)
 
 
-class ExtraMeasurements(BaseModel):
-    """Measurements beyond the base perception pass, fetched only when an item needs them."""
+class Placement(BaseModel):
+    """Where a source is: onset (s) and how it was found, or why it was not."""
 
-    f0_median_hz: float | None = None
-    f0_by_words: dict[str, float | None] = Field(default_factory=dict, description="quoted words -> median f0")
-    bpm: float | None = None
-    clear_beat: bool | None = None
-    words_per_s: float | None = None
-
-
-def measurements_needed(items: list[RubricItem]) -> set[str]:
-    kinds = {it.check.get("kind") for it in items if it.kept}
-    need = set()
-    if "gender" in kinds:
-        need.add("pitch")
-    if "tempo" in kinds:
-        need.add("tempo")
-    return need
+    onset_s: float | None = None
+    spans: list[Span] = Field(default_factory=list)
+    how: str = ""
+    status: Literal["located", "absent", "ambiguous"] = "located"
 
 
-def _word_span(words: str, f: ev.ClipFacts) -> tuple[float, float] | None:
-    """Where the quoted words are said (Whisper word times), or None."""
-    target = ev.words_of(words)
-    heard = [ev.words_of(w.get("word", "")) for w in f.words]
-    for i in range(len(heard)):
-        if heard[i] and target and heard[i][0] == target[0]:
-            j = min(len(f.words), i + len(target)) - 1
-            window = " ".join(x[0] for x in heard[i:j + 1] if x)
-            if ev.word_recall(words, window) >= 0.5:
-                return float(f.words[i]["start"]), float(f.words[j]["end"])
-    return None
+class Scene(BaseModel):
+    """What the rule verifier reads: the clip's facts, its separate non-speech sounds (sources: runs of
+    bursts that sound alike, each burst tagged over a window that starts at its onset), and how the rubric's
+    sound phrases share those sources out."""
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    facts: Facts
+    bursts: list[Span] = Field(default_factory=list, description="count_events bursts outside speech")
+    sources: list[list[int]] = Field(default_factory=list, description="source -> its bursts")
+    identities: dict[str, list[ev.Identity]] = Field(default_factory=dict, description="phrase -> per source")
+    owner: list[str | None] = Field(default_factory=list, description="source -> the phrase it went to")
+    tied: list[bool] = Field(default_factory=list, description="source fits two phrases alike")
+
+    @property
+    def segments(self) -> list[Span]:
+        """One span per source (first onset to last end)."""
+        return [Span(start_s=self.bursts[b[0]].start_s, end_s=self.bursts[b[-1]].end_s) for b in self.sources]
+
+    def segs_of(self, phrase: str) -> list[int]:
+        return [i for i, o in enumerate(self.owner) if o == phrase]
+
+    def bursts_of(self, phrase: str) -> list[int]:
+        return [b for i in self.segs_of(phrase) for b in self.sources[i]]
 
 
-def extra_measurements(session: JudgeSession, f: ev.ClipFacts, need: set[str],
-                       gender_words: list[str | None] | None = None) -> ExtraMeasurements:
-    from audiomind.tools.music import PitchOutput, TempoOutput
+# ---------------------------------------------------------------- what to measure
 
-    out = ExtraMeasurements()
-    reqs = []
-    windows: dict[str, tuple[float, float]] = {}
-    if "pitch" in need and f.speech_segments and session.tool_available("pitch"):
-        start, end = f.speech_segments[0][0], f.speech_segments[-1][1]
-        windows[""] = (start, max(end, start + 0.2))
-        for w in gender_words or []:
-            span = _word_span(w, f) if w else None
-            if span is not None:
-                windows[w] = (span[0], max(span[1], span[0] + 0.2))
-        for key, (a, b) in windows.items():
-            reqs.append(ToolCallRequest(
-                tool="pitch", arguments={"artifact": f.artifact_id, "start_s": round(a, 3), "end_s": round(b, 3),
-                                         "fmin_hz": 60.0, "fmax_hz": 400.0},
-                reason=f"speaker gender: median f0 {'of ' + repr(key) if key else 'over the speech'}"))
-    if "tempo" in need and session.tool_available("tempo"):
-        reqs.append(ToolCallRequest(tool="tempo", arguments={"artifact": f.artifact_id},
-                                    reason="tempo items: beats per minute"))
-    if reqs:
-        res = session.run_tools(reqs, "rubric items need pitch / tempo measurements")
-        for c in res.tool_calls:
-            if c.status not in (ToolCallStatus.ok, ToolCallStatus.cached) or not c.output:
-                continue
-            if c.tool == "pitch":
-                pitch = typed_output(c.output, PitchOutput)
-                a = (c.arguments or {}).get("start_s")
-                for key, (ws, _we) in windows.items():
-                    if a is not None and abs(ws - a) < 1e-3:
-                        if key:
-                            out.f0_by_words[key] = pitch.median_f0_hz
-                        else:
-                            out.f0_median_hz = pitch.median_f0_hz
-            elif c.tool == "tempo":
-                tempo = typed_output(c.output, TempoOutput)
-                out.bpm = tempo.bpm
-                out.clear_beat = tempo.clear_beat
-    if f.words and f.speech_s > 0:
-        out.words_per_s = round(len(f.words) / max(f.speech_s, 0.3), 2)
+
+def sound_phrases(items: list[RubricItem]) -> list[str]:
+    """The sound phrases of the kept items (sound, count and order locators), in order of mention."""
+    out: list[str] = []
+    for it in items:
+        if not it.kept:
+            continue
+        c = it.check
+        locs = [c] if c.get("kind") in ("sound", "count") else [c.get("first") or {}, c.get("second") or {}]
+        for loc in locs:
+            ph = loc.get("phrase")
+            if ph and (loc.get("kind") in ("sound", "count") or c.get("kind") == "order") and ph not in out:
+                out.append(ph)
     return out
 
 
-def _onset(loc: dict[str, Any], f: ev.ClipFacts) -> tuple[float | None, str]:
+def measure(session: JudgeSession, facts: Facts, items: list[RubricItem]) -> Scene:
+    """The extra measurements the items need (onset-aligned tags of each separate sound; pitch for gender;
+    speaker turns for unquoted multi-speaker items; tempo), then the scene."""
+    kinds = {it.check.get("kind") for it in items if it.kept}
+    speech_locs = [loc for it in items if it.kept and it.check.get("kind") == "order"
+                   for loc in (it.check["first"], it.check["second"]) if loc.get("kind") == "speech"]
+    reqs = []
+    if "gender" in kinds and facts.speech_segments and session.tool_available("pitch"):
+        reqs.append(ToolCallRequest(tool="pitch", arguments={"artifact": "a0", "fmin_hz": 60.0, "fmax_hz": 400.0},
+                                    reason="voice gender: f0 contour over the speech"))
+    multi = any(loc.get("nth", 0) >= 1 and not loc.get("words") for loc in speech_locs) or any(
+        it.check.get("nth", 0) >= 1 and not it.check.get("words") for it in items if it.check.get("kind") == "gender")
+    if multi and session.tool_available("speaker_count"):
+        reqs.append(ToolCallRequest(tool="speaker_count", arguments={"artifact": "a0"},
+                                    reason="several unquoted speakers: speaker turns"))
+    if "tempo" in kinds and session.tool_available("tempo"):
+        reqs.append(ToolCallRequest(tool="tempo", arguments={"artifact": "a0"}, reason="tempo items: beats per minute"))
+    if reqs:
+        session.run_tools(reqs, "rubric items need pitch / speaker turns / tempo")
+    bursts = facts.nonspeech_events()
+    while len(bursts) > MAX_SEGMENTS:  # merge the closest pair
+        gaps = [bursts[i + 1].start_s - bursts[i].end_s for i in range(len(bursts) - 1)]
+        i = gaps.index(min(gaps))
+        bursts[i:i + 2] = [bursts[i].model_copy(update={"end_s": bursts[i + 1].end_s})]
+    phrases = sound_phrases(items)
+    if bursts and phrases:
+        ev.tag_windows(session, "a0", [ev.onset_window(s.start_s, s.end_s, facts.duration_s) for s in bursts],
+                       "sound items: tags over windows that start at each separate sound's onset")
+    facts = ev.read(session, "a0")
+    windows = [facts.tags.window(*ev.onset_window(s.start_s, s.end_s, facts.duration_s)) if facts.tags else None
+               for s in bursts]
+    # a burst whose own window the tagger hears as silence (a click, a tail) is no separate sound
+    keep = [i for i, w in enumerate(windows) if not ev.hears_silence(w)]
+    bursts, windows = [bursts[i] for i in keep], [windows[i] for i in keep]
+    scene = Scene(facts=facts, bursts=bursts, sources=group_sources(bursts, windows))
+    events = facts.tags.events if facts.tags is not None else []
+    for ph in phrases:
+        per = []
+        for src in scene.sources:
+            a, b = bursts[src[0]].start_s, bursts[src[-1]].end_s
+            over = [e for e in events if min(e.end_s, b) - max(e.start_s, a) >= 0.5 * min(e.length_s, b - a, 1.0)]
+            ids = [ev.identify(ph, windows[k], speech_share=ev.speech_share(facts, bursts[k].start_s, bursts[k].end_s),
+                               events=over) for k in src]
+            per.append(max(ids, key=lambda x: x.p))
+        scene.identities[ph] = per
+    _share_out(scene, phrases)
+    return scene
+
+
+SAME_SOURCE_GAP_S = 0.8
+SAME_SOURCE_COS = 0.6
+
+
+def group_sources(bursts: list[Span], windows: list[Any]) -> list[list[int]]:
+    """Runs of bursts that sound alike are one source (the rings of one phone, the strokes of one bell): a
+    burst joins the previous one when the gap is at most SAME_SOURCE_GAP_S and their onset-aligned tags agree
+    (cosine of the label strengths >= SAME_SOURCE_COS, or neither names anything)."""
+    def vec(w: Any) -> dict[str, float]:
+        return dict(ev.heard_labels(w, n=10)) if w is not None else {}
+
+    def cos(a: dict[str, float], b: dict[str, float]) -> float:
+        if not a and not b:
+            return 1.0
+        num = sum(a.get(k, 0.0) * b.get(k, 0.0) for k in set(a) | set(b))
+        den = math.sqrt(sum(v * v for v in a.values())) * math.sqrt(sum(v * v for v in b.values()))
+        return num / den if den else 0.0
+
+    out: list[list[int]] = []
+    for i, s in enumerate(bursts):
+        if out:
+            j = out[-1][-1]
+            if s.start_s - bursts[j].end_s <= SAME_SOURCE_GAP_S and cos(vec(windows[j]), vec(windows[i])) >= SAME_SOURCE_COS:
+                out[-1].append(i)
+                continue
+        out.append([i])
+    return out
+
+
+def _share_out(scene: Scene, phrases: list[str], tie: float = 0.08) -> None:
+    """Confirmed sounds go to the phrase they confirm; then each phrase still without a sound takes the
+    unclaimed one that fits it best (never a contradicted one); the rest go where they fit best."""
+    n = len(scene.sources)
+    owner: list[str | None] = [None] * n
+    tied = [False] * n
+    if not phrases:
+        scene.owner, scene.tied = owner, tied
+        return
+    for i in range(n):
+        best = max(phrases, key=lambda ph: scene.identities[ph][i].p)
+        if scene.identities[best][i].verdict == "confirmed":
+            owner[i] = best
+    pairs = sorted(((scene.identities[ph][i].p, -k, ph, i) for k, ph in enumerate(phrases) for i in range(n)),
+                   reverse=True)
+    have = {o for o in owner if o}
+    for p, _, ph, i in pairs:
+        if p <= 0.3 or ph in have or owner[i] is not None:
+            continue
+        owner[i], have = ph, have | {ph}
+    for i in range(n):
+        if owner[i] is None:
+            best = max(phrases, key=lambda ph: scene.identities[ph][i].p)
+            if scene.identities[best][i].p > 0.3:
+                owner[i] = best
+    settled = {owner[i] for i in range(n) if owner[i] and scene.identities[owner[i]][i].verdict == "confirmed"}
+    for i in range(n):  # (a phrase confirmed on a source of its own competes for no other)
+        ps = sorted((scene.identities[ph][i].p for ph in phrases
+                     if scene.identities[ph][i].p > 0.3 and (ph not in settled or owner[i] == ph)), reverse=True)
+        tied[i] = len(ps) >= 2 and ps[0] - ps[1] < tie
+    scene.owner, scene.tied = owner, tied
+
+
+# ---------------------------------------------------------------- locating sources
+
+
+def _word_span(words: str, f: Facts) -> tuple[float, float] | None:
+    """Where the quoted words are said (Whisper word times), or None."""
+    if f.transcript is None or not f.transcript.words:
+        return None
+    target = ev._norm_words(words)
+    heard = [ev._norm_words(w.text) for w in f.transcript.words]
+    best, span = 0.0, None
+    for i in range(len(heard)):
+        j = min(len(heard), i + len(target)) - 1
+        window = " ".join(" ".join(x) for x in heard[i:j + 1])
+        r = ev.word_recall(words, window)
+        if r > best + 1e-9 and r >= 0.5:
+            best, span = r, (f.transcript.words[i].start_s, f.transcript.words[j].end_s)
+    return span
+
+
+RELIABLE_WORD_P = 0.5  # a transcript whose words average a lower recogniser probability is no evidence of absence
+
+
+def mean_word_p(f: Facts) -> float:
+    ps = [w.probability for w in (f.transcript.words if f.transcript else []) if w.probability is not None]
+    return sum(ps) / len(ps) if ps else 1.0
+
+
+def transcript_reliable(f: Facts) -> bool:
+    return mean_word_p(f) >= RELIABLE_WORD_P
+
+
+def _turns(f: Facts) -> list[Span]:
+    """Speaker turns in order of first appearance, one merged span per voice; VAD segments without them."""
+    if f.speakers is not None and f.speakers.talking(f.speech_segments) >= 2:
+        by: dict[str, list[Span]] = {}
+        for t in sorted(f.speakers.turns, key=lambda s: s.start_s):
+            by.setdefault(t.label or "?", []).append(t)
+        return [Span(start_s=v[0].start_s, end_s=v[-1].end_s, label=k) for k, v in by.items()]
+    return f.speech_segments
+
+
+def locate(loc: dict[str, Any], scene: Scene) -> Placement:
+    f = scene.facts
     if loc.get("kind") == "speech":
         words = loc.get("words")
-        if words and f.words:
-            target = ev.words_of(words)
-            heard = [ev.words_of(w.get("word", "")) for w in f.words]
-            for i in range(len(heard)):
-                if heard[i] and target and heard[i][0] == target[0]:
-                    window = " ".join(x[0] for x in heard[i:i + len(target)] if x)
-                    if ev.word_recall(words, window) >= 0.5:
-                        return float(f.words[i]["start"]), f"'{words}' starts at {f.words[i]['start']:.2f} s (ASR)"
-        if f.speech_segments:
-            return float(f.speech_segments[0][0]), f"speech starts at {f.speech_segments[0][0]:.2f} s (VAD)"
-        return None, "no speech found"
-    labels = [lab for lab, _ in ev.phrase_labels(loc.get("phrase", ""))]
-    sp = ev.spans(f, labels)
-    if sp:
-        t = min(a for a, _ in sp)
-        return t, f"{loc.get('phrase')} starts at {t:.2f} s (YAMNet events)"
-    return None, f"no YAMNet event of {loc.get('phrase')}"
+        if words:
+            span = _word_span(words, f)
+            if span is not None:
+                return Placement(onset_s=span[0], spans=[Span(start_s=span[0], end_s=span[1])],
+                                 how=f"'{words}' is said at {span[0]:.2f}-{span[1]:.2f} s (ASR word times)")
+            if f.transcript is not None and f.text and transcript_reliable(f):
+                return Placement(status="absent", how=f"'{words}' is not in the transcript '{ev._short(f.text, 12)}'")
+        nth = int(loc.get("nth", 0))
+        turns = _turns(f) if nth else f.speech_segments
+        if len(turns) > nth:
+            t = turns[nth]
+            return Placement(onset_s=t.start_s, spans=[t], how=(f"speaker {nth + 1} starts at {t.start_s:.2f} s"
+                                                                  if nth else f"speech starts at {t.start_s:.2f} s (VAD)"))
+        if not f.speech_segments:
+            return Placement(status="absent", how="no speech (VAD)")
+        return Placement(status="ambiguous", how=f"speaker {nth + 1} cannot be told apart (turns: {len(turns)})")
+    ph = loc.get("phrase", "")
+    segs = scene.segs_of(ph)
+    if segs:
+        first = scene.segments[segs[0]]
+        idn = scene.identities[ph][segs[0]]
+        if any(scene.tied[i] for i in segs) and idn.verdict != "confirmed":
+            return Placement(status="ambiguous", how=f"the sound at {first.start_s:.2f} s fits '{ph}' and another "
+                                                     "named sound alike")
+        how = (f"{ph} at {first.start_s:.2f} s ({idn.verdict}: {idn.why})" if idn.verdict == "confirmed" else
+               f"{ph} taken to be the separate sound at {first.start_s:.2f} s (the only one left for it; {idn.why})")
+        return Placement(onset_s=first.start_s, spans=[scene.segments[i] for i in segs], how=how)
+    labels = [lab for lab, _ in ev.phrase_labels(ph)]
+    tag_sp = [s for s in f.tag_spans(labels) if (s.score or 0) >= ev.PRESENT]
+    if tag_sp:
+        return Placement(onset_s=min(s.start_s for s in tag_sp), spans=tag_sp,
+                         how=f"{ph} tagged at {tag_sp[0].start_s:.2f} s (YAMNet events)")
+    return Placement(status="absent", how=_absent_why(ph, scene))
 
 
-def verify(item: RubricItem, f: ev.ClipFacts, x: ExtraMeasurements) -> tuple[float, str]:
-    """(p(yes), why) for a rule item: each measurement mapped through a stated logistic curve."""
+def _absent_why(ph: str, scene: Scene) -> str:
+    if not scene.segments:
+        return "no sound besides speech in the clip (every burst of energy is voice activity)"
+    taken = [f"{scene.segments[i].start_s:.2f} s -> {scene.owner[i] or 'none'}" for i in range(len(scene.segments))]
+    return f"no separate sound left for '{ph}' (sounds: {'; '.join(taken[:6])})"
+
+
+# ---------------------------------------------------------------- the items
+
+
+def _unverifiable(why: str) -> tuple[float, str, bool]:
+    return 0.5, why + ": p = 0.5, not scored", False
+
+
+def verify(item: RubricItem, scene: Scene) -> tuple[float, str, bool]:
+    """(p(yes), why, verifiable) for a rule item."""
+    f = scene.facts
     c = item.check
     kind = c.get("kind")
     if kind == "speech_present":
         p = _sig((f.speech_s - 0.3) / 0.1)
-        return _p(p), f"voice activity {f.speech_s:.2f} s; p = sigmoid((s - 0.3) / 0.1)"
+        return _p(p), f"voice activity {f.speech_s:.2f} s; p = sigmoid((s - 0.3) / 0.1)", True
     if kind == "gender":
-        words = c.get("words")
-        f0 = x.f0_by_words.get(words) if words and x.f0_by_words.get(words) else x.f0_median_hz
-        where = f"of '{words}'" if words and x.f0_by_words.get(words) else "over the speech"
-        if f0 is None:
-            return (0.5 if f.has_speech else 0.05), "no voiced speech to measure the pitch of"
-        z = (f0 - GENDER_F0_HZ) / 12.0
-        p = _sig(z) if c.get("gender") == "female" else _sig(-z)
-        return _p(p), (f"median f0 {f0:.0f} Hz {where}; female above ~{GENDER_F0_HZ:.0f} Hz; "
-                       f"p = sigmoid({'+' if c.get('gender') == 'female' else '-'}(f0 - {GENDER_F0_HZ:.0f}) / 12)")
+        return _gender(c, scene)
     if kind == "words":
-        r = ev.word_recall(c["words"], f.transcript or "")
-        return _p(_sig((r - 0.5) / 0.1)), f"{r:.0%} of the words heard in order (transcript: '{ev._short(f.transcript, 16)}')"
+        if f.transcript is None:
+            if not f.speech_segments:
+                return 0.05, "no speech to say the words (VAD)", True
+            return _unverifiable("no transcript")
+        r = ev.word_recall(c["words"], f.text or "")
+        if r < 0.65 and not transcript_reliable(f):
+            return _unverifiable(f"{r:.0%} of the words heard, but the transcript '{ev._short(f.text, 12)}' is "
+                                 f"unreliable (mean word probability {mean_word_p(f):.2f} < {RELIABLE_WORD_P})")
+        why = f"{r:.0%} of the words heard in order (transcript: '{ev._short(f.text, 16)}'); p = sigmoid((recall - 0.65) / 0.08)"
+        return _p(_sig((r - 0.65) / 0.08)), why, True
     if kind == "rate":
-        if x.words_per_s is None:
-            return 0.5, "no transcript to time"
-        z = (x.words_per_s - 3.0) / 0.4
+        if f.speech_rate is None:
+            return _unverifiable("no transcript to time")
+        w = f.speech_rate.words_per_s
+        z = (w - 3.0) / 0.4
         p = _sig(z) if c.get("rate") == "fast" else _sig(-z)
-        return _p(p), f"{x.words_per_s:.2f} words per second of speech (fast above ~3)"
+        return _p(p), f"{w:.2f} words per second of speech (fast above ~3)", True
     if kind == "sound":
-        pr, why = ev.presence(c["phrase"], f)
-        return _p(_sig((pr - 0.2) / 0.05)), f"presence {pr:.2f}: {why}; p = sigmoid((presence - 0.2) / 0.05)"
+        return _sound(c["phrase"], scene)
     if kind == "count":
-        if f.n_events is None:
-            return 0.5, "no event count"
-        evs = [e for e in f.energy_events
-               if not any(min(e[1], b) - max(e[0], a) > 0.5 * max(1e-3, e[1] - e[0]) for a, b in f.speech_segments)]
-        env = ev.envelope(ev.spans(f, [lab for lab, _ in ev.phrase_labels(c["phrase"])]), pad=0.5)
-        if env is not None:
-            evs = [e for e in evs if env[0] <= e[0] <= env[1]]
-        n = len(evs)
-        d = abs(n - int(c["n"]))
-        where = (f" within {env[0]:.1f}-{env[1]:.1f} s where {c['phrase']} is tagged" if env else "") + (
-            ", outside speech" if f.speech_segments else "")
-        return (0.9 if d == 0 else 0.3 if d == 1 else 0.05), f"{n} separate sound event(s) counted{where}"
+        return _count(c["phrase"], int(c["n"]), scene)
     if kind == "order":
-        t1, w1 = _onset(c["first"], f)
-        t2, w2 = _onset(c["second"], f)
-        if t1 is None or t2 is None:
-            return 0.3, f"cannot place both: {w1}; {w2}"
-        return _p(_sig((t2 - t1) / 0.3)), f"{w1}; {w2}"
+        a, b = locate(c["first"], scene), locate(c["second"], scene)
+        if a.status == "absent" or b.status == "absent":
+            gone = a if a.status == "absent" else b
+            return 0.1, f"one side does not occur: {gone.how}", True
+        if a.onset_s is None or b.onset_s is None:
+            return _unverifiable(f"cannot place both: {a.how}; {b.how}")
+        return _p(_sig((b.onset_s - a.onset_s) / 0.3)), f"{a.how}; {b.how}", True
     if kind == "tempo":
-        if x.bpm is None:
-            return 0.5, "no tempo measured"
-        z = (x.bpm - 105.0) / 10.0
+        tv = f.values.get("tempo")
+        if tv is None:
+            return _unverifiable("no tempo measured")
+        bpm = float(tv.value)
+        if tv.detail.get("clear_beat") is False:
+            return _unverifiable(f"tempo {bpm:.0f} BPM but no clear beat: the tempo cannot be told")
+        z = (bpm - 105.0) / 10.0
         p = _sig(z) if c.get("tempo") == "fast" else _sig(-z)
-        return _p(p), f"tempo {x.bpm:.0f} BPM (fast above ~105)" + ("" if x.clear_beat is not False else "; no clear beat")
+        return _p(p), f"tempo {bpm:.0f} BPM (fast above ~105)" + (
+            "" if tv.detail.get("clear_beat") is not False else "; no clear beat"), True
     if kind == "loudness":
-        trend = f.loudness_trend
-        ok = trend == c.get("trend")
-        return (0.9 if ok else 0.1), f"loudness trend: {trend} ({f.loudness_change_db} dB)"
-    return 0.5, f"the offline judge cannot verify this ({c.get('why', 'unsupported')}): p = 0.5"
+        if f.loudness is None:
+            return _unverifiable("no loudness measured")
+        ok = f.loudness.trend == c.get("trend")
+        return (0.9 if ok else 0.1), f"loudness trend: {f.loudness.trend} ({f.loudness.change_db} dB)", True
+    return _unverifiable(f"no tool can verify this ({c.get('why', 'unsupported')})")
 
 
-def evidence_text(f: ev.ClipFacts, x: ExtraMeasurements | None = None) -> str:
+def _gender(c: dict[str, Any], scene: Scene) -> tuple[float, str, bool]:
+    f = scene.facts
+    if not f.speech_segments:
+        return 0.05, "no speech (VAD)", True
+    if f.pitch is None or not f.pitch.contour:
+        return _unverifiable("no pitch measured")
+    words, nth = c.get("words"), int(c.get("nth", 0))
+    span = _word_span(words, f) if words else None
+    if span is not None:
+        hz, where = f.median_pitch(*span), f"of '{words}' ({span[0]:.2f}-{span[1]:.2f} s)"
+    elif nth and len(_turns(f)) > nth:
+        t = _turns(f)[nth]
+        hz, where = f.median_pitch(t.start_s, t.end_s), f"of speaker {nth + 1} ({t.start_s:.2f}-{t.end_s:.2f} s)"
+    else:
+        segs = f.speech_segments
+        pts = sorted(h for t, h in f.pitch.contour if any(s.start_s <= t <= s.end_s for s in segs))
+        hz, where = (pts[len(pts) // 2] if len(pts) >= 3 else None), "over the speech"
+    if hz is None:
+        return _unverifiable(f"no voiced frames {where}")
+    bands = f"male <= {MALE_MAX_HZ:.0f} Hz, female >= {FEMALE_MIN_HZ:.0f} Hz"
+    if MALE_MAX_HZ < hz < FEMALE_MIN_HZ:
+        return _unverifiable(f"median f0 {hz:.0f} Hz {where} lies between the documented bands ({bands})")
+    z = (hz - GENDER_MID_HZ) / 5.0
+    p = _sig(z) if c.get("gender") == "female" else _sig(-z)
+    return _p(p), f"median f0 {hz:.0f} Hz {where}; bands {bands}", True
+
+
+def _sound(ph: str, scene: Scene) -> tuple[float, str, bool]:
+    f = scene.facts
+    clip, clip_why = ev.presence(ph, f)
+    if clip >= ev.PRESENT:
+        return _p(0.5 + 0.45 * min(1.0, (clip - 0.05) / 0.25)), f"clip-level tags: {clip_why}", True
+    segs = scene.segs_of(ph)
+    if segs:
+        best = max((scene.identities[ph][i] for i in segs), key=lambda x: x.p)
+        i = segs[[scene.identities[ph][j] for j in segs].index(best)]
+        at = f"the separate sound at {scene.segments[i].start_s:.2f} s"
+        if best.verdict == "confirmed":
+            return _p(best.p), f"{at}: {best.why}", True
+        return _unverifiable(f"{at}: the tags neither confirm nor contradict '{ph}' ({best.why})")
+    if not scene.segments:
+        if f.speech_segments:
+            return 0.05, f"no sound besides speech (every burst of energy is voice activity); {clip_why}", True
+        return 0.05, f"no sound event at all; {clip_why}", True
+    contra = [scene.identities[ph][i] for i in range(len(scene.segments))]
+    if all(x.verdict == "contradicted" for x in contra):
+        return 0.05, "every separate sound is something else: " + "; ".join(
+            f"{scene.segments[i].start_s:.2f} s {x.why}" for i, x in enumerate(contra[:4])), True
+    return 0.1, _absent_why(ph, scene) + f"; {clip_why}", True
+
+
+def _count(ph: str, n: int, scene: Scene) -> tuple[float, str, bool]:
+    f = scene.facts
+    segs = scene.bursts_of(ph)
+    if segs:
+        heard = len(segs)
+        where = "separate bursts of " + ph
+    else:
+        labels = [lab for lab, _ in ev.phrase_labels(ph)]
+        env = ev.spans(f, labels)
+        if not env or f.events is None:
+            return (0.05, f"no {ph} heard to count", True) if not scene.segments else _unverifiable(
+                f"the separate sounds cannot be attributed to '{ph}'")
+        lo, hi = min(a for a, _ in env) - 0.5, max(b for _, b in env) + 0.5
+        heard = sum(1 for e in f.nonspeech_events() if lo <= e.start_s <= hi)
+        where = f"bursts within {lo:.1f}-{hi:.1f} s where {ph} is tagged"
+    d = abs(heard - n)
+    return (0.9 if d == 0 else 0.3 if d == 1 else 0.05), f"{heard} {where} (count_events)", True
+
+
+# ---------------------------------------------------------------- text for a judge that cannot hear
+
+
+def evidence_text(f: Facts, scene: Scene | None = None) -> str:
     """The cascade's tool evidence as text, for a text LLM that cannot hear the audio."""
     lines = [f"Duration {f.duration_s:.2f} s."]
-    labs = ", ".join(f"{k} {v:.2f}" for k, v in list(f.present_labels(0.15).items())[:10])
+    labs = ", ".join(f"{k} {v:.2f}" for k, v in list(f.present_labels(0.15, ev.GENERIC).items())[:10])
     lines.append(f"Sound classes (YAMNet, strength 0-1): {labs or 'none detected'}.")
-    if f.events:
-        lines.append("Sound events: " + "; ".join(f"{e['label']} {e['start_s']:.1f}-{e['end_s']:.1f} s"
-                                                  for e in f.events[:12]) + ".")
+    if f.tags is not None and f.tags.events:
+        lines.append("Sound events: " + "; ".join(f"{e.label} {e.start_s:.1f}-{e.end_s:.1f} s"
+                                                  for e in f.tags.events[:12]) + ".")
     lines.append(f"Speech activity: {f.speech_s:.2f} s" + (
-        " in " + ", ".join(f"{a:.1f}-{b:.1f} s" for a, b in f.speech_segments[:6]) if f.speech_segments else "") + ".")
-    if f.transcript:
-        lines.append(f"Transcript (Whisper): '{f.transcript}'.")
-    if x is not None and x.f0_median_hz:
-        lines.append(f"Median voice pitch: {x.f0_median_hz:.0f} Hz.")
-    if x is not None and x.bpm:
-        lines.append(f"Tempo: {x.bpm:.0f} BPM.")
-    if f.n_events is not None:
-        lines.append(f"Separate sound events by energy: {f.n_events}.")
-    if f.lufs is not None:
-        lines.append(f"Loudness {f.lufs} LUFS, trend {f.loudness_trend}.")
+        " in " + ", ".join(f"{s.start_s:.1f}-{s.end_s:.1f} s" for s in f.speech_segments[:6]) if f.speech_segments else "")
+        + ".")
+    if f.text:
+        lines.append(f"Transcript (Whisper): '{f.text}'.")
+    if scene is not None and scene.segments:
+        bits = []
+        for i, s in enumerate(scene.segments[:10]):
+            heard = next((x.heard for xs in scene.identities.values() for x in xs[i:i + 1]), [])
+            bits.append(f"{s.start_s:.2f}-{s.end_s:.2f} s" + (
+                f" ({', '.join(f'{ev.describe_label(lab)} {v:.2f}' for lab, v in heard[:3])})" if heard else ""))
+        lines.append("Separate non-speech sounds (onset-aligned tags): " + "; ".join(bits) + ".")
+    if f.pitch is not None and f.pitch.median_hz:
+        lines.append(f"Median pitch: {f.pitch.median_hz:.0f} Hz.")
+    if "tempo" in f.values:
+        lines.append(f"Tempo: {float(f.values['tempo'].value):.0f} BPM.")
+    if f.events is not None:
+        lines.append(f"Separate sound events by energy: {f.events.count}.")
+    if f.loudness is not None:
+        lines.append(f"Loudness {f.loudness.integrated_lufs} LUFS, trend {f.loudness.trend}.")
     return "\n".join(lines)
 
 
-def holistic_rule(instruction: str, f: ev.ClipFacts) -> HolisticVerdict:
+def holistic_rule(instruction: str, f: Facts) -> HolisticVerdict:
     """The offline holistic baseline: MiniLM similarity of the instruction and the clip's tool caption."""
     from audiomind.embedded import text
 

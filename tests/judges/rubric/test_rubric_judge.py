@@ -3,6 +3,8 @@ negatives (gender, count, order, words, swapped instruction) fail on the item th
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from audiomind.judges.rubric.judge import judge_rubric
@@ -29,7 +31,10 @@ def test_aligned_instruction_scores_high(aligned):
     assert all(v.p_yes >= 0.5 for v in aligned.verdicts), [(v.question, v.p_yes, v.explanation) for v in aligned.verdicts]
     assert aligned.holistic is not None and aligned.holistic.source == "rules"
     assert {"decomposition", "item judge", "holistic"} <= set(aligned.substitutes)
-    assert aligned.score == pytest.approx(sum(v.p_yes for v in aligned.verdicts) / len(aligned.verdicts), abs=1e-3)
+    assert aligned.mean_p == pytest.approx(sum(v.p_yes for v in aligned.verdicts) / len(aligned.verdicts), abs=1e-3)
+    scored = [v.p_yes for v in aligned.verdicts if v.verifiable]
+    assert aligned.score == pytest.approx(math.prod(scored) ** (1 / len(scored)), abs=1e-3)  # geometric mean
+    assert aligned.unverifiable == [v.question for v in aligned.verdicts if not v.verifiable]
 
 
 @pytest.mark.parametrize("kind,wrong_item", [("gender", "gender"), ("order", "order")])
