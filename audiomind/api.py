@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,10 +11,12 @@ from pydantic import BaseModel
 
 from audiomind.audio import AudioError
 from audiomind.backends.base import FrontEnd, Planner
+from audiomind.backends.deadline import BudgetExhausted
 from audiomind.config import AgentConfig
+from audiomind.fsutil import storage_error
 from audiomind.graph.build import recursion_limit
 from audiomind.graph.dispatch import compile_shared, stream_run
-from audiomind.graph.nodes import Limits, Runtime
+from audiomind.graph.nodes import Limits, Runtime, elapsed_s
 from audiomind.prompts import all_prompt_hashes
 from audiomind.state import EvidenceState, Outcome, Question, RunInfo, new_run_id, package_versions, utcnow
 from audiomind.tools.executor import ToolCache, ToolExecutor
@@ -146,6 +149,9 @@ class AudioMind:
         from audiomind.inputs import check_question
 
         check_question(question, list(choices) if choices is not None else None)  # ValueError: one clear line
+        from audiomind.audio import check_duration
+
+        check_duration(audio, self.config.max_duration_s)  # --max-duration: refused before anything decodes it
         from audiomind.audio import probe
 
         for clip in [audio, *(extra_audio or [])]:
@@ -165,23 +171,39 @@ class AudioMind:
                 last = values
         except AudioError:
             raise
+        except KeyboardInterrupt:  # Ctrl-C, or SIGTERM in the CLI: what the run found is still put on record
+            stopped = _as_state(last)
+            stopped.outcome = Outcome(status="stopped", reason="interrupted (Ctrl-C or SIGTERM) before it finished")
+            stopped.run.finished_at = utcnow()
+            stopped.run.wall_time_s = round(elapsed_s(stopped), 3)
+            if write:
+                with contextlib.suppress(OSError):
+                    write_trace(stopped, path)
+            raise
         except Exception as exc:
             failed = _as_state(last)
             failed_call = getattr(exc, "model_call", None)  # BackendError carries its failed attempts
             if failed_call is not None:
                 failed.model_calls.append(failed_call)
-            failed.outcome = Outcome(status="failed", reason=f"{type(exc).__name__}: {exc}")
+            bound = "time_budget" if isinstance(exc, BudgetExhausted) else None  # the budget, not the model
+            failed.outcome = Outcome(status="failed", reason=f"{type(exc).__name__}: {exc}", bound_hit=bound)
             failed.run.finished_at = utcnow()
-            if write:
-                write_trace(failed, path)
+            failed.run.wall_time_s = round(elapsed_s(failed), 3)
             exc.audiomind_state = failed  # the failed run's evidence, for callers that keep it themselves
+            exc.audiomind_trace_path = None
+            if write:
+                try:
+                    write_trace(failed, path)
+                except OSError as werr:  # disk full, read-only, ...: say both, keep the run's own error inside
+                    lost = storage_error(werr, path)
+                    lost.audiomind_state, lost.audiomind_run_error = failed, exc  # type: ignore[attr-defined]
+                    raise lost from exc
+                exc.audiomind_trace_path = str(path)
             exc.add_note(f"audiomind trace of the failed run: {path if write else '(not written)'}")
             raise
         final = _as_state(last)
-        if write:
-            write_trace(final, path)
         fa = final.final_answer
-        return AskResult(
+        result = AskResult(
             answer=(fa.choice or fa.text) if fa else "",
             choice=fa.choice if fa else None,
             choice_index=fa.choice_index if fa else None,
@@ -192,6 +214,15 @@ class AudioMind:
             trace_path=str(path) if write else None,
             state=final,
         )
+        if write:
+            try:
+                write_trace(final, path)
+            except OSError as werr:  # the answer is not lost: it travels with the error
+                lost = storage_error(werr, path)
+                lost.audiomind_state = final  # type: ignore[attr-defined]
+                lost.audiomind_result = result.model_copy(update={"trace_path": None})  # type: ignore[attr-defined]
+                raise lost from werr
+        return result
 
 
 def _as_state(values: dict[str, Any] | EvidenceState) -> EvidenceState:

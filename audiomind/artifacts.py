@@ -19,8 +19,8 @@ def make_artifact(
     created_by: str | None = None,
 ) -> Artifact:
     """Probe and hash a file into an Artifact (raises AudioError for unusable audio)."""
+    info = audio_io.probe(path)  # first: a missing file, a FIFO, a device or a symlink loop is one AudioError
     p = Path(path).resolve()
-    info = audio_io.probe(p)
     return Artifact(
         id=artifact_id,
         path=str(p),
@@ -41,6 +41,9 @@ def ingest_original(path: str | Path, artifact_id: str = "a0") -> Artifact:
     missing, empty or non-audio files."""
     art = make_artifact(artifact_id, path, operation="input")
     audio_io.load_cached(art.path, sr=16000)  # decode now (kept for the tools): a corrupt stream fails at ingest
+    check = audio_io.signal_check(art.path)  # NaN/Inf (repaired when decoded), silence, DC only: on the record
+    if check.notes:
+        art = art.model_copy(update={"parameters": {**art.parameters, "signal_check": check.model_dump()}})
     return art
 
 

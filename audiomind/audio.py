@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import subprocess
 import threading
@@ -62,13 +63,62 @@ def sha256_file(path: str | Path) -> str:
     return h.hexdigest()
 
 
+MIN_SAMPLE_RATE = 1000
+MAX_SAMPLE_RATE = 768_000
+MAX_CHANNELS = 64
+"""Input formats beyond these are refused: no recording has them, and a decoder asked to resample or mix
+them spends time and memory on what can only be a broken or hostile header."""
+
+
 def _check_exists(path: Path) -> None:
-    if not path.exists():
-        raise AudioError(f"audio file not found: {path}")
-    if path.is_dir():
+    """A regular, non-empty file is there; otherwise one AudioError saying what is there instead (a FIFO or
+    device would block a reader or never end, a symlink loop never resolves)."""
+    import errno
+    import stat
+
+    from audiomind.paths import _kind
+
+    try:
+        st = os.stat(path)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise AudioError(f"the audio path is a symlink loop (it never resolves to a file): {path}") from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise AudioError(f"audio file not found: {path}") from None
+        raise AudioError(f"cannot read the audio file {path}: {(exc.strerror or str(exc)).lower()}") from None
+    except ValueError as exc:  # a NUL in the name
+        raise AudioError(f"not a usable audio path ({exc}): {path!r}") from None
+    if stat.S_ISDIR(st.st_mode):
         raise AudioError(f"expected an audio file, got a directory: {path}")
-    if path.stat().st_size == 0:
+    if not stat.S_ISREG(st.st_mode):
+        raise AudioError(f"expected an audio file, got {_kind(st.st_mode)} (reading it could block or never end): "
+                         f"{path}")
+    if st.st_size == 0:
         raise AudioError(f"audio file is empty (0 bytes): {path}")
+    if not os.access(path, os.R_OK):
+        raise AudioError(f"cannot read the audio file {path}: permission denied")
+
+
+def check_format(info: ProbeInfo) -> ProbeInfo:
+    """Refuse sample rates and channel counts no real recording has (see MIN_SAMPLE_RATE ... MAX_CHANNELS)."""
+    if not MIN_SAMPLE_RATE <= info.sample_rate <= MAX_SAMPLE_RATE:
+        raise AudioError(f"unusable sample rate {info.sample_rate} Hz (accepted: {MIN_SAMPLE_RATE}-{MAX_SAMPLE_RATE} "
+                         f"Hz): {info.path}")
+    if info.channels > MAX_CHANNELS:
+        raise AudioError(f"unusable channel count {info.channels} (at most {MAX_CHANNELS}): {info.path}")
+    return info
+
+
+def check_duration(path: str | Path, max_duration_s: float | None) -> ProbeInfo | None:
+    """Refuse audio longer than `max_duration_s` (`--max-duration`) before anything decodes it; None: no
+    limit (nothing is probed)."""
+    if not max_duration_s:
+        return None
+    info = probe(path)
+    if info.duration_s > max_duration_s:
+        raise AudioError(f"the audio lasts {info.duration_s:.1f} s, more than the --max-duration of "
+                         f"{max_duration_s:g} s: {path}")
+    return info
 
 
 def probe(path: str | Path) -> ProbeInfo:
@@ -93,7 +143,7 @@ def probe(path: str | Path) -> ProbeInfo:
         raise AudioError(f"not an audio file (no audio stream): {p}")
     if info.duration_s <= 0:
         raise AudioError(f"audio has zero length: {p}")
-    return info
+    return check_format(info)
 
 
 def _probe_ffmpeg(p: Path) -> ProbeInfo:
@@ -106,7 +156,7 @@ def _probe_ffmpeg(p: Path) -> ProbeInfo:
             timeout=60,
         )
         if proc.returncode != 0:
-            raise AudioError(f"not a readable audio file: {p} ({proc.stderr.strip()[:200]})")
+            raise AudioError(f"not a readable audio file: {p} ({' '.join(proc.stderr.split())[:200]})")
         meta = json.loads(proc.stdout or "{}")
         streams = [s for s in meta.get("streams", []) if s.get("codec_type") == "audio"]
         if not streams:
@@ -144,17 +194,75 @@ def _decode_ffmpeg(p: Path, sr: int, mono: bool = True) -> np.ndarray:
     cmd += ["-ar", str(sr), "-"]
     proc = subprocess.run(cmd, capture_output=True, timeout=600)
     if proc.returncode != 0:
-        raise AudioError(f"could not decode audio: {p} ({proc.stderr.decode(errors='replace').strip()[:200]})")
+        raise AudioError(f"could not decode audio: {p} ({' '.join(proc.stderr.decode(errors='replace').split())[:200]})")
     return np.frombuffer(proc.stdout, dtype=np.float32).copy()
 
 
+def finite(y: np.ndarray) -> np.ndarray:
+    """`y` with NaN and +-Inf samples set to 0 (a copy only when there are any)."""
+    if np.isfinite(y).all():
+        return y
+    return np.nan_to_num(y, nan=0.0, posinf=0.0, neginf=0.0)
+
+
+class SignalCheck(BaseModel):
+    """What the input check at ingest found in the samples, and what was done about it."""
+
+    non_finite_samples: int = 0
+    peak: float = 0.0
+    dc_offset: float = 0.0
+    notes: list[str] = []
+
+
+SILENCE_PEAK = 10 ** (-90 / 20)  # below -90 dBFS everywhere: digital silence
+DC_ONLY_SPREAD = 1e-4  # what is left once the offset is removed, at most, for "DC only"
+
+
+def signal_check(path: str | Path, block_frames: int = 1 << 16) -> SignalCheck:
+    """Read the samples as they are in the file (not as decoded for the tools) and report non-finite values
+    (zeroed by `load`: every tool and front end hears the repaired signal), digital silence and a DC-only
+    signal. Files libsndfile cannot read block by block (mp3, m4a, ...) are checked on the 16 kHz mono
+    decode; integer codecs cannot hold NaN anyway."""
+    bad = 0
+    peak = 0.0
+    total = 0.0
+    sq = 0.0
+    n = 0
+    try:
+        blocks = sf.blocks(str(path), blocksize=block_frames, dtype="float64", always_2d=True)
+        for b in blocks:
+            ok = np.isfinite(b)
+            bad += int(b.size - ok.sum())
+            b = np.where(ok, b, 0.0)
+            if b.size:
+                peak = max(peak, float(np.abs(b).max()))
+                total += float(b.sum())
+                sq += float((b * b).sum())
+                n += b.size
+    except Exception:  # noqa: BLE001 - not a libsndfile format: look at the decode the tools use
+        y = load_cached(path, sr=16000, mono=True).astype(np.float64)
+        peak, total, sq, n = float(np.abs(y).max(initial=0.0)), float(y.sum()), float((y * y).sum()), y.size
+    mean = total / n if n else 0.0
+    spread = max(0.0, sq / n - mean * mean) ** 0.5 if n else 0.0
+    notes = []
+    if bad:
+        notes.append(f"{bad} non-finite sample(s) (NaN/Inf) were set to 0 before analysis: every tool and front "
+                     "end hears the repaired signal")
+    if peak < SILENCE_PEAK:
+        notes.append("the signal is digital silence (peak below -90 dBFS)")
+    elif spread < DC_ONLY_SPREAD:
+        notes.append(f"the signal is a constant offset (DC {mean:+.4f}) with no audible content")
+    return SignalCheck(non_finite_samples=bad, peak=round(peak, 6), dc_offset=round(mean, 6), notes=notes)
+
+
 def load(path: str | Path, sr: int = 16000, mono: bool = True) -> np.ndarray:
-    """Decode to float32 at `sr`; mono gives shape (n,), otherwise (channels, n)."""
+    """Decode to float32 at `sr`; mono gives shape (n,), otherwise (channels, n). Non-finite samples (NaN,
+    Inf: a float file can hold them) are set to 0 (see `signal_check`)."""
     p = Path(path)
     _check_exists(p)
     try:
         y, file_sr = sf.read(str(p), dtype="float32", always_2d=True)
-        y = y.T  # (channels, n)
+        y = finite(y.T)  # (channels, n); NaN/Inf samples (float files) zeroed before any mixing or resampling
         if mono:
             y = y.mean(axis=0)
         if file_sr != sr:
@@ -169,6 +277,7 @@ def load(path: str | Path, sr: int = 16000, mono: bool = True) -> np.ndarray:
             y = inter
         else:
             y = _decode_ffmpeg(p, sr, mono=True)
+        y = finite(y)
     if y.size == 0:
         raise AudioError(f"audio decodes to zero samples: {p}")
     return y

@@ -69,7 +69,17 @@ def ask(
     from audiomind.backends.base import BackendError
 
     _quiet_libraries()
+    from audiomind.cli_report import (
+        EXIT_STORAGE,
+        run_failure_line,
+        run_notes,
+        storage_failure_line,
+        terminate_as_interrupt,
+    )
     from audiomind.inputs import choices_problem, question_problem
+
+    terminate_as_interrupt()  # a killed run still leaves its trace
+    unrecorded: OSError | None = None  # the trace could not be written: said after the answer is printed
 
     choices = list(choice or [])
     if len(choices) == 1:
@@ -85,7 +95,14 @@ def ask(
     except AudioError as exc:
         fail(str(exc))
     except BackendError as exc:
-        fail(f"model backend failed: {exc}", code=3)
+        fail(run_failure_line(exc), code=3)
+    except KeyboardInterrupt:
+        fail("interrupted: the run's trace is written as stopped", code=130)
+    except OSError as exc:  # disk full, read-only or unwritable --trace-dir, ...
+        result = getattr(exc, "audiomind_result", None)
+        if result is None:
+            fail(storage_failure_line(exc), code=EXIT_STORAGE)
+        unrecorded = exc
     except ValueError as exc:
         fail(str(exc))
     if as_json:
@@ -95,6 +112,8 @@ def ask(
         tools_used = sorted({c.tool for c in st.tool_calls})
         console.print(f"[bold]Answer:[/] {escape(result.answer or '(none)')}")
         console.print(f"[bold]Why:[/] {escape(result.rationale)}")
+        for label, text in run_notes(result):  # confidence, tools that failed, what the input check found
+            console.print(f"[bold]{label}:[/] {escape(text)}", soft_wrap=True)
         console.print(
             f"[dim]outcome {result.outcome.status}{escape(' (' + result.outcome.reason + ')') if result.outcome.reason else ''}; "
             f"{len(st.decisions)} decision(s), {len(st.tool_calls)} tool call(s) ({escape(', '.join(tools_used))}), "
@@ -103,7 +122,7 @@ def ask(
             f"front end {config.frontend}; "
             f"{st.run.wall_time_s or 0:.1f} s[/]"
         )
-        console.print(f"[bold]Trace:[/] {result.trace_path}")
+        console.print(f"[bold]Trace:[/] {result.trace_path or '(not written)'}")
     if otlp:  # after the trace is written: telemetry never fails the run or touches its trace
         from audiomind.audit.otel import export_after_run
         from audiomind.cli_common import err
@@ -112,6 +131,8 @@ def ask(
                                    include_content=otlp_include_content)
         if warning:
             err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+    if unrecorded is not None:
+        fail(storage_failure_line(unrecorded), code=EXIT_STORAGE)
     raise typer.Exit(0 if result.outcome.status == "answered" else 1)
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import inspect
 import os
+import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -25,9 +26,15 @@ PLANNER_HELP = "rules (offline default) | openai:MODEL[@BASE_URL] | gemini:MODEL
 FRONTEND_HELP = "cascade (offline default) | openai:MODEL[@BASE_URL] (e.g. vLLM Qwen2.5-Omni) | gemini:MODEL"
 
 
+def one_line(text: str) -> str:
+    """`text` with control characters shown as escapes ('\\n', '\\x1b'): a message that names a hostile path
+    or echoes an input stays one line on the terminal and cannot inject escape sequences."""
+    return "".join(repr(ch)[1:-1] if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in str(text))
+
+
 def fail(message: str, code: int = 2) -> None:
     """A user-fixable error: one red line on stderr, a non-zero exit, never a traceback."""
-    err.print(f"[bold red]error:[/] {escape(message)}")
+    err.print(f"[bold red]error:[/] {escape(one_line(message))}", soft_wrap=True)  # one line, however long
     raise typer.Exit(code)
 
 
@@ -79,13 +86,14 @@ def with_options(**groups: OptionGroup) -> Callable[[Callable[..., Any]], Callab
 
 
 def agent_config(planner: str, frontend: str, tools_dir: list[Path] | None, max_steps: int, time_budget: float,
-                 window: float, timeout: float, retries: int, no_cache: bool, mode: str = "agent") -> AgentConfig:
+                 window: float, timeout: float, retries: int, no_cache: bool,
+                 max_duration: float | None = None, mode: str = "agent") -> AgentConfig:
     """The agent options as one AgentConfig (trace_dir stays the default: each command sets its own); a
     value the config refuses is one clear error line."""
     try:
         return AgentConfig(planner=planner, frontend=frontend, mode=mode, tools_dirs=tuple(tools_dir or ()),
                            max_steps=max_steps, time_budget_s=time_budget, window_s=window, timeout_s=timeout,
-                           max_retries=retries, use_cache=not no_cache)
+                           max_retries=retries, use_cache=not no_cache, max_duration_s=max_duration)
     except ValidationError as exc:
         fail(str(exc))
         raise  # unreachable: fail() exits
@@ -106,6 +114,8 @@ AGENT_OPTIONS = OptionGroup(
     timeout=(float, typer.Option(_DEFAULT.timeout_s, help="seconds per model request")),
     retries=(int, typer.Option(_DEFAULT.max_retries, min=1, help="attempts per model request (429/5xx/timeouts)")),
     no_cache=(bool, typer.Option(not _DEFAULT.use_cache, "--no-cache", help="do not reuse cached tool results")),
+    max_duration=(float | None, typer.Option(None, "--max-duration", min=0.001, metavar="SECONDS",
+                                             help="refuse audio longer than this (an item error in a benchmark)")),
     mode=(str, typer.Option(_DEFAULT.mode, "--mode", help="agent (the planner's evidence loop) | direct (the "
                             "baseline: the front end answers alone, one answer call on the original audio, no "
                             "planner, no tools)")),

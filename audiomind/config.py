@@ -35,6 +35,8 @@ class AgentConfig(BaseModel):
     max_retries: int = Field(3, ge=0, le=20, description="retries of a failed model request (429, 5xx, timeouts)")
     use_cache: bool = Field(True, description="reuse cached tool results (keyed by tool, version, args, audio hash)")
     cache_dir: str | None = Field(None, description="tool-result cache folder (default: the embedded cache)")
+    max_duration_s: float | None = Field(None, gt=0, description="refuse audio longer than this (seconds) before "
+                                                                 "anything decodes it; None: no limit")
 
     @field_validator("trace_dir", "cache_dir", mode="before")
     @classmethod

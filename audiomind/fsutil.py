@@ -7,16 +7,65 @@ through `atomic_path` (for writers that need a path, e.g. soundfile) or `atomic_
 3. rename it over the target (atomic on POSIX),
 4. fsync the folder (the rename itself survives a power cut).
 On any error before the rename the temp file is removed and the target is left as it was.
+
+A write the file system refuses (disk full, read-only, permission denied, name too long, a file-size
+limit) raises `StorageError`, an OSError with the errno kept and a one-line message naming the path, so
+every command can print it as one clear line.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+
+_STORAGE_ERRNOS = {
+    errno.ENOSPC: "no space left on the device",
+    errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "the file system is read-only",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENAMETOOLONG: "the file name is too long",
+    errno.EFBIG: "the file is too large (a file-size limit is in force)",
+    errno.ENOTDIR: "a part of the path is a file, not a folder",
+    errno.EISDIR: "the path is a folder",
+    errno.EIO: "input/output error on the device",
+}
+
+
+class StorageError(OSError):
+    """A file could not be written because of the file system (see _STORAGE_ERRNOS); `str()` is one line."""
+
+    def __init__(self, code: int, message: str, filename: str | None = None):
+        super().__init__(code, message)
+        self.filename = filename
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def is_storage_error(exc: BaseException) -> bool:
+    """An OSError that says the file system refused a write (disk full, read-only, permission, ...)."""
+    return isinstance(exc, StorageError) or (isinstance(exc, OSError) and exc.errno in _STORAGE_ERRNOS)
+
+
+def storage_error(exc: OSError, path: str | Path | None = None, action: str = "write") -> StorageError:
+    """`exc` as a StorageError: 'cannot write PATH: no space left on the device (ENOSPC)'."""
+    if isinstance(exc, StorageError):
+        return exc
+    code = exc.errno or 0
+    why = _STORAGE_ERRNOS.get(code) or (exc.strerror or str(exc)).strip().rstrip(".").lower()
+    name = errno.errorcode.get(code)
+    where = path if path is not None else (exc.filename or "a file")
+    where = str(where)
+    if len(where) > 160:  # a too-long name must not fill the screen
+        where = f"{where[:100]} … {where[-50:]}"
+    return StorageError(code, f"cannot {action} {where}: {why}" + (f" ({name})" if name else ""), str(path or ""))
 
 
 def fsync_dir(path: str | Path) -> None:
@@ -46,16 +95,24 @@ def atomic_path(path: str | Path) -> Iterator[Path]:
     """Yield a temp path beside `path` for the caller to write; on a clean exit it is fsynced and renamed
     over `path` and the folder fsynced; on an exception it is removed. Parent folders are created."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        if is_storage_error(exc):
+            raise storage_error(exc, target) from exc
+        raise
     # unique per process, thread and call; created by the caller with the usual permissions (umask)
-    tmp = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.{uuid.uuid4().hex[:8]}.tmp")
+    # (the name is cut so that a target whose name fits also has a temp name that fits)
+    tmp = target.with_name(f".{target.name[:160]}.{os.getpid()}.{threading.get_ident()}.{uuid.uuid4().hex[:8]}.tmp")
     try:
         yield tmp
         _fsync_file(tmp)
         os.replace(tmp, target)
-    except BaseException:
+    except BaseException as exc:
         with contextlib.suppress(OSError):
             tmp.unlink()
+        if isinstance(exc, OSError) and is_storage_error(exc):
+            raise storage_error(exc, target) from exc
         raise
     fsync_dir(target.parent)
 

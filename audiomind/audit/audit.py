@@ -300,6 +300,10 @@ class Auditor:
         except (json.JSONDecodeError, UnicodeDecodeError) as exc:
             result.findings.append(Finding(rule="schema", severity=Severity.error, message=f"not JSON: {exc}"))
             return result
+        except RecursionError:
+            result.findings.append(Finding(rule="schema", severity=Severity.error,
+                                           message="not a usable trace: its JSON is nested too deeply to read"))
+            return result
         except OSError as exc:
             result.findings.append(Finding(rule="schema", severity=Severity.error, message=f"unreadable: {exc}"))
             return result
@@ -548,7 +552,9 @@ def trace_files(path: str | Path) -> list[Path]:
         return []
     return sorted(
         f for f in p.rglob("*.json")
-        if not f.name.startswith(".") and not any(part.endswith(".artifacts") for part in f.relative_to(p).parts[:-1])
+        if f.is_file()  # a FIFO or device named *.json would block its reader; a symlink loop never resolves
+        and not f.name.startswith(".")
+        and not any(part.endswith(".artifacts") for part in f.relative_to(p).parts[:-1])
         and f.name != "trace.schema.json"
     )
 

@@ -27,8 +27,30 @@ SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
-    err.print(f"[bold red]error:[/] {escape(message)}")
+    from audiomind.cli_common import one_line
+
+    err.print(f"[bold red]error:[/] {escape(one_line(message))}", soft_wrap=True)
     raise typer.Exit(code)
+
+
+def _path_problem(p: Path, *, folder_ok: bool = True) -> str | None:
+    """Why a path given on the command line cannot be read as traces: missing, a symlink loop, or a FIFO or
+    device (reading it would block or never end); None when it is a regular file (or a folder)."""
+    import errno
+    import os
+    import stat
+
+    from audiomind.paths import _kind
+
+    try:
+        mode = os.stat(p).st_mode
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"{p}: a symlink loop (it never resolves to a file)"
+        return f"no such file or folder: {p}"
+    if stat.S_ISREG(mode) or (folder_ok and stat.S_ISDIR(mode)):
+        return None
+    return f"{p}: {_kind(mode)}, not a trace file" + (" or folder" if folder_ok else "")
 
 
 def _files(paths: list[Path]) -> list[Path]:
@@ -36,8 +58,9 @@ def _files(paths: list[Path]) -> list[Path]:
 
     out: list[Path] = []
     for p in paths:
-        if not p.exists():
-            _fail(f"no such file or folder: {p}")
+        problem = _path_problem(p)
+        if problem:
+            _fail(problem)
         found = trace_files(p)
         if not found:
             _fail(f"no trace files (*.json) at {p}")
@@ -49,8 +72,9 @@ def _read_trace(path: Path, *, hint: bool = False) -> EvidenceState:
     """The trace at `path`, or exit 2 with one clear line (and, with `hint`, the command that says more)."""
     from audiomind.trace import load_trace
 
-    if not path.is_file():
-        _fail(f"no trace file at {path}")
+    problem = _path_problem(path, folder_ok=False)
+    if problem:
+        _fail(problem if "no such file" not in problem else f"no trace file at {path}")
     try:
         return load_trace(path)
     except Exception as exc:  # noqa: BLE001 - one clear line
@@ -72,6 +96,8 @@ def validation_messages(path: Path) -> list[str]:
         return [f"(file): not UTF-8 text: {exc}"]
     except json.JSONDecodeError as exc:
         return [f"(file): not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"]
+    except RecursionError:
+        return ["(file): not a usable trace: its JSON is nested too deeply to read"]
     validator = jsonschema.Draft202012Validator(trace_json_schema())
     out = []
     if isinstance(data, dict) and data.get("schema_version") not in (None, SCHEMA_VERSION):

@@ -26,23 +26,36 @@ class OpenAIEndpoint:
     custom: bool
 
     def client(self, timeout_s: float) -> Any:
-        """An `openai.OpenAI` client without its own retries."""
+        """An `openai.OpenAI` client without its own retries; its connect and every read or write wait
+        `timeout_s` at most, and never past the deadline of the request (audiomind.backends.deadline)."""
         try:
             import openai
         except ImportError as exc:  # pragma: no cover - core dependency
             raise BackendError("the openai package is not installed (pip install openai)") from exc
-        return openai.OpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0, timeout=timeout_s)
+        return openai.OpenAI(base_url=self.base_url, api_key=self.api_key, max_retries=0, timeout=timeout_s,
+                             http_client=bounded_http_client(timeout_s))
 
     def chat_model(self, model: str, *, timeout_s: float, temperature: float = 0.0,
                    max_tokens: int | None = None) -> Any:
-        """A LangChain `ChatOpenAI` without its own retries."""
+        """A LangChain `ChatOpenAI` without its own retries (the same timeouts as `client`)."""
         try:
             from langchain_openai import ChatOpenAI
         except ImportError as exc:
             raise BackendError(f"langchain_openai is not importable ({exc}); install it with: "
                                "pip install langchain-openai") from exc
         return ChatOpenAI(model=model, base_url=self.base_url, api_key=self.api_key, timeout=timeout_s,
-                          max_retries=0, temperature=temperature, max_tokens=max_tokens)
+                          max_retries=0, temperature=temperature, max_tokens=max_tokens,
+                          http_client=bounded_http_client(timeout_s))
+
+
+def bounded_http_client(timeout_s: float) -> Any:
+    """The openai SDK's default HTTP client (its limits and redirects), with `timeout_s` for the connect
+    and each read and write, whose sockets honour the deadline of the request that uses them."""
+    import openai
+
+    from audiomind.backends.deadline import bound_sockets
+
+    return bound_sockets(openai.DefaultHttpxClient(timeout=timeout_s))
 
 
 def openai_endpoint(base_url: str | None = None, api_key: str | None = None) -> OpenAIEndpoint:

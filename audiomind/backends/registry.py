@@ -171,7 +171,9 @@ def _llm(bs: BackendSpec, o: BuildOptions) -> Planner:
     model_spec = ModelSpec(role="planner", spec=str(bs), kind=bs.kind, model=bs.model or bs.path,
                            base_url=bs.base_url if bs.kind != "llamacpp" else None, decoding=decoding)
     return LLMPlanner(chat, name=str(bs), spec=model_spec, max_retries=o.max_retries,
-                      endpoint=facts["endpoint"], secrets=facts["secrets"])
+                      endpoint=facts["endpoint"], secrets=facts["secrets"],
+                      # an in-process GGUF is not a server that may hang: only the run's budget bounds it
+                      timeout_s=None if bs.kind == "llamacpp" else o.timeout_s)
 
 
 def _replay_planner(bs: BackendSpec, o: BuildOptions) -> Planner:

@@ -19,6 +19,7 @@ from typing import Any, Literal, TypeVar
 import tenacity
 
 from audiomind.backends.base import BackendError
+from audiomind.backends.deadline import BudgetExhausted, call_limit, call_with_deadline, current_budget
 from audiomind.state import ModelCall
 
 T = TypeVar("T")
@@ -220,6 +221,7 @@ def call_with_retries(
     secrets: Iterable[str | None] = (),
     sleep: Callable[[float], None] = time.sleep,
     give_up_if: Callable[[BaseException], bool] | None = None,
+    timeout_s: float | None = None,
 ) -> tuple[T, ModelCall]:
     """Run `fn()` with bounded retries (tenacity, with this module's classification and backoff); return
     (result, ModelCall) or raise BackendError.
@@ -227,6 +229,10 @@ def call_with_retries(
     `give_up_if(exc)` marks errors that must not be retried whatever their status (some servers answer
     a request they cannot parse with HTTP 500). The raised BackendError carries the ModelCall of the
     failed attempts as `.model_call`, so the caller can still put the failure on the record.
+
+    Deadlines (audiomind.backends.deadline): each attempt may take min(`timeout_s`, the run's time budget
+    left) in all, however its server trickles the reply; back-off sleeps never outlast the budget, and
+    once it is spent no attempt starts: `BudgetExhausted` (a BackendError) is raised instead.
     """
     max_attempts = max(1, int(max_attempts))
     secrets = list(secrets)
@@ -234,19 +240,31 @@ def call_with_retries(
     t0 = time.perf_counter()
 
     def kind_of(exc: BaseException) -> tuple[ErrorKind, bool]:
+        if isinstance(exc, BudgetExhausted):
+            return "timeout", False
         kind, retryable = classify(exc)
         if retryable and give_up_if is not None and give_up_if(exc):
             return "client", False
         return kind, retryable
 
     def attempt() -> T:
+        limit, by_budget = call_limit(timeout_s)
+        if by_budget and limit is not None and limit <= 0:
+            raise BudgetExhausted("no time left in the run's time budget")  # before any request: not an attempt
         try:
-            return fn()
+            return call_with_deadline(fn, limit)
         except NotImplementedError:
             raise  # a capability the backend lacks (e.g. structured output): the caller picks another way
         except Exception as exc:
             errors.append(redact(f"attempt {len(errors) + 1}: {describe_error(exc)}", secrets))
+            budget = current_budget()
+            if by_budget and budget is not None and budget.spent() and classify(exc)[0] == "timeout":
+                raise BudgetExhausted(f"the run's time budget ran out during attempt {len(errors)}") from exc
             raise
+
+    def pause(seconds: float) -> None:
+        budget = current_budget()
+        sleep(seconds if budget is None else max(0.0, min(seconds, budget.remaining())))
 
     def wait(state: tenacity.RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
@@ -258,7 +276,7 @@ def call_with_retries(
         stop=tenacity.stop_after_attempt(max_attempts),
         retry=tenacity.retry_if_exception(lambda e: not isinstance(e, NotImplementedError) and kind_of(e)[1]),
         wait=wait,
-        sleep=sleep,
+        sleep=pause,
         reraise=True,  # the last attempt's own exception, classified below
     )
     try:
@@ -270,6 +288,16 @@ def call_with_retries(
         n = len(errors)
         call = ModelCall(role=role, purpose=purpose, backend=backend, attempts=n, errors=errors,
                          latency_s=round(time.perf_counter() - t0, 3))
+        if isinstance(exc, BudgetExhausted):
+            budget = current_budget()
+            where = f" at {endpoint}" if endpoint and endpoint not in backend else ""
+            last = f"; last error: {errors[-1].split(': ', 1)[-1]}" if errors else ""
+            msg = (f"time budget of {budget.seconds:g} s spent: the {role} {purpose} request to {backend}{where} "
+                   f"got no complete reply ({n} attempt{'s' * (n != 1)} in {call.latency_s:.1f} s{last})"
+                   if budget is not None else f"{backend} {purpose}: {exc}")
+            err = BudgetExhausted(redact(msg, secrets))
+            err.model_call = call  # type: ignore[attr-defined]
+            raise err from exc
         if kind in ("connection", "timeout") and endpoint:
             msg = f"could not reach {endpoint} after {n} attempt{'s' * (n > 1)}: {_short_reason(exc)}"
         elif not retryable:

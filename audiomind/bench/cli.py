@@ -164,6 +164,24 @@ def _task_options(entries: list[str] | None) -> dict[str, str]:
     return out
 
 
+def _storage_errors_fail(fn):
+    """A run directory that refuses writes (disk full, read-only, no permission, a name too long) ends the
+    command with one line and exit code 4; what was committed stays, and the same command resumes."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        try:
+            return fn(*args, **kwargs)
+        except OSError as exc:
+            from audiomind.cli_report import EXIT_STORAGE, storage_line
+
+            _fail(f"{storage_line(exc)}; committed items are kept: make room (or fix the folder) and "
+                  "rerun the same command to resume", code=EXIT_STORAGE)
+
+    return wrapper
+
+
+@_storage_errors_fail
 def _run_task(task_name: str, options: dict[str, str], source: Path, audio_dir: Path | None, out: Path,
               config: AgentConfig, run: RunOptions) -> None:
     """Every `bench run --task ...` (and `bench mmar`): read the task's input row by row, run it through the

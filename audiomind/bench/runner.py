@@ -26,6 +26,7 @@ Relative paths: `ItemResult.trace_path` is relative to RUN_DIR, so a run directo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import queue
@@ -44,7 +45,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from audiomind.bench.items import BenchItem, ItemResult
-from audiomind.fsutil import atomic_write_text
+from audiomind.fsutil import StorageError, atomic_write_text, storage_error
 from audiomind.prompts import letter_index
 from audiomind.trace import dump_trace
 
@@ -166,13 +167,25 @@ class ResultLog:
             result = result.model_copy(update={"trace_path": f"{TRACES_DIR}/{name}"})
         elif result.trace_path:
             result = result.model_copy(update={"trace_path": self._relative(result.trace_path)})
-        line = result.model_dump_json() + "\n"
+        data = (result.model_dump_json() + "\n").encode("utf-8")
         with self._lock:
-            self.run_dir.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as f:
-                f.write(line)
-                f.flush()
-                os.fsync(f.fileno())
+            try:
+                self.run_dir.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            except OSError as exc:
+                raise storage_error(exc, self.path) from exc
+            try:
+                start = os.fstat(fd).st_size
+                view = memoryview(data)
+                while view:
+                    view = view[os.write(fd, view):]
+                os.fsync(fd)
+            except OSError as exc:  # disk full mid-line: cut what was written, so no torn line is left
+                with contextlib.suppress(OSError):
+                    os.ftruncate(fd, start)
+                raise storage_error(exc, self.path) from exc
+            finally:
+                os.close(fd)
         return result
 
     def _relative(self, path: str) -> str:
@@ -275,6 +288,8 @@ def execute_item(agent: Any, item: BenchItem, prices: PriceTable | None = None,
                   "confidence_reason": r.confidence_reason or "",
                   "error": r.outcome.reason if r.outcome.status != "answered" and r.outcome.reason else None}
         state = r.state
+    except StorageError:
+        raise  # the run directory refuses writes (disk full, read-only): no item could be committed, so stop
     except Exception as exc:  # noqa: BLE001 - isolation: one item never stops the batch
         fields = {"status": "error", "error": f"{type(exc).__name__}: {exc}"[:2000]}
         state = getattr(exc, "audiomind_state", None)  # None: it failed before the loop (no trace)

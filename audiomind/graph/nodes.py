@@ -12,6 +12,7 @@ from typing import Any, Callable
 
 from audiomind.artifacts import ingest_original
 from audiomind.backends.base import AnswerRequest, FrontEnd, ListenRequest, Planner
+from audiomind.backends.deadline import run_budget
 from audiomind.prompts import choices_block, letter_index, load_prompt
 from audiomind.state import (
     Action,
@@ -47,7 +48,9 @@ def timed(name: str) -> Callable:
         @wraps(fn)
         def wrapper(self, state: EvidenceState) -> dict[str, Any]:
             started, t0 = utcnow(), time.monotonic()
-            update = fn(self, state) or {}
+            # every model request of the node may take what is left of the run's time budget, at most
+            with run_budget(self.limits.time_budget_s, elapsed=elapsed_s(state)):
+                update = fn(self, state) or {}
             update["timings"] = [NodeTiming(node=name, started_at=started, duration_s=round(time.monotonic() - t0, 4))]
             return update
 
@@ -129,6 +132,25 @@ def derivation(a: Artifact, known: dict[str, Artifact]) -> str:
         steps.append(f"{cur.operation or 'derived'} of {cur.derived_from}" + (f" ({params})" if params else ""))
         cur = known.get(cur.derived_from)
     return f"{a.id}: {a.duration_s:.2f} s, {a.sample_rate} Hz, {a.channels} ch; " + ", itself a ".join(steps)
+
+
+TOOL_FAILURE_CONFIDENCE = 0.6
+"""The most confidence an answer keeps when some tool of its run failed or timed out (the cascade's cap)."""
+
+
+def with_tool_failures(answer: FinalAnswer, state: EvidenceState) -> FinalAnswer:
+    """The answer with its confidence capped and its reason naming the tools that failed or timed out (a
+    model front end's answer as much as the cascade's, which caps it itself); unchanged when none did."""
+    failed = [f"{c.tool} {c.status.value}" for c in state.tool_calls if c.status.value in ("error", "timeout")]
+    if not failed:
+        return answer
+    reason = answer.confidence_reason
+    if "tools failed" not in reason:
+        reason = "; ".join(x for x in (reason, "tools failed: " + ", ".join(failed)) if x)
+    conf = answer.confidence
+    if conf is not None and conf > TOOL_FAILURE_CONFIDENCE:
+        conf = TOOL_FAILURE_CONFIDENCE
+    return answer.model_copy(update={"confidence": conf, "confidence_reason": reason})
 
 
 class Runtime:
@@ -297,6 +319,7 @@ class Runtime:
             text=result.text, rationale=result.rationale, cited_evidence_ids=result.cited_evidence_ids,
             answered_by=self.frontend.name, confidence=result.confidence, confidence_reason=result.confidence_reason,
         )
+        answer = with_tool_failures(answer, state)  # a tool that failed or timed out lowers the confidence
         return {"final_answer": answer, "model_calls": _calls(result.model_call)}
 
     @timed("format_check")

@@ -220,7 +220,7 @@ def crop(args: CropArgs, ctx: ToolContext) -> ToolResult:
     end = total if args.end_s is None else min(args.end_s, total)
     i0, i1 = round(args.start_s * sr), min(n, round(end * sr))
     if full is None:
-        y = sf.read(a.path, start=i0, stop=i1, dtype="float32", always_2d=True)[0].T
+        y = audio_io.finite(sf.read(a.path, start=i0, stop=i1, dtype="float32", always_2d=True)[0].T)
     else:
         y = full[:, i0:i1]
     derived, meta = _emit(ctx, args.artifact, "crop", y, sr, "crop",

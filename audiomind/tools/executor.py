@@ -58,7 +58,10 @@ class ToolCache:
 
     def __init__(self, root: Path | None = None):
         self.root = root or cache_dir() / "tool-results"
-        self.root.mkdir(parents=True, exist_ok=True)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            pass  # an unwritable cache is an empty one: every lookup misses, nothing is stored (see put)
 
     @staticmethod
     def key(manifest: ToolManifest, arguments: dict[str, Any], input_hashes: dict[str, str]) -> str:
@@ -79,7 +82,11 @@ class ToolCache:
             return None  # a corrupt entry is a miss, never a crash
 
     def put(self, key: str, result: ToolResult) -> None:
-        atomic_write(self.root / key[:2] / f"{key}.json", result.model_dump_json())
+        """Store a result; a cache that cannot be written (disk full, read-only) only misses next time."""
+        try:
+            atomic_write(self.root / key[:2] / f"{key}.json", result.model_dump_json())
+        except OSError:
+            pass
 
 
 class ToolExecutor:

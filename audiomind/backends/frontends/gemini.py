@@ -17,6 +17,7 @@ from typing import Any
 from audiomind.backends.base import AnswerRequest, AnswerResult, BackendError, ListenRequest, ListenResult
 from audiomind.backends.frontends.audio_parts import audio_segments
 from audiomind.backends.frontends.replies import listen_prompt, parse_answer_reply, parse_listen_reply
+from audiomind.backends.deadline import BudgetExhausted, current_budget
 from audiomind.backends.retry import call_with_retries
 from audiomind.prompts import evidence_rule, has_evidence
 from audiomind.state import Artifact, AudioWindow, ModelCall, ModelSpec
@@ -67,6 +68,7 @@ class GeminiFrontEnd:
         self.json_mode = json_mode
         self.inline_limit_bytes = inline_limit_bytes
         self.file_active_timeout_s = file_active_timeout_s
+        self.timeout_s = timeout_s
         # Retries are ours (call_with_retries): the SDK gets attempts=1 so it never retries underneath.
         http_options = types.HttpOptions(
             api_version="v1beta",
@@ -93,7 +95,7 @@ class GeminiFrontEnd:
         return call_with_retries(
             fn, role="frontend", purpose=purpose, backend=self.name, max_attempts=self.max_retries,
             base_delay_s=self.base_delay_s, max_delay_s=self.max_delay_s, endpoint=self._endpoint,
-            secrets=[self._key],
+            secrets=[self._key], timeout_s=self.timeout_s,
         )
 
     def _upload(self, wav: bytes, label: str, errors: list[str]) -> Any:
@@ -106,6 +108,10 @@ class GeminiFrontEnd:
         while getattr(f, "state", None) is not None and str(getattr(f.state, "value", f.state)) == "PROCESSING":
             if time.monotonic() > deadline:
                 raise BackendError(f"uploaded file {f.name} still PROCESSING after {self.file_active_timeout_s} s")
+            budget = current_budget()
+            if budget is not None and budget.remaining() < 1.0:
+                raise BudgetExhausted(f"time budget of {budget.seconds:g} s spent waiting for the uploaded file "
+                                      f"{f.name} to be processed")
             time.sleep(1.0)
             f, call = self._retry(lambda name=f.name: self._client.files.get(name=name), "upload")
         if getattr(f, "state", None) is not None and str(getattr(f.state, "value", f.state)) == "FAILED":

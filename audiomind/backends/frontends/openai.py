@@ -57,6 +57,7 @@ class OpenAIFrontEnd:
         self.temperature = temperature
         self.max_tokens = max_tokens
         self.extra_body = extra_body
+        self.timeout_s = timeout_s
         self._client = endpoint.client(timeout_s)
 
     def spec(self) -> ModelSpec:
@@ -84,7 +85,7 @@ class OpenAIFrontEnd:
             lambda: self._client.chat.completions.create(**kwargs),
             role="frontend", purpose=purpose, backend=self.name, max_attempts=self.max_retries,
             base_delay_s=self.base_delay_s, max_delay_s=self.max_delay_s, endpoint=self.base_url,
-            secrets=[self._key],
+            secrets=[self._key], timeout_s=self.timeout_s,
         )
         choices = getattr(resp, "choices", None) or []
         if not choices:

@@ -10,6 +10,7 @@ Imported only when a llamacpp spec is built; llama_cpp itself is imported on the
 from __future__ import annotations
 
 import threading
+import time
 from operator import itemgetter
 from typing import Any
 
@@ -25,6 +26,24 @@ from audiomind.backends.base import BackendError
 from audiomind.backends.jsonparse import message_text
 
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
+
+
+def _stop_at_deadline(input_ids: Any, scores: Any) -> Any:
+    """A logits processor (called once per generated token) that ends a generation whose request is past
+    its deadline (the run's time budget: audiomind.backends.deadline), so an abandoned request stops
+    using the CPU and frees the model instead of finishing unseen."""
+    from audiomind.backends.deadline import CallTimeout, request_deadline
+
+    deadline = request_deadline()
+    if deadline is not None and time.monotonic() > deadline:
+        raise CallTimeout("the generation ran past its deadline")
+    return scores
+
+
+def _deadline_processor() -> Any:
+    from llama_cpp import LogitsProcessorList
+
+    return LogitsProcessorList([_stop_at_deadline])
 
 
 class LlamaCppChatModel(BaseChatModel):
@@ -66,6 +85,7 @@ class LlamaCppChatModel(BaseChatModel):
             out = self._load().create_chat_completion(
                 messages=msgs, temperature=self.temperature, max_tokens=self.max_tokens, stop=stop,
                 seed=self.seed, response_format=kwargs.get("response_format"),
+                logits_processor=_deadline_processor(),
             )
         usage = out.get("usage") or {}
         meta = {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0),

@@ -473,8 +473,10 @@ class LLMPlanner:
         structured: bool | None = None,
         max_steps: int | None = None,
         evidence_budget_tokens: int | None = EVIDENCE_BUDGET_TOKENS,
+        timeout_s: float | None = None,
     ):
         self.model = chat_model
+        self.timeout_s = timeout_s  # a whole request's cap (each attempt; the run's budget may cut it shorter)
         self.name = name
         self._spec = spec or ModelSpec(role="planner", spec=name, kind="langchain",
                                        model=getattr(chat_model, "model_name", None)
@@ -573,6 +575,7 @@ class LLMPlanner:
                     fn, role="planner", purpose=purpose, backend=self.name, max_attempts=self.max_retries,
                     base_delay_s=self.base_delay_s, max_delay_s=self.max_delay_s, endpoint=self.endpoint,
                     secrets=self._secrets, give_up_if=_rejects_response_format if mode != "plain" else None,
+                    timeout_s=self.timeout_s,
                 )
             except NotImplementedError:
                 if mode == "plain":
