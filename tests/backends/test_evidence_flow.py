@@ -193,8 +193,16 @@ def test_neutral_summary_has_the_derived_measurements(tmp_path):
     summary = neutral_summary(st)
     assert "Derived measurements on a0 (computed from the tool outputs above):" in summary
     assert re.search(r"- sound events: \d\.\d\d-\d\.\d\d s", summary)
-    # the LLM planner's decide prompt carries them too, as a block of their own
-    assert 'id="derived:a0"' in render_evidence(st).text
+    # the LLM planner's decide prompt carries the cascade's report and each tool claim once, in its own block
+    text = render_evidence(st).text
+    assert text.count("- sound events:") == 1 and 'id="derived:a0"' not in text  # the report has them already
+    for e in st.evidence:
+        assert text.count(e.claim) == 1 and f'<evidence id="{e.id}"' in text
+    listed = re.search(r"its tool claims, each quoted in its own evidence block: (.*)", text).group(1).split(", ")
+    assert sorted(listed) == sorted(e.id for e in st.evidence)
+    # measurements no observation carries get a block of their own
+    bare = st.model_copy(update={"observations": [obs.model_copy(update={"description": "Artifact a0.", "text": ""})]})
+    assert 'id="derived:a0"' in render_evidence(bare).text
 
 
 def test_decision_history_is_plain_record_not_evidence(clips):

@@ -14,7 +14,8 @@ not a reasoned stop.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Collection
 from typing import Any, Literal, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -266,11 +267,33 @@ def render_artifacts(state: EvidenceState) -> str:
     return "\n".join(lines) or "(none)"
 
 
-def _observation_body(obs: Any, limit: int | None = None) -> str:
-    """Every field the front end reported, whole (limit: each cut to that many characters)."""
+_ITEM_LINE = re.compile(r"^- [\w.-]+: .* \[(ev_[0-9a-f]{10})\]$")
+
+
+def _without_items(description: str, itemised: Collection[str]) -> tuple[str, list[str]]:
+    """A tool-listening front end's description (the cascade's: one "- tool: claim [ev_id]" line per tool
+    claim) without the lines that restate an evidence item quoted in its own block, and those items' ids."""
+    keep, ids = [], []
+    for line in description.splitlines():
+        m = _ITEM_LINE.match(line.strip())
+        if m and m.group(1) in itemised:
+            ids.append(m.group(1))
+        else:
+            keep.append(line)
+    return "\n".join(keep), ids
+
+
+def _observation_body(obs: Any, limit: int | None = None, itemised: Collection[str] = ()) -> str:
+    """Every field the front end reported, whole (limit: each cut to that many characters). Lines of a
+    tool-listening front end's description that restate an item in `itemised` are named, not repeated."""
     cut = (lambda s, n: _clip(s, n)) if limit else (lambda s, n: str(s).strip())
     body = obs.description or obs.text
+    quoted: list[str] = []
+    if obs.tool_call_ids and itemised:
+        body, quoted = _without_items(body, itemised)
     parts = [f"description: {cut(body, limit or 0)}"]
+    if quoted:
+        parts.append(f"its tool claims, each quoted in its own evidence block: {', '.join(quoted)}")
     if obs.focus:
         parts.append(f"focus: {cut(obs.focus, (limit or 0) // 2)}")
     if obs.provisional_answer:
@@ -285,10 +308,10 @@ def _observation_body(obs: Any, limit: int | None = None) -> str:
     return "\n".join(parts)
 
 
-def render_observation(obs: Any, limit: int | None = None) -> str:
+def render_observation(obs: Any, limit: int | None = None, itemised: Collection[str] = ()) -> str:
     """One observation as an evidence block: description, focus, provisional answer, open needs and
     uncertainty, whole (or each cut to `limit` characters when a budget condensed it)."""
-    body = _observation_body(obs, limit)
+    body = _observation_body(obs, limit, itemised)
     if limit:
         body += f"\n[condensed to fit the token budget: the trace keeps observation {obs.id} whole]"
     return evidence_block(body, id=obs.id, source="frontend", by=obs.frontend, kind=obs.kind,
@@ -303,9 +326,9 @@ def render_item(e: EvidenceItem, limit: int | None = None) -> str:
                           from_=e.source_id)
 
 
-def _measured(state: EvidenceState) -> str | None:
+def _measured(state: EvidenceState, shown: str = "") -> str | None:
     """Measurements derived from several tools' outputs (rates, per-sound levels and pitches...), as the
-    cascade's description and the neutral summary give them."""
+    cascade's description and the neutral summary give them; lines already in `shown` are left out."""
     from audiomind.reasoning.facts import read_facts
 
     if not state.artifacts or not state.tool_calls:
@@ -314,6 +337,7 @@ def _measured(state: EvidenceState) -> str | None:
         lines = read_facts(state).measured_lines()
     except Exception:  # noqa: BLE001 - a reader failure must not take the planner's prompt down
         return None
+    lines = [m for m in lines if f"- {m}" not in shown]
     if not lines:
         return None
     return evidence_block("\n".join(f"- {m}" for m in lines), id=f"derived:{state.original.id}",
@@ -337,18 +361,20 @@ def render_evidence(state: EvidenceState, budget_tokens: int | None = EVIDENCE_B
     obs_step = _observation_steps(state)
     heard = [o for o in state.observations if o.artifact_ids]  # a rejected re-listen heard nothing
     shown_obs = {o.id for o in heard}
-    # (age, id, what, full text, condensed text); an observation's own evidence item restates it
+    # an observation's own evidence item restates it; a tool claim gets its own block (with its category)
+    items = [e for e in state.evidence if not (e.source_type == "observation" and e.source_id in shown_obs)]
+    itemised = {e.id for e in items}
+    # (age, id, what, full text, condensed text)
     entries: list[tuple[int, str, str, str, str]] = []
     for o in heard:
         entries.append((obs_step[o.id], o.id, f"observation {o.id} ({o.kind} by {o.frontend})",
-                        render_observation(o), render_observation(o, limit=CONDENSED_CHARS)))
-    for e in state.evidence:
-        if e.source_type == "observation" and e.source_id in shown_obs:
-            continue
+                        render_observation(o, itemised=itemised),
+                        render_observation(o, limit=CONDENSED_CHARS, itemised=itemised)))
+    for e in items:
         entries.append((call_step.get(e.source_id, obs_step.get(e.source_id, 0)), e.id,
                         f"evidence item {e.id} ({e.tool or e.source_type})", render_item(e),
                         render_item(e, limit=CONDENSED_CHARS // 2)))
-    measured = _measured(state)
+    measured = _measured(state, shown="\n".join(o.description or o.text for o in heard))
     texts = [full for _, _, _, full, _ in entries]
     notes: list[str] = []
     total = sum(estimate_tokens(t) for t in texts) + (estimate_tokens(measured) if measured else 0)
