@@ -183,6 +183,22 @@ def test_grammar_form_drops_length_bounds_and_caps_the_reply(server, monkeypatch
         "type": "array", "items": {"type": "string"}}
 
 
+def test_a_reply_cut_at_the_cap_is_malformed_not_fatal(server, monkeypatch, state):
+    """At the cap the server ends the reply with finish_reason "length" and the openai SDK raises
+    LengthFinishReasonError instead of returning it (seen with SmolLM2): the cut reply is malformed JSON, asked
+    again once, then the recorded fallback decision; the run goes on, every attempt with its tokens."""
+    cut = openai_chat('{"action": "CALL_TOOLS", "rationale": "the beeps are short and evenly spa',
+                      prompt_tokens=300, completion_tokens=512)
+    cut["choices"][0]["finish_reason"] = "length"
+    server.queue(422, {"detail": [{"loc": ["body", "response_format", "type"], "msg": "json_object only"}]})
+    server.queue(200, cut, times=2)
+    planner = _planner(server, monkeypatch)
+    decision, call = planner.decide(state, INVENTORY)
+    assert decision.action == Action.STOP and "malformed" in (decision.stop_reason or "")
+    assert call.errors and call.input_tokens == 600 and call.output_tokens == 1024
+    assert len(server.posts("/v1/chat/completions")) == 3
+
+
 def scripted(*replies):
     msgs = [AIMessage(content=r if isinstance(r, str) else json.dumps(r)) for r in replies]
     return LLMPlanner(GenericFakeChatModel(messages=iter(msgs)), name="scripted", base_delay_s=0.01)

