@@ -10,8 +10,10 @@ from pathlib import Path
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage
+from rich.console import Console
 
 from audiomind import synth
+from audiomind.audit import html, show
 from audiomind.backends.frontends.cascade import CascadeFrontEnd
 from audiomind.backends.planners.llm import LLMPlanner
 from audiomind.graph.build import build_graph, recursion_limit
@@ -117,6 +119,13 @@ def test_scripted_llm_relisten_path_and_unknown_artifact(clip, tmp_path):
     decide_errors = [e for c in st.model_calls if c.purpose == "decide" for e in c.errors]
     assert any("a9" in e for e in decide_errors)
     assert st.outcome.status == "answered"
+    # both viewers show the refused re-listen and its reason, next to the accepted one
+    console = Console(record=True, width=200)
+    show.render(st, console)
+    shown = console.export_text()
+    assert "re-listen rejected: a0 is not derived audio" in shown
+    page = html.render_page(st, tmp_path / "view", spectrograms=False).read_text()
+    assert '<p class="warn">re-listen rejected: a0 is not derived audio' in page
 
 
 def test_scripted_llm_stop_with_reason(clip, tmp_path):
