@@ -187,7 +187,7 @@ def is_numeric_choice(text: str) -> bool:
     return parse_number(t) is not None and len(re.findall(r"[a-z]+", t)) <= 3 and not re.search(r"\d\s*(s|sec|seconds?|ms|min|bpm|hz)\b", t)
 
 
-_TIME_UNIT = re.compile(r"\d\s*(s|sec|secs|seconds?|ms|milliseconds?|min|mins|minutes?)\b|\d+:\d\d")
+TIME_UNIT = re.compile(r"\d\s*(s|sec|secs|seconds?|ms|milliseconds?|min|mins|minutes?)\b|\d+:\d\d")
 
 
 @lru_cache(maxsize=1)
@@ -221,10 +221,10 @@ def _choice_families(q: str, choices: list[str]) -> dict[str, float]:
     n = max(1, len(cl))
     share = lambda pred: sum(1 for c in cl if pred(c)) / n  # noqa: E731
     out: dict[str, float] = {}
-    if share(lambda c: bool(_TIME_UNIT.search(c))) >= 0.5:
+    if share(lambda c: bool(TIME_UNIT.search(c))) >= 0.5:
         for fam in ("onset", "offset", "duration"):
             out[fam] = 0.5
-    if share(lambda c: bool(_TIME_UNIT.search(c)) and bool(re.search(r"\b(in|into)\s*$|^\s*(after|at)\b", c))) >= 0.5:
+    if share(lambda c: bool(TIME_UNIT.search(c)) and bool(re.search(r"\b(in|into)\s*$|^\s*(after|at)\b", c))) >= 0.5:
         out["onset"] = 0.8  # 'after about 3 seconds', '2 s in': a point in time, not a length
     if share(lambda c: bool(re.search(r"\bbpm\b|beats per minute", c))) >= 0.5:
         out["tempo"] = 0.9
@@ -328,6 +328,12 @@ def analyse(question: str, choices: list[str], available: list[ToolManifest]) ->
             score = min(1.0, score + 0.2)
         if score >= 0.15:
             families[fam] = round(min(1.0, score), 3)
+    # choices that are all of one measurable kind (genders, sides, languages, keys, tempi, points in time)
+    # say what is asked more reliably than a wording that merely mentions a voice: what was said is then
+    # secondary, unless the question asks about it in words
+    if "speech_content" in families and not lexical.get("speech_content") and any(
+            v >= 0.7 for f_, v in shaped.items() if f_ not in ("speech_content", "count_events")):
+        families["speech_content"] = min(families["speech_content"], 0.5)
     steps = [name for name, pat in STEP_PATTERNS.items() if pat.search(q)]
     day_choices = choices and sum(any(d in c.lower() for d in DAYS) for c in choices) >= max(2, len(choices) - 1)
     if day_choices and "day_offset" not in steps and re.search(

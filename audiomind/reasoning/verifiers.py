@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, Field
 
 from audiomind.reasoning.facts import Facts, Span
-from audiomind.reasoning.question import DAYS, QuestionAnalysis, is_numeric_choice, parse_number
+from audiomind.reasoning.question import TIME_UNIT, DAYS, QuestionAnalysis, is_numeric_choice, parse_number
 
 STOPWORDS = set(
     "a an the is are was were be been being of to in on at and or but for with by from that this it its as he "
@@ -184,7 +184,10 @@ def verify_transcript(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
             supports.append(0.4)
         else:
             supports.append(-0.3 if distinctive else 0.0)
-    fit = max(a.fit("speech_content"), 0.85 if distinctive else 0.0)
+    # a choice heard nearly whole is strong support whatever the question; a partial match (one content word
+    # of several, as when 'time' is heard and the choice is 'both at the same time') counts as much as the
+    # question is about what was said
+    fit = max(a.fit("speech_content"), (0.85 if best >= 0.6 else 0.5) if distinctive else 0.0)
     if not distinctive:
         fit = min(fit, 0.4)
     reliability = 0.9 if best >= 0.6 and best - second >= 0.4 else 0.75
@@ -377,37 +380,63 @@ def _speech_subject(q: str) -> bool:
 
 
 def verify_time(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
-    """Onsets, offsets and durations stated by the choices, against VAD (speech) or the sound events."""
-    secs = [choice_seconds(c, f.duration_s) for c in a.choices]
+    """Onsets, offsets and durations stated by the choices, against VAD (speech) or the sound events.
+
+    The reading the question fits best decides. When the question fits two readings about as well ('the
+    running time of the tone' is close in meaning to 'at what time does it start') and the best one's
+    measurement matches no choice at all, a reading whose measurement matches exactly one choice is taken
+    instead, with less confidence: the choices were written around the quantity that is asked."""
+    # only a choice that states a time ('5 seconds', '00:06') is one: '6 times' is a count
+    secs = [choice_seconds(c, f.duration_s) if TIME_UNIT.search(c.lower()) else None for c in a.choices]
     if sum(s is not None for s in secs) < 2:
         return None
     fams = {k: a.fit(k) for k in ("onset", "offset", "duration")}
-    kind = max(fams, key=fams.get)
-    if fams[kind] < 0.3:
+    top = max(fams, key=fams.get)
+    if fams[top] < 0.3:
         return None
     q = a.question.lower()
     speech = _speech_subject(q) and f.speech is not None and f.speech.segments
     spans = f.speech.segments if speech else (f.events.events if f.events is not None else [])
-    ids = (f.speech.evidence_ids if speech else (f.events.evidence_ids if f.events else []))
+    span_ids = (f.speech.evidence_ids if speech else (f.events.evidence_ids if f.events else []))
     whole = re.search(r"\b(recording|clip|audio|file|track|excerpt)\b", q) and not re.search(
         r"\b(sound|tone|beep|speech|voice|speaker|note|ring|music)\b.{0,20}\b(last|lasts|long)\b", q)
-    if kind == "duration" and whole:
-        value, what = f.values["duration"].value if "duration" in f.values else f.duration_s, "the clip's duration"
-        ids = f.values["duration"].evidence_ids if "duration" in f.values else []
-    elif not spans:
+
+    def reading(kind: str) -> tuple[float, str, list[str], list[float]] | None:
+        ids = span_ids
+        if kind == "duration" and whole:
+            value, what = f.values["duration"].value if "duration" in f.values else f.duration_s, "the clip's duration"
+            ids = f.values["duration"].evidence_ids if "duration" in f.values else []
+        elif not spans:
+            return None
+        elif kind == "onset":
+            value, what = spans[0].start_s, ("speech starts (VAD)" if speech else "the first sound event starts")
+        elif kind == "offset":
+            value, what = spans[-1].end_s, ("speech ends (VAD)" if speech else "the last sound event ends")
+        else:
+            value = spans[-1].end_s - spans[0].start_s
+            what = "the speech spans (VAD)" if speech else ("the sound lasts" if len(spans) == 1 else f"the {len(spans)} sound events span")
+        tol = max(0.6, 0.15 * value)
+        supports = [0.0 if s is None else (1.0 - abs(s - value) / tol if abs(s - value) <= tol else
+                                           (-1.0 if abs(s - value) >= 2.5 * tol else -0.4)) for s in secs]
+        return value, what, ids, supports
+
+    best = reading(top)
+    if best is None:
         return None
-    elif kind == "onset":
-        value, what = spans[0].start_s, ("speech starts (VAD)" if speech else "the first sound event starts")
-    elif kind == "offset":
-        value, what = spans[-1].end_s, ("speech ends (VAD)" if speech else "the last sound event ends")
-    else:
-        value = spans[-1].end_s - spans[0].start_s
-        what = "the speech spans (VAD)" if speech else ("the sound lasts" if len(spans) == 1 else f"the {len(spans)} sound events span")
-    tol = max(0.6, 0.15 * value)
-    supports = [0.0 if s is None else (1.0 - abs(s - value) / tol if abs(s - value) <= tol else
-                                       (-1.0 if abs(s - value) >= 2.5 * tol else -0.4)) for s in secs]
-    reason = f"{what} at/over {value:.2f} s"
-    return _result(f"time_{kind}", a, fams[kind], 0.8, supports, [f"{s} s" if s is not None else "" for s in secs],
+    kind, fit, reliability, note = top, fams[top], 0.8, ""
+    if max(best[3]) < 0.5:
+        others = []
+        for k in fams:
+            r = reading(k) if k != top and fams[k] >= max(0.3, fams[top] - 0.2) else None
+            if r is not None and sum(v >= 0.5 for v in r[3]) == 1:
+                others.append((fams[k], k, r))
+        if others:
+            _, alt, r = max(others)
+            note = f"; no choice matches the {top} reading ({best[1]} at/over {best[0]:.2f} s), one matches the {alt} reading"
+            best, kind, fit, reliability = r, alt, fams[alt] * 0.9, 0.65
+    value, what, ids, supports = best
+    reason = f"{what} at/over {value:.2f} s{note}"
+    return _result(f"time_{kind}", a, fit, reliability, supports, [f"{s} s" if s is not None else "" for s in secs],
                    reason, ids)
 
 
@@ -416,14 +445,18 @@ def verify_time(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
 _LEVEL = r"(volume|level|intensity|loudness|amplitude)"
 _PACE = r"(speed|rate|pace|tempo)"
 _DIMENSIONS = {
-    "pitch": (rf"\b(higher|highest|high-pitched|sharper|above)\b(?! ({_LEVEL}|{_PACE}))",
-              rf"\b(lower|lowest|low-pitched|deeper|deepest|flatter|below)\b(?! ({_LEVEL}|{_PACE}))",
+    "pitch": (rf"\b(higher|highest|high-pitched|sharper|above|less (low|deep)\w*)\b(?! ({_LEVEL}|{_PACE}))",
+              rf"\b(lower|lowest|low-pitched|deeper|deepest|flatter|below|less high\w*)\b(?! ({_LEVEL}|{_PACE}))",
               r"\b(pitch|note|tone|frequency|high|low)\b"),
-    "loudness": (rf"\b(louder|loudest|stronger|more intense|more powerful|(higher|greater|more) {_LEVEL})\b",
-                 rf"\b(quieter|quietest|softer|softest|weaker|fainter|(lower|less|smaller) {_LEVEL}|more (quietly|softly))\b",
+    "loudness": (rf"\b(louder|loudest|stronger|more intense|more powerful|(higher|greater|more) {_LEVEL}|"
+                 r"less (quiet|soft|faint|weak)\w*)\b",
+                 rf"\b(quieter|quietest|softer|softest|weaker|fainter|(lower|less|smaller) {_LEVEL}|more (quietly|softly)|"
+                 r"less (loud|strong|intense|powerful)\w*)\b",
                  r"\b(loud|quiet|soft|volume|level|intensity)\b"),
-    "rate": (rf"\b(faster|fastest|quicker|quickest|more quickly|more rapidly|more rapid|hurried|rushed|speedier|brisker|(higher|greater) {_PACE})\b",
-             rf"\b(slower|slowest|more slowly|more leisurely|unhurried|more drawn[- ]out|(lower|smaller) {_PACE})\b",
+    "rate": (rf"\b(faster|fastest|quicker|quickest|more quickly|more rapidly|more rapid|hurried|rushed|speedier|brisker|"
+             rf"(higher|greater) {_PACE}|less (slow|leisurely|unhurried)\w*)\b",
+             rf"\b(slower|slowest|more slowly|more leisurely|unhurried|more drawn[- ]out|(lower|smaller) {_PACE}|"
+             r"less (quick|fast|rapid|speedy|hurried|brisk)\w*)\b",
              r"\b(speed|rate|pace|fast|slow|tempo)\b"),
     "length": (r"\b(longer|longest|lasts? longer)\b", r"\b(shorter|shortest|briefer)\b", r"\b(long|short|duration)\b"),
 }
@@ -590,13 +623,28 @@ def verify_gender(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     spans = turns or segs
     from audiomind.reasoning.facts import _median_pitch
 
+    # a voice is where words are heard: a span without recognised words (a tone or an instrument that voice
+    # activity or a speaker cluster took in) is not a voice, and its pitch is not the voice's pitch
+    words = [w for w in (f.transcript.words if f.transcript is not None else []) if w.end_s > w.start_s]
+
+    def worded(span: Span) -> list:
+        return [w for w in words if span.start_s - 0.1 <= (w.start_s + w.end_s) / 2 <= span.end_s + 0.1]
+
+    def word_f0(ws: list) -> float | None:
+        pts = sorted(h for t, h in f.pitch.contour if any(w.start_s <= t <= w.end_s for w in ws))
+        return pts[len(pts) // 2] if len(pts) >= 3 else None
+
+    if words and any(worded(s) for s in spans):
+        spans = [s for s in spans if worded(s)]
     if order and spans:
         span = spans[0] if order == "first" else spans[-1]
-        hz = span.pitch_hz or _median_pitch(f.pitch.contour, span.start_s, span.end_s)
-        what = f"the {order} voice ({span.start_s:.2f}-{span.end_s:.2f} s)"
+        ws = worded(span)
+        hz = (word_f0(ws) if ws else None) or span.pitch_hz or _median_pitch(f.pitch.contour, span.start_s, span.end_s)
+        start = ws[0].start_s if ws else span.start_s
+        what = f"the {order} voice ({start:.2f}-{span.end_s:.2f} s{', where words are heard' if ws else ''})"
     else:
         pts = [h for t, h in f.pitch.contour if not segs or any(s.start_s <= t <= s.end_s for s in segs)]
-        hz = sorted(pts)[len(pts) // 2] if len(pts) >= 3 else None
+        hz = (word_f0(words) if words else None) or (sorted(pts)[len(pts) // 2] if len(pts) >= 3 else None)
         what = "the speech"
     g = _gender(hz)
     if g is None:

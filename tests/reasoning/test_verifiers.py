@@ -129,3 +129,77 @@ def test_seconds_and_syllables_readers():
     assert choice_seconds("00:06") == 6.0
     assert choice_seconds("1500 ms") == 1.5
     assert syllables("application") >= 4 and syllables("the") == 1
+
+
+def _two_readings(first_per_word: float, second_per_word: float) -> Facts:
+    text = "The garden gate was left open again"
+    n = len(text.split())
+    ws, segs, t = [], [], 0.3
+    for per_word in (first_per_word, second_per_word):
+        start = t
+        for w in text.split():
+            ws.append(Word(text=w, start_s=t, end_s=t + per_word - 0.02))
+            t += per_word
+        segs.append(Span(start_s=start, end_s=t))
+        t += 0.8
+    tr = TranscriptFact(text=f"{text}. {text}.", words=ws, evidence_ids=["e1"])
+    sp = SpeechFact(segments=segs, speech_s=sum(s.length_s for s in segs), evidence_ids=["e2"])
+    assert len(ws) == 2 * n
+    return Facts(duration_s=t, transcript=tr, speech=sp)
+
+
+@pytest.mark.parametrize("question,slow_first", [
+    ("Of the two takes, which one is spoken less rapidly?", True),
+    ("Of the two takes, which one is spoken less rapidly?", False),
+    ("Which delivery is less leisurely, the earlier or the later one?", False),
+])
+def test_less_with_a_positive_adjective_is_the_opposite_comparative(question, slow_first):
+    """'less rapidly' asks for the slower one, 'less leisurely' for the faster one."""
+    slow, fast = 0.5, 0.25
+    f = _two_readings(slow, fast) if slow_first else _two_readings(fast, slow)
+    choices = ["The earlier take", "The later take", "Neither, they match"]
+    d, _ = _decide(f, question, choices)
+    asks_slower = "rapidly" in question
+    want = 0 if asks_slower == slow_first else 1
+    assert d.method == "compare_rate" and d.choice_index == want, d
+
+
+def test_a_time_question_close_to_two_readings_takes_the_one_a_choice_matches():
+    """A sustained sound from 2.0 to 9.0 s. The question is near 'when does it start' in meaning; no choice
+    is 2 s, one is the 7 s it lasts: that reading decides, below full confidence, and says so."""
+    ev = EventsFact(events=[Span(start_s=2.0, end_s=9.0, level_db=-12.0)], count=1, evidence_ids=["e4"])
+    d, _ = _decide(Facts(duration_s=10, events=ev), "Roughly what span of time does the drone cover?",
+                   ["4 seconds", "7 seconds", "11 seconds", "15 seconds"])
+    assert d.choice_index == 1 and d.method == "time_duration", d
+    assert d.confidence < 0.8
+
+
+def test_counts_with_times_are_not_seconds():
+    t, s = _speech("lantern lantern and a lantern once more")
+    d, _ = _decide(Facts(duration_s=4.0, transcript=t, speech=s), "How often do you hear 'lantern'?",
+                   ["4 times", "once", "3 times", "twice"])
+    assert not d.method.startswith("time_"), d
+
+
+def test_the_first_voice_is_where_words_are_heard_not_a_tone_before_it():
+    """A 300 Hz organ note from 0 to 2.5 s, then a low voice (120 Hz) speaking from 3 s: voice activity and
+    the speaker turns take the organ in as the first 'voice'; the words say where the voice is."""
+    contour = [(i * 0.02, 300.0) for i in range(125)] + [(3.0 + i * 0.02, 120.0) for i in range(100)]
+    p = PitchFact(median_hz=200, contour=contour, evidence_ids=["e5"])
+    sp = SpeechFact(segments=[Span(start_s=0.0, end_s=2.5), Span(start_s=3.0, end_s=5.0)], speech_s=4.5,
+                    evidence_ids=["e2"])
+    ws = [Word(text=w, start_s=3.0 + 0.4 * i, end_s=3.35 + 0.4 * i) for i, w in enumerate("the ferry leaves at noon".split())]
+    tr = TranscriptFact(text="the ferry leaves at noon", words=ws, evidence_ids=["e1"])
+    d, _ = _decide(Facts(duration_s=5.0, pitch=p, speech=sp, transcript=tr), "Whose voice opens the clip?",
+                   ["A female voice", "A male voice", "Nobody talks"])
+    assert d.choice_index == 1 and d.method == "voice_gender", d
+
+
+def test_one_shared_word_is_weak_transcript_evidence_against_a_measurement():
+    """The transcript shares 'time' with one choice; the pitch says a woman speaks first."""
+    t, s = _speech("Please be on time for the evening train")
+    contour = [(0.5 + i * 0.02, 215.0) for i in range(130)]
+    p = PitchFact(median_hz=215, contour=contour, evidence_ids=["e5"])
+    d, _ = _decide(Facts(duration_s=3.5, transcript=t, speech=s, pitch=p), "Which voice starts talking?",
+                   ["A woman", "Both at one time", "A man"])
+    assert d.choice_index == 0 and d.method == "voice_gender", d
