@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pydantic import BaseModel, Field
 
 from audiomind.reasoning.facts import Facts, Span
-from audiomind.reasoning.question import TIME_UNIT, DAYS, QuestionAnalysis, is_numeric_choice, parse_number
+from audiomind.reasoning.question import DAYS, TIME_UNIT, QuestionAnalysis, is_numeric_choice, parse_number
 
 STOPWORDS = set(
     "a an the is are was were be been being of to in on at and or but for with by from that this it its as he "
