@@ -14,6 +14,7 @@ import subprocess
 import threading
 from collections import OrderedDict
 from functools import lru_cache
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -188,14 +189,7 @@ def _probe_ffmpeg(p: Path) -> ProbeInfo:
 
 
 def _decode_ffmpeg(p: Path, sr: int, mono: bool = True) -> np.ndarray:
-    cmd = [ffmpeg_binary(), "-v", "error", "-nostdin", "-i", str(p), "-f", "f32le", "-acodec", "pcm_f32le"]
-    if mono:
-        cmd += ["-ac", "1"]
-    cmd += ["-ar", str(sr), "-"]
-    proc = subprocess.run(cmd, capture_output=True, timeout=600)
-    if proc.returncode != 0:
-        raise AudioError(f"could not decode audio: {p} ({' '.join(proc.stderr.decode(errors='replace').split())[:200]})")
-    return np.frombuffer(proc.stdout, dtype=np.float32).copy()
+    return _collect(_ffmpeg_blocks(p, sr, 1 if mono else None), mono)
 
 
 def finite(y: np.ndarray) -> np.ndarray:
@@ -240,8 +234,11 @@ def signal_check(path: str | Path, block_frames: int = 1 << 16) -> SignalCheck:
                 sq += float((b * b).sum())
                 n += b.size
     except Exception:  # noqa: BLE001 - not a libsndfile format: look at the decode the tools use
-        y = load_cached(path, sr=16000, mono=True).astype(np.float64)
-        peak, total, sq, n = float(np.abs(y).max(initial=0.0)), float(y.sum()), float((y * y).sum()), y.size
+        y = load_cached(path, sr=16000, mono=True)
+        peak, total, sq, n = 0.0, 0.0, 0.0, y.size
+        for i in range(0, y.size, block_frames):
+            b = y[i : i + block_frames].astype(np.float64)
+            peak, total, sq = max(peak, float(np.abs(b).max(initial=0.0))), total + float(b.sum()), sq + float((b * b).sum())
     mean = total / n if n else 0.0
     spread = max(0.0, sq / n - mean * mean) ** 0.5 if n else 0.0
     notes = []
@@ -255,42 +252,139 @@ def signal_check(path: str | Path, block_frames: int = 1 << 16) -> SignalCheck:
     return SignalCheck(non_finite_samples=bad, peak=round(peak, 6), dc_offset=round(mean, 6), notes=notes)
 
 
-def load(path: str | Path, sr: int = 16000, mono: bool = True) -> np.ndarray:
-    """Decode to float32 at `sr`; mono gives shape (n,), otherwise (channels, n). Non-finite samples (NaN,
-    Inf: a float file can hold them) are set to 0 (see `signal_check`)."""
+BLOCK_S = 30.0
+"""Seconds of audio decoded per block: decoding never holds more than one block besides its result."""
+
+
+def _sf_blocks(p: Path, sr: int, mono: bool, block_s: float = BLOCK_S, start_s: float = 0.0,
+               end_s: float | None = None) -> Iterator[np.ndarray]:
+    """libsndfile decode in blocks at `sr` (soxr HQ streaming resampler: the same samples as resampling the
+    whole signal at once). Non-finite samples are zeroed before mixing or resampling."""
+    with sf.SoundFile(str(p)) as f:
+        file_sr, channels = int(f.samplerate), int(f.channels)
+        total = int(f.frames) if f.frames and f.frames > 0 else None
+        a = max(0, round(start_s * file_sr))
+        b = total if end_s is None else round(end_s * file_sr)
+        if total is not None and b is not None:
+            b = min(b, total)
+        if a:
+            f.seek(a)
+        stream = None
+        if file_sr != sr:
+            import soxr
+
+            stream = soxr.ResampleStream(file_sr, sr, 1 if mono else channels, dtype="float32", quality="HQ")
+        step = max(1, int(block_s * file_sr))
+        left = None if b is None else max(0, b - a)
+        while left is None or left > 0:
+            want = step if left is None else min(step, left)
+            x = f.read(want, dtype="float32", always_2d=True)  # (n, channels)
+            n = len(x)
+            if left is not None:
+                left -= n
+            last = n < want or (left is not None and left <= 0)
+            x = finite(x)
+            x = x.mean(axis=1) if mono else x
+            if stream is not None:
+                x = stream.resample_chunk(x, last=last)
+            if len(x):
+                yield np.ascontiguousarray(x if mono else x.T, dtype=np.float32)
+            if last:
+                break
+
+
+def _ffmpeg_blocks(p: Path, sr: int, channels: int | None, block_s: float = BLOCK_S, start_s: float = 0.0,
+                   end_s: float | None = None) -> Iterator[np.ndarray]:
+    """FFmpeg decode through a pipe, in blocks at `sr`: mono (channels=1) gives (n,) blocks, otherwise
+    (channels, n) with `channels` from the probe. The process is ended if the reader stops early."""
+    import tempfile
+
+    mono = channels == 1
+    if channels is None:
+        channels = probe(p).channels
+    cmd = [ffmpeg_binary(), "-v", "error", "-nostdin"]
+    if start_s > 0:
+        cmd += ["-ss", f"{start_s:.6f}"]
+    cmd += ["-i", str(p)]
+    if end_s is not None:
+        cmd += ["-t", f"{max(0.0, end_s - start_s):.6f}"]
+    cmd += ["-f", "f32le", "-acodec", "pcm_f32le"] + (["-ac", "1"] if mono else []) + ["-ar", str(sr), "-"]
+    frame_bytes = 4 * channels
+    step = max(1, int(block_s * sr)) * frame_bytes
+    with tempfile.TemporaryFile() as err:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=err, stdin=subprocess.DEVNULL)
+        try:
+            pending = b""
+            while True:
+                chunk = proc.stdout.read(step)  # type: ignore[union-attr]
+                if not chunk:
+                    break
+                chunk = pending + chunk
+                usable = len(chunk) - len(chunk) % frame_bytes
+                pending = chunk[usable:]
+                if usable:
+                    x = np.frombuffer(chunk[:usable], dtype=np.float32).copy()
+                    yield finite(x) if mono else finite(x.reshape(-1, channels).T.copy())
+            rc = proc.wait(timeout=600)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        if rc != 0:
+            err.seek(0)
+            msg = " ".join(err.read().decode(errors="replace").split())[:200]
+            raise AudioError(f"could not decode audio: {p} ({msg})")
+
+
+def _collect(blocks: Iterator[np.ndarray], mono: bool) -> np.ndarray:
+    """Blocks joined into one float32 array, each block freed as it is copied: the result's pages are
+    touched only as they are written, so decoding holds about one copy of the signal, not two."""
+    parts = list(blocks)
+    n = sum(b.shape[-1] for b in parts)
+    if mono:
+        out = np.empty(n, dtype=np.float32)
+    else:
+        out = np.empty((parts[0].shape[0] if parts else 1, n), dtype=np.float32)
+    i = 0
+    parts.reverse()
+    while parts:
+        b = parts.pop()
+        k = b.shape[-1]
+        out[..., i : i + k] = b
+        i += k
+        del b
+    return out
+
+
+def iter_blocks(path: str | Path, sr: int = 16000, mono: bool = True, block_s: float = BLOCK_S,
+                start_s: float = 0.0, end_s: float | None = None) -> Iterator[np.ndarray]:
+    """Decode `path` from `start_s` to `end_s` in blocks of about `block_s` seconds at `sr`: mono blocks are
+    (n,), otherwise (channels, n), float32, non-finite samples zeroed. Memory: one block at a time, so a
+    tool can stream an hour-long file (at its native rate, every channel) without holding it."""
     p = Path(path)
     _check_exists(p)
     try:
-        y, file_sr = sf.read(str(p), dtype="float32", always_2d=True)
-        y = finite(y.T)  # (channels, n); NaN/Inf samples (float files) zeroed before any mixing or resampling
-        if mono:
-            y = y.mean(axis=0)
-        if file_sr != sr:
-            import librosa
-
-            y = librosa.resample(y, orig_sr=file_sr, target_sr=sr, res_type="soxr_hq")
-        y = np.ascontiguousarray(y, dtype=np.float32)
+        with sf.SoundFile(str(p)):
+            pass
     except Exception:
-        if not mono:
-            info = probe(p)
-            inter = _decode_ffmpeg_multi(p, sr, info.channels)
-            y = inter
-        else:
-            y = _decode_ffmpeg(p, sr, mono=True)
-        y = finite(y)
+        yield from _ffmpeg_blocks(p, sr, 1 if mono else None, block_s, start_s, end_s)
+        return
+    yield from _sf_blocks(p, sr, mono, block_s, start_s, end_s)
+
+
+def load(path: str | Path, sr: int = 16000, mono: bool = True) -> np.ndarray:
+    """Decode to float32 at `sr`; mono gives shape (n,), otherwise (channels, n). Non-finite samples (NaN,
+    Inf: a float file can hold them) are set to 0 (see `signal_check`). Decoded in blocks
+    (`iter_blocks`): never the whole file at its native rate, never in float64."""
+    p = Path(path)
+    _check_exists(p)
+    try:
+        y = _collect(_sf_blocks(p, sr, mono), mono)
+    except Exception:
+        y = _collect(_ffmpeg_blocks(p, sr, 1 if mono else None), mono)
     if y.size == 0:
         raise AudioError(f"audio decodes to zero samples: {p}")
     return y
-
-
-def _decode_ffmpeg_multi(p: Path, sr: int, channels: int) -> np.ndarray:
-    cmd = [ffmpeg_binary(), "-v", "error", "-nostdin", "-i", str(p), "-f", "f32le", "-acodec", "pcm_f32le",
-           "-ar", str(sr), "-"]
-    proc = subprocess.run(cmd, capture_output=True, timeout=600)
-    if proc.returncode != 0:
-        raise AudioError(f"could not decode audio: {p}")
-    flat = np.frombuffer(proc.stdout, dtype=np.float32)
-    return flat.reshape(-1, channels).T.copy()
 
 
 # ---- one decode cache for the process ----------------------------------------------------------------

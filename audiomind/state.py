@@ -144,6 +144,19 @@ class ToolCallStatus(str, Enum):
     timeout = "timeout"
 
 
+class Coverage(_Model):
+    """Which stretches of an artifact a tool actually analysed (artifact seconds: absolute times), in how
+    many windows, and why any part of the requested stretch was left out."""
+
+    spans: list[tuple[float, float]] = Field(description="analysed stretches [start, end] (s), merged, in time order")
+    analysed_s: float = Field(description="total analysed time (s)")
+    requested: tuple[float, float] = Field(description="the stretch the call asked for [start, end] (s)")
+    windows: int = Field(description="analysis windows processed")
+    window_s: float | None = Field(None, description="analysis window length (s); None: one pass over the stretch")
+    complete: bool = Field(description="the whole requested stretch was analysed")
+    note: str | None = Field(None, description="how the analysed spans were chosen when not the whole stretch")
+
+
 class ToolCall(_Model):
     """One executed (or rejected) tool call, as the executor recorded it."""
 
@@ -162,6 +175,8 @@ class ToolCall(_Model):
     derived_artifact_ids: list[str] = Field(default_factory=list)
     cache_key: str | None = None
     issued_by: Literal["planner", "frontend"] = "planner"
+    timeout_s: float | None = Field(None, description="the timeout the call ran under (s), scaled to the audio's length")
+    coverage: Coverage | None = Field(None, description="the stretches the tool analysed, copied from its output")
 
 
 class EvidenceItem(_Model):

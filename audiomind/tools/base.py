@@ -15,7 +15,7 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from audiomind import audio as audio_io
-from audiomind.state import Artifact, new_id
+from audiomind.state import Artifact, Coverage, new_id
 
 if TYPE_CHECKING:
     from audiomind.tools.executor import ToolExecutor
@@ -57,6 +57,52 @@ class TimeSpan(ToolOutput):
 
     start_s: float = Field(description="start (s)")
     end_s: float = Field(description="end (s)")
+
+
+ANALYSIS_WINDOW_S = 60.0
+"""Window length of the tools that walk a whole clip (seconds): memory per window stays the same however long
+the clip is, and times are offset back to the artifact's."""
+
+
+def plan_windows(start_s: float, end_s: float, window_s: float = ANALYSIS_WINDOW_S,
+                 overlap_s: float = 0.0) -> list[tuple[float, float]]:
+    """[start, end] windows of at most `window_s` covering start_s..end_s, each overlapping the previous by
+    `overlap_s`; a stretch no longer than one window is one window."""
+    if end_s - start_s <= window_s:
+        return [(start_s, end_s)]
+    out, a = [], start_s
+    step = max(window_s - overlap_s, 1e-3)
+    while a < end_s:
+        b = min(end_s, a + window_s)
+        out.append((a, b))
+        if b >= end_s:
+            break
+        a += step
+    return out
+
+
+def merge_spans(spans: list[tuple[float, float]], gap_s: float = 0.0) -> list[tuple[float, float]]:
+    """Spans sorted and joined where they overlap or lie within `gap_s` of each other."""
+    out: list[list[float]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1] + gap_s:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+def coverage(spans: list[tuple[float, float]], requested: tuple[float, float], windows: int,
+             window_s: float | None = None, note: str | None = None) -> dict:
+    """A `Coverage` as output data: the merged analysed spans (artifact seconds) of a requested stretch."""
+    merged = merge_spans(spans)
+    analysed = sum(b - a for a, b in merged)
+    req = requested[1] - requested[0]
+    return Coverage(
+        spans=[(round(a, 3), round(b, 3)) for a, b in merged], analysed_s=round(analysed, 3),
+        requested=(round(requested[0], 3), round(requested[1], 3)), windows=windows, window_s=window_s,
+        complete=analysed >= req - 1e-3, note=note,
+    ).model_dump(mode="json")
 
 
 T = TypeVar("T", bound=BaseModel)

@@ -11,7 +11,9 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
+from audiomind.state import Coverage
+from audiomind.tools.base import (ANALYSIS_WINDOW_S, Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult,
+                                   coverage)
 
 SR = 16000
 FRAME = 320  # 20 ms analysis window
@@ -21,7 +23,31 @@ MAX_LISTED = 200  # segments listed in the output; the count is always exact
 EVENT_HIGHPASS_HZ = 20.0  # count_events ignores DC and infrasound: their slow drift is not a sound event
 
 
+ENVELOPE_WINDOW = int(ANALYSIS_WINDOW_S * SR) // HOP * HOP  # samples per analysis window, whole hops
+ENVELOPE_MARGIN = SR  # context either side of a window for the zero-phase filter and the frame edges
+
+
 def envelope_db(y: np.ndarray, highpass_hz: float | None = None) -> np.ndarray:
+    """`_envelope_db` of the whole clip, computed over 60 s windows with 1 s of context either side (the
+    20 Hz filter's response has died out long before), so a long clip is never filtered or copied whole."""
+    if len(y) <= 2 * ENVELOPE_WINDOW:
+        return _envelope_db(y, highpass_hz)
+    parts = []
+    for s0 in range(0, len(y), ENVELOPE_WINDOW):
+        s1 = min(len(y), s0 + ENVELOPE_WINDOW)
+        a, b = max(0, s0 - ENVELOPE_MARGIN), min(len(y), s1 + ENVELOPE_MARGIN)
+        db = _envelope_db(y[a:b], highpass_hz)  # frame j centred at sample a + j * HOP
+        j0 = (s0 - a) // HOP
+        parts.append(db[j0:] if s1 == len(y) else db[j0 : j0 + (s1 - s0) // HOP])
+    return np.concatenate(parts)
+
+
+def envelope_windows(n_samples: int) -> int:
+    """How many analysis windows `envelope_db` uses for a clip of n_samples."""
+    return 1 if n_samples <= 2 * ENVELOPE_WINDOW else -(-n_samples // ENVELOPE_WINDOW)
+
+
+def _envelope_db(y: np.ndarray, highpass_hz: float | None = None) -> np.ndarray:
     """Frame RMS in dBFS (20 ms windows, 5 ms hop, frame i centred at i * HOP_S), optionally of the signal
     high-passed (zero-phase 2nd-order Butterworth) at highpass_hz first."""
     import librosa
@@ -130,6 +156,7 @@ class CountEventsOutput(ToolOutput):
     inter_onset_std_s: float | None = Field(description="standard deviation of the onset intervals (s)")
     events_per_s: float = Field(description="events per second of audio")
     duration_s: float = Field(description="clip duration (s)")
+    coverage: Coverage | None = Field(None, description="the stretches whose envelope was measured, in 60 s windows")
 
 
 def event_threshold(
@@ -184,6 +211,7 @@ def count_events(args: CountEventsArgs, ctx: ToolContext) -> ToolResult:
         "inter_onset_std_s": round(float(ioi.std()), 3) if len(ioi) else None,
         "events_per_s": round(len(events) / duration, 3) if duration else 0.0,
         "duration_s": round(duration, 3),
+        "coverage": coverage([(0.0, duration)], (0.0, duration), envelope_windows(len(y)), ANALYSIS_WINDOW_S),
     }
     floor_txt = "digital silence" if floor <= -150 else f"{floor:.1f} dBFS"
     floor_rule = (f"{rise:.1f} dB above the noise floor ({floor_txt}, {args.floor_percentile:g}th percentile of "

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field, ValidationError
 from audiomind.artifacts import make_artifact
 from audiomind.embedded.models import cache_dir
 from audiomind.fsutil import atomic_write
-from audiomind.state import Artifact, EvidenceItem, ToolCall, ToolCallRequest, ToolCallStatus
+from audiomind.state import Artifact, Coverage, EvidenceItem, ToolCall, ToolCallRequest, ToolCallStatus
 from audiomind.tools.base import ToolContext, ToolResult
 from audiomind.tools.manifest import ToolManifest, ToolRegistry
 
@@ -45,6 +45,21 @@ def check_output(manifest: ToolManifest, output: dict[str, Any]) -> dict[str, An
         )
         more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
         raise OutputMismatch(f"output does not match {model.__name__}: {problems}{more}") from None
+
+
+TIMEOUT_REFERENCE_S = 600.0
+"""A manifest's timeout_s is for audio up to this long; a longer artifact scales it in proportion (the tools
+walk the audio in windows, so their time is linear in its length). The timeout used is on the call."""
+
+
+def effective_timeout(manifest: ToolManifest, arguments: dict[str, Any] | None,
+                      artifacts: dict[str, Artifact]) -> float:
+    """The call's timeout: the manifest's, times the longest input artifact's length over
+    TIMEOUT_REFERENCE_S when that is above 1."""
+    longest = max((artifacts[v].duration_s or 0.0 for k, v in (arguments or {}).items()
+                   if (k == "artifact" or k.endswith("_artifact")) and isinstance(v, str) and v in artifacts),
+                  default=0.0)
+    return float(manifest.timeout_s) * max(1.0, longest / TIMEOUT_REFERENCE_S)
 
 
 class ExecutionResult(BaseModel):
@@ -168,20 +183,26 @@ class ToolExecutor:
                 futures = {
                     c.id: (pool.submit(self._run_one, c, m, a, by_id), m) for c, m, a in runnable
                 }
-                for call, manifest, _ in runnable:
+                for call, manifest, args in runnable:
                     fut, m = futures[call.id]
+                    limit = effective_timeout(m, args, by_id)
+                    call.timeout_s = round(limit, 1)
                     try:
-                        remaining = max(0.0, m.timeout_s - (time.monotonic() - t0))
+                        remaining = max(0.0, limit - (time.monotonic() - t0))
                         result, cached, key, duration = fut.result(timeout=remaining)
                         results[call.id] = result
                         call.status = ToolCallStatus.cached if cached else ToolCallStatus.ok
                         call.cache_key = key
                         call.duration_s = round(duration, 4)
                         call.output = result.output
+                        if isinstance(result.output.get("coverage"), dict):
+                            call.coverage = Coverage.model_validate(result.output["coverage"])
                     except cf.TimeoutError:
                         call.status = ToolCallStatus.timeout
                         call.duration_s = round(time.monotonic() - t0, 4)
-                        call.error = f"{call.tool} exceeded its {m.timeout_s:.0f} s timeout"
+                        call.error = (f"{call.tool} exceeded its {limit:.0f} s timeout"
+                                      + (f" (manifest {m.timeout_s:.0f} s, scaled to the audio's length)"
+                                         if limit > m.timeout_s else ""))
                     except OutputMismatch as exc:  # the tool ran but broke its declared output contract
                         call.status = ToolCallStatus.error
                         call.error = str(exc)

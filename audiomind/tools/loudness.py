@@ -12,7 +12,9 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolOutput, ToolResult
+from audiomind import audio as audio_io
+from audiomind.state import Coverage
+from audiomind.tools.base import ANALYSIS_WINDOW_S, Claim, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage
 
 MAX_CURVE_POINTS = 120  # the curve in the output is decimated to at most this many points
 LRA_MIN_S = 10.0  # EBU LRA uses 3 s blocks; on shorter clips it depends on block alignment more than content
@@ -68,6 +70,8 @@ class LoudnessOutput(ToolOutput):
     quietest_active: TimedLoudness | None = Field(None, description="the quietest active window")
     active_span_s: tuple[float, float] | None = Field(None, description="first and last active window centre (s)")
     curve: LoudnessCurve = Field(description="loudness over time (at most 120 points)")
+    coverage: Coverage | None = Field(None, description="the stretches measured, streamed from the file in 60 s "
+                                                        "windows at the measuring rate")
 
 
 def _k_weighted(y: np.ndarray, rate: int) -> np.ndarray:
@@ -121,30 +125,153 @@ def classify_trend(t: np.ndarray, lufs: np.ndarray, trend_db: float, fluctuation
             "residual_std_db": round(spread, 2)}
 
 
-def loudness(args: LoudnessArgs, ctx: ToolContext) -> ToolResult:
-    import pyloudnorm as pyln
+G_CHANNEL = [1.0, 1.0, 1.0, 1.41, 1.41]  # BS.1770 channel gains (L, R, C, Ls, Rs), as pyloudnorm applies them
 
+
+def _block_bounds(n: int, rate: int, block_s: float, overlap: float) -> tuple[np.ndarray, np.ndarray]:
+    """pyloudnorm's gating blocks [l, u) (samples) for a signal of n samples, as Meter.integrated_loudness
+    computes them."""
+    step = 1.0 - overlap
+    total = n / rate
+    count = int(np.round((total - block_s) / (block_s * step))) + 1
+    j = np.arange(max(count, 0))
+    lo = np.array([int(block_s * (k * step) * rate) for k in j], dtype=np.int64)
+    hi = np.array([int(block_s * (k * step + 1) * rate) for k in j], dtype=np.int64)
+    return lo, hi
+
+
+class _Cells:
+    """Sums of a per-sample power over the cells between sorted boundaries, accumulated block by block;
+    `between(l, u)` is then the sum over [l, u) for any two boundaries (no per-sample array is kept)."""
+
+    def __init__(self, bounds: np.ndarray):
+        self.bounds = np.unique(np.concatenate([[0], bounds.astype(np.int64)]))
+        self.cells = np.zeros(len(self.bounds), dtype=np.float64)
+        self.n = 0
+
+    def add(self, p: np.ndarray) -> None:
+        g, m = self.n, len(p)
+        if m:
+            k0 = int(np.searchsorted(self.bounds, g, side="right")) - 1
+            k1 = int(np.searchsorted(self.bounds, g + m, side="left"))
+            inner = self.bounds[k0 + 1 : k1] - g
+            self.cells[k0 : k0 + 1 + len(inner)] += np.add.reduceat(p, np.concatenate([[0], inner]).astype(np.intp))
+        self.n = g + m
+
+    def between(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        prefix = np.concatenate([[0.0], np.cumsum(self.cells)])
+        return prefix[np.searchsorted(self.bounds, hi)] - prefix[np.searchsorted(self.bounds, lo)]
+
+
+def _plans(n: int, rate: int, window_s: float, hop_s: float) -> dict:
+    """Every boundary the measurements need for a signal of n samples: integrated (0.4 s, 75 %), LRA (3 s,
+    97 %, on the signal with 1.5 s of silence appended) and the curve's windows."""
+    il, iu = _block_bounds(n, rate, 0.4, 0.75)
+    ll, lu = _block_bounds(n + int(1.5 * rate), rate, 3.0, 0.97)
+    win, hop = max(1, round(window_s * rate)), max(1, round(hop_s * rate))
+    if n <= win:
+        starts, win = np.array([0], dtype=np.int64), n
+    else:
+        starts = np.arange(0, n - win + 1, hop, dtype=np.int64)
+    return {"integrated": (il, iu), "lra": (ll, lu), "curve": (starts, starts + win), "win": win}
+
+
+def _stream_powers(path: str, rate: int, channels: int, n_guess: int, window_s: float, hop_s: float):
+    """K-weighted power of the file streamed at `rate` (measured channels, or the mono downmix when
+    channels == 1) into cell sums: (n samples, plans, gain-weighted cells, unweighted cells)."""
+    import pyloudnorm as pyln
+    from scipy.signal import lfilter, lfilter_zi
+
+    meter = pyln.Meter(rate)
+    stages = list(meter._filters.values())  # the same two biquads integrated_loudness applies
+    plans = _plans(n_guess, rate, window_s, hop_s)
+    bounds = np.concatenate([v for k, pair in plans.items() if k != "win" for v in pair])
+    weighted, plain = _Cells(bounds), _Cells(bounds)
+    state = [[np.zeros(len(lfilter_zi(st.b, st.a))) for _ in range(channels)] for st in stages]
+    gains = np.array(G_CHANNEL[:channels])[:, None]
+    min_n = int(0.4 * rate) + 1  # gating needs 0.4 s: a shorter clip is measured with zeros appended
+
+    def blocks():
+        n = 0
+        for block in audio_io.iter_blocks(path, sr=rate, mono=channels == 1, block_s=ANALYSIS_WINDOW_S):
+            n += block.shape[-1]
+            yield np.atleast_2d(block)
+        if n < 0.4 * rate:  # the filters ring on into the appended zeros
+            yield np.zeros((channels, min_n - n), dtype=np.float32)
+
+    for block in blocks():
+        x = block.astype(np.float64)  # (channels, m)
+        for si, st in enumerate(stages):
+            for ch in range(channels):
+                x[ch], state[si][ch] = lfilter(st.b, st.a, x[ch], zi=state[si][ch])
+                x[ch] *= st.passband_gain
+        sq = x * x
+        weighted.add(np.sum(sq * gains, axis=0))
+        plain.add(np.sum(sq, axis=0))
+    return weighted.n, plans, weighted, plain
+
+
+def _gated(block_sums: np.ndarray, block_samples: float) -> tuple[list[float], float]:
+    """pyloudnorm's blockwise loudness and gated integrated loudness from the gain-weighted block sums."""
+    z = block_sums / block_samples
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lj = -0.691 + 10.0 * np.log10(z)
+        keep = lj >= -70.0
+        gamma_r = -0.691 + 10.0 * np.log10(np.mean(z[keep])) - 10.0 if keep.any() else np.nan
+        keep = (lj > gamma_r) & (lj > -70.0)
+        avg = float(np.mean(z[keep])) if keep.any() else 0.0
+        lufs = -0.691 + 10.0 * np.log10(avg) if avg > 0 else -math.inf
+    return lj.tolist(), float(lufs)
+
+
+def _lra(blockwise: list[float]) -> float:
+    """pyloudnorm's Meter.loudness_range from its 3 s blockwise loudness."""
+    if not blockwise:
+        raise ValueError("No blockwise loudness found")
+    absg = [x for x in blockwise if x >= -70]
+    if not absg:
+        return math.nan
+    integ = 10 * np.log10(np.sum(np.power(10, np.divide(absg, 10))) / len(absg))
+    rel = [x for x in absg if x >= integ - 20]
+    if not rel:
+        return math.nan
+    return float(np.percentile(rel, 95) - np.percentile(rel, 10))
+
+
+def measure_stream(path: str, rate: int, channels: int, duration_s: float, window_s: float, hop_s: float):
+    """(integrated LUFS, LRA or None, curve times, curve LUFS, samples measured) of the file streamed in
+    windows: the numbers pyloudnorm and `loudness_curve` give on the whole signal, without holding it."""
+    n_guess = int(math.ceil((duration_s * 1.02 + 2.0) * rate))
+    n, plans, weighted, plain = _stream_powers(path, rate, channels, n_guess, window_s, hop_s)
+    if n > n_guess:  # the container understated its length: measure again with the real one
+        n, plans, weighted, plain = _stream_powers(path, rate, channels, n, window_s, hop_s)
+    plans = _plans(n, rate, window_s, hop_s)  # a prefix of the boundaries measured (n <= n_guess)
+    il, iu = plans["integrated"]
+    _, integrated = _gated(weighted.between(il, iu), 0.4 * rate)
+    lra = None
+    if n / rate >= LRA_MIN_S:
+        ll, lu = plans["lra"]
+        blockwise, _ = _gated(weighted.between(ll, lu), 3.0 * rate)
+        try:
+            lra = _lra(blockwise)
+        except (ValueError, IndexError, ZeroDivisionError):
+            lra = None
+    starts, ends = plans["curve"]
+    win = plans["win"]
+    ms = plain.between(starts, ends) / win
+    with np.errstate(divide="ignore"):
+        lufs = -0.691 + 10 * np.log10(np.maximum(ms, 1e-20))
+    return integrated, lra, (starts + win / 2) / rate, lufs, n
+
+
+def loudness(args: LoudnessArgs, ctx: ToolContext) -> ToolResult:
     a = ctx.audio(args.artifact)
     rate = int(a.artifact.sample_rate) if 8000 <= a.artifact.sample_rate <= 48000 else 48000
     channels = int(a.artifact.channels)
-    if 1 < channels <= 5:
-        y = a.samples(sr=rate, mono=False).T  # (n, channels)
-    else:  # mono, or more channels than BS.1770's five: measure the downmix
-        y = a.samples(sr=rate, mono=True)[:, None]
-    y = y.astype(np.float64)
-    duration = len(y) / rate
-    if duration < 0.4:
-        y = np.concatenate([y, np.zeros((int(0.4 * rate) - len(y) + 1, y.shape[1]))])  # gating needs 0.4 s
-
-    meter = pyln.Meter(rate)
-    integrated = float(meter.integrated_loudness(y))
-    lra = None
-    if duration >= LRA_MIN_S:
-        try:
-            lra = float(meter.loudness_range(y))
-        except (ValueError, IndexError, ZeroDivisionError):  # too quiet or short for LRA: leave it out
-            lra = None
-    t, lufs = loudness_curve(y, rate, args.window_s, args.hop_s)
+    measured = channels if 1 < channels <= 5 else 1  # more channels than BS.1770's five: the downmix
+    integrated, lra, t, lufs, n = measure_stream(a.path, rate, measured, float(a.artifact.duration_s or 0.0),
+                                                 args.window_s, args.hop_s)
+    duration = min(n / rate, float(a.artifact.duration_s or n / rate))
     peak = float(np.max(lufs)) if len(lufs) else -math.inf
     active = (lufs > ABS_GATE_LUFS) & (lufs >= peak - args.active_range_db)
     trend = classify_trend(t[active], lufs[active], args.trend_db, args.fluctuation_db)
@@ -155,7 +282,7 @@ def loudness(args: LoudnessArgs, ctx: ToolContext) -> ToolResult:
     out: dict = {
         "integrated_lufs": _fin(integrated),
         "loudness_range_lu": _fin(lra),
-        "channels_measured": y.shape[1],
+        "channels_measured": measured,
         "window_s": args.window_s,
         "hop_s": args.hop_s,
         **trend,
@@ -170,6 +297,8 @@ def loudness(args: LoudnessArgs, ctx: ToolContext) -> ToolResult:
         out["loudest"] = {"time_s": round(float(t[i_max]), 2), "lufs": round(float(lufs[i_max]), 2)}
         out["quietest_active"] = {"time_s": round(float(t[i_min]), 2), "lufs": round(float(lufs[i_min]), 2)}
         out["active_span_s"] = [round(float(t[active][0]), 2), round(float(t[active][-1]), 2)]
+    out["coverage"] = coverage([(0.0, duration)], (0.0, duration), max(1, math.ceil(duration / ANALYSIS_WINDOW_S)),
+                               ANALYSIS_WINDOW_S)
     step = max(1, math.ceil(len(t) / MAX_CURVE_POINTS))
     out["curve"] = {
         "hop_s": round(args.hop_s * step, 3),

@@ -7,7 +7,9 @@ import numpy as np
 from pydantic import Field
 
 from audiomind import audio as audio_io
-from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolOutput, ToolResult
+from audiomind.state import Coverage
+from audiomind.tools.base import (ANALYSIS_WINDOW_S, Claim, ToolArgs, ToolContext, ToolOutput, ToolResult,
+                                   coverage)
 
 
 class ProbeArgs(ToolArgs):
@@ -55,34 +57,55 @@ class SignalStatsOutput(ToolOutput):
                                           description="RMS level of each channel (dBFS), in file order (left, right, ...)")
     balance_db: float | None = Field(default=None, description="left minus right RMS (dB; positive = louder on the left); "
                                                                "None for mono")
+    coverage: Coverage | None = Field(None, description="the stretches measured and in how many windows")
 
 
 def signal_stats(args: SignalStatsArgs, ctx: ToolContext) -> ToolResult:
+    """Level statistics over 60 s windows (float64 per window, never a float64 copy of the clip)."""
     a = ctx.audio(args.artifact)
-    y = a.samples(sr=16000, mono=True).astype(np.float64)
-    peak = float(np.max(np.abs(y)))
-    rms = float(np.sqrt(np.mean(y**2)))
+    y = a.samples(sr=16000, mono=True)
     frame = 400
+    step = int(ANALYSIS_WINDOW_S * 16000) // frame * frame  # whole 25 ms frames per window
     n = len(y) // frame
-    frames_db = 20 * np.log10(np.sqrt(np.mean(y[: n * frame].reshape(n, frame) ** 2, axis=1)) + 1e-12) if n else []
-    silence_ratio = float(np.mean(np.asarray(frames_db) < args.silence_threshold_db)) if n else 1.0
-    clipped = float(np.mean(np.abs(y) >= 0.999))
+    peak, sq, total, clipped, silent, windows = 0.0, 0.0, 0.0, 0, 0, 0
+    for i in range(0, len(y), step):
+        w = y[i : i + step].astype(np.float64)
+        windows += 1
+        peak = max(peak, float(np.max(np.abs(w))))
+        sq += float(np.sum(w**2))
+        total += float(np.sum(w))
+        clipped += int(np.count_nonzero(np.abs(w) >= 0.999))
+        k = len(w) // frame if i + len(w) < len(y) else n - i // frame
+        if k > 0:
+            frames_db = 20 * np.log10(np.sqrt(np.mean(w[: k * frame].reshape(k, frame) ** 2, axis=1)) + 1e-12)
+            silent += int(np.count_nonzero(frames_db < args.silence_threshold_db))
+    rms = float(np.sqrt(sq / len(y))) if len(y) else 0.0
+    silence_ratio = silent / n if n else 1.0
+    clipped = clipped / len(y) if len(y) else 0.0
     out = {
         "peak_dbfs": round(20 * np.log10(peak + 1e-12), 2),
         "rms_dbfs": round(20 * np.log10(rms + 1e-12), 2),
         "clipping_ratio": round(clipped, 6),
-        "dc_offset": round(float(np.mean(y)), 6),
+        "dc_offset": round(total / len(y), 6) if len(y) else 0.0,
         "silence_ratio": round(silence_ratio, 4),
     }
-    multi = a.samples(sr=16000, mono=False).astype(np.float64)
-    channels = multi[None] if multi.ndim == 1 else multi  # (channels, n)
-    out["channel_rms_dbfs"] = [round(20 * np.log10(float(np.sqrt(np.mean(ch**2))) + 1e-12), 2) for ch in channels]
+    if int(a.artifact.channels or 1) == 1:
+        channel_sq = [sq]
+    else:  # each channel's level, streamed from the file (no multichannel copy of the clip is kept)
+        channel_sq = None
+        for block in audio_io.iter_blocks(a.path, sr=16000, mono=False, block_s=ANALYSIS_WINDOW_S):
+            s_blk = np.sum(block.astype(np.float64) ** 2, axis=1)
+            channel_sq = s_blk if channel_sq is None else channel_sq + s_blk
+        channel_sq = list(channel_sq) if channel_sq is not None else [sq]
+    out["channel_rms_dbfs"] = [round(20 * np.log10(float(np.sqrt(c / max(len(y), 1))) + 1e-12), 2)
+                               for c in channel_sq]
     out["balance_db"] = (round(out["channel_rms_dbfs"][0] - out["channel_rms_dbfs"][1], 2)
                          if len(out["channel_rms_dbfs"]) >= 2 else None)
+    out["coverage"] = coverage([(0.0, len(y) / 16000)], (0.0, len(y) / 16000), windows, ANALYSIS_WINDOW_S)
     text = (
         f"Peak {out['peak_dbfs']} dBFS, RMS {out['rms_dbfs']} dBFS, {100 * clipped:.2f}% clipped samples, "
         f"{100 * silence_ratio:.0f}% of 25 ms frames below {args.silence_threshold_db:.0f} dBFS."
         + (f" Channels: {', '.join(f'{x:g}' for x in out['channel_rms_dbfs'])} dBFS RMS; left minus right "
            f"{out['balance_db']:+.1f} dB." if out["balance_db"] is not None else "")
     )
-    return ToolResult(output=out, claims=[Claim(text=text, data=out)])
+    return ToolResult(output=out, claims=[Claim(text=text, data={k: v for k, v in out.items() if k != "coverage"})])

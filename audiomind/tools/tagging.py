@@ -22,7 +22,8 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.embedded import sessions
-from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
+from audiomind.state import Coverage
+from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage
 
 SR = 16000
 WIN, HOP, N_FFT, N_MELS = 400, 160, 512, 64
@@ -159,16 +160,40 @@ def log_mel_patches(y: np.ndarray, mel_basis: np.ndarray) -> np.ndarray:
     return np.stack([log_mel[s : s + PATCH_FRAMES] for s in starts]).astype(np.float32)
 
 
+PATCHES_PER_WINDOW = 125  # 60 s of patches per analysis window (the STFT of one window at a time)
+
+
+def patch_windows(n_samples: int) -> list[tuple[int, int, int, int]]:
+    """(first patch, end patch, first sample, end sample) per analysis window: each window's samples hold
+    exactly its patches' frames, so the patches are the ones a single pass over the clip would make."""
+    frames = 1 + (max(n_samples, N_FFT + (PATCH_FRAMES - 1) * HOP) - N_FFT) // HOP
+    n_patches = (frames - PATCH_FRAMES) // PATCH_HOP_FRAMES + 1
+    out = []
+    for p0 in range(0, n_patches, PATCHES_PER_WINDOW):
+        p1 = min(n_patches, p0 + PATCHES_PER_WINDOW)
+        s0 = p0 * PATCH_HOP_FRAMES * HOP
+        s1 = ((p1 - 1) * PATCH_HOP_FRAMES + PATCH_FRAMES - 1) * HOP + N_FFT
+        out.append((p0, p1, s0, s1))
+    return out
+
+
 def patch_scores(y: np.ndarray) -> np.ndarray:
-    """[n_patches, 521] sigmoid scores, one row per 0.96 s patch starting every 0.48 s."""
+    """[n_patches, 521] sigmoid scores, one row per 0.96 s patch starting every 0.48 s; computed window by
+    window (`patch_windows`), so memory does not grow with the clip's length."""
     m = _model()
-    patches = log_mel_patches(np.asarray(y, dtype=np.float32), m.mel_basis)
-    quant = np.clip(np.round(patches / m.in_scale + m.in_zp), 0, 255).astype(np.uint8)
-    logits = np.empty((len(quant), len(m.labels)), dtype=np.float64)
-    with m.lock:  # the graph has a fixed batch of 1
-        for i, p in enumerate(quant):
-            out = m.session.run(None, {m.input_name: p[None, None]})[0]
-            logits[i] = m.out_scale * (out.reshape(-1).astype(np.float64) - m.out_zp)
+    y = np.asarray(y, dtype=np.float32)
+    min_len = N_FFT + (PATCH_FRAMES - 1) * HOP
+    if len(y) < min_len:
+        y = np.pad(y, (0, min_len - len(y)))
+    plan = patch_windows(len(y))
+    logits = np.empty((plan[-1][1], len(m.labels)), dtype=np.float64)
+    for p0, p1, s0, s1 in plan:
+        patches = log_mel_patches(y[s0:s1], m.mel_basis)
+        quant = np.clip(np.round(patches / m.in_scale + m.in_zp), 0, 255).astype(np.uint8)
+        with m.lock:  # the graph has a fixed batch of 1
+            for i, p in enumerate(quant):
+                out = m.session.run(None, {m.input_name: p[None, None]})[0]
+                logits[p0 + i] = m.out_scale * (out.reshape(-1).astype(np.float64) - m.out_zp)
     return 1.0 / (1.0 + np.exp(-logits))
 
 
@@ -216,6 +241,7 @@ class TaggingOutput(ToolOutput):
     peak_tags: list[PeakTag] = Field(description="tags by highest patch score (>= event_min_score)")
     events: list[TagEvent] = Field(description="time-stamped class events in time order")
     note: str = Field(description="how to read the scores and times")
+    coverage: Coverage | None = Field(None, description="the stretches scored and in how many 60 s windows")
 
 
 def _patch_bounds(n: int, duration_s: float, offset_s: float) -> list[tuple[float, float]]:
@@ -302,6 +328,8 @@ def tagging(args: TaggingArgs, ctx: ToolContext) -> ToolResult:
         "events": events,
         "note": "scores are per-class sigmoid probabilities (multi-label); quantized output, so ties are common; "
         "event times are accurate to about one patch hop (0.48 s)",
+        "coverage": coverage([(offset_s, offset_s + duration_s)], (offset_s, offset_s + duration_s),
+                             len(patch_windows(len(y))), round(PATCHES_PER_WINDOW * PATCH_HOP_S, 2)),
     }
     claims = []
     if tags:

@@ -6,11 +6,17 @@ its claims are limited to speech activity and timing.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import numpy as np
 from pydantic import Field
 
+from audiomind.audio import DecodeCache
+
 from audiomind.embedded import models, sessions
-from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
+from audiomind.state import Coverage
+from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage
 
 SR = 16000
 WINDOW = 512  # samples per Silero step at 16 kHz (32 ms)
@@ -29,18 +35,56 @@ def speech_probabilities(y: np.ndarray) -> np.ndarray:
     n = int(np.ceil(len(y) / WINDOW)) if len(y) else 0
     if n == 0:
         return np.zeros(0, dtype=np.float32)
-    x = np.zeros(n * WINDOW, dtype=np.float32)
-    x[: len(y)] = y
+    full = len(y) // WINDOW  # the frames read straight from y (no padded copy of a long clip)
+    x = np.asarray(y[: full * WINDOW], dtype=np.float32).reshape(full, WINDOW)
+    if n > full:
+        tail = np.zeros((1, WINDOW), dtype=np.float32)
+        tail[0, : len(y) - full * WINDOW] = y[full * WINDOW :]
+    else:
+        tail = None
     state = np.zeros((2, 1, 128), dtype=np.float32)
     context = np.zeros((1, CONTEXT), dtype=np.float32)
     sr = np.array(SR, dtype=np.int64)
     probs = np.empty(n, dtype=np.float32)
     for i in range(n):
-        chunk = np.concatenate([context, x[None, i * WINDOW : (i + 1) * WINDOW]], axis=1)
+        frame = x[i] if i < len(x) else tail[0]  # type: ignore[index]
+        chunk = np.concatenate([context, frame[None]], axis=1)
         out, state = sess.run(None, {"input": chunk, "state": state, "sr": sr})
         probs[i] = float(out.reshape(-1)[0])
         context = chunk[:, -CONTEXT:]
     return probs
+
+
+_PROBS: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_PROBS_LOCK = threading.Lock()
+
+
+def cached_speech_probabilities(path: str, y: np.ndarray, a: int = 0, b: int | None = None) -> np.ndarray:
+    """`speech_probabilities(y[a:b])` of the 16 kHz decode of `path`, computed once per file version and
+    stretch in this process (the vad tool, asr and speaker tools ask for the same frames of a long clip)."""
+    b = len(y) if b is None else b
+    try:
+        key = (DecodeCache.key(path, SR, True), a, b)
+    except Exception:  # noqa: BLE001 - not a file on disk: no caching
+        return speech_probabilities(y[a:b])
+    with _PROBS_LOCK:
+        hit = _PROBS.get(key)
+        lock = _PROBS_BUSY.setdefault(key, threading.Lock())
+    if hit is not None:
+        return hit
+    with lock:
+        with _PROBS_LOCK:
+            hit = _PROBS.get(key)
+        if hit is None:
+            hit = speech_probabilities(y[a:b])
+            with _PROBS_LOCK:
+                _PROBS[key] = hit
+                while len(_PROBS) > 16:
+                    _PROBS.popitem(last=False)
+    return hit
+
+
+_PROBS_BUSY: dict[tuple, threading.Lock] = {}
 
 
 def segments_from_probs(probs: np.ndarray, n_samples: int, threshold: float = 0.5, min_speech_ms: int = 250,
@@ -106,11 +150,14 @@ class VadOutput(ToolOutput):
     max_prob: float = Field(description="highest speech probability anywhere (0-1)")
     frame_s: float = Field(description="Silero frame length (s)")
     threshold: float = Field(description="speech probability that starts a segment")
+    coverage: Coverage | None = Field(None, description="the stretches scanned (Silero runs frame by frame, "
+                                                        "32 ms at a time, over the whole clip)")
 
 
 def vad(args: VadArgs, ctx: ToolContext) -> ToolResult:
-    y = ctx.audio(args.artifact).samples(sr=SR, mono=True)
-    probs = speech_probabilities(y)
+    audio = ctx.audio(args.artifact)
+    y = audio.samples(sr=SR, mono=True)
+    probs = cached_speech_probabilities(audio.path, y)
     segs = segments_from_probs(probs, len(y), args.threshold, args.min_speech_ms, args.min_silence_ms)
     duration = len(y) / SR
     out_segs = []
@@ -131,6 +178,7 @@ def vad(args: VadArgs, ctx: ToolContext) -> ToolResult:
         "max_prob": round(float(probs.max()), 3) if len(probs) else 0.0,
         "frame_s": FRAME_S,
         "threshold": args.threshold,
+        "coverage": coverage([(0.0, duration)], (0.0, duration), 1, None),
     }
     if not out_segs:
         claims = [Claim(
