@@ -13,14 +13,20 @@ from typing import Literal
 from pydantic import Field
 
 from audiomind.embedded import models, sessions
-from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolOutput, ToolResult
-from audiomind.tools.vad import FRAME_S, speech_probabilities
+from audiomind.state import Coverage
+from audiomind.tools.base import (Claim, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage, merge_spans,
+                                  plan_windows)
+from audiomind.tools.vad import FRAME_S, cached_speech_probabilities, segments_from_probs
 
 SR = 16000
 MAX_WORDS_IN_OUTPUT = 2000  # keep traces compact for long recordings
 MAX_SEGMENT_CLAIMS = 60
 VAD_THRESHOLD = 0.5
 NO_SPEECH_PROB = 0.5  # Whisper's own no-speech estimate above which a VAD-silent segment is dropped
+LONG_WINDOW_S = 180.0  # a longer window is transcribed only where Silero VAD finds speech (see speech_pieces)
+SPEECH_PAD_S = 1.0  # context kept either side of each speech segment in a long window
+SPEECH_GAP_S = 2.0  # speech segments closer than this are transcribed together
+PIECE_S = 30.0  # Whisper's own window: longer speech is cut into pieces of at most this
 
 
 def _model(name: str):
@@ -109,6 +115,8 @@ class AsrOutput(ToolOutput):
                                                                    "when skipped")
     dropped_non_speech_segments: list[DroppedSegment] = Field(
         default_factory=list, description="segments dropped as non-speech (Whisper and VAD agree)")
+    coverage: Coverage | None = Field(None, description="the stretches Whisper transcribed (artifact time): the whole "
+                                                        "window, or in a long window only Silero's speech")
 
 
 def _r(x: float, nd: int = 3) -> float:
@@ -133,31 +141,20 @@ def _snap(probs, start: float, end: float, threshold: float = VAD_THRESHOLD) -> 
     return new_start, max(new_end, new_start)
 
 
-def asr(args: AsrArgs, ctx: ToolContext) -> ToolResult:
-    y = ctx.audio(args.artifact).samples(sr=SR, mono=True)
-    a = min(int(args.start_s * SR), len(y))
-    b = len(y) if args.end_s is None else min(int(args.end_s * SR), len(y))
-    if b <= a:
-        raise ValueError(f"empty time range {args.start_s}-{args.end_s} s (clip is {len(y) / SR:.2f} s)")
-    offset = a / SR
-    clip = y[a:b]
-    language = args.language
-    if args.model == "tiny.en":
-        if language not in (None, "en"):
-            raise ValueError("tiny.en only transcribes English; use model='base' for other languages")
-        language = "en"
-    probs = speech_probabilities(clip) if (args.refine_with_vad or args.skip_without_speech) else None
-    vad_max = float(probs.max()) if probs is not None and len(probs) else None
-    if args.skip_without_speech and vad_max is not None and vad_max < VAD_THRESHOLD:
-        out = {"text": "", "language": language, "language_probability": None, "model": args.model,
-               "segments": [], "n_words": 0, "words_truncated": False,
-               "window_s": [_r(offset, 2), _r(b / SR, 2)], "skipped": "no speech found by Silero VAD",
-               "vad_max_prob": _r(vad_max)}
-        return ToolResult(output=out, claims=[Claim(
-            text=(f"No words were transcribed between {offset:.2f} and {b / SR:.2f} s: Silero VAD found no speech "
-                  f"(highest speech probability {vad_max:.2f}), so Whisper was not run."),
-            data={"window_s": out["window_s"], "vad_max_prob": out["vad_max_prob"]},
-        )])
+def speech_pieces(probs, n_samples: int, pad_s: float = SPEECH_PAD_S, gap_s: float = SPEECH_GAP_S,
+                  piece_s: float = PIECE_S) -> list[tuple[float, float]]:
+    """[start, end] (s, window time) of what Whisper transcribes in a long window: Silero's speech segments
+    padded by pad_s, joined across gaps under gap_s, cut into pieces of at most piece_s."""
+    duration = n_samples / SR
+    segs = [(max(0.0, x / SR - pad_s), min(duration, y / SR + pad_s))
+            for x, y in segments_from_probs(probs, n_samples, VAD_THRESHOLD)]
+    return [w for a, b in merge_spans(segs, gap_s) for w in plan_windows(a, b, piece_s)]
+
+
+def _transcribe(args: AsrArgs, language: str | None, clip, probs, rel: float, offset: float,
+                n_words: int, segments: list, dropped: list):
+    """Whisper on `clip` (starting `rel` s into the window, which starts at `offset` s of the artifact);
+    segments and dropped segments appended in artifact time; returns (info, words so far)."""
     with _model_lock(args.model):
         model = _model(args.model)
         seg_iter, info = model.transcribe(
@@ -169,28 +166,25 @@ def asr(args: AsrArgs, ctx: ToolContext) -> ToolResult:
             condition_on_previous_text=False,  # fewer runaway repetitions on long or odd audio
         )
         raw_segments = list(seg_iter)
-
-    if not args.refine_with_vad:
-        probs = None
-    segments = []
-    dropped: list[dict] = []
-    n_words = 0
     for s in raw_segments:
-        if probs is not None and s.no_speech_prob > NO_SPEECH_PROB and not _has_speech(probs, s.start, s.end):
-            dropped.append({"start": _r(s.start + offset, 2), "end": _r(s.end + offset, 2), "text": s.text.strip(),
+        s_start, s_end = s.start + rel, s.end + rel  # window time (probs are per window frame)
+        if probs is not None and s.no_speech_prob > NO_SPEECH_PROB and not _has_speech(probs, s_start, s_end):
+            dropped.append({"start": _r(s_start + offset, 2), "end": _r(s_end + offset, 2), "text": s.text.strip(),
                             "no_speech_prob": _r(s.no_speech_prob)})
             continue
         words = []
         for w in s.words or []:
             if n_words >= MAX_WORDS_IN_OUTPUT:
                 break
-            ws, we = (w.start, w.end) if probs is None else _snap(probs, w.start, w.end)
+            ws, we = (w.start + rel, w.end + rel)
+            if probs is not None:
+                ws, we = _snap(probs, ws, we)
             words.append({"word": w.word.strip(), "start": _r(ws + offset, 2), "end": _r(we + offset, 2),
                           "probability": _r(w.probability)})
             n_words += 1
-        seg_start, seg_end = s.start, s.end
+        seg_start, seg_end = s_start, s_end
         if probs is not None and s.words:
-            seg_start, seg_end = _snap(probs, s.start, s.end)
+            seg_start, seg_end = _snap(probs, s_start, s_end)
         segments.append({
             "start": _r(seg_start + offset, 2),
             "end": _r(seg_end + offset, 2),
@@ -199,6 +193,60 @@ def asr(args: AsrArgs, ctx: ToolContext) -> ToolResult:
             "no_speech_prob": _r(s.no_speech_prob),
             "words": words,
         })
+    return info, n_words
+
+
+def asr(args: AsrArgs, ctx: ToolContext) -> ToolResult:
+    audio = ctx.audio(args.artifact)
+    y = audio.samples(sr=SR, mono=True)
+    a = min(int(args.start_s * SR), len(y))
+    b = len(y) if args.end_s is None else min(int(args.end_s * SR), len(y))
+    if b <= a:
+        raise ValueError(f"empty time range {args.start_s}-{args.end_s} s (clip is {len(y) / SR:.2f} s)")
+    offset = a / SR
+    window = (offset, b / SR)
+    language = args.language
+    if args.model == "tiny.en":
+        if language not in (None, "en"):
+            raise ValueError("tiny.en only transcribes English; use model='base' for other languages")
+        language = "en"
+    long_window = (b - a) / SR > LONG_WINDOW_S
+    need_probs = args.refine_with_vad or args.skip_without_speech or long_window
+    probs = cached_speech_probabilities(audio.path, y, a, b) if need_probs else None
+    vad_max = float(probs.max()) if probs is not None and len(probs) else None
+    pieces = speech_pieces(probs, b - a) if long_window and probs is not None else [(0.0, (b - a) / SR)]
+    if (args.skip_without_speech and vad_max is not None and vad_max < VAD_THRESHOLD) or not pieces:
+        out = {"text": "", "language": language, "language_probability": None, "model": args.model,
+               "segments": [], "n_words": 0, "words_truncated": False,
+               "window_s": [_r(offset, 2), _r(b / SR, 2)], "skipped": "no speech found by Silero VAD",
+               "vad_max_prob": _r(vad_max) if vad_max is not None else None,
+               "coverage": coverage([], window, 0, None, "Whisper was not run: Silero VAD found no speech")}
+        return ToolResult(output=out, claims=[Claim(
+            text=(f"No words were transcribed between {offset:.2f} and {b / SR:.2f} s: Silero VAD found no speech "
+                  f"(highest speech probability {vad_max or 0.0:.2f}), so Whisper was not run."),
+            data={"window_s": out["window_s"], "vad_max_prob": out["vad_max_prob"]},
+        )])
+    if not args.refine_with_vad:
+        probs_for_words = None
+    else:
+        probs_for_words = probs
+    segments: list[dict] = []
+    dropped: list[dict] = []
+    n_words = 0
+    info = None
+    for rel_a, rel_b in pieces:
+        clip = y[a + round(rel_a * SR) : a + round(rel_b * SR)]
+        piece_info, n_words = _transcribe(args, language, clip, probs_for_words, rel_a, offset, n_words,
+                                          segments, dropped)
+        info = info or piece_info
+    note = None
+    if long_window:
+        speech_s = sum(q - p for p, q in pieces)
+        note = (f"the window is longer than {LONG_WINDOW_S:g} s, so Whisper ran only where Silero VAD found speech "
+                f"(+-{SPEECH_PAD_S:g} s, pieces of at most {PIECE_S:g} s): {len(pieces)} piece(s), {speech_s:.1f} s of "
+                f"{(b - a) / SR:.1f} s; the rest had no speech by Silero")
+    cov = coverage([(offset + p, offset + q) for p, q in pieces], window, len(pieces),
+                   PIECE_S if long_window else None, note)
     text = " ".join(s["text"] for s in segments if s["text"]).strip()
     out = {
         "text": text,
@@ -213,6 +261,7 @@ def asr(args: AsrArgs, ctx: ToolContext) -> ToolResult:
         "window_s": [_r(offset, 2), _r(b / SR, 2)],
         "timing_refined_with_vad": args.refine_with_vad,
         "dropped_non_speech_segments": dropped,
+        "coverage": cov,
     }
 
     claims: list[Claim] = []

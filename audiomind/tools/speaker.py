@@ -25,7 +25,8 @@ from pydantic import Field
 
 from audiomind.embedded import sessions
 from audiomind.embedded.voice import VoiceEncoder
-from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
+from audiomind.state import Coverage
+from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage
 
 SR = 16000
 NORM_DBFS = -20.0  # a typical speech-corpus level; see _normalize
@@ -118,13 +119,17 @@ def voiced_regions(
     peak = float(np.max(np.abs(y))) if len(y) else 0.0
     if peak < 1e-4:
         return []
-    pcm = np.clip(np.round(y[: frames * n] / max(peak, 1e-9) * 0.9 * 32767), -32768, 32767).astype(np.int16)
     vad = webrtcvad.Vad(aggressiveness)
-    flags = np.array(
-        [vad.is_speech(pcm[i * n : (i + 1) * n].tobytes(), SR) for i in range(frames)], dtype=float
-    )
+    flags = np.empty(frames, dtype=float)
+    energy = np.empty(frames, dtype=np.float64)
+    per = 2000  # frames per 60 s window: the int16 and float64 copies are of one window, never the clip
+    for f0 in range(0, frames, per):
+        f1 = min(frames, f0 + per)
+        w = y[f0 * n : f1 * n]
+        pcm = np.clip(np.round(w / max(peak, 1e-9) * 0.9 * 32767), -32768, 32767).astype(np.int16)
+        flags[f0:f1] = [vad.is_speech(pcm[i * n : (i + 1) * n].tobytes(), SR) for i in range(f1 - f0)]
+        energy[f0:f1] = np.sqrt(np.mean(w.reshape(f1 - f0, n).astype(np.float64) ** 2, axis=1))
     # frames far below the clip's loudest part are never speech (webrtcvad fires on faint noise once normalised)
-    energy = np.sqrt(np.mean(y[: frames * n].reshape(frames, n).astype(np.float64) ** 2, axis=1))
     flags *= energy > peak * 10 ** (-45 / 20)
     smooth = np.convolve(flags, np.ones(5) / 5, mode="same") >= 0.4
     regions: list[list[float]] = []
@@ -364,6 +369,8 @@ class SpeakerCountOutput(ToolOutput):
     n_windows: int = Field(0, description="embedding windows")
     params: SpeakerCountParams = Field(description="the clustering parameters used")
     note: str | None = Field(None, description="how to read the labels and turn edges")
+    coverage: Coverage | None = Field(None, description="the voiced stretches whose voices were compared "
+                                                        "(WebRTC VAD scanned the whole window to find them)")
 
 
 def _windows(regions: list[tuple[float, float]], win: float, hop: float) -> list[tuple[float, float]]:
@@ -424,6 +431,8 @@ def speaker_count(args: SpeakerCountArgs, ctx: ToolContext) -> ToolResult:
             "centroid_similarity": {},
             "voiced_s": 0.0,
             "params": params,
+            "coverage": coverage([], (offset, offset + len(y) / SR), 0, None,
+                                 "no voiced stretch long enough to compare voices"),
         }
         return ToolResult(
             output=out,
@@ -537,6 +546,8 @@ def speaker_count(args: SpeakerCountArgs, ctx: ToolContext) -> ToolResult:
         "n_windows": len(wins),
         "params": params,
         "note": "S1, S2, ... are anonymous voice clusters, not identities; turn edges are accurate to about half a hop",
+        "coverage": coverage([(offset + a, offset + b) for a, b in wins], (offset, offset + len(y) / SR), len(wins),
+                             args.window_s, "voices compared only in the voiced stretches WebRTC VAD found"),
     }
     sims_txt = "; centroid cosine " + ", ".join(f"{k} {v:.2f}" for k, v in pair.items()) if pair else ""
     claims = [
