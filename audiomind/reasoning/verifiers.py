@@ -131,11 +131,14 @@ def verify_transcript(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         return None  # the spoken day is a premise, not the answer (verify_day_offset)
     heard = set(words(t.text))
     recalls, reasons = [], []
+    # a count is not transcript content ('how many beeps?' with 'three' said aloud), nor is a time; but a
+    # number that is the answer to a question about what was said ('until what hour?' -> 'eight') is
+    counting = re.search(r"\bhow (many|often)\b|\bnumber of\b|\bcount\b", a.question.lower()) or (
+        a.primary.startswith("count_") and a.fit(a.primary) >= 0.6)
     for c in a.choices:
         cw = content(c) or words(c)
-        counting = a.primary.startswith("count_") or re.search(r"\bhow many\b|\bnumber of\b|\bcount\b", a.question.lower())
-        if is_numeric_choice(c) and (counting or a.fit("speech_content") < 0.5):
-            cw = []  # a count is not transcript content, unless the question asks what number was said
+        if is_numeric_choice(c) and (counting or TIME_UNIT.search(c.lower())):
+            cw = []
         hits = [_fuzzy_in(w, heard) for w in cw]
         r = sum(hits) / len(cw) if cw else 0.0
         recalls.append(r)

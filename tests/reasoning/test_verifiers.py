@@ -203,3 +203,16 @@ def test_one_shared_word_is_weak_transcript_evidence_against_a_measurement():
     d, _ = _decide(Facts(duration_s=3.5, transcript=t, speech=s, pitch=p), "Which voice starts talking?",
                    ["A woman", "Both at one time", "A man"])
     assert d.choice_index == 0 and d.method == "voice_gender", d
+
+
+def test_a_number_said_is_content_unless_the_question_counts():
+    t, s = _speech("Checkout is at eleven tomorrow morning")
+    d, _ = _decide(Facts(duration_s=3.0, transcript=t, speech=s), "Which hour was given for checkout?",
+                   ["ten", "eleven", "twelve", "one"])
+    assert d.choice_index == 1 and d.method == "transcript_match" and d.confidence >= CONFIDENT_AT, d
+    # 'three' is said, but two knocks are heard: counting reads the events, not the words
+    t, s = _speech("Knock three times", start=2.0)
+    ev = EventsFact(events=[Span(start_s=0.2, end_s=0.3), Span(start_s=0.8, end_s=0.9)], count=2, evidence_ids=["e4"])
+    d, _ = _decide(Facts(duration_s=3.5, transcript=t, speech=s, events=ev), "How many knocks come before the voice?",
+                   ["one", "two", "three", "four"])
+    assert d.choice_index == 1, d
