@@ -103,7 +103,7 @@ def combine(results: list[VerifierResult], a: QuestionAnalysis, facts: Facts) ->
         conf = min(conf, 0.4)
         reasons.append(f"the question needs a step the policy cannot take ({a.unsupported_step!r})")
     if a.steps and not any(s in lead.name or lead.name in ("day_offset", "transcript_absent", "transcript_complement") or
-                           (s.endswith("voice") and lead.name.startswith("count")) for s in a.steps):
+                           (s.endswith("voice") and (lead.name.startswith("count") or lead.name == "relative_order")) for s in a.steps):
         conf = min(conf, 0.45)
         reasons.append(f"the question needs {', '.join(a.steps)}, which {lead.name} does not take")
     if facts.failed:

@@ -913,6 +913,14 @@ def verify_order(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
             continue
         t = s.end_s if last else s.start_s
         when[i] = max(when.get(i, t), t) if last else min(when.get(i, t), t)
+    # a voice and one other named sound ('the chime or the voice?') whose name no tag matches: the bursts
+    # outside speech are that sound
+    voiced = [i for i, c in enumerate(a.choices) if _VOICE_WORDS.search(c.lower())]
+    others = [i for i, c in enumerate(a.choices) if i not in voiced and not _NONE.search(c.lower())]
+    loose = f.nonspeech_events()
+    if len(voiced) == 1 and len(others) == 1 and others[0] not in when and loose and f.speech_segments:
+        when[voiced[0]] = f.speech_segments[-1].end_s if last else f.speech_segments[0].start_s
+        when[others[0]] = max(e.end_s for e in loose) if last else min(e.start_s for e in loose)
     if len(when) < 2:
         return None
     ordered = sorted(when.items(), key=lambda kv: kv[1], reverse=last)
@@ -925,6 +933,51 @@ def verify_order(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     ids = f.ids("tags", "speech")
     return _result("event_order", a, a.fit("order"), 0.75 if gap >= 0.5 else 0.5, supports, [""] * len(supports),
                    reason, ids)
+
+
+_BEFORE = re.compile(r"\b(before|ahead|earlier|first|precede\w*|prior|preceding|in front)\b")
+_AFTER = re.compile(r"\b(after|afterwards?|later|follow\w*|then|second|behind)\b")
+_RELATION = re.compile(r"\b(before|after|ahead of|prior to|following|preceding|earlier than|later than|"
+                       r"precedes?|follows?)\b")
+_VOICE_WORDS = re.compile(r"\b(speech|spoken|speak\w*|speaker|talk\w*|voice|said|words?|sentence|message|"
+                          r"announc\w*|narrat\w*|utterance|someone|person|man|woman)\b")
+
+
+def verify_relative_order(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """'Is the chime before or after the announcement?' with choices that state a relation ('Ahead of it',
+    'Afterwards'): the non-speech sounds against the voice, in time. The subject is the thing the relation
+    word does not point at ('X ahead of the message' -> X is the sound)."""
+    rel = [("before" if _BEFORE.search(c.lower()) and not _AFTER.search(c.lower()) else
+            "after" if _AFTER.search(c.lower()) and not _BEFORE.search(c.lower()) else None) for c in a.choices]
+    if sum(r is not None for r in rel) < 2 or len({r for r in rel if r}) < 2:
+        return None
+    q = a.question.lower()
+    m = _RELATION.search(q)
+    voice = _VOICE_WORDS.search(q)
+    if m is None or voice is None:
+        return None
+    # the relation word points at its object: voice words right after it make the sound the subject
+    subject = "sound" if _VOICE_WORDS.search(q[m.end(): m.end() + 40]) else "speech"
+    speech = f.speech_segments
+    words = f.transcript.words if f.transcript is not None else []
+    if words:
+        speech = [Span(start_s=words[0].start_s, end_s=words[-1].end_s)]
+    sounds = f.nonspeech_events()
+    if not speech or not sounds:
+        return None
+    s0, s1 = speech[0].start_s, speech[-1].end_s
+    before = [e for e in sounds if e.end_s <= s0 + 0.2]
+    after = [e for e in sounds if e.start_s >= s1 - 0.2]
+    if bool(before) == bool(after):
+        return None  # sounds on both sides (or overlapping the voice): no single relation
+    sound_rel = "before" if before else "after"
+    truth = sound_rel if subject == "sound" else ("after" if sound_rel == "before" else "before")
+    supports = [0.0 if r is None else (1.0 if r == truth else -1.0) for r in rel]
+    where = ", ".join(f"{e.start_s:.2f}-{e.end_s:.2f} s" for e in (before or after)[:4])
+    reason = (f"voice from {s0:.2f} to {s1:.2f} s; sound(s) outside it at {where}: the sound comes {sound_rel} "
+              f"the voice; the question asks about the {subject}")
+    return _result("relative_order", a, max(a.fit("order"), 0.7), 0.75, supports, [r or "" for r in rel], reason,
+                   f.ids("events", "speech", "transcript"))
 
 
 # ------------------------------------------------------------------ categories (the least specific)
@@ -979,7 +1032,7 @@ def verify_category(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
 VERIFIERS: tuple[Verifier, ...] = (
     verify_day_offset, verify_transcript, verify_count, verify_tempo, verify_time, verify_compare, verify_gender,
     verify_presence, verify_side, verify_rate_absolute, verify_loudness_trend, verify_pitch_contour, verify_key,
-    verify_language, verify_order, verify_category,
+    verify_language, verify_order, verify_relative_order, verify_category,
 )
 
 
