@@ -156,6 +156,17 @@ class Coverage(_Model):
     complete: bool = Field(description="the whole requested stretch was analysed")
     note: str | None = Field(None, description="how the analysed spans were chosen when not the whole stretch")
 
+    def summary(self, max_spans: int = 4) -> str:
+        """One line: the spans (m:ss past a minute), how much of the requested stretch, in how many windows."""
+        def t(x: float) -> str:
+            return f"{int(x // 60)}:{x % 60:04.1f}" if x >= 60 else f"{x:.1f} s"
+
+        spans = ", ".join(f"{t(a)}-{t(b)}" for a, b in self.spans[:max_spans])
+        more = f" (+{len(self.spans) - max_spans} more)" if len(self.spans) > max_spans else ""
+        req = self.requested[1] - self.requested[0]
+        return (f"covered {spans or 'nothing'}{more}: {self.analysed_s:.1f} of {req:.1f} s, {self.windows} window(s)"
+                + ("" if self.complete else " (partial)"))
+
 
 class ToolCall(_Model):
     """One executed (or rejected) tool call, as the executor recorded it."""

@@ -444,3 +444,45 @@ def noise(kind: str, n: int, rng: np.random.Generator, sr: int = SR) -> np.ndarr
         raise ValueError(f"unknown noise {kind!r} (white, pink, babble)")
     y = np.asarray(y, dtype=np.float64)
     return (y / (np.sqrt(np.mean(y ** 2)) or 1.0)).astype(np.float32)
+
+
+def long_recording(out: str | Path, total_s: float, sentences: list[tuple[float, str]], sr: int = SR,
+                   noise_dbfs: float = -45.0, beeps_every_s: float | None = 300.0, voice: str = "flite:slt",
+                   seed: int = 0, block_s: float = 60.0) -> Path:
+    """A long recording true by construction, written block by block (memory does not grow with its
+    length): quiet pink-ish noise at `noise_dbfs` RMS throughout, a 0.5 s 880 Hz beep every `beeps_every_s`
+    (distractors, never where a sentence is), and each (time s, text) sentence spoken there by `voice`.
+    16-bit mono WAV at `sr` (another rate than 16 kHz exercises resampling)."""
+    import soundfile as sf
+    from scipy.signal import lfilter
+
+    out = Path(out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    placed: list[tuple[int, np.ndarray]] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for k, (at_s, text) in enumerate(sentences):
+            y = audio_io.load(say(text, Path(tmp) / f"s{k}.wav", voice=voice), sr=sr, mono=True)
+            placed.append((round(at_s * sr), 0.5 * y / max(float(np.max(np.abs(y))), 1e-9)))
+    if beeps_every_s:
+        beep = tone(880.0, 0.5, amplitude=0.2)
+        beep = resample(beep, SR, sr) if sr != SR else beep
+        for t in np.arange(beeps_every_s / 2, total_s, beeps_every_s):
+            a = round(t * sr)
+            if all(abs(a - s0) > 5 * sr and abs(a - (s0 + len(y))) > 5 * sr for s0, y in placed):
+                placed.append((a, beep))
+    rng = np.random.default_rng(seed)
+    b_pink, a_pink = [0.049922035, -0.095993537, 0.050612699, -0.004408786], [1, -2.494956002, 2.017265875, -0.522189400]
+    zi = np.zeros(3)
+    gain = 10 ** (noise_dbfs / 20) / 0.09  # the filter's output RMS for unit white noise is about 0.09
+    n_total, step = round(total_s * sr), round(block_s * sr)
+    with sf.SoundFile(str(out), "w", samplerate=sr, channels=1, subtype="PCM_16", format="WAV") as f:
+        for b0 in range(0, n_total, step):
+            b1 = min(n_total, b0 + step)
+            noise, zi = lfilter(b_pink, a_pink, rng.standard_normal(b1 - b0), zi=zi)
+            block = gain * noise
+            for s0, y in placed:
+                lo, hi = max(b0, s0), min(b1, s0 + len(y))
+                if lo < hi:
+                    block[lo - b0 : hi - b0] += y[lo - s0 : hi - s0]
+            f.write(np.clip(block, -1.0, 1.0).astype(np.float32))
+    return out

@@ -50,6 +50,8 @@ def _calls_table(step: Step, verbose: bool) -> Table:
         detail = c.error or key_outputs(c, limit=8 if verbose else 4)
         if c.derived_artifact_ids:
             detail += f"  → {', '.join(c.derived_artifact_ids)}"
+        if c.coverage is not None:
+            detail = f"[{c.coverage.summary()}] {detail}"
         t.add_row(
             escape(f"{c.id} {describe_call(c) if verbose else c.tool}"), c.issued_by,
             f"[{STATUS_STYLE[c.status]}]{c.status.value}[/]", f"{c.duration_s:.2f}", escape(short(detail, 300)),

@@ -7,6 +7,7 @@ reports a calibrated confidence with its reason."""
 from __future__ import annotations
 
 from audiomind.backends.base import AnswerRequest, AnswerResult, ListenRequest, ListenResult
+from audiomind.backends.spans import absolute_span, focus_on_span, without_time_phrase
 from audiomind.reasoning.answer import decide_from
 from audiomind.reasoning.facts import Record, facts_from
 from audiomind.reasoning.question import analyse
@@ -88,8 +89,14 @@ class CascadeFrontEnd:
         if not request.choices:
             text, ids = _free_text_answer(request.evidence)
             return AnswerResult(text=text, rationale="free-text answer rendered from the evidence", cited_evidence_ids=ids)
-        analysis = analyse(request.question, request.choices, self.executor.registry.available())
-        facts = facts_from(Record(tool_calls=request.tool_calls, evidence=request.evidence), request.original)
+        analysis = analyse(without_time_phrase(request.question), request.choices, self.executor.registry.available())
+        calls, evidence = request.tool_calls, request.evidence
+        span = absolute_span(request.question, request.original.duration_s if request.original else None)
+        if span is not None:  # a question about one stretch: its evidence comes from the calls on that stretch
+            calls = focus_on_span(calls, span)
+            kept = {c.id for c in calls}
+            evidence = [e for e in evidence if e.source_type != "tool_call" or e.source_id in kept]
+        facts = facts_from(Record(tool_calls=calls, evidence=evidence), request.original)
         result = decide_from(facts, analysis)
         if result.choice_index is None:
             return AnswerResult(text="", rationale=result.rationale, confidence=0.0,

@@ -8,6 +8,7 @@ writes the same decisions, with rationales, as any LLM planner; the trace names 
 
 from __future__ import annotations
 
+from audiomind.backends.spans import absolute_span, without_time_phrase
 from audiomind.prompts import choices_block, load_prompt
 from audiomind.reasoning.question import QuestionAnalysis, analyse
 from audiomind.state import (
@@ -23,6 +24,9 @@ from audiomind.state import (
     ToolCallStatus,
 )
 from audiomind.tools.manifest import ToolRegistry
+
+
+SPAN_FALLBACK_TOOLS = ("asr", "tagging")  # what runs on a named stretch when the question's own tools cannot
 
 
 class RulesPlanner:
@@ -41,7 +45,8 @@ class RulesPlanner:
     def analysis(self, state: EvidenceState) -> QuestionAnalysis:
         key = state.question.text + "\x00" + "\x00".join(state.question.choices)
         if key not in self._analyses:
-            self._analyses[key] = analyse(state.question.text, state.question.choices, self.registry.available())
+            self._analyses[key] = analyse(without_time_phrase(state.question.text), state.question.choices,
+                                          self.registry.available())
         return self._analyses[key]
 
     # ---- nodes ------------------------------------------------------------------------------------
@@ -119,6 +124,10 @@ class RulesPlanner:
                 tool_calls=calls,
             ), None
 
+        span_step = self._span_step(state)
+        if span_step is not None:
+            return span_step, None
+
         relisten = self._relisten_step(state)
         if relisten is not None:
             return relisten, None
@@ -144,6 +153,37 @@ class RulesPlanner:
         if tool == "asr" and a.fit("language") >= 0.5:
             args["model"] = "base"
         return args
+
+    def _windowed(self, tool: str) -> bool:
+        if tool not in self.registry or not self.registry.availability(tool)[0]:
+            return False
+        fields = self.registry.get(tool).args_model.model_fields
+        return "start_s" in fields and "end_s" in fields
+
+    def _span_step(self, state: EvidenceState) -> PlannerDecision | None:
+        """A question that names a stretch of the recording by its time ('what is said around minute 37'): the
+        question's tools that take a window (else asr and tagging) run once on that stretch of a0, so its
+        evidence comes from there and their coverage in the trace names it."""
+        span = absolute_span(state.question.text, state.original.duration_s)
+        if span is None:
+            return None
+        a = self.analysis(state)
+        tools = [t for t in a.tools if self._windowed(t)] or [t for t in SPAN_FALLBACK_TOOLS if self._windowed(t)]
+        done = {c.tool for c in state.tool_calls
+                if (c.arguments or c.requested_arguments).get("artifact", "a0") == "a0"
+                and (c.arguments or c.requested_arguments).get("start_s") == span[0]
+                and (c.arguments or c.requested_arguments).get("end_s") == span[1]}
+        todo = [t for t in tools if t not in done]
+        if not todo:
+            return None
+        calls = [ToolCallRequest(tool=t, arguments={**self._arguments(t, a), "start_s": span[0], "end_s": span[1]},
+                                 reason=f"the question names {span[0]:.0f}-{span[1]:.0f} s") for t in todo]
+        return self._decision(
+            state.step, Action.CALL_TOOLS,
+            f"The question names a stretch of the recording ({span[0]:.1f}-{span[1]:.1f} s); "
+            f"{', '.join(todo)} analyse that stretch itself.",
+            tool_calls=calls,
+        )
 
     def _relisten_step(self, state: EvidenceState) -> PlannerDecision | None:
         """Crop to the explicit span the question names ('in the first 3 seconds', 'at the end of the
