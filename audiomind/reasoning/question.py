@@ -136,6 +136,17 @@ _TIME_SPAN = re.compile(
     r"|\bat\s+the\s+(beginning|start|end)\s+of\s+the\s+(?:clip|recording|audio|track|file|excerpt)\b")
 
 
+# how choices name a change of level over time (the loudness-trend verifier reads the same words)
+TREND_WORDS = {
+    "increasing": r"increas\w*|louder|grow\w*|ris(e|es|ing)|crescendo|build\w*|swell\w*|gets? up\b|fad(e|es|ed|ing) in\b",
+    "decreasing": r"decreas\w*|quieter|softer|fad(e|es|ed|ing)(?! in\b)|diminish\w*|decrescendo|drop\w*|falling|dies? "
+                  r"(down|away)|dying (down|away)",
+    "steady": r"steady|constant|same|unchanged|stable|consistent|flat|even|level|unchanging|does not change|"
+              r"doesn't change|no (overall )?change",
+    "fluctuating": r"fluctuat\w*|vary|varies|varying|up and down|alternat\w*|uneven|cuts? (out|off)|drops? out|gap",
+}
+
+
 class TimeSpan(BaseModel):
     start_s: float | None = Field(description="None = from the clip's start")
     end_s: float | None = Field(description="None = to the clip's end")
@@ -245,6 +256,9 @@ def _choice_families(q: str, choices: list[str]) -> dict[str, float]:
         out["rate_absolute"] = 0.5
     if share(lambda c: bool(re.search(r"\b(louder|quieter|softer|increas\w*|decreas\w*|fad\w*|steady|constant)\b", c))) >= 0.4:
         out["loudness_trend"] = 0.4
+    trend_kinds = {k for c in cl for k, pat in TREND_WORDS.items() if re.search(pat, c)}
+    if share(lambda c: any(re.search(pat, c) for pat in TREND_WORDS.values())) >= 0.6 and len(trend_kinds) >= 2:
+        out["loudness_trend"] = max(out.get("loudness_trend", 0.0), 0.5)  # each choice names a different change
     if share(lambda c: bool(re.search(r"\b(ris\w*|fall\w*|ascend\w*|descend\w*|goes up|goes down|upward|downward)\b", c))) >= 0.4:
         out["pitch_contour"] = 0.4
     return out

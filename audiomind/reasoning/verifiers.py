@@ -17,7 +17,14 @@ from collections.abc import Callable
 from pydantic import BaseModel, Field
 
 from audiomind.reasoning.facts import Facts, Span
-from audiomind.reasoning.question import DAYS, TIME_UNIT, QuestionAnalysis, is_numeric_choice, parse_number
+from audiomind.reasoning.question import (
+    DAYS,
+    TIME_UNIT,
+    TREND_WORDS,
+    QuestionAnalysis,
+    is_numeric_choice,
+    parse_number,
+)
 
 STOPWORDS = set(
     "a an the is are was were be been being of to in on at and or but for with by from that this it its as he "
@@ -738,16 +745,6 @@ def verify_rate_absolute(f: Facts, a: QuestionAnalysis) -> VerifierResult | None
 
 
 # ------------------------------------------------------------------ music and level descriptors
-
-TREND_WORDS = {
-    "increasing": r"increas\w*|louder|grow\w*|ris(e|es|ing)|crescendo|build\w*|swell\w*|gets? up\b|fad(e|es|ed|ing) in\b",
-    "decreasing": r"decreas\w*|quieter|softer|fad(e|es|ed|ing)(?! in\b)|diminish\w*|decrescendo|drop\w*|falling|dies? "
-                  r"(down|away)|dying (down|away)",
-    "steady": r"steady|constant|same|unchanged|stable|consistent|flat|even|level|unchanging|does not change|"
-              r"doesn't change|no (overall )?change",
-    "fluctuating": r"fluctuat\w*|vary|varies|varying|up and down|alternat\w*|uneven|cuts? (out|off)|drops? out|gap",
-}
-
 
 def verify_loudness_trend(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     if f.loudness is None or a.fit("loudness_trend") < 0.3 or f.loudness.trend not in TREND_WORDS:

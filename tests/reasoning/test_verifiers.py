@@ -8,7 +8,7 @@ import pytest
 
 from audiomind.reasoning.answer import combine
 from audiomind.reasoning.facts import (
-    ChannelsFact, EventsFact, Facts, PitchFact, SpeechFact, Span, TagsFact, TranscriptFact, Word, syllables,
+    ChannelsFact, EventsFact, Facts, LoudnessFact, PitchFact, SpeechFact, Span, TagsFact, TranscriptFact, Word, syllables,
 )
 from audiomind.reasoning.question import analyse, time_span
 from audiomind.reasoning.verifiers import choice_seconds, counted_noun, run_verifiers
@@ -216,3 +216,12 @@ def test_a_number_said_is_content_unless_the_question_counts():
     d, _ = _decide(Facts(duration_s=3.5, transcript=t, speech=s, events=ev), "How many knocks come before the voice?",
                    ["one", "two", "three", "four"])
     assert d.choice_index == 1, d
+
+
+def test_choices_that_each_name_a_change_of_level_make_a_trend_question():
+    """The wording ('what happens to the noise?') says little; choices that name growing, dying away and
+    staying even say the question is about the level over time."""
+    loud = LoudnessFact(trend="decreasing", change_db=-18.0, evidence_ids=["e8"])
+    d, _ = _decide(Facts(duration_s=4.0, loudness=loud), "As the clip goes on, what happens to the hiss?",
+                   ["It swells", "It dies away", "It stays even"])
+    assert d.choice_index == 1 and d.method == "loudness_trend", d
