@@ -25,6 +25,20 @@ class BenchItem(BaseModel):
                               "audio path), 'FILE:LINE: reason'; the runner commits it as an error, never asking")
 
 
+class WorkerInfo(BaseModel):
+    """Where an item was answered on a Ray cluster: the node and the worker process (actor), and how many
+    tries it took (a try is lost when its worker dies under it, e.g. with its node)."""
+
+    node_id: str = Field(description="the Ray node id (hex) that ran the item")
+    node_ip: str = Field(default="", description="that node's IP address, as Ray knows it")
+    hostname: str = Field(default="", description="the worker machine's host name")
+    pid: int = Field(default=0, description="the worker (actor) process id on that machine")
+    actor_id: str = Field(default="", description="the Ray actor id (hex)")
+    attempt: int = Field(default=1, ge=1, description="1 + tries lost with their worker before this one")
+    lost: list[str] = Field(default_factory=list, description="why each earlier try was lost, oldest first "
+                            "('node NODE_ID: ActorDiedError: ...')")
+
+
 class ItemResult(BaseModel):
     """What the batch runner commits per item (one JSON line), success or failure."""
 
@@ -55,3 +69,5 @@ class ItemResult(BaseModel):
     score_error: str | None = None
     input_error: bool = Field(default=False, description="the item never ran: its input row or audio path was "
                               "refused (see `error`); it is not scored")
+    worker: WorkerInfo | None = Field(default=None, description="the Ray node and actor that answered (--ray runs "
+                                      "only; None under threads)")

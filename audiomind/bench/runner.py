@@ -44,7 +44,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from audiomind.bench.items import BenchItem, ItemResult
+from audiomind.bench.items import BenchItem, ItemResult, WorkerInfo
 from audiomind.fsutil import StorageError, atomic_write_text, storage_error
 from audiomind.prompts import letter_index
 from audiomind.trace import dump_trace
@@ -581,8 +581,16 @@ def _run_threads(todo: list[BenchItem], make_agent: Callable[[], Any], workers: 
         pool.shutdown(wait=finished, cancel_futures=True)
 
 
+RAY_MAX_ATTEMPTS = 3
+"""Tries per item on Ray: a try whose worker dies under it (its node lost, the actor process killed) is run
+again on another worker; after this many such losses the item is committed as an error."""
+RAY_START_TIMEOUT_S = 300.0
+"""How long a Ray run waits for a worker to start when none is running (e.g. the only node with free CPUs
+was lost): past it the run stops with an error, the committed items kept for a resume."""
+
+
 def _ray_worker_class(ray: Any) -> Any:
-    @ray.remote
+    @ray.remote(max_restarts=0)
     class BenchWorker:
         """One agent per actor, made on the first item; models load once per actor process."""
 
@@ -592,6 +600,15 @@ def _ray_worker_class(ray: Any) -> Any:
             self.make_agent = make_agent
             self.prices = {k: Price(**v) for k, v in prices.items()} if prices else None
             self.agent = None
+
+        def where(self) -> str:
+            """This worker's node and process (a WorkerInfo as JSON); answering it also says the actor is up."""
+            import socket
+
+            ctx = ray.get_runtime_context()
+            return WorkerInfo(node_id=ctx.get_node_id(), node_ip=ray.util.get_node_ip_address(),
+                              hostname=socket.gethostname(), pid=os.getpid(),
+                              actor_id=ctx.get_actor_id() or "").model_dump_json()
 
         def run(self, item_json: str) -> tuple[str, str | None]:
             item = BenchItem.model_validate_json(item_json)
@@ -608,9 +625,20 @@ def _ray_worker_class(ray: Any) -> Any:
     return BenchWorker
 
 
+class _Slot:
+    """One Ray actor of a run: its handle, and where it runs once it has answered `where`."""
+
+    def __init__(self, handle: Any):
+        self.handle = handle
+        self.info: WorkerInfo | None = None
+
+
 def _run_ray(todo: list[BenchItem], make_agent: Callable[[], Any], workers: int, ray_address: str,
              prices: PriceTable | None, commit: Callable[[ItemResult, str | None], None]) -> None:
-    """Items to `workers` Ray actors, each fed its next item as soon as it returns one."""
+    """Items to `workers` Ray actors (spread over the cluster's nodes), each fed its next item as soon as it
+    returns one. A worker that dies (with its node, or killed) loses only its in-flight item: that item goes
+    back to the front of the queue for a surviving or replacement worker (up to RAY_MAX_ATTEMPTS tries), and
+    a replacement actor is started wherever the cluster has room. Only the driver commits, once per item."""
     try:
         import ray
     except ImportError as exc:
@@ -623,39 +651,104 @@ def _run_ray(todo: list[BenchItem], make_agent: Callable[[], Any], workers: int,
         else:
             ray.init(address=ray_address, log_to_driver=False, configure_logging=False)
         started = True
+    slots: list[_Slot] = []
     try:
         Worker = _ray_worker_class(ray)
         price_dump = {k: v.model_dump() for k, v in prices.items()} if prices else None
         cpus = int(ray.cluster_resources().get("CPU", 0) or 0)
         n = max(1, min(workers, len(todo), cpus or workers))  # an actor beyond the cluster's CPUs would never start
-        actors = [Worker.options(num_cpus=1).remote(make_agent, price_dump) for _ in range(n)]
-        queue_ = list(reversed(todo))
-        inflight: dict[Any, tuple[Any, BenchItem]] = {}
+        pending = list(reversed(todo))  # next item last; a lost item is pushed back to run next
+        inflight: dict[Any, tuple[_Slot, BenchItem]] = {}
+        starting: dict[Any, _Slot] = {}  # `where` calls of actors not yet known to be up
+        idle: list[_Slot] = []
+        lost: dict[str, list[str]] = {}  # item id -> why its earlier tries were lost
+        failed_starts = 0
+        last_loss = ""
 
-        def dispatch(actor: Any) -> None:
-            if queue_:
-                item = queue_.pop()
-                inflight[actor.run.remote(item.model_dump_json())] = (actor, item)
+        def start_actor() -> None:
+            slot = _Slot(Worker.options(num_cpus=1, scheduling_strategy="SPREAD").remote(make_agent, price_dump))
+            slots.append(slot)
+            starting[slot.handle.where.remote()] = slot
 
-        for a in actors:
-            dispatch(a)
-        while inflight:
-            ready, _ = ray.wait(list(inflight), num_returns=1)
+        def retire(slot: _Slot) -> None:
+            with contextlib.suppress(Exception):
+                ray.kill(slot.handle)
+            if slot in slots:
+                slots.remove(slot)
+
+        def dispatch() -> None:
+            while idle and pending:
+                slot, item = idle.pop(), pending.pop()
+                inflight[slot.handle.run.remote(item.model_dump_json())] = (slot, item)
+
+        def where(slot: _Slot | None, item: BenchItem) -> WorkerInfo | None:
+            if slot is None or slot.info is None:
+                return None
+            tries = lost.get(item.id, [])
+            return slot.info.model_copy(update={"attempt": len(tries) + 1, "lost": list(tries)})
+
+        for _ in range(n):
+            start_actor()
+        waiting_since = time.monotonic()
+        while pending or inflight:
+            if inflight or idle:
+                waiting_since = time.monotonic()  # the start timeout counts only while nothing can run
+            refs = [*inflight, *starting]
+            if not refs:
+                raise RuntimeError(f"no Ray worker is left to run the {len(pending)} remaining item(s) ({last_loss}); "
+                                   "committed items are kept: rerun the same command to resume")
+            ready, _ = ray.wait(refs, num_returns=1, timeout=5.0)
+            if not ready:
+                if time.monotonic() - waiting_since < RAY_START_TIMEOUT_S:
+                    continue
+                raise RuntimeError(f"no Ray worker started within {RAY_START_TIMEOUT_S:.0f} s for the {len(pending)} "
+                                   "remaining item(s) (does the cluster have a free CPU?); committed items are kept: "
+                                   "rerun the same command to resume")
             ref = ready[0]
-            actor, item = inflight.pop(ref)
+            if ref in starting:
+                slot = starting.pop(ref)
+                try:
+                    slot.info = WorkerInfo.model_validate_json(ray.get(ref))
+                    idle.append(slot)
+                except ray.exceptions.RayError as exc:  # it never came up (node lost while placing it, ...)
+                    failed_starts += 1
+                    last_loss = f"a worker failed to start: {type(exc).__name__}: {str(exc)[:300]}"
+                    retire(slot)
+                    if failed_starts <= n + RAY_MAX_ATTEMPTS:
+                        start_actor()
+                dispatch()
+                continue
+            slot, item = inflight.pop(ref)
             try:
                 res_json, trace = ray.get(ref)
-                commit(ItemResult.model_validate_json(res_json), trace)
-            except ray.exceptions.RayActorError as exc:  # the worker process died: record, replace it
-                commit(ItemResult(id=item.id, benchmark=item.benchmark, answer=item.answer, metadata=item.metadata,
-                                  status="error", error=f"ray worker died: {str(exc)[:500]}"), None)
-                actor = Worker.options(num_cpus=1).remote(make_agent, price_dump)
+                result = ItemResult.model_validate_json(res_json)
+                commit(result.model_copy(update={"worker": where(slot, item)}), trace)
+                idle.append(slot)
+            except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as exc:
+                # The worker died under the item (or its answer was lost with its node): the item never
+                # reached the log, so it simply runs again elsewhere; the dead actor is replaced.
+                node = slot.info.node_id if slot.info else "?"
+                last_loss = f"node {node}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+                tries = lost.setdefault(item.id, [])
+                tries.append(last_loss)
+                retire(slot)
+                if len(tries) < RAY_MAX_ATTEMPTS:
+                    pending.append(item)
+                else:
+                    commit(ItemResult(id=item.id, benchmark=item.benchmark, answer=item.answer, metadata=item.metadata,
+                                      status="error", worker=where(slot, item),
+                                      error=f"ray worker died {len(tries)} times running this item; last: "
+                                            f"{last_loss}"[:2000]), None)
+                start_actor()
             except ray.exceptions.RayError as exc:
                 commit(ItemResult(id=item.id, benchmark=item.benchmark, answer=item.answer, metadata=item.metadata,
-                                  status="error", error=f"ray: {type(exc).__name__}: {str(exc)[:500]}"), None)
-            dispatch(actor)
-        for a in actors:
-            ray.kill(a)
+                                  status="error", worker=where(slot, item),
+                                  error=f"ray: {type(exc).__name__}: {str(exc)[:500]}"), None)
+                idle.append(slot)
+            dispatch()
     finally:
+        for slot in slots:  # also replacements still waiting for room: their creation is cancelled
+            with contextlib.suppress(Exception):
+                ray.kill(slot.handle)
         if started:
             ray.shutdown()

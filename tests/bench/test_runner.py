@@ -321,6 +321,9 @@ def test_ray_local_distributes_items(llm, tmp_path, monkeypatch):
         assert sorted(res) == sorted(i.id for i in items)
         for r in res.values():
             assert (tmp_path / "run" / r["trace_path"]).is_file() and r["input_tokens"] > 0 and r["cost_usd"] > 0
+            w = r["worker"]  # where it ran: this one node, an actor process of its own, first try
+            assert w["node_id"] == ray.get_runtime_context().get_node_id() and w["pid"] not in (0, os.getpid())
+            assert w["attempt"] == 1 and w["lost"] == [] and w["actor_id"]
         assert ray.is_initialized()  # an instance we did not start is left running for its owner
     finally:
         ray.shutdown()
