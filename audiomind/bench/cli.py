@@ -102,8 +102,10 @@ RUN_OPTIONS = OptionGroup(
     RunOptions,
     workers=(int, typer.Option(1, min=1, max=512, help="items answered concurrently (threads, or Ray actors)")),
     limit=(int | None, typer.Option(None, min=1, help="only the first N items")),
-    ray=(str | None, typer.Option(None, "--ray", help="distribute over Ray: 'local' starts one here, or an address "
-                                  "('auto', 'ray://HOST:10001')")),
+    ray=(str | None, typer.Option(None, "--ray", help="distribute over Ray, one actor per worker: 'local' starts "
+                                  "Ray here; an existing cluster by its head 'HOST:6379', 'auto' (the cluster "
+                                  "this machine is in, or RAY_ADDRESS) or Ray Client 'ray://HOST:10001'. Audio "
+                                  "paths must exist on every node; an item whose node dies runs again elsewhere")),
     price_in=(float | None, typer.Option(None, "--price-in", min=0, help="USD per 1M input tokens, every model")),
     price_out=(float | None, typer.Option(None, "--price-out", min=0, help="USD per 1M output tokens, every model")),
     price=(list[str] | None, typer.Option(None, "--price", help="per-model price SPEC=IN,OUT (USD per 1M tokens); "

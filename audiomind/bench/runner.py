@@ -18,8 +18,11 @@ Durability contract (what makes `kill -9` then the same command lose and duplica
 
 Concurrency: `workers` threads, each with its own `AudioMind` from `make_agent` (the embedded models are
 process-wide singletons behind locks, so threads share one copy of the weights; a process pool would load
-them once per process). `ray_address` distributes items to Ray actors instead (one agent per actor, items
-dispatched as they free up); the driver still does every commit, so RUN_DIR need not be on shared storage.
+them once per process). `ray_address` distributes items to Ray actors instead (one agent per actor, spread
+over the cluster's nodes, items dispatched as they free up); the driver still does every commit, so RUN_DIR
+need not be on shared storage, and each result records its node and actor (`ItemResult.worker`). An actor
+that dies mid-item (its node lost, its process killed) loses only that item's try: the item runs again on
+another actor (up to RAY_MAX_ATTEMPTS tries), and a replacement actor starts where the cluster has room.
 
 Relative paths: `ItemResult.trace_path` is relative to RUN_DIR, so a run directory can be moved.
 """
@@ -393,8 +396,10 @@ def run_batch(
     make_agent: zero-argument factory of an `AudioMind` (called once per worker thread or Ray actor; with
         Ray it must be picklable, e.g. `functools.partial(AudioMind, AgentConfig(planner=..., frontend=...))`).
     workers: worker threads (or Ray actors) answering concurrently.
-    ray_address: None for threads; "local" to start a local Ray instance; "auto" or "ray://HOST:PORT" for an
-        existing cluster. When Ray is already initialised in this process, that instance is used as is.
+    ray_address: None for threads; "local" to start a local Ray instance; an existing cluster by its head's
+        "HOST:PORT" (GCS, from a node of the cluster), "auto" (the cluster this machine is in, or RAY_ADDRESS)
+        or "ray://HOST:10001" (Ray Client). When Ray is already initialised in this process, that instance is
+        used as is (and left running). Audio paths must exist on every node that may run an item.
     progress: show a rich progress bar on stderr.
     prices: optional price table (see `PriceTable`) for `cost_usd`.
     score: `(item, result) -> True/False/None`, stored as `ItemResult.correct`; default `default_score`.

@@ -32,7 +32,7 @@ REPO = Path(__file__).resolve().parents[2]
 RAY = Path(sys.executable).with_name("ray")
 
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("ray") is None or not RAY.exists(),
-                                reason="ray is not installed: a Ray cluster cannot be started here")
+                                reason="ray (with its `ray` CLI) is not installed: a Ray cluster cannot be started here")
 
 
 def _load_benchmark_module():
@@ -157,10 +157,10 @@ class RayNode:
 
 def _node_ids(address: str, env: dict[str, str]) -> dict[str, str]:
     """custom resource name -> node id, asked of the cluster by a separate driver."""
-    code = ("import json, ray; ray.init(address=%r, log_to_driver=False, configure_logging=False); "
+    code = ("import json, sys, ray; ray.init(address=sys.argv[1], log_to_driver=False, configure_logging=False); "
             "print(json.dumps({r: n['NodeID'] for n in ray.nodes() if n['Alive'] for r in n['Resources'] "
-            "if r.endswith('_node')})); ray.shutdown()") % address
-    done = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True, text=True,
+            "if r.endswith('_node')})); ray.shutdown()")
+    done = subprocess.run([sys.executable, "-c", code, address], env=env, cwd=REPO, capture_output=True, text=True,
                           timeout=180, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -216,7 +216,7 @@ def test_two_node_cluster_spreads_items_and_retries_a_killed_nodes_item(tmp_path
             time.sleep(0.05)
         second.kill()  # it was handed its next item the moment it answered one: that item is in flight
         killed_after = len(_lines(results))
-        stdout, stderr = proc.communicate(timeout=300)
+        _, stderr = proc.communicate(timeout=300)
         assert proc.returncode == 0, stderr[-3000:]
     finally:
         if proc is not None and proc.poll() is None:
