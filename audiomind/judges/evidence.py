@@ -368,6 +368,11 @@ def identify(phrase: str, window: TagWindow | None, *, speech_share: float = 0.0
     if not labs:
         why = f"no AudioSet class is close to '{phrase}'; heard: {heard_s}"
         p = 0.5
+        if heard:  # what was heard may still be close in meaning: a nudge that never leaves 'unconfirmed'
+            tot = sum(s for _, s in heard)
+            soft = sum(s * label_similarity(phrase, lab) for lab, s in heard) / tot
+            p = round(0.5 + max(-0.1, min(0.1, 0.4 * (soft - 0.3))), 3)
+            why += f"; semantic closeness of what was heard {soft:.2f}"
     else:
         why = (f"{s_lab or labs[0][0]} {support:.2f}"
                + (f", against {c_lab} {contra:.2f}" if c_lab else "") + f" (heard: {heard_s}{tie})")

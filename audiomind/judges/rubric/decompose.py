@@ -47,6 +47,11 @@ TRAILING_SEQ = re.compile(r"\s+(?:later(?: on)?|afterwards?|after that|next|then
 # a bare subject left by a mid-clause 'then' ('a man then says ...'): it belongs to the next clause
 BARE_SUBJECT = re.compile(r"^(?:a|an|the|some|this|that|his|her|their)?\s*(?:[a-z]+\s+)?(?:man|woman|men|women|boy|girl|"
                           r"person|speaker|voice|narrator|announcer|child|he|she|they|someone|somebody)$", re.IGNORECASE)
+# a clause cut after its auxiliary by a mid-clause 'then' ('a triangle is' + 'struck three times'): the same
+INCOMPLETE = re.compile(r"\b(?:is|are|was|were|gets?|got|being|been)$", re.IGNORECASE)
+# ... when the next clause opens on the participle ('struck', 'rung', 'shaken'); else the auxiliary is the rest
+# of a passive joiner ('a xylophone tune is' + 'followed by' + 'a crash cymbal') and is dropped
+PARTICIPLE = re.compile(r"^\s*(?:then\s+)?[a-z]+(?:ed|en|ck|ng|ung|un|own|ot|ken)\b", re.IGNORECASE)
 # the word that joins two clauses -> when the clause after it happens, relative to the one before it
 # ("A before B": B after A; "A after B": B before A; "A, then B" / "after which" / "later": B after A)
 _REL = {"before": "after", "after": "before"}
@@ -91,10 +96,13 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
     merged: list[tuple[str, str | None]] = []
     carry: tuple[str, str | None] | None = None
     for c, r in out:
+        if carry is not None and INCOMPLETE.search(carry[0]) and not PARTICIPLE.match(c):
+            merged.append((INCOMPLETE.sub("", carry[0]).strip(" ,.;"), carry[1]))
+            carry = None
         if carry is not None:  # 'a man' + 'politely says ...' -> 'a man politely says ...', after what came before
             c, r = carry[0] + " " + c, carry[1] or r
             carry = None
-        if BARE_SUBJECT.match(c.strip(" ,.;")):
+        if BARE_SUBJECT.match(c.strip(" ,.;")) or INCOMPLETE.search(c.strip(" ,.;")):
             carry = (c.strip(" ,.;"), r)
             continue
         if TRAILING_SEQ.search(c) and merged:
@@ -147,6 +155,9 @@ def _count_in(clause: str) -> int | None:
 def _sound_phrase(clause: str) -> str:
     p = LOUDER.sub(" ", QUIETER.sub(" ", clause))
     p = re.sub(r"^\s*(?:you can hear|you hear|we hear|one hears|one can hear|listen to|there(?:'s| is| are))\s+", "", p,
+               flags=re.IGNORECASE)
+    # the passive names the sounding thing before its auxiliary ('a triangle is struck' -> 'a triangle')
+    p = re.sub(r"\s+(?:is|are|was|were|gets?|got)\s+(?:being\s+)?[a-z]+(?:ed|en|ck|ng|ung|un|own|ot)\b", " ", p,
                flags=re.IGNORECASE)
     p = re.sub(r"^\s*(?:someone|somebody|a person|people|a musician|a player)\s+(?:plays?|is playing|strikes?|"
                r"shakes?|hits?|rings?)\s+", "", p, flags=re.IGNORECASE)

@@ -89,6 +89,8 @@ class Scene(BaseModel):
     identities: dict[str, list[ev.Identity]] = Field(default_factory=dict, description="phrase -> per source")
     owner: list[str | None] = Field(default_factory=list, description="source -> the phrase it went to")
     tied: list[bool] = Field(default_factory=list, description="source fits two phrases alike")
+    span_f0: dict[str, float | None] = Field(
+        default_factory=dict, description="'start-end' -> median f0 (Hz) of a pitch call over that speech span")
 
     @property
     def segments(self) -> list[Span]:
@@ -130,6 +132,14 @@ def measure(session: JudgeSession, facts: Facts, items: list[RubricItem]) -> Sce
     if "gender" in kinds and facts.speech_segments and session.tool_available("pitch"):
         reqs.append(ToolCallRequest(tool="pitch", arguments={"artifact": "a0", "fmin_hz": 60.0, "fmax_hz": 400.0},
                                     reason="voice gender: f0 contour over the speech"))
+        # the contour is subsampled (<= 100 points over the clip): each quoted span gets its own pitch call
+        for it in items:
+            if it.kept and it.check.get("kind") == "gender" and it.check.get("words"):
+                span = _word_span(it.check["words"], facts)
+                if span is not None and span[1] - span[0] >= 0.2:
+                    reqs.append(ToolCallRequest(tool="pitch", arguments={
+                        "artifact": "a0", "start_s": round(span[0], 3), "end_s": round(span[1], 3), "fmin_hz": 60.0,
+                        "fmax_hz": 400.0}, reason=f"voice gender of '{it.check['words']}': f0 over its words"))
     multi = any(loc.get("nth", 0) >= 1 and not loc.get("words") for loc in speech_locs) or any(
         it.check.get("nth", 0) >= 1 and not it.check.get("words") for it in items if it.check.get("kind") == "gender")
     if multi and session.tool_available("speaker_count"):
@@ -155,6 +165,10 @@ def measure(session: JudgeSession, facts: Facts, items: list[RubricItem]) -> Sce
     keep = [i for i, w in enumerate(windows) if not ev.hears_silence(w)]
     bursts, windows = [bursts[i] for i in keep], [windows[i] for i in keep]
     scene = Scene(facts=facts, bursts=bursts, sources=group_sources(bursts, windows))
+    for call in ev.record(session).successful_calls("pitch"):
+        a = call.arguments or {}
+        if a.get("artifact", "a0") == "a0" and a.get("start_s") is not None and a.get("end_s") is not None:
+            scene.span_f0[f"{float(a['start_s']):.3f}-{float(a['end_s']):.3f}"] = (call.output or {}).get("median_f0_hz")
     events = facts.tags.events if facts.tags is not None else []
     for ph in phrases:
         per = []
@@ -393,7 +407,9 @@ def _gender(c: dict[str, Any], scene: Scene) -> tuple[float, str, bool]:
     words, nth = c.get("words"), int(c.get("nth", 0))
     span = _word_span(words, f) if words else None
     if span is not None:
-        hz, where = f.median_pitch(*span), f"of '{words}' ({span[0]:.2f}-{span[1]:.2f} s)"
+        key = f"{round(span[0], 3):.3f}-{round(span[1], 3):.3f}"
+        hz = scene.span_f0.get(key) if key in scene.span_f0 else f.median_pitch(*span)
+        where = f"of '{words}' ({span[0]:.2f}-{span[1]:.2f} s" + (", its own pitch call)" if key in scene.span_f0 else ")")
     elif nth and len(_turns(f)) > nth:
         t = _turns(f)[nth]
         hz, where = f.median_pitch(t.start_s, t.end_s), f"of speaker {nth + 1} ({t.start_s:.2f}-{t.end_s:.2f} s)"
