@@ -13,8 +13,8 @@ import shutil
 import subprocess
 import threading
 from collections import OrderedDict
-from functools import lru_cache
 from collections.abc import Iterator
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np

@@ -226,3 +226,27 @@ def test_timeouts_scale_with_the_audio_and_a_timeout_is_recorded(tmp_path):
     hour = short.model_copy(update={"duration_s": 3600.0})
     assert effective_timeout(m, {"artifact": "a0"}, {"a0": short}) == m.timeout_s
     assert effective_timeout(m, {"artifact": "a0"}, {"a0": hour}) == pytest.approx(m.timeout_s * 6)
+
+
+def test_feature_tools_take_a_declared_budget_of_a_long_recording(tmp_path):
+    """Feature tools (here spectral) analyse at most FEATURE_BUDGET_S of a call without end_s, and their
+    coverage says which part and why; a window inside the budget is analysed whole."""
+    from audiomind.tools.executor import ToolExecutor
+    from audiomind.tools.manifest import ToolRegistry
+    from audiomind.tools.window import FEATURE_BUDGET_S
+
+    if not shutil.which("sox"):
+        pytest.skip("sox not installed")
+    p = tmp_path / "eleven.wav"
+    subprocess.run(["sox", "-n", "-r", "16000", "-c", "1", "-b", "16", str(p), "synth", "660", "sine", "300",
+                    "vol", "0.1"], check=True)
+    ex = ToolExecutor(ToolRegistry.load(), tmp_path / "derived")
+    res = ex.run([ToolCallRequest(tool="spectral", arguments={"artifact": "a0"}),
+                  ToolCallRequest(tool="spectral", arguments={"artifact": "a0", "start_s": 630.0})],
+                 [_artifact(p)], step=0)
+    whole, tail = res.tool_calls
+    assert whole.status == tail.status == ToolCallStatus.ok, (whole.error, tail.error)
+    assert whole.coverage.spans == [(0.0, FEATURE_BUDGET_S)] and whole.coverage.requested == (0.0, 660.0)
+    assert not whole.coverage.complete and "budget" in whole.coverage.note
+    assert whole.output["coverage"] == whole.coverage.model_dump(mode="json")
+    assert tail.coverage.spans == [(630.0, 660.0)] and tail.coverage.complete and tail.coverage.note is None

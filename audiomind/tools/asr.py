@@ -14,8 +14,16 @@ from pydantic import Field
 
 from audiomind.embedded import models, sessions
 from audiomind.state import Coverage
-from audiomind.tools.base import (Claim, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage, merge_spans,
-                                  plan_windows)
+from audiomind.tools.base import (
+    Claim,
+    ToolArgs,
+    ToolContext,
+    ToolOutput,
+    ToolResult,
+    coverage,
+    merge_spans,
+    plan_windows,
+)
 from audiomind.tools.vad import FRAME_S, cached_speech_probabilities, segments_from_probs
 
 SR = 16000

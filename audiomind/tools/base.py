@@ -52,6 +52,14 @@ class ToolOutput(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class CoveredOutput(ToolOutput):
+    """An output that says which stretches the tool analysed. Tools that read their window through
+    `tools.window.excerpt` get it filled in by the executor from what `excerpt` recorded."""
+
+    coverage: Coverage | None = Field(None, description="the stretches analysed (artifact time), and why any "
+                                                        "part of the requested stretch was left out")
+
+
 class TimeSpan(ToolOutput):
     """A stretch of the artifact, in seconds from its start."""
 
@@ -156,6 +164,13 @@ class ToolContext:
         self.derived_dir = derived_dir
         self._audio = audio_cache if audio_cache is not None else {}
         self.executor = executor
+        self.coverage: dict | None = None  # what the tool recorded it analysed (see record_coverage)
+
+    def record_coverage(self, spans: list[tuple[float, float]], requested: tuple[float, float], windows: int = 1,
+                        window_s: float | None = None, note: str | None = None) -> None:
+        """Note the stretches this call analysed; the executor puts them in an output whose model has a
+        `coverage` field when the tool did not set one itself."""
+        self.coverage = coverage(spans, requested, windows, window_s, note)
 
     def audio(self, artifact_id: str) -> AudioInput:
         if artifact_id not in self._artifacts:

@@ -274,6 +274,10 @@ class ToolExecutor:
         duration = time.monotonic() - t0
         if not isinstance(result, ToolResult):
             raise TypeError(f"{manifest.entry} returned {type(result).__name__}, expected ToolResult")
+        model = manifest.output_class
+        if (ctx.coverage is not None and "coverage" not in result.output and model is not None
+                and "coverage" in model.model_fields):
+            result.output["coverage"] = ctx.coverage  # what the tool recorded it analysed (tools.window.excerpt)
         result.output = check_output(manifest, result.output)  # a mismatch is never cached
         if use_cache and key:
             self.cache.put(key, result)  # type: ignore[union-attr]

@@ -21,7 +21,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.embedded import sessions
-from audiomind.tools.base import Claim, ToolContext, ToolOutput, ToolResult
+from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.window import WindowArgs, excerpt
 
 SR = 16000
@@ -140,7 +140,7 @@ class QualityCurve(ToolOutput):
     ovrl_mos: list[float] = Field(description="overall MOS per window (1-5)")
 
 
-class SpeechQualityOutput(ToolOutput):
+class SpeechQualityOutput(CoveredOutput):
     ovrl_mos: float | None = Field(description="DNSMOS P.835 overall MOS (1-5); None when silent")
     sig_mos: float | None = Field(description="P.835 speech signal MOS (1-5); None when silent")
     bak_mos: float | None = Field(description="P.835 background MOS (1-5, higher = less intrusive noise)")

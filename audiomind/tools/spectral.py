@@ -14,7 +14,7 @@ import math
 import numpy as np
 from pydantic import Field, model_validator
 
-from audiomind.tools.base import Claim, ToolContext, ToolOutput, ToolResult
+from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.window import WindowArgs, excerpt
 
 MAX_CURVE_POINTS = 60
@@ -60,7 +60,7 @@ class CentroidCurve(ToolOutput):
     hz: list[float] = Field(description="spectral centroid (Hz)")
 
 
-class SpectralOutput(ToolOutput):
+class SpectralOutput(CoveredOutput):
     analysis_sr: int = Field(description="sample rate analysed (Hz; the file's own, at most 48 kHz)")
     nyquist_hz: float = Field(description="highest frequency analysed (Hz)")
     n_fft: int = Field(description="STFT size")

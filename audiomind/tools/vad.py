@@ -13,7 +13,6 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.audio import DecodeCache
-
 from audiomind.embedded import models, sessions
 from audiomind.state import Coverage
 from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage

@@ -9,6 +9,11 @@ from pydantic import Field, model_validator
 from audiomind.tools.base import ToolArgs, ToolContext
 
 SR = 16000  # the shared analysis rate (one decode per artifact serves every 16 kHz tool)
+FEATURE_BUDGET_S = 600.0
+"""The most a feature tool analyses when the call names no end (`end_s`): pitch, tempo, key, chords, notes,
+spectral features and speech quality hold their window in memory and take seconds per audio minute, so on a
+long recording they take the first FEATURE_BUDGET_S seconds from start_s, and their coverage says so (a call
+with an explicit end_s analyses exactly that window)."""
 
 
 class WindowArgs(ToolArgs):
@@ -36,4 +41,11 @@ def excerpt(
             f"analysis window {args.start_s:g}-{end:g} s is shorter than {min_s:g} s "
             f"(clip is {duration:.2f} s)"
         )
+    requested = (args.start_s, end)
+    note = None
+    if args.end_s is None and end - args.start_s > FEATURE_BUDGET_S:
+        end = args.start_s + FEATURE_BUDGET_S
+        note = (f"budget: the first {FEATURE_BUDGET_S:g} s of the {requested[1] - requested[0]:.0f} s from "
+                f"{args.start_s:g} s were analysed; name start_s and end_s to analyse another stretch")
+    ctx.record_coverage([(args.start_s, end)], requested, 1, None, note)
     return y[round(args.start_s * sr) : round(end * sr)].astype(np.float32), args.start_s, end

@@ -25,7 +25,6 @@ from audiomind.state import (
 )
 from audiomind.tools.manifest import ToolRegistry
 
-
 SPAN_FALLBACK_TOOLS = ("asr", "tagging")  # what runs on a named stretch when the question's own tools cannot
 
 

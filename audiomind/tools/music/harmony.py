@@ -11,7 +11,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from audiomind.tools.base import Claim, TimeSpan, ToolContext, ToolOutput, ToolResult
+from audiomind.tools.base import Claim, CoveredOutput, TimeSpan, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.music.common import MAX_LISTED, PITCH_CLASSES, SR
 from audiomind.tools.window import WindowArgs, excerpt
 
@@ -76,7 +76,7 @@ class KeyCorrelation(ToolOutput):
     correlation: float = Field(description="correlation of the chroma profile with the key profile (-1..1)")
 
 
-class KeyOutput(ToolOutput):
+class KeyOutput(CoveredOutput):
     tonic: str = Field(description="tonic pitch class of the best key")
     mode: Literal["major", "minor"] = Field(description="mode of the best key")
     key: str = Field(description="best key, e.g. 'C major' (claimed only when clear_key)")
@@ -231,7 +231,7 @@ class ChordSegment(TimeSpan):
     score: float = Field(description="mean template similarity over the segment (0-1)")
 
 
-class ChordsOutput(ToolOutput):
+class ChordsOutput(CoveredOutput):
     segments: list[ChordSegment] = Field(description="chord segments in time order (N included; at most 200)")
     segments_truncated: bool = Field(description="more segments than listed")
     n_segments: int = Field(description="number of segments (exact)")

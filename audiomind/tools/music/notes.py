@@ -13,7 +13,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.embedded import sessions
-from audiomind.tools.base import Claim, TimeSpan, ToolContext, ToolOutput, ToolResult
+from audiomind.tools.base import Claim, CoveredOutput, TimeSpan, ToolContext, ToolResult
 from audiomind.tools.music.common import MAX_LISTED, PITCH_CLASSES
 from audiomind.tools.window import WindowArgs, excerpt
 
@@ -228,7 +228,7 @@ class NoteEvent(TimeSpan):
     activation: float = Field(description="mean basic-pitch frame activation over the note (0-1)")
 
 
-class NotesOutput(ToolOutput):
+class NotesOutput(CoveredOutput):
     count: int = Field(description="notes transcribed (exact)")
     notes: list[NoteEvent] = Field(description="notes by onset (at most 200)")
     notes_truncated: bool = Field(description="more notes than listed")

@@ -13,7 +13,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, model_validator
 
-from audiomind.tools.base import Claim, ToolContext, ToolOutput, ToolResult
+from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.music.common import SR
 from audiomind.tools.window import WindowArgs, excerpt
 
@@ -59,7 +59,7 @@ class PitchContour(ToolOutput):
     f0_hz: list[float | None] = Field(description="fundamental frequency (Hz); None where unvoiced")
 
 
-class PitchOutput(ToolOutput):
+class PitchOutput(CoveredOutput):
     window_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
     frame_s: float = Field(description="pitch frame hop (s)")
     voiced_ratio: float = Field(description="share of frames with a pitch (0-1)")

@@ -11,7 +11,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from audiomind.tools.base import Claim, ToolContext, ToolOutput, ToolResult
+from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.music.common import SR
 from audiomind.tools.window import WindowArgs, excerpt
 
@@ -43,7 +43,7 @@ class TempoCandidate(ToolOutput):
     strength: float = Field(description="autocorrelation at that period (0-1)")
 
 
-class TempoOutput(ToolOutput):
+class TempoOutput(CoveredOutput):
     bpm: float = Field(description="estimated tempo (BPM)")
     bpm_method: str = Field(description="how bpm was obtained")
     autocorrelation_bpm: float = Field(description="the autocorrelation tempo estimate (BPM)")
