@@ -237,8 +237,8 @@ def _choice_families(q: str, choices: list[str]) -> dict[str, float]:
             out[fam] = 0.5
     if share(lambda c: bool(TIME_UNIT.search(c)) and bool(re.search(r"\b(in|into)\s*$|^\s*(after|at)\b", c))) >= 0.5:
         out["onset"] = 0.8  # 'after about 3 seconds', '2 s in': a point in time, not a length
-    if share(lambda c: bool(re.search(r"\bbpm\b|beats per minute", c))) >= 0.5:
-        out["tempo"] = 0.9
+    if share(lambda c: bool(re.search(r"\bbpm\b|beats per minute|\bper min(ute)?\b|/\s*min\b|\ba minute\b", c))) >= 0.5:
+        out["tempo"] = 0.9  # a rate per minute: the beat, or how often a sound repeats
     if share(is_numeric_choice) >= 0.6:
         out["count_events"] = 0.45
     if share(lambda c: any(d in c for d in DAYS)) >= 0.5:

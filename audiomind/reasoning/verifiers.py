@@ -346,22 +346,37 @@ def _inside_speech(e: Span, speech: list[Span]) -> bool:
 
 
 def verify_tempo(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """Beats (or repeats) per minute: the tempo tool's estimate, or, for evenly repeating bursts that no
+    tempo estimate covers, 60 / their median inter-onset interval."""
     tempo = f.values.get("tempo")
-    if tempo is None or a.fit("tempo") < 0.3:
+    if a.fit("tempo") < 0.3:
         return None
     nums = [parse_number(c) for c in a.choices]
     if sum(n is not None for n in nums) < 2:
         return None
-    bpm = float(tempo.value)
+    if tempo is not None:
+        bpm, what, ids = float(tempo.value), "tempo", tempo.evidence_ids
+    else:
+        ev = f.events.events if f.events is not None else []
+        gaps = sorted(ev[i + 1].start_s - ev[i].start_s for i in range(len(ev) - 1))
+        if len(gaps) < 3:
+            return None
+        mid = gaps[len(gaps) // 2]
+        if mid <= 0 or max(abs(g - mid) for g in gaps) > 0.15 * mid:
+            return None  # not an even pulse
+        bpm, what, ids = 60.0 / mid, f"{len(ev)} evenly spaced bursts, one every {mid:.2f} s:", f.events.evidence_ids
     supports = []
     for n in nums:
         if n is None:
             supports.append(0.0)
             continue
-        err = min(abs(n - bpm), abs(n - 2 * bpm) * 1.5, abs(n - bpm / 2) * 1.5) / max(bpm, 1)
-        supports.append(1.0 if err <= 0.06 else (-1.0 if err >= 0.15 else 0.0))
-    return _result("tempo", a, a.fit("tempo"), 0.8, supports, [""] * len(supports), f"tempo {bpm:.1f} BPM",
-                   tempo.evidence_ids)
+        exact = abs(n - bpm) / max(bpm, 1)
+        # a beat tracker may lock onto half or double the beat; evenly spaced bursts have no such ambiguity
+        octave = min(abs(n - 2 * bpm), abs(n - bpm / 2)) * 1.5 / max(bpm, 1) if tempo is not None else 1.0
+        err = min(exact, octave)
+        supports.append(1.0 if exact <= 0.06 else 0.5 if octave <= 0.06 else (-1.0 if err >= 0.15 else 0.0))
+    return _result("tempo", a, a.fit("tempo"), 0.8, supports, [""] * len(supports), f"{what} {bpm:.1f} {'BPM' if tempo is not None else 'per minute'}",
+                   ids)
 
 
 # ------------------------------------------------------------------ time

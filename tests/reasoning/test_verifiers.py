@@ -225,3 +225,11 @@ def test_choices_that_each_name_a_change_of_level_make_a_trend_question():
     d, _ = _decide(Facts(duration_s=4.0, loudness=loud), "As the clip goes on, what happens to the hiss?",
                    ["It swells", "It dies away", "It stays even"])
     assert d.choice_index == 1 and d.method == "loudness_trend", d
+
+
+def test_an_even_pulse_gives_a_rate_per_minute_without_a_tempo_estimate():
+    ev = EventsFact(events=[Span(start_s=0.1 + 0.75 * i, end_s=0.15 + 0.75 * i) for i in range(9)], count=9,
+                    evidence_ids=["e4"])
+    d, _ = _decide(Facts(duration_s=7.0, events=ev), "How quickly do the taps repeat?",
+                   ["Around 40 a minute", "Around 80 a minute", "Around 120 a minute"])
+    assert d.choice_index == 1 and d.method == "tempo", d
