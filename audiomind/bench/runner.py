@@ -729,7 +729,8 @@ def _run_ray(todo: list[BenchItem], make_agent: Callable[[], Any], workers: int,
                 result = ItemResult.model_validate_json(res_json)
                 commit(result.model_copy(update={"worker": where(slot, item)}), trace)
                 idle.append(slot)
-            except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError) as exc:
+            except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError, ray.exceptions.NodeDiedError,
+                    ray.exceptions.WorkerCrashedError) as exc:
                 # The worker died under the item (or its answer was lost with its node): the item never
                 # reached the log, so it simply runs again elsewhere; the dead actor is replaced.
                 node = slot.info.node_id if slot.info else "?"

@@ -2,7 +2,7 @@
 node, each its own `ray start --block` process tree (own --temp-dir, own free ports, one CPU each), joined
 into one cluster. The run is the real CLI in a subprocess pointed at the head's address; its agents are real
 (the OpenAI-compatible backends talking HTTP to the loopback server of evals/throughput_benchmark.py, a
-fixed delay per reply so an item takes about a second). Mid-run the worker node is killed (SIGKILL to its
+fixed delay per reply so an item takes about two seconds). Mid-run the worker node is killed (SIGKILL to its
 whole process tree: raylet, agents and the actor's worker process): the item it was answering runs again on
 the head, and results.jsonl holds every item exactly once.
 
@@ -15,6 +15,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -179,7 +180,7 @@ def test_two_node_cluster_spreads_items_and_retries_a_killed_nodes_item(tmp_path
            "RAY_health_check_period_ms": "500", "RAY_health_check_timeout_ms": "1000",
            "RAY_health_check_failure_threshold": "4", "RAY_health_check_initial_delay_ms": "0"}
     env.pop("RAY_ADDRESS", None)
-    llm = tb.FakeLLMServer(delay_s=0.25, prompt_tokens=1000, completion_tokens=50).start()  # ~6 calls: ~1.5 s an item
+    llm = tb.FakeLLMServer(delay_s=0.35, prompt_tokens=1000, completion_tokens=50).start()  # ~6 calls: ~2 s an item
     clips = tmp_path / "clips"
     clips.mkdir()
     rows = []
@@ -243,9 +244,10 @@ def test_two_node_cluster_spreads_items_and_retries_a_killed_nodes_item(tmp_path
     w = retried[0]["worker"]
     assert w["node_id"] == head_id and w["attempt"] == 2 and len(w["lost"]) == 1
     # ActorDiedError once the cluster has marked the node dead; ActorUnavailableError when the driver saw
-    # the actor's connection drop first (the item may or may not have run there: only its retry is committed)
-    assert w["lost"][0].startswith(f"node {second_id}: Actor"), w["lost"]
-    assert "ActorDiedError" in w["lost"][0] or "ActorUnavailableError" in w["lost"][0], w["lost"]
+    # the actor's connection drop first (the item may or may not have run there: only its retry is
+    # committed); an ObjectLostError kind when the answer was ready but still on the dead node.
+    assert re.match(rf"node {second_id}: (ActorDiedError|ActorUnavailableError|ObjectLostError|OwnerDiedError|"
+                    r"ObjectFetchTimedOutError|ObjectReconstructionFailedError): ", w["lost"][0]), w["lost"]
     after = lines[killed_after:]  # everything committed after the kill was answered on the head
     assert after and all(r["worker"]["node_id"] == head_id for r in after)
     summary = json.loads((out / "summary.json").read_text())
