@@ -124,6 +124,19 @@ def test_the_event_envelope_per_window_is_the_single_pass_envelope(four_minutes)
     np.testing.assert_allclose(windowed, whole, atol=1e-3)
 
 
+@pytest.mark.slow
+def test_windowed_vad_finds_the_single_pass_segments(four_minutes):
+    """Silero over 60 s windows side by side (each after 2 s of warm-up audio) marks the speech a single
+    sequential pass marks, in far fewer model calls."""
+    from audiomind.tools import vad
+
+    y = aio.load(four_minutes)
+    assert vad.vad_windows(len(y)) == 4
+    seq, win = vad._sequential_probabilities(y), vad.speech_probabilities(y)
+    assert len(seq) == len(win) and float(np.abs(seq - win).max()) < 0.25
+    assert vad.segments_from_probs(win, len(y)) == vad.segments_from_probs(seq, len(y))
+
+
 def test_streamed_loudness_is_pyloudnorm_on_the_whole_signal(tmp_path):
     import pyloudnorm as pyln
 
@@ -164,7 +177,7 @@ def test_tools_on_a_long_recording_keep_absolute_times_and_record_coverage(four_
     for t in ("vad", "tagging", "count_events", "loudness", "signal_stats"):
         assert calls[t].coverage.complete and calls[t].coverage.spans == [(0.0, 240.0)], t
     assert calls["tagging"].coverage.windows == 4 and calls["count_events"].coverage.windows == 4
-    assert calls["signal_stats"].coverage.windows == 4
+    assert calls["signal_stats"].coverage.windows == 4 and calls["vad"].coverage.windows == 4
 
     speech = calls["vad"].output["segments"]
     assert len(speech) == 1 and SAID_AT - 0.2 < speech[0]["start_s"] < SAID_AT + 0.5

@@ -28,7 +28,7 @@ def _session():
     return sessions.get("silero-vad", lambda: sessions.onnx_session(models.silero_vad_path(), small=True))
 
 
-def speech_probabilities(y: np.ndarray) -> np.ndarray:
+def _sequential_probabilities(y: np.ndarray) -> np.ndarray:
     """Silero speech probability per 32 ms window of 16 kHz mono audio (as silero_vad's OnnxWrapper does)."""
     sess = _session()
     n = int(np.ceil(len(y) / WINDOW)) if len(y) else 0
@@ -51,6 +51,57 @@ def speech_probabilities(y: np.ndarray) -> np.ndarray:
         out, state = sess.run(None, {"input": chunk, "state": state, "sr": sr})
         probs[i] = float(out.reshape(-1)[0])
         context = chunk[:, -CONTEXT:]
+    return probs
+
+
+WINDOW_FRAMES = 1875  # 60 s of 32 ms frames: a long clip is scanned as independent windows of this many frames
+WARMUP_FRAMES = 63  # about 2 s of the audio before a window runs through the model first (its state), unscored
+BATCH = 32  # windows scanned side by side in one model call (the graph takes a batch)
+
+
+def vad_windows(n_samples: int) -> int:
+    """How many windows `speech_probabilities` scans a clip of n_samples in (1: one sequential pass)."""
+    n = -(-n_samples // WINDOW)
+    return 1 if n <= 2 * WINDOW_FRAMES else -(-n // WINDOW_FRAMES)
+
+
+def speech_probabilities(y: np.ndarray) -> np.ndarray:
+    """Silero speech probability per 32 ms frame of 16 kHz mono audio. Up to two minutes: one sequential pass
+    (as silero_vad's OnnxWrapper does). Longer: 60 s windows, each after about 2 s of warm-up audio, run
+    BATCH at a time as one batch (the state after 2 s of audio no longer depends on what came before), so a
+    long clip takes a few thousand model calls instead of one per frame."""
+    n = int(np.ceil(len(y) / WINDOW)) if len(y) else 0
+    if n <= 2 * WINDOW_FRAMES:
+        return _sequential_probabilities(y)
+    sess = _session()
+    full = len(y) // WINDOW
+    frames = np.asarray(y[: full * WINDOW], dtype=np.float32).reshape(full, WINDOW)
+    zero = np.zeros(WINDOW, dtype=np.float32)
+    tail = zero.copy()
+    tail[: len(y) - full * WINDOW] = y[full * WINDOW :]
+
+    def frame(i: int) -> np.ndarray:
+        return frames[i] if i < full else (tail if i < n else zero)
+
+    probs = np.empty(n, dtype=np.float32)
+    sr = np.array(SR, dtype=np.int64)
+    starts = list(range(0, n, WINDOW_FRAMES))
+    for b0 in range(0, len(starts), BATCH):
+        group = starts[b0 : b0 + BATCH]
+        first = [max(0, w0 - WARMUP_FRAMES) for w0 in group]  # where each stream starts reading
+        steps = max(min(n, w0 + WINDOW_FRAMES) - f for w0, f in zip(group, first))
+        state = np.zeros((2, len(group), 128), dtype=np.float32)
+        context = np.zeros((len(group), CONTEXT), dtype=np.float32)
+        first_a, lo = np.array(first), np.array(group)
+        hi = np.minimum(n, lo + WINDOW_FRAMES)
+        for k in range(steps):
+            x = np.stack([frame(f + k) for f in first])
+            chunk = np.concatenate([context, x], axis=1)
+            out, state = sess.run(None, {"input": chunk, "state": state, "sr": sr})
+            i = first_a + k
+            scored = (i >= lo) & (i < hi)  # warm-up frames and frames past a window's end are not kept
+            probs[i[scored]] = out.reshape(-1)[scored]
+            context = chunk[:, -CONTEXT:]
     return probs
 
 
@@ -177,7 +228,8 @@ def vad(args: VadArgs, ctx: ToolContext) -> ToolResult:
         "max_prob": round(float(probs.max()), 3) if len(probs) else 0.0,
         "frame_s": FRAME_S,
         "threshold": args.threshold,
-        "coverage": coverage([(0.0, duration)], (0.0, duration), 1, None),
+        "coverage": coverage([(0.0, duration)], (0.0, duration), vad_windows(len(y)),
+                             WINDOW_FRAMES * FRAME_S if vad_windows(len(y)) > 1 else None),
     }
     if not out_segs:
         claims = [Claim(
