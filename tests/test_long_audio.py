@@ -29,8 +29,34 @@ def long_tone(tmp_path_factory):
     if not shutil.which("sox"):
         pytest.skip("sox not installed")
     p = tmp_path_factory.mktemp("long") / "tone.wav"
-    subprocess.run(["sox", "-n", "-r", "44100", "-c", "2", "-b", "16", str(p), "synth", "600", "sine", "440",
-                    "vol", "0.1", "fade", "h", "0", "600", "0", "trim", "0", "600"], check=True)
+    subprocess.run(
+        [
+            "sox",
+            "-n",
+            "-r",
+            "44100",
+            "-c",
+            "2",
+            "-b",
+            "16",
+            str(p),
+            "synth",
+            "600",
+            "sine",
+            "440",
+            "vol",
+            "0.1",
+            "fade",
+            "h",
+            "0",
+            "600",
+            "0",
+            "trim",
+            "0",
+            "600",
+        ],
+        check=True,
+    )
     return p
 
 
@@ -43,8 +69,15 @@ def four_minutes(tmp_path_factory):
 
 def _artifact(path) -> Artifact:
     info = aio.probe(path)
-    return Artifact(id="a0", path=str(path), sha256=aio.sha256_file(path), duration_s=info.duration_s,
-                    sample_rate=info.sample_rate, channels=info.channels, format=info.format)
+    return Artifact(
+        id="a0",
+        path=str(path),
+        sha256=aio.sha256_file(path),
+        duration_s=info.duration_s,
+        sample_rate=info.sample_rate,
+        channels=info.channels,
+        format=info.format,
+    )
 
 
 # ---- decoding ----------------------------------------------------------------------------------------------
@@ -142,8 +175,9 @@ def test_streamed_loudness_is_pyloudnorm_on_the_whole_signal(tmp_path):
 
     rng = np.random.default_rng(2)
     t = np.arange(48000 * 40) / 48000
-    x = np.stack([0.2 * np.sin(2 * np.pi * 300 * t) * np.linspace(0.1, 1, len(t)),
-                  0.05 * rng.standard_normal(len(t))]).astype(np.float32)
+    x = np.stack(
+        [0.2 * np.sin(2 * np.pi * 300 * t) * np.linspace(0.1, 1, len(t)), 0.05 * rng.standard_normal(len(t))]
+    ).astype(np.float32)
     p = tmp_path / "st.wav"
     import soundfile as sf
 
@@ -158,7 +192,7 @@ def test_streamed_loudness_is_pyloudnorm_on_the_whole_signal(tmp_path):
     assert lra == pytest.approx(meter.loudness_range(y), abs=1e-6)
 
 
-# ---- times and coverage through the executor -------------------------------------------------------------------
+# ---- times and coverage through the executor ---------------------------------------------------------
 @pytest.mark.slow
 def test_tools_on_a_long_recording_keep_absolute_times_and_record_coverage(four_minutes, tmp_path):
     from audiomind.tools.asr import LONG_WINDOW_S
@@ -170,7 +204,9 @@ def test_tools_on_a_long_recording_keep_absolute_times_and_record_coverage(four_
     tools = ["vad", "asr", "tagging", "count_events", "loudness", "signal_stats", "speaker_count"]
     res = ex.run([ToolCallRequest(tool=t, arguments={"artifact": "a0"}) for t in tools], [art], step=0)
     calls = {c.tool: c for c in res.tool_calls}
-    assert all(c.status == ToolCallStatus.ok for c in calls.values()), [(c.tool, c.error) for c in calls.values()]
+    assert all(c.status == ToolCallStatus.ok for c in calls.values()), [
+        (c.tool, c.error) for c in calls.values()
+    ]
     for c in calls.values():  # every call says what it analysed, typed, and the timeout it ran under
         assert c.coverage is not None and c.coverage.requested == (0.0, 240.0), c.tool
         assert c.timeout_s is not None and c.timeout_s >= 60
@@ -183,7 +219,7 @@ def test_tools_on_a_long_recording_keep_absolute_times_and_record_coverage(four_
     assert len(speech) == 1 and SAID_AT - 0.2 < speech[0]["start_s"] < SAID_AT + 0.5
     asr = calls["asr"]
     assert 240.0 > LONG_WINDOW_S and not asr.coverage.complete and "Silero" in asr.coverage.note
-    (a, b), = asr.coverage.spans
+    ((a, b),) = asr.coverage.spans
     assert SAID_AT - 1.5 < a < SAID_AT and SAID_AT + 2 < b < SAID_AT + 6 and asr.coverage.analysed_s < 10
     words = [w for s in asr.output["segments"] for w in s["words"]]
     assert "platform" in asr.output["text"].lower() and all(SAID_AT - 0.5 < w["start"] < b for w in words)
@@ -191,7 +227,12 @@ def test_tools_on_a_long_recording_keep_absolute_times_and_record_coverage(four_
     for beep in (30.0, 90.0, 210.0):  # the distractor beeps, at their absolute times
         assert any(abs(o - beep) < 0.05 for o in onsets), (beep, onsets)
     turns = calls["speaker_count"].output["turns"]
-    sounds = (30.0, 90.0, SAID_AT, 210.0)  # WebRTC VAD also takes the beeps for voice: every turn lies at a sound
+    sounds = (
+        30.0,
+        90.0,
+        SAID_AT,
+        210.0,
+    )  # WebRTC VAD also takes the beeps for voice: every turn lies at a sound
     assert any(SAID_AT - 1 < t["start_s"] < SAID_AT + 2 for t in turns)
     assert all(any(s - 1 < t["start_s"] < s + 2 for s in sounds) for t in turns), turns
 
@@ -201,7 +242,11 @@ def test_a_question_naming_a_time_is_answered_from_that_stretch(four_minutes, tm
     from audiomind import AudioMind
 
     agent = AudioMind(trace_dir=tmp_path / "traces")
-    choices = [SENTENCE, "The red bus stops at the corner at midnight.", "Please close the window before you leave."]
+    choices = [
+        SENTENCE,
+        "The red bus stops at the corner at midnight.",
+        "Please close the window before you leave.",
+    ]
     r = agent.ask(str(four_minutes), "What is said at 2:30?", choices)
     assert r.answer == SENTENCE
     spanned = [c for c in r.state.tool_calls if (c.arguments or {}).get("start_s") == 120.0]
@@ -222,11 +267,17 @@ def test_absolute_spans_in_questions():
     assert absolute_span("Which sound is heard at 75 seconds?", hour) == (65.0, 85.0)
     assert absolute_span("What is said at 2:30?", 240.0) == (120.0, 180.0)
     # the question analysis reads the question without the clock ('minute' is no tempo cue)
-    assert without_time_phrase("What is said around minute 37?") == "What is said in this part of the recording?"
+    assert (
+        without_time_phrase("What is said around minute 37?") == "What is said in this part of the recording?"
+    )
     assert without_time_phrase("How many beeps are there?") == "How many beeps are there?"
     # no absolute time, a span relative to the clip's ends, a time past the end, or the whole clip: none
-    for q, d in [("How many beeps are there?", hour), ("What is said in the first 3 seconds?", hour),
-                 ("What is said at 1:02:03?", hour), ("What is said around minute 1?", 90.0)]:
+    for q, d in [
+        ("How many beeps are there?", hour),
+        ("What is said in the first 3 seconds?", hour),
+        ("What is said at 1:02:03?", hour),
+        ("What is said around minute 1?", 90.0),
+    ]:
         assert absolute_span(q, d) is None, q
 
 
@@ -235,7 +286,9 @@ def test_timeouts_scale_with_the_audio_and_a_timeout_is_recorded(tmp_path):
     from audiomind.tools.manifest import ToolRegistry
 
     m = ToolRegistry.load().get("tagging")
-    short = Artifact(id="a0", path="x", sha256="0", duration_s=30.0, sample_rate=16000, channels=1, format="wav")
+    short = Artifact(
+        id="a0", path="x", sha256="0", duration_s=30.0, sample_rate=16000, channels=1, format="wav"
+    )
     hour = short.model_copy(update={"duration_s": 3600.0})
     assert effective_timeout(m, {"artifact": "a0"}, {"a0": short}) == m.timeout_s
     assert effective_timeout(m, {"artifact": "a0"}, {"a0": hour}) == pytest.approx(m.timeout_s * 6)
@@ -251,15 +304,48 @@ def test_feature_tools_take_a_declared_budget_of_a_long_recording(tmp_path):
     if not shutil.which("sox"):
         pytest.skip("sox not installed")
     p = tmp_path / "eleven.wav"
-    subprocess.run(["sox", "-n", "-r", "16000", "-c", "1", "-b", "16", str(p), "synth", "660", "sine", "300",
-                    "vol", "0.1"], check=True)
+    subprocess.run(
+        [
+            "sox",
+            "-n",
+            "-r",
+            "16000",
+            "-c",
+            "1",
+            "-b",
+            "16",
+            str(p),
+            "synth",
+            "660",
+            "sine",
+            "300",
+            "vol",
+            "0.1",
+        ],
+        check=True,
+    )
     ex = ToolExecutor(ToolRegistry.load(), tmp_path / "derived")
-    res = ex.run([ToolCallRequest(tool="spectral", arguments={"artifact": "a0"}),
-                  ToolCallRequest(tool="spectral", arguments={"artifact": "a0", "start_s": 630.0})],
-                 [_artifact(p)], step=0)
+    res = ex.run(
+        [
+            ToolCallRequest(tool="spectral", arguments={"artifact": "a0"}),
+            ToolCallRequest(tool="spectral", arguments={"artifact": "a0", "start_s": 630.0}),
+        ],
+        [_artifact(p)],
+        step=0,
+    )
     whole, tail = res.tool_calls
     assert whole.status == tail.status == ToolCallStatus.ok, (whole.error, tail.error)
     assert whole.coverage.spans == [(0.0, FEATURE_BUDGET_S)] and whole.coverage.requested == (0.0, 660.0)
     assert not whole.coverage.complete and "budget" in whole.coverage.note
     assert whole.output["coverage"] == whole.coverage.model_dump(mode="json")
     assert tail.coverage.spans == [(630.0, 660.0)] and tail.coverage.complete and tail.coverage.note is None
+
+
+def test_coverage_reads_as_one_line():
+    from audiomind.state import Coverage
+    from audiomind.tools.base import coverage
+
+    cov = Coverage.model_validate(coverage([(2219.0, 2223.8), (10.0, 12.0)], (0.0, 3600.0), 2, 30.0, "speech only"))
+    assert cov.spans == [(10.0, 12.0), (2219.0, 2223.8)] and cov.analysed_s == pytest.approx(6.8)
+    assert not cov.complete
+    assert cov.summary() == "covered 10.0 s-12.0 s, 36:59.0-37:03.8: 6.8 of 3600.0 s, 2 window(s) (partial)"

@@ -10,17 +10,35 @@ import re
 _NUM = r"(\d+(?:\.\d+)?)"
 _CLOCK = r"(\d{1,2}):(\d{2})(?::(\d{2}))?"
 _SPAN_PATTERNS = (
-    ("between_min", re.compile(rf"\b(?:between|from)\s+minutes?\s+{_NUM}\s+(?:and|to|-)\s+(?:minute\s+)?{_NUM}\b")),
-    ("between_min", re.compile(rf"\b(?:between|from)\s+{_NUM}\s+(?:and|to|-)\s+{_NUM}\s*(?:min|mins|minutes)\b")),
+    (
+        "between_min",
+        re.compile(rf"\b(?:between|from)\s+minutes?\s+{_NUM}\s+(?:and|to|-)\s+(?:minute\s+)?{_NUM}\b"),
+    ),
+    (
+        "between_min",
+        re.compile(rf"\b(?:between|from)\s+{_NUM}\s+(?:and|to|-)\s+{_NUM}\s*(?:min|mins|minutes)\b"),
+    ),
     ("between_clock", re.compile(rf"\b(?:between|from)\s+{_CLOCK}\s+(?:and|to|-)\s+{_CLOCK}")),
     ("clock", re.compile(rf"\b(?:at|around|near|about)\s+(?:the\s+)?{_CLOCK}\b")),
-    ("minute", re.compile(rf"(?:\b(?:at|around|near|about|in|during|after)\s+(?:the\s+)?)?(?:\bminute\s+{_NUM}\b|"
-                          rf"\b{_NUM}(?:st|nd|rd|th)\s+minute\b|\b{_NUM}\s*(?:min|mins|minutes)\s+(?:in|into)\b)|"
-                          rf"\b(?:at|around|near|about|after)\s+{_NUM}\s*(?:min|mins|minutes)\b")),
-    ("second", re.compile(rf"\b(?:at|around|near|about)\s+(?:second\s+{_NUM}|{_NUM}\s*(?:s|sec|secs|seconds)\b)|"
-                          rf"\b{_NUM}\s*(?:s|sec|secs|seconds)\s+(?:in|into)\b")),
+    (
+        "minute",
+        re.compile(
+            rf"(?:\b(?:at|around|near|about|in|during|after)\s+(?:the\s+)?)?(?:\bminute\s+{_NUM}\b|"
+            rf"\b{_NUM}(?:st|nd|rd|th)\s+minute\b|\b{_NUM}\s*(?:min|mins|minutes)\s+(?:in|into)\b)|"
+            rf"\b(?:at|around|near|about|after)\s+{_NUM}\s*(?:min|mins|minutes)\b"
+        ),
+    ),
+    (
+        "second",
+        re.compile(
+            rf"\b(?:at|around|near|about)\s+(?:second\s+{_NUM}|{_NUM}\s*(?:s|sec|secs|seconds)\b)|"
+            rf"\b{_NUM}\s*(?:s|sec|secs|seconds)\s+(?:in|into)\b"
+        ),
+    ),
 )
-MINUTE_HALF_S = 60.0  # "minute 37" / "37 minutes in": from 36:00 to 38:00 (the 37th minute and the 37:00 mark)
+MINUTE_HALF_S = (
+    60.0  # "minute 37" / "37 minutes in": from 36:00 to 38:00 (the 37th minute and the 37:00 mark)
+)
 CLOCK_HALF_S = 30.0  # "at 37:10": 30 s either side
 SECOND_HALF_S = 10.0  # "at 75 seconds": 10 s either side
 
@@ -45,7 +63,7 @@ def without_time_phrase(question: str) -> str:
     if found is None:
         return question
     m = found[1]
-    return (question[: m.start()].rstrip() + " in this part of the recording" + question[m.end():]).strip()
+    return (question[: m.start()].rstrip() + " in this part of the recording" + question[m.end() :]).strip()
 
 
 def absolute_span(question: str, duration_s: float | None) -> tuple[float, float] | None:
@@ -82,6 +100,7 @@ def absolute_span(question: str, duration_s: float | None) -> tuple[float, float
 def focus_on_span(tool_calls: list, span: tuple[float, float]) -> list:
     """The calls an answer about `span` reads: those run on exactly that stretch of a0, and the other calls
     of every tool that was not (a whole-clip transcript would bring in speech from elsewhere)."""
+
     def window(c) -> tuple:
         args = c.arguments or c.requested_arguments or {}
         return args.get("start_s"), args.get("end_s")
