@@ -202,6 +202,28 @@ def _meteor() -> _Meteor | None:
     return sessions.get("meteor", _load_meteor)
 
 
+_prewarm_lock = threading.Lock()
+_prewarmed: list[threading.Thread] = []
+
+
+def prewarm() -> None:
+    """Start the METEOR JVM (about 10 s: the JVM and its paraphrase tables) in a background thread, once per
+    process, so a judge's perception pass runs while it loads; the first real score waits on its lock."""
+    with _prewarm_lock:
+        if _prewarmed:
+            return
+
+        def warm() -> None:
+            m = _meteor()
+            if m is not None:
+                with contextlib.suppress(Exception):
+                    m.score(["a bell rings"], [["a bell rings"]])
+
+        t = threading.Thread(target=warm, name="meteor-prewarm", daemon=True)
+        _prewarmed.append(t)
+        t.start()
+
+
 def meteor_exact(cand: str, refs: list[str], alpha: float = 0.9, beta: float = 3.0, gamma: float = 0.5) -> float:
     """METEOR's scoring with the exact-match module only (Lavie & Agarwal 2007 parameters), max over refs."""
     best = 0.0

@@ -1083,10 +1083,12 @@ def judge_edit(
     max_retries: int = 3,
 ) -> EditJudgeResult:
     """Evaluate one edit; the run is written as a trace (the result's `trace_path`)."""
+    from audiomind.judges.caption_metrics import prewarm
     from audiomind.prompts import load_prompt
 
     if not (instruction or target_description):
         raise ValueError("give the edit instruction or the target description (or both)")
+    prewarm()  # the METEOR JVM loads while the clips are perceived
     inputs = {"original": str(original), "edited": str(edited), "instruction": instruction,
               "original_description": original_description, "target_description": target_description}
     task = (f"Evaluate the audio edit of a0 (original) into a1 (edited). Instruction: {instruction or '(none)'}; "
