@@ -56,7 +56,13 @@ VOICES = {
     "annie": ("espeak", "en-us+Annie", "female"), "cb_f2": ("espeak", "en-029+f2", "female"),
     "rp_f1": ("espeak", "en-gb-x-rp+f1", "female"), "rp_m3": ("espeak", "en-gb-x-rp+m3", "male"),
     "us_m5": ("espeak", "en-us+m5", "male"), "sc_m2": ("espeak", "en-gb-scotland+m2", "male"),
+    # set v3
+    "linda": ("espeak", "en-us+linda", "female"), "alicia": ("espeak", "en-us+Alicia", "female"),
+    "steph": ("espeak", "en-us+steph", "female"), "anika": ("espeak", "en+anika", "female"),
+    "david": ("espeak", "en-us+david", "male"), "travis": ("espeak", "en-us+travis", "male"),
+    "john": ("espeak", "en+john", "male"), "paul": ("espeak", "en-us+paul", "male"),
 }
+V3_VOICES = ("linda", "alicia", "steph", "anika", "david", "travis", "john", "paul")
 # documented adult speaking-f0 bands (audiomind.reasoning.verifiers): a voice whose median f0 contradicts its
 # label is no voice of that gender for a pitch-based judge, and is left out of a set (v2 checks this when it
 # is built; v1 was built without the check and its en-gb+f4 voice measures about 101-113 Hz)
@@ -109,6 +115,13 @@ class Kit:
                 synth.midi_track([(0.1 + gap_s * i, 0.2, key, 120) for i in range(n)], p, channel=9)
             elif name == "chime":
                 synth.sound_file("message-new-instant", p)
+            elif name == "ringout":
+                y = _load(synth.sound_file("phone-outgoing-calling", self.d / "raw_ringout.wav"))[: int(3.0 * SR)]
+                aio.write_wav(p, y, SR)
+            elif name == "complete":
+                synth.sound_file("complete", p)
+            elif name == "attention":
+                synth.sound_file("window-attention", p)
             else:
                 raise KeyError(name)
         return _load(p)
@@ -123,6 +136,14 @@ class Kit:
         hz = float(np.median(f0)) if len(f0) else None
         gender = VOICES[key][2]
         ok = hz is not None and (hz <= MALE_MAX_HZ if gender == "male" else hz >= FEMALE_MIN_HZ)
+        engine, name, _ = VOICES[key]
+        if ok and engine == "espeak":  # an unknown variant falls back to the language's default voice: no new voice
+            lang = name.split("+")[0]
+            d = self.d / f"default_{lang}.wav"
+            if not d.exists():
+                synth.speech("the quick brown fox jumps over the lazy dog", d, voice=lang, engine="espeak")
+            dv = _load(d)
+            ok = not (len(dv) == len(y) and np.allclose(dv, y))
         return ok, hz
 
 
@@ -131,10 +152,20 @@ MELODIC = {  # name -> (General MIDI program, notes, note length s)
     "trombone": (57, ["C3", "E3", "G3", "C4", "G3"], 0.35), "xylophone": (13, ["C5", "D5", "E5", "G5", "E5", "C5"], 0.2),
     "accordion": (21, ["C4", "E4", "G4", "E4", "F4", "D4"], 0.35), "steel_drums": (114, ["E5", "G5", "A5", "G5", "E5"], 0.3),
     "clarinet": (71, ["C4", "E4", "G4", "E4", "C4"], 0.35),
+    # set v3
+    "guitar": (24, ["E3", "G3", "B3", "E4", "B3", "G3"], 0.3), "bagpipe": (109, ["A4", "B4", "C#5", "E5", "C#5"], 0.4),
+    "tuba": (58, ["C2", "E2", "G2", "E2", "C2"], 0.45), "oboe": (68, ["E4", "G4", "A4", "G4", "E4"], 0.4),
+    "glockenspiel": (9, ["C6", "E6", "G6", "C7", "G6", "E6"], 0.2), "sitar": (104, ["D4", "F4", "G4", "A4", "G4"], 0.4),
+    "harmonica": (22, ["C4", "E4", "G4", "E4", "D4"], 0.4), "vibraphone_slow": (11, ["F4", "A4", "C5", "A4"], 0.8),
+    "banjo": (105, ["G4", "B4", "D5", "B4", "G4", "D5"], 0.2), "timpani": (47, ["C2"] * 8, 0.12),
+    "vibraphone": (11, ["F4", "A4", "C5", "A4", "F4"], 0.35),
 }
 HITS = {  # name -> (General MIDI drum key, strikes, seconds between)
     "triangle3": (81, 3, 0.6), "maracas": (70, 8, 0.2), "bongos": (60, 6, 0.25), "crash": (49, 1, 0.5),
     "snare_roll": (38, 12, 0.08), "whistle": (72, 1, 0.5), "woodblock": (76, 4, 0.3),
+    # set v3
+    "claves4": (75, 4, 0.45), "congas": (63, 6, 0.25), "ride4": (51, 4, 0.5), "hihat_open": (46, 4, 0.35),
+    "timbales": (65, 5, 0.25), "tom_roll": (41, 14, 0.07),
 }
 
 
@@ -337,6 +368,87 @@ def rubric_scenes_v2(k: Kit) -> list[dict]:
     return S
 
 
+def rubric_scenes_v3(k: Kit) -> list[dict]:
+    """Set v3 (fresh, judged once after the code was frozen): guitar, bagpipe, tuba, oboe, glockenspiel, sitar,
+    harmonica and vibraphone phrases; claves, congas and ride cymbal (drum channel); the freedesktop
+    phone-outgoing-calling and complete sounds; espeak-ng voices en-us+linda, en-us+Alicia, en-us+steph, en+anika
+    (female) and en-us+david, en-us+travis, en+john, en-us+paul (male); wordings written before the rules were run on them."""
+    S = []
+
+    def scene(sid: str, full: np.ndarray, positive: str, negatives: dict[str, str], missing: np.ndarray | None):
+        S.append({"id": sid, "full": full, "missing": missing, "positive": positive, "negatives": negatives})
+
+    gal = k.voice("linda", "the gallery is on your left")
+    guitar = k.sound("guitar")
+    scene("guitar_gallery", seq([guitar, gal]),
+          "Someone strums a guitar, and when the music ends a woman remarks 'the gallery is on your left'.",
+          {"order": "A woman remarks 'the gallery is on your left', and when she is done someone strums a guitar.",
+           "gender": "Someone strums a guitar, and when the music ends a man remarks 'the gallery is on your left'.",
+           "extra": "Someone strums a guitar while a baby is crying, and then a woman remarks 'the gallery is on "
+                    "your left'."},
+          seq([gal]))
+    games = k.voice("david", "welcome to the highland games")
+    pipes = k.sound("bagpipe")
+    scene("bagpipe_games", seq([games, pipes]),
+          "A male voice says 'welcome to the highland games', followed by the sound of bagpipes.",
+          {"order": "The sound of bagpipes, followed by a male voice saying 'welcome to the highland games'.",
+           "gender": "A female voice says 'welcome to the highland games', followed by the sound of bagpipes.",
+           "extra": "A male voice says 'welcome to the highland games', followed by bagpipes and a horse neighing."},
+          seq([games]))
+    scene("claves_four", seq([k.sound("claves4")]), "Claves are tapped four times.",
+          {"count": "Claves are tapped seven times.", "extra": "Claves are tapped four times, then a cat meows."},
+          None)
+    tuba, oboe = k.sound("tuba"), k.sound("oboe")
+    scene("tuba_oboe", seq([tuba, oboe]), "A tuba plays a low tune, then an oboe takes over.",
+          {"order": "An oboe plays first, then a tuba takes over with a low tune.",
+           "extra": "A tuba plays a low tune, then an oboe takes over, and a drum roll closes it."},
+          seq([tuba]))
+    salt = k.voice("steph", "could you pass the salt")
+    here = k.voice("travis", "here you go")
+    scene("salt_dialogue", seq([salt, here], gap_s=0.6),
+          "A woman asks 'could you pass the salt' and a man replies 'here you go'.",
+          {"gender": "A man asks 'could you pass the salt' and a woman replies 'here you go'.",
+           "extra": "A woman asks 'could you pass the salt', glass shatters, and a man replies 'here you go'."},
+          None)
+    scene("glockenspiel_alone", seq([k.sound("glockenspiel")]), "A glockenspiel plays a bright little melody.",
+          {"extra": "A glockenspiel plays a bright little melody over heavy rain."}, None)
+    shop = k.voice("john", "the shop closes at six")
+    sitar = k.sound("sitar")
+    scene("sitar_shop", overlay(seq([shop], lead_s=0.5), sitar, 0.0, -9.0),
+          "A man says 'the shop closes at six' with a sitar playing underneath.",
+          {"gender": "A woman says 'the shop closes at six' with a sitar playing underneath.",
+           "extra": "A man says 'the shop closes at six' with a sitar and a barking dog underneath."},
+          seq([shop], lead_s=0.5))
+    hello = k.voice("anika", "hello, who is this")
+    ring = k.sound("ringout")
+    scene("ringout_hello", seq([ring, hello]), "A phone line rings out, and then a woman answers 'hello, who is this'.",
+          {"order": "A woman says 'hello, who is this', and then a phone line rings out.",
+           "gender": "A phone line rings out, and then a man answers 'hello, who is this'."},
+          seq([hello]))
+    congas, harm = k.sound("congas"), k.sound("harmonica")
+    scene("congas_harmonica", seq([congas, harm]), "Conga drums are played, followed by a harmonica.",
+          {"order": "A harmonica is played, followed by conga drums.",
+           "extra": "Conga drums are played, followed by a harmonica and a siren."},
+          seq([congas]))
+    dl = k.voice("paul", "your download has finished")
+    done = k.sound("complete")
+    scene("complete_download", seq([done, dl]), "After a short chime, a man announces 'your download has finished'.",
+          {"order": "Before a short chime, a man announces 'your download has finished'.",
+           "gender": "After a short chime, a woman announces 'your download has finished'."},
+          seq([dl]))
+    show = k.voice("alicia", "the show is about to begin")
+    ride = k.sound("ride4")
+    scene("show_ride", seq([show, ride]),
+          "A woman announces 'the show is about to begin' and then a cymbal is tapped four times.",
+          {"order": "A cymbal is tapped four times and then a woman announces 'the show is about to begin'.",
+           "gender": "A man announces 'the show is about to begin' and then a cymbal is tapped four times.",
+           "count": "A woman announces 'the show is about to begin' and then a cymbal is tapped two times."},
+          seq([show]))
+    scene("vibraphone_slow", seq([k.sound("vibraphone_slow")]), "A slow, soft vibraphone melody.",
+          {"extra": "A slow, soft vibraphone melody with birds chirping."}, None)
+    return S
+
+
 def build_rubric(out: Path, k: Kit, scenes: list[dict] | None = None) -> list[dict]:
     d = out / "rubric"
     d.mkdir(parents=True, exist_ok=True)
@@ -499,6 +611,71 @@ def edit_bases_v2(k: Kit) -> list[dict]:
     return B
 
 
+def edit_bases_v3(k: Kit) -> list[dict]:
+    """Set v3 edits: the v3 sounds and voices, wordings written before the rules were run on them."""
+    B = []
+    timp, tuba, banjo, sitar = k.sound("timpani"), k.sound("tuba"), k.sound("banjo"), k.sound("sitar")
+    claves, congas, attn, ride = k.sound("claves4"), k.sound("congas"), k.sound("attention"), k.sound("ride4")
+    ring, glock, harm, pipes = k.sound("ringout"), k.sound("glockenspiel"), k.sound("harmonica"), k.sound("bagpipe")
+    oboe, hihat, timb, vib = k.sound("oboe"), k.sound("hihat_open"), k.sound("timbales"), k.sound("vibraphone")
+    guitar, done, roll = k.sound("guitar"), k.sound("complete"), k.sound("tom_roll")
+    sp = k.voice("david", "the library will close in ten minutes, please bring your books to the front desk")
+    B.append({"id": "add_timpani_after", "kind": "add", "instruction": "Add a timpani roll after the announcement.",
+              "original": seq([sp]), "real": seq([sp, timp]),
+              "wrong": {"wrong_sound": seq([sp, tuba]), "wrong_place": seq([timp, sp])}})
+    sp = k.voice("linda", "good morning and welcome to the annual meeting")
+    B.append({"id": "add_banjo_open", "kind": "add", "instruction": "Open the clip with a banjo tune.",
+              "original": seq([sp]), "real": seq([banjo, sp]),
+              "wrong": {"wrong_sound": seq([sitar, sp]), "wrong_place": seq([sp, banjo])}})
+    sp = k.voice("paul", "the parking lot is full, please use the garage")
+    base = seq([sp], tail_s=2.2)
+    at = 0.2 + len(sp) / SR + 0.3
+    B.append({"id": "add_claves_after", "kind": "add", "instruction": "Add claves right after the man finishes talking.",
+              "original": base, "real": overlay(base, claves, at, -3.0),
+              "wrong": {"wrong_sound": overlay(base, congas, at, -3.0), "wrong_place": overlay(base, claves, 0.0, -3.0)}})
+    a, b = k.voice("steph", "this is the first part of the lesson"), k.voice("steph", "and this is the second part")
+    B.append({"id": "add_chime_between", "kind": "add", "instruction": "Put a short chime between the two sentences.",
+              "original": seq([a, b], gap_s=0.6), "real": seq([a, attn, b], gap_s=0.3),
+              "wrong": {"wrong_sound": seq([a, ride[: int(1.2 * SR)], b], gap_s=0.3)}})
+    sp = k.voice("travis", "i will call you back later this afternoon")
+    B.append({"id": "del_ringout_cut", "kind": "delete", "instruction": "Get rid of the phone ringing.",
+              "original": seq([sp, ring]), "real": seq([sp]),
+              "wrong": {"wrong_target": seq([ring]), "partial": seq([sp, ring[: int(0.8 * SR)]])}})
+    sp = k.voice("anika", "the bakery opens early on saturdays")
+    orig = seq([glock, sp, congas])
+    real, wrong = orig.copy(), orig.copy()
+    lead = int(0.2 * SR)
+    real[lead: lead + len(glock)] = 0.0
+    x0 = lead + len(glock) + int(0.4 * SR) + len(sp) + int(0.4 * SR)
+    wrong[x0: x0 + len(congas)] = 0.0
+    B.append({"id": "del_glock_inplace", "kind": "delete", "instruction": "Erase the glockenspiel.",
+              "original": orig, "real": real, "wrong": {"wrong_target": wrong}})
+    sp = k.voice("john", "we are sorry, this number is no longer in service")
+    bed = seq([sp], lead_s=0.5, tail_s=0.8)
+    B.append({"id": "del_harmonica_bed", "kind": "delete",
+              "instruction": "Remove the harmonica playing in the background.",
+              "original": overlay(bed, harm, 0.0, -10.0), "real": bed,
+              "wrong": {"wrong_target": overlay(np.zeros_like(bed), harm, 0.0, -10.0)}})
+    sp = k.voice("david", "and that concludes the opening ceremony")
+    B.append({"id": "rep_bagpipe_oboe", "kind": "replace", "instruction": "Replace the bagpipes with an oboe melody.",
+              "original": seq([sp, pipes]), "real": seq([sp, oboe]),
+              "wrong": {"wrong_sound": seq([sp, tuba]), "deleted_only": seq([sp])}})
+    sp = k.voice("alicia", "the next song is dedicated to my mother")
+    B.append({"id": "rep_claves_hihat", "kind": "replace", "instruction": "Swap the claves for a hi-hat.",
+              "original": seq([claves, sp]), "real": seq([hihat, sp]),
+              "wrong": {"wrong_sound": seq([timb, sp]), "deleted_only": seq([sp])}})
+    sp = k.voice("paul", "thank you for listening to this short recording")
+    B.append({"id": "rep_vibraphone_guitar", "kind": "replace",
+              "instruction": "Change the vibraphone to an acoustic guitar.",
+              "original": seq([sp, vib]), "real": seq([sp, guitar]),
+              "wrong": {"wrong_sound": seq([sp, timp]), "deleted_only": seq([sp])}})
+    sp = k.voice("steph", "your order has been shipped")
+    B.append({"id": "rep_chime_roll", "kind": "replace", "instruction": "Replace the chime at the start with a drum roll.",
+              "original": seq([done, sp]), "real": seq([roll, sp]),
+              "wrong": {"wrong_sound": seq([glock, sp]), "deleted_only": seq([sp])}})
+    return B
+
+
 def build_edits(out: Path, k: Kit, bases: list[dict] | None = None) -> list[dict]:
     d = out / "edit"
     d.mkdir(parents=True, exist_ok=True)
@@ -523,19 +700,20 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 @app.command()
 def main(out: Path = typer.Option(Path(__file__).resolve().parent / "heldout", "--out",
                                   help="folder for src/, rubric/items.jsonl and edit/items.jsonl"),
-         set_: str = typer.Option("v2", "--set", help="v1 (first held-out set) or v2 (fresh set, voices checked)")) -> None:
+         set_: str = typer.Option("v2", "--set", help="v1, v2 (held-out sets now used in development) or v3 (fresh set, voices checked)")) -> None:
     """Generate a held-out rubric and edit benchmark (audio + items.jsonl files)."""
     k = Kit(out)
     checked = {}
-    if set_ == "v2":
-        for key in ("annie", "cb_f2", "rp_f1", "rp_m3", "us_m5", "sc_m2", "kal16"):
+    if set_ in ("v2", "v3"):
+        keys = ("annie", "cb_f2", "rp_f1", "rp_m3", "us_m5", "sc_m2", "kal16") if set_ == "v2" else V3_VOICES
+        for key in keys:
             ok, hz = k.check_voice(key)
             checked[key] = {"gender": VOICES[key][2], "median_f0_hz": round(hz, 1) if hz else None, "fits_band": ok}
             if not ok:
                 raise SystemExit(f"voice {key} ({VOICES[key][1]}) measures {hz} Hz: not a {VOICES[key][2]} voice by "
                                  "the documented bands; pick another")
-        r = build_rubric(out, k, rubric_scenes_v2(k))
-        e = build_edits(out, k, edit_bases_v2(k))
+        r = build_rubric(out, k, rubric_scenes_v2(k) if set_ == "v2" else rubric_scenes_v3(k))
+        e = build_edits(out, k, edit_bases_v2(k) if set_ == "v2" else edit_bases_v3(k))
     else:
         r = build_rubric(out, k)
         e = build_edits(out, k)
