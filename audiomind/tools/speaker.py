@@ -116,7 +116,7 @@ def voiced_regions(
     frames = len(y) // n
     if frames == 0:
         return []
-    peak = float(np.max(np.abs(y))) if len(y) else 0.0
+    peak = max(float(np.max(y)), -float(np.min(y))) if len(y) else 0.0  # no full-size temporary of a long clip
     if peak < 1e-4:
         return []
     vad = webrtcvad.Vad(aggressiveness)
