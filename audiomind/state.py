@@ -148,24 +148,31 @@ class Coverage(_Model):
     """Which stretches of an artifact a tool actually analysed (artifact seconds: absolute times), in how
     many windows, and why any part of the requested stretch was left out."""
 
-    spans: list[tuple[float, float]] = Field(description="analysed stretches [start, end] (s), merged, in time order")
+    spans: list[tuple[float, float]] = Field(
+        description="analysed stretches [start, end] (s), merged, in time order")
     analysed_s: float = Field(description="total analysed time (s)")
     requested: tuple[float, float] = Field(description="the stretch the call asked for [start, end] (s)")
     windows: int = Field(description="analysis windows processed")
-    window_s: float | None = Field(None, description="analysis window length (s); None: one pass over the stretch")
+    window_s: float | None = Field(
+        None, description="analysis window length (s); None: one pass over the stretch")
     complete: bool = Field(description="the whole requested stretch was analysed")
-    note: str | None = Field(None, description="how the analysed spans were chosen when not the whole stretch")
+    note: str | None = Field(
+        None, description="how the analysed spans were chosen when not the whole stretch")
 
     def summary(self, max_spans: int = 4) -> str:
-        """One line: the spans (m:ss past a minute), how much of the requested stretch, in how many windows."""
+        """One line: the spans (m:ss when the stretch reaches a minute), how much of the requested stretch, in
+        how many windows."""
+        clock = max([self.requested[1], *(b for _, b in self.spans)]) >= 60
+
         def t(x: float) -> str:
-            return f"{int(x // 60)}:{x % 60:04.1f}" if x >= 60 else f"{x:.1f} s"
+            return f"{int(x // 60)}:{x % 60:04.1f}" if clock else f"{x:.1f}"
 
         spans = ", ".join(f"{t(a)}-{t(b)}" for a, b in self.spans[:max_spans])
+        spans += "" if clock or not self.spans else " s"
         more = f" (+{len(self.spans) - max_spans} more)" if len(self.spans) > max_spans else ""
         req = self.requested[1] - self.requested[0]
-        return (f"covered {spans or 'nothing'}{more}: {self.analysed_s:.1f} of {req:.1f} s, {self.windows} window(s)"
-                + ("" if self.complete else " (partial)"))
+        return (f"covered {spans or 'nothing'}{more}: {self.analysed_s:.1f} of {req:.1f} s, "
+                f"{self.windows} window(s)" + ("" if self.complete else " (partial)"))
 
 
 class ToolCall(_Model):
@@ -186,8 +193,10 @@ class ToolCall(_Model):
     derived_artifact_ids: list[str] = Field(default_factory=list)
     cache_key: str | None = None
     issued_by: Literal["planner", "frontend"] = "planner"
-    timeout_s: float | None = Field(None, description="the timeout the call ran under (s), scaled to the audio's length")
-    coverage: Coverage | None = Field(None, description="the stretches the tool analysed, copied from its output")
+    timeout_s: float | None = Field(
+        None, description="the timeout the call ran under (s), scaled to the audio's length")
+    coverage: Coverage | None = Field(
+        None, description="the stretches the tool analysed, copied from its output")
 
 
 class EvidenceItem(_Model):

@@ -345,7 +345,10 @@ def test_coverage_reads_as_one_line():
     from audiomind.state import Coverage
     from audiomind.tools.base import coverage
 
-    cov = Coverage.model_validate(coverage([(2219.0, 2223.8), (10.0, 12.0)], (0.0, 3600.0), 2, 30.0, "speech only"))
+    spans = [(2219.0, 2223.8), (10.0, 12.0)]
+    cov = Coverage.model_validate(coverage(spans, (0.0, 3600.0), 2, 30.0, "speech only"))
     assert cov.spans == [(10.0, 12.0), (2219.0, 2223.8)] and cov.analysed_s == pytest.approx(6.8)
     assert not cov.complete
-    assert cov.summary() == "covered 10.0 s-12.0 s, 36:59.0-37:03.8: 6.8 of 3600.0 s, 2 window(s) (partial)"
+    assert cov.summary() == "covered 0:10.0-0:12.0, 36:59.0-37:03.8: 6.8 of 3600.0 s, 2 window(s) (partial)"
+    short = Coverage.model_validate(coverage([(0.0, 5.0)], (0.0, 5.0), 1))
+    assert short.summary() == "covered 0.0-5.0 s: 5.0 of 5.0 s, 1 window(s)"
