@@ -40,8 +40,9 @@ SOUND_VERB = re.compile(r"\b(struck|strikes?|hit|hits|rings?|ringing|rang|plays?
                         r"blowing|sounds?|rattles?|drips?|roars?|crash(?:es|ing)?|slams?|creaks?|taps?|tapping|"
                         r"honks?|whistles?|tolls?|tolling|clangs?|thuds?|pops?|pours?)\b", re.IGNORECASE)
 SEQ = re.compile(r"\s*(?:,\s*)?\b(?:and then|then|followed by|after which|after that|afterwards?|and finally|finally|"
-                 r"later|subsequently|before|after|(?:and\s+)?(?:once|when|as soon as)\s+(?:it|he|she|they|this|that)\s+"
-                 r"(?:stops|ends|finishes|is over|has finished|has ended|fades(?: out)?))\b\s*", re.IGNORECASE)
+                 r"later|subsequently|before|after|(?:and\s+)?(?:once|when|as soon as)\s+(?:it|he|she|they|this|that|"
+                 r"(?:the|this|that|his|her|their)\s+[a-z]+)\s+(?:stops|ends|finishes|fades(?: out)?|dies away|"
+                 r"(?:is|are|has|have)\s+(?:over|done|finished|ended|stopped|gone)))\b\s*", re.IGNORECASE)
 # a clause that ends on a sequence word happens after the one before it ('... and a trombone comes later')
 TRAILING_SEQ = re.compile(r"\s+(?:later(?: on)?|afterwards?|after that|next|then|last|at the end)\s*$", re.IGNORECASE)
 # a bare subject left by a mid-clause 'then' ('a man then says ...'): it belongs to the next clause
@@ -56,6 +57,7 @@ PARTICIPLE = re.compile(r"^\s*(?:then\s+)?[a-z]+(?:ed|en|ck|ng|ung|un|own|ot|ken
 # ("A before B": B after A; "A after B": B before A; "A, then B" / "after which" / "later": B after A)
 _REL = {"before": "after", "after": "before"}
 LEAD_SUB = re.compile(r"^\s*(after|once|when|as soon as|before)\b\s*(.+?),\s*(.+)$", re.IGNORECASE | re.DOTALL)
+ADJ_ONLY = re.compile(r"^(?:a|an|the|some)\s+([a-z]+)$", re.IGNORECASE)
 ADVERB = re.compile(r"^\s*(?:first(?:ly)?|at first|initially|to begin with|finally|at the end|in the end|next|"
                     r"then|afterwards?|later)\b\s*,?\s*", re.IGNORECASE)
 
@@ -134,8 +136,20 @@ def _sequence(sentence: str, rel: str | None) -> list[tuple[str, str | None]]:
 
 def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
     # (never split off a quotation from its speaker: "greets them with 'hello'")
-    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\bwith\b|\bover\b|\bas\b|\band\b)(?!\s*\x00)\s*", chunk)
+    # ('over' / 'as' closing a clause are particles, not joiners: 'an oboe takes over')
+    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\bwith\b|\bover\b(?!\s*(?:[,.;!?]|$))|\bas\b(?!\s*(?:[,.;!?]|$))|"
+                                 r"\band\b)(?!\s*\x00)\s*", chunk)
              if p.strip(" ,.;")]
+    # a comma between adjectives is no clause break: 'a slow, soft melody' (the part before it is an article
+    # and one word that names no sound)
+    joined: list[str] = []
+    for p in parts:
+        if joined and ADJ_ONLY.match(joined[-1].strip()) and not ev.phrase_labels(ADJ_ONLY.match(
+                joined[-1].strip()).group(1)) and not SOUND_VERB.search(joined[-1]):
+            joined[-1] = joined[-1].strip() + " " + p.strip()
+        else:
+            joined.append(p)
+    parts = joined
     out: list[tuple[str, str | None]] = []
     for i, p in enumerate(parts):
         out.append((p, rel if i == 0 else "with"))
@@ -166,6 +180,10 @@ def _sound_phrase(clause: str) -> str:
                r"quietly|softly|in the background|in the foreground|repeatedly|again|is heard|are heard|"
                r"can be heard|there is|there are|sound|sounds|plays?|playing|first|finally|afterwards?|then|"
                r"throughout|a|an|the)\b", " ", p, flags=re.IGNORECASE)
+    # a verb of taking turns names no sound ('an oboe takes over', 'a flute joins in')
+    p = re.sub(r"\b(?:takes?|taking|joins?|joining|comes?|coming|kicks?)(?:\s+(?:over|in)\b|\s*$)|\b(?:enters?|"
+               r"follows?|starts?|begins?|continues?|answers?|responds?|replies?|closes?|opens?)\b(?:\s+(?:it|them)\b)?",
+               " ", p, flags=re.IGNORECASE)
     p = " ".join(p.split()) or clause
     return p[0].lower() + p[1:] if p[:2] != p[:2].upper() else p
 

@@ -91,6 +91,8 @@ class Scene(BaseModel):
     tied: list[bool] = Field(default_factory=list, description="source fits two phrases alike")
     span_f0: dict[str, float | None] = Field(
         default_factory=dict, description="'start-end' -> median f0 (Hz) of a pitch call over that speech span")
+    word_fits: dict[str, Any] = Field(
+        default_factory=dict, description="quoted words -> wordfit.WordFit (the quote scored against the audio)")
 
     @property
     def segments(self) -> list[Span]:
@@ -165,6 +167,7 @@ def measure(session: JudgeSession, facts: Facts, items: list[RubricItem]) -> Sce
     keep = [i for i, w in enumerate(windows) if not ev.hears_silence(w)]
     bursts, windows = [bursts[i] for i in keep], [windows[i] for i in keep]
     scene = Scene(facts=facts, bursts=bursts, sources=group_sources(bursts, windows))
+    scene.word_fits = _word_fits(session, facts, items)
     for call in ev.record(session).successful_calls("pitch"):
         a = call.arguments or {}
         if a.get("artifact", "a0") == "a0" and a.get("start_s") is not None and a.get("end_s") is not None:
@@ -181,6 +184,40 @@ def measure(session: JudgeSession, facts: Facts, items: list[RubricItem]) -> Sce
         scene.identities[ph] = per
     _share_out(scene, phrases)
     return scene
+
+
+def quoted_words(items: list[RubricItem]) -> list[str]:
+    """Every quoted sentence the kept items name (words, gender and order items)."""
+    out: list[str] = []
+    for it in items:
+        if not it.kept:
+            continue
+        c = it.check
+        for w in [c.get("words")] + [(c.get(k) or {}).get("words") for k in ("first", "second")]:
+            if w and w not in out:
+                out.append(w)
+    return out
+
+
+def _word_fits(session: JudgeSession, f: Facts, items: list[RubricItem]) -> dict[str, Any]:
+    """Quotes the transcript does not plainly contain, scored against the audio (`wordfit`)."""
+    from audiomind.judges import wordfit
+
+    if f.transcript is None or not f.speech_segments:
+        return {}
+    try:
+        path = session.state.artifact("a0").path
+    except Exception:  # noqa: BLE001
+        return {}
+    words = [(w.text, w.start_s, w.end_s) for w in f.transcript.words]
+    out: dict[str, Any] = {}
+    for q in quoted_words(items):
+        if ev.word_recall(q, f.text or "") >= 0.999:
+            continue
+        wf = wordfit.fit(path, q, words, f.duration_s)
+        if wf is not None:
+            out[q] = wf
+    return out
 
 
 SAME_SOURCE_GAP_S = 0.8
@@ -248,10 +285,14 @@ def _share_out(scene: Scene, phrases: list[str], tie: float = 0.08) -> None:
 # ---------------------------------------------------------------- locating sources
 
 
-def _word_span(words: str, f: Facts) -> tuple[float, float] | None:
-    """Where the quoted words are said (Whisper word times), or None."""
+def _word_span(words: str, f: Facts, scene: Scene | None = None) -> tuple[float, float] | None:
+    """Where the quoted words are said (Whisper word times; else the transcript stretch the quote was
+    scored in place of, when the audio fits the quote), or None."""
     if f.transcript is None or not f.transcript.words:
         return None
+    wf = scene.word_fits.get(words) if scene is not None else None
+    if wf is not None and wf.span is not None and wf.p >= 0.5 and ev.word_recall(words, f.text or "") < 0.5:
+        return wf.span
     target = ev._norm_words(words)
     heard = [ev._norm_words(w.text) for w in f.transcript.words]
     best, span = 0.0, None
@@ -291,11 +332,12 @@ def locate(loc: dict[str, Any], scene: Scene) -> Placement:
     if loc.get("kind") == "speech":
         words = loc.get("words")
         if words:
-            span = _word_span(words, f)
+            span = _word_span(words, f, scene)
             if span is not None:
                 return Placement(onset_s=span[0], spans=[Span(start_s=span[0], end_s=span[1])],
                                  how=f"'{words}' is said at {span[0]:.2f}-{span[1]:.2f} s (ASR word times)")
-            if f.transcript is not None and f.text and transcript_reliable(f):
+            wf = scene.word_fits.get(words)
+            if f.transcript is not None and f.text and transcript_reliable(f) and (wf is None or wf.p < 0.2):
                 return Placement(status="absent", how=f"'{words}' is not in the transcript '{ev._short(f.text, 12)}'")
         nth = int(loc.get("nth", 0))
         turns = _turns(f) if nth else f.speech_segments
@@ -355,6 +397,9 @@ def verify(item: RubricItem, scene: Scene) -> tuple[float, str, bool]:
                 return 0.05, "no speech to say the words (VAD)", True
             return _unverifiable("no transcript")
         r = ev.word_recall(c["words"], f.text or "")
+        wf = scene.word_fits.get(c["words"])
+        if wf is not None and r < 0.999:
+            return _words_p(r, wf)
         if r < 0.65 and not transcript_reliable(f):
             return _unverifiable(f"{r:.0%} of the words heard, but the transcript '{ev._short(f.text, 12)}' is "
                                  f"unreliable (mean word probability {mean_word_p(f):.2f} < {RELIABLE_WORD_P})")
@@ -398,6 +443,15 @@ def verify(item: RubricItem, scene: Scene) -> tuple[float, str, bool]:
     return _unverifiable(f"no tool can verify this ({c.get('why', 'unsupported')})")
 
 
+def _words_p(r: float, wf: Any) -> tuple[float, str, bool]:
+    """The quote's fit to the audio (teacher-forced) with the transcript's word recall: both must say no for
+    a confident no; a fit the transcript does not share stays short of a confident yes."""
+    p_rec = _sig((r - 0.65) / 0.08)
+    p = max(p_rec, 0.5 + 0.4 * (wf.p - 0.5)) if wf.p >= 0.5 else min(max(p_rec, wf.p), 0.5)
+    return _p(p), (f"{r:.0%} of the words in the transcript (p {p_rec:.2f}); {wf.why()}; p = the recall's p, "
+                   "raised toward 0.9 by a good fit, held at or below 0.5 by a poor one"), True
+
+
 def _gender(c: dict[str, Any], scene: Scene) -> tuple[float, str, bool]:
     f = scene.facts
     if not f.speech_segments:
@@ -405,7 +459,7 @@ def _gender(c: dict[str, Any], scene: Scene) -> tuple[float, str, bool]:
     if f.pitch is None or not f.pitch.contour:
         return _unverifiable("no pitch measured")
     words, nth = c.get("words"), int(c.get("nth", 0))
-    span = _word_span(words, f) if words else None
+    span = _word_span(words, f, scene) if words else None
     if span is not None:
         key = f"{round(span[0], 3):.3f}-{round(span[1], 3):.3f}"
         hz = scene.span_f0.get(key) if key in scene.span_f0 else f.median_pitch(*span)

@@ -30,3 +30,22 @@ def test_rule_filter_drops_ungrounded_and_duplicate_items():
     rule_filter(INSTR, items)
     reasons = {i.id: i.drop_reason for i in items if not i.kept}
     assert reasons == {99: "duplicate", 100: "not grounded in the instruction's words"}
+
+
+def test_particles_adjective_commas_and_when_done_clauses():
+    # 'over' closing a clause is a particle, not a joiner; the turn-taking verb names no sound
+    items = rule_decompose("A piano plays softly, then a cello takes over.")
+    sounds = [i.check["phrase"] for i in items if i.check["kind"] == "sound"]
+    assert sounds == ["piano", "cello"]
+    assert any(i.check["kind"] == "order" for i in items)
+    # a comma between adjectives does not split the phrase
+    items = rule_decompose("A quiet, bright marimba tune.")
+    assert not any(i.check["kind"] == "unverifiable" for i in items)
+    assert any(i.check["kind"] == "sound" and "marimba" in i.check["phrase"] for i in items)
+    # 'when he is done' / 'when the song ends' order the clauses
+    for text in ("A man says 'good night', and when he is done a bell rings.",
+                 "A bell rings, and when the sound ends a man says 'good night'."):
+        order = [i for i in rule_decompose(text) if i.check["kind"] == "order"]
+        assert len(order) == 1, text
+    # 'over' before a noun phrase still joins two sounds
+    assert [i.check["kind"] for i in rule_decompose("A man talks over the music.")].count("sound") == 1
