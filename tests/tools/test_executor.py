@@ -160,6 +160,19 @@ def test_independent_calls_run_in_parallel(registry, a0, tmp_path):
     assert len(res.evidence) == 3 and {e.source_id for e in res.evidence} == {c.id for c in res.tool_calls}
 
 
+def test_timeouts_scale_with_the_artifacts_length_and_are_recorded(registry, a0, tmp_path):
+    """A manifest's timeout is for audio up to 10 minutes: on a 20-minute artifact napper's 1 s becomes 2 s,
+    recorded on the call, and a call past it is a timeout whose error names both limits."""
+    long = a0.model_copy(update={"duration_s": 1200.0})
+    res = run(ToolExecutor(registry, tmp_path), [("napper", {"seconds": 1.3}), ("napper", {"seconds": 3.0})], [long])
+    within, beyond = res.tool_calls
+    assert within.status == ToolCallStatus.ok and within.timeout_s == 2.0
+    assert beyond.status == ToolCallStatus.timeout and beyond.timeout_s == 2.0
+    assert "2 s timeout" in beyond.error and "manifest 1 s" in beyond.error
+    short = run(ToolExecutor(registry, tmp_path), [("napper", {"seconds": 0.1})], [a0]).tool_calls[0]
+    assert short.status == ToolCallStatus.ok and short.timeout_s == 1.0
+
+
 def test_a_timeout_is_recorded_while_other_calls_succeed(registry, a0, tmp_path):
     t0 = time.monotonic()
     res = run(ToolExecutor(registry, tmp_path),
