@@ -133,6 +133,27 @@ def test_windows_and_spans():
     assert merge_spans([(5, 6), (0, 2), (1.5, 3), (6.5, 7)], gap_s=0.5) == [(0, 3), (5, 7)]
 
 
+def test_long_windows_are_transcribed_in_pieces_that_start_at_pauses():
+    """asr's pieces in a long window: Silero's speech (+-1 s) joined into pieces of at most 30 s that start in
+    a pause, never overlap, and cut inside speech only when one segment alone is longer than 30 s."""
+    from audiomind.tools.asr import speech_pieces
+    from audiomind.tools.vad import FRAME_S
+
+    probs = np.zeros(int(300 / FRAME_S), dtype=np.float32)
+    speech = [(10 + 4 * k, 13 + 4 * k) for k in range(12)] + [(100, 170), (200, 203)]
+    for a, b in speech:
+        probs[int(a / FRAME_S) : int(b / FRAME_S)] = 0.9
+    pieces = speech_pieces(probs, 300 * 16000)
+    assert all(b - a <= 30.0 + 1e-6 for a, b in pieces)
+    assert all(p[1] <= q[0] + 1e-6 for p, q in zip(pieces, pieces[1:]))  # in order, no overlap
+    for a, b in speech:  # every spoken stretch is transcribed
+        assert sum(min(b, q) - max(a, p) for p, q in pieces if q > a and p < b) == pytest.approx(b - a, abs=0.05)
+    cuts = [b for a, b in pieces[:-1]]
+    inside = [c for c in cuts if any(a + 0.1 < c < b - 0.1 for a, b in speech)]
+    assert all(100 < c < 170 for c in inside)  # only the 70 s monologue is cut inside speech
+    assert pieces[-1][1] == pytest.approx(204.0, abs=0.1)
+
+
 def test_tagging_patches_per_window_are_the_single_pass_patches():
     from audiomind.tools.tagging import log_mel_patches, patch_windows
 

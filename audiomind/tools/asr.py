@@ -14,16 +14,7 @@ from pydantic import Field
 
 from audiomind.embedded import models, sessions
 from audiomind.state import Coverage
-from audiomind.tools.base import (
-    Claim,
-    ToolArgs,
-    ToolContext,
-    ToolOutput,
-    ToolResult,
-    coverage,
-    merge_spans,
-    plan_windows,
-)
+from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage, plan_windows
 from audiomind.tools.vad import FRAME_S, cached_speech_probabilities, segments_from_probs
 
 SR = 16000
@@ -152,11 +143,19 @@ def _snap(probs, start: float, end: float, threshold: float = VAD_THRESHOLD) -> 
 def speech_pieces(probs, n_samples: int, pad_s: float = SPEECH_PAD_S, gap_s: float = SPEECH_GAP_S,
                   piece_s: float = PIECE_S) -> list[tuple[float, float]]:
     """[start, end] (s, window time) of what Whisper transcribes in a long window: Silero's speech segments
-    padded by pad_s, joined across gaps under gap_s, cut into pieces of at most piece_s."""
+    padded by pad_s and joined across gaps under gap_s into pieces of at most piece_s, a new piece starting at a
+    pause (never inside a segment) unless one segment alone is longer than piece_s. Pieces do not overlap."""
     duration = n_samples / SR
-    segs = [(max(0.0, x / SR - pad_s), min(duration, y / SR + pad_s))
-            for x, y in segments_from_probs(probs, n_samples, VAD_THRESHOLD)]
-    return [w for a, b in merge_spans(segs, gap_s) for w in plan_windows(a, b, piece_s)]
+    pieces: list[list[float]] = []
+    for x, y in segments_from_probs(probs, n_samples, VAD_THRESHOLD):
+        a, b = max(0.0, x / SR - pad_s), min(duration, y / SR + pad_s)
+        if pieces and a - pieces[-1][1] <= gap_s and b - pieces[-1][0] <= piece_s:
+            pieces[-1][1] = max(pieces[-1][1], b)  # the same breath group: one piece
+        elif pieces and a < pieces[-1][1]:
+            pieces.append([pieces[-1][1], b])  # padding overlaps the previous piece: start where it ends
+        else:
+            pieces.append([a, b])
+    return [w for a, b in pieces if b > a for w in plan_windows(a, b, piece_s)]
 
 
 def _transcribe(args: AsrArgs, language: str | None, clip, probs, rel: float, offset: float,
