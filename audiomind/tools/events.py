@@ -12,8 +12,16 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.state import Coverage
-from audiomind.tools.base import (ANALYSIS_WINDOW_S, Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult,
-                                   coverage)
+from audiomind.tools.base import (
+    ANALYSIS_WINDOW_S,
+    Claim,
+    TimeSpan,
+    ToolArgs,
+    ToolContext,
+    ToolOutput,
+    ToolResult,
+    coverage,
+)
 
 SR = 16000
 FRAME = 320  # 20 ms analysis window

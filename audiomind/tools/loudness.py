@@ -14,7 +14,15 @@ from pydantic import Field, model_validator
 
 from audiomind import audio as audio_io
 from audiomind.state import Coverage
-from audiomind.tools.base import ANALYSIS_WINDOW_S, Claim, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage
+from audiomind.tools.base import (
+    ANALYSIS_WINDOW_S,
+    Claim,
+    ToolArgs,
+    ToolContext,
+    ToolOutput,
+    ToolResult,
+    coverage,
+)
 
 MAX_CURVE_POINTS = 120  # the curve in the output is decimated to at most this many points
 LRA_MIN_S = 10.0  # EBU LRA uses 3 s blocks; on shorter clips it depends on block alignment more than content

@@ -8,8 +8,15 @@ from pydantic import Field
 
 from audiomind import audio as audio_io
 from audiomind.state import Coverage
-from audiomind.tools.base import (ANALYSIS_WINDOW_S, Claim, ToolArgs, ToolContext, ToolOutput, ToolResult,
-                                   coverage)
+from audiomind.tools.base import (
+    ANALYSIS_WINDOW_S,
+    Claim,
+    ToolArgs,
+    ToolContext,
+    ToolOutput,
+    ToolResult,
+    coverage,
+)
 
 
 class ProbeArgs(ToolArgs):
