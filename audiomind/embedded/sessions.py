@@ -19,6 +19,10 @@ parallel), set here and nowhere else:
   0.96 s patches, Resemblyzer's LSTM batches), where spreading one small input over threads costs more
   than it gives and, on a busy 2-core machine, OpenMP spin-waiting made them 2-10x slower.
 - inter-op threads are always 1: the graphs here have no parallel branches worth a second pool.
+- OpenMP threads wait passively (`OMP_WAIT_POLICY=PASSIVE`, set when this module is imported, before any
+  model loads; a value already in the environment wins): Whisper's CTranslate2 pool uses OpenMP, and its
+  spinning second thread on the busy 2-core machine doubled the CPU of a 10 s transcription (1.0-1.2 s of
+  CPU, 1.0-1.6 s wall, against 0.6 s and 0.75-0.95 s passive).
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 THREADS_ENV = "AUDIOMIND_INTRA_OP_THREADS"
+# Read when OpenMP starts (CTranslate2's libgomp loads with `import ctranslate2`, always after this module).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 DEFAULT_INTRA_OP_THREADS = 2
 SMALL_MODEL_THREADS = 1
 
