@@ -87,8 +87,10 @@ class PitchOutput(CoveredOutput):
 def f0_track(y: np.ndarray, fmin: float, fmax: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(f0 Hz with NaN where unvoiced, voiced flag, voiced probability) per 16 ms frame.
 
-    pYIN's HMM decides voicing and picks the octave on a 1/3-semitone grid (fast); where YIN's
-    parabolic-interpolated estimate lies within one grid step of that, YIN's finer value is used."""
+    pYIN's HMM decides voicing and picks the octave on a 0.2-semitone grid (fast); where YIN's
+    parabolic-interpolated estimate lies within one grid step of that, YIN's finer value is used. When
+    pYIN leaves the audible frames (almost) all unvoiced, clearly periodic frames by normalised
+    autocorrelation are used there (probability AC_PROB)."""
     import librosa
 
     f0, voiced, prob = librosa.pyin(
@@ -106,7 +108,82 @@ def f0_track(y: np.ndarray, fmin: float, fmax: float) -> tuple[np.ndarray, np.nd
     with np.errstate(invalid="ignore", divide="ignore"):
         close = voiced & (np.abs(12 * np.log2(fine / f0)) <= PYIN_RESOLUTION)
     f0 = np.where(close, fine, f0)
-    return np.where(voiced, f0, np.nan), voiced, prob
+    f0 = np.where(voiced, f0, np.nan)
+    # pYIN's HMM can leave a whole low, band-limited voice unvoiced (flite kal at 8 kHz: 0 voiced frames,
+    # its f0 near 90 Hz), also when another, higher voice in the clip is tracked well: in each audible
+    # stretch that pYIN left (almost) unvoiced, clearly periodic frames by normalised autocorrelation count
+    stretches = [(a, b) for a, b in _stretches(_loud_frames(y, n)) if b - a >= 10 and voiced[a:b].mean() < 0.1]
+    if stretches:
+        ac_f0 = autocorrelation_f0(y, fmin, min(fmax, SPEECH_FMAX_HZ), n)
+        use = np.zeros(n, bool)
+        for a, b in stretches:
+            use[a:b] = True
+        use &= ~voiced & np.isfinite(ac_f0)
+        f0 = np.where(use, ac_f0, f0)
+        prob = np.where(use, AC_PROB, prob)
+        voiced = voiced | use
+    return f0, voiced, prob
+
+
+def _stretches(mask: np.ndarray, bridge: int = 10) -> list[tuple[int, int]]:
+    """[start, end) runs of True frames, bridging gaps shorter than `bridge` frames (160 ms)."""
+    idx = np.flatnonzero(mask)
+    if not len(idx):
+        return []
+    breaks = np.flatnonzero(np.diff(idx) > bridge)
+    starts = np.concatenate([[idx[0]], idx[breaks + 1]])
+    ends = np.concatenate([idx[breaks], [idx[-1]]]) + 1
+    return list(zip(starts.tolist(), ends.tolist()))
+
+
+SPEECH_FMAX_HZ = 500.0
+AC_CLARITY = 0.75  # normalised autocorrelation peak a frame needs to count as periodic (noise stays below)
+AC_PROB = 0.5  # the voicing probability recorded for a frame found by the fallback
+AC_FRAME = 640  # 40 ms: two periods down to 50 Hz, short enough for a speaking voice's moving pitch
+
+
+def _frames(y: np.ndarray, n: int) -> np.ndarray:
+    """n frames of AC_FRAME samples, PITCH_HOP apart, centred like librosa's (a strided view)."""
+    pad = np.pad(y.astype(np.float32), (AC_FRAME // 2, AC_FRAME + n * PITCH_HOP))
+    return np.lib.stride_tricks.sliding_window_view(pad, AC_FRAME)[::PITCH_HOP][:n]
+
+
+def _loud_frames(y: np.ndarray, n: int) -> np.ndarray:
+    """Frames within 30 dB of the loudest: where a pitch could be heard."""
+    if n == 0:
+        return np.zeros(0, bool)
+    rms = np.sqrt(np.mean(_frames(y, n).astype(np.float64) ** 2, axis=1) + 1e-12)
+    return 20 * np.log10(rms / rms.max()) >= -30
+
+
+def autocorrelation_f0(y: np.ndarray, fmin: float, fmax: float, n: int, chunk: int = 2048) -> np.ndarray:
+    """f0 per frame (PITCH_HOP apart, centred) from the normalised autocorrelation peak in [SR/fmax, SR/fmin];
+    NaN where the peak is below AC_CLARITY (not clearly periodic). Frames in chunks, by FFT."""
+    lo, hi = int(SR / fmax), min(int(SR / fmin), AC_FRAME - 2)
+    out = np.full(n, np.nan)
+    if hi <= lo + 2:
+        return out
+    frames = _frames(y, n)
+    lags = np.arange(lo, hi + 1)
+    for a in range(0, n, chunk):
+        x = frames[a: a + chunk].astype(np.float64)
+        x = x - x.mean(axis=1, keepdims=True)
+        spec = np.fft.rfft(x, 2 * AC_FRAME, axis=1)
+        ac = np.fft.irfft(spec * np.conj(spec), axis=1)[:, : AC_FRAME]
+        sq = np.cumsum(x ** 2, axis=1)
+        e = sq[:, -1:]
+        tail = e - np.concatenate([np.zeros((len(x), 1)), sq[:, :-1]], axis=1)  # energy of x[k:]
+        r = ac[:, lags] / np.sqrt(e * tail[:, lags] + 1e-12)
+        r[e[:, 0] <= 1e-9] = 0.0
+        k = np.argmax(r, axis=1)
+        rows = np.arange(len(x))
+        ok = (r[rows, k] >= AC_CLARITY) & (k > 0) & (k < len(lags) - 1)
+        km, kp = np.clip(k - 1, 0, len(lags) - 1), np.clip(k + 1, 0, len(lags) - 1)
+        p, b, c = r[rows, km], r[rows, k], r[rows, kp]
+        den = p - 2 * b + c
+        shift = np.where(den != 0, 0.5 * (p - c) / np.where(den != 0, den, 1), 0.0)
+        out[a: a + len(x)] = np.where(ok, SR / (lo + k + shift), np.nan)
+    return out
 
 
 def _trend(t: np.ndarray, semis: np.ndarray, trend_st: float, vary_st: float) -> dict:
@@ -139,7 +216,8 @@ def pitch(args: PitchArgs, ctx: ToolContext) -> ToolResult:
         "window_s": [round(t0, 3), round(t1, 3)],
         "frame_s": PITCH_HOP / SR,
         "voiced_ratio": round(float(np.mean(v)), 4) if len(v) else 0.0,
-        "method": "pYIN voicing/tracking (1/3-semitone grid) refined by YIN",
+        "method": "pYIN voicing/tracking (0.2-semitone grid) refined by YIN"
+        + ("; autocorrelation (40 ms frames) where pYIN found no voicing" if bool(np.any(prob[v] == AC_PROB)) else ""),
     }
     if v.sum() < 3:
         out.update({"median_f0_hz": None, "trend": "unvoiced"})
