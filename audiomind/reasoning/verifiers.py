@@ -478,9 +478,10 @@ _DIMENSIONS = {
                  rf"\b(quieter|quietest|softer|softest|weaker|fainter|(lower|less|smaller) {_LEVEL}|more (quietly|softly)|"
                  r"less (loud|strong|intense|powerful)\w*)\b",
                  r"\b(loud|quiet|soft|volume|level|intensity)\b"),
-    "rate": (rf"\b(faster|fastest|quicker|quickest|more quickly|more rapidly|more rapid|hurried|rushed|speedier|brisker|"
+    "rate": (rf"\b(faster|fastest|quicker|quickest|more (quick|rapid|brisk|speed|hast|hurr)\w*|hurried|rushed|speedier|brisker|"
              rf"(higher|greater) {_PACE}|less (slow|leisurely|unhurried)\w*)\b",
-             rf"\b(slower|slowest|more slowly|more leisurely|unhurried|more drawn[- ]out|(lower|smaller) {_PACE}|"
+             rf"\b(slower|slowest|more (slow|leisure|sluggish|gradual|deliberate|relaxed)\w*|unhurried|more drawn[- ]out|"
+             rf"(lower|smaller) {_PACE}|"
              r"less (quick|fast|rapid|speedy|hurried|brisk)\w*)\b",
              r"\b(speed|rate|pace|fast|slow|tempo)\b"),
     "length": (r"\b(longer|longest|lasts? longer)\b", r"\b(shorter|shortest|briefer)\b", r"\b(long|short|duration)\b"),
@@ -488,7 +489,7 @@ _DIMENSIONS = {
 _ITEM = r"(reading|version|clip|sample|take|recording|tone|sound|note|voice|speaker|part|segment|option|utterance|beep)"
 _FIRST = re.compile(r"\b(first|1st|earlier|former|initial|initially|opening|original|originally|"
                     rf"(at|in) the (beginning|start)|the one before|{_ITEM} (a|1|one|i))\b")
-_SECOND = re.compile(r"\b(second|2nd|later|latter|last|final|other|again|repeat\w*|afterwards?|"
+_SECOND = re.compile(r"\b(second|2nd|later|latter|last|final|closing|concluding|ending|other|again|repeat\w*|afterwards?|"
                      rf"(at|in) the end|the one after|{_ITEM} (b|2|two|ii))\b")
 _SAME = re.compile(r"\b(same|equal\w*|identical|alike|neither|no difference|both (have|are|sound)|"
                    r"as (fast|slow|loud|quiet|high|low|long|short) as each other)\b")
@@ -519,6 +520,11 @@ def _claim(choice: str, question: str, dim: str) -> tuple[str | None, str | None
         elif ql:
             rel = "lt"
     if subject is None and rel in ("gt", "lt"):
+        # the thing a comparison is made against ('compared with the first', 'than the earlier one') is the
+        # reference; the subject is the other one
+        ref = re.search(r"\b(compared (with|to)|relative to|than|versus|vs\.?|against|next to)\s+((\w+\s+){0,3}\w+)", q)
+        if ref and (_FIRST.search(ref.group(3)) or _SECOND.search(ref.group(3))):
+            return ("second" if _FIRST.search(ref.group(3)) else "first"), rel
         qf, qs = _FIRST.search(q), _SECOND.search(q)
         subject = "second" if qs and (not qf or qs.start() < qf.start()) else ("first" if qf else "second")
     return subject, rel
@@ -531,6 +537,11 @@ def _two(spans: list[Span]) -> tuple[Span, Span] | None:
 def _utterances(f: Facts) -> list[Span]:
     """Speech split in two at its longest pause (two readings of a sentence)."""
     segs = f.speech.segments if f.speech is not None else []
+    words = f.transcript.words if f.transcript is not None else []
+    if words and not degenerate_transcript(words):
+        # voice activity without any recognised word (a cough, a distractor sound) is not part of a reading
+        worded = [s for s in segs if any(s.start_s - 0.1 <= (w.start_s + w.end_s) / 2 <= s.end_s + 0.1 for w in words)]
+        segs = worded if len(worded) >= 2 else segs
     if len(segs) < 2:
         return []
     gaps = [segs[i + 1].start_s - segs[i].end_s for i in range(len(segs) - 1)]
@@ -539,6 +550,17 @@ def _utterances(f: Facts) -> list[Span]:
         return []
     first, second = segs[: k + 1], segs[k + 1:]
     return [Span(start_s=g[0].start_s, end_s=g[-1].end_s, score=sum(s.length_s for s in g)) for g in (first, second)]
+
+
+def degenerate_transcript(words: list) -> bool:
+    """A recogniser output that describes no real words: most words without duration, or one word looping
+    ('no, no, no, ...', Whisper's failure on audio it cannot read)."""
+    if len(words) < 6:
+        return False
+    flat = sum(1 for w in words if w.end_s - w.start_s < 0.03) / len(words)
+    tokens = [re.sub(r"[^a-z']", "", w.text.lower()) for w in words]
+    top = max(tokens.count(t) for t in set(tokens)) / len(tokens)
+    return flat >= 0.3 or top >= 0.5
 
 
 def verify_compare(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
@@ -589,14 +611,21 @@ def verify_compare(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         if len(utts) != 2:
             return None
         ws = f.transcript.words if f.transcript is not None else []
-        rates = []
-        for u in utts:
-            n = sum(1 for w in ws if u.start_s - 0.25 <= (w.start_s + w.end_s) / 2 <= u.end_s + 0.25)
-            rates.append(n / u.score if n else 1.0 / max(u.score, 1e-3))
-        pair = tuple(rates)
+        counts = [sum(1 for w in ws if u.start_s - 0.25 <= (w.start_s + w.end_s) / 2 <= u.end_s + 0.25) for u in utts]
+        if degenerate_transcript(ws) or not all(counts):
+            # the recogniser's words cannot be trusted to split the speech (a loop of one word, words without
+            # duration): the utterances' voiced lengths still tell a sentence said twice apart, less surely
+            pair = tuple(1.0 / max(u.score, 1e-3) for u in utts)
+            what = "1 / voiced length of the two utterances (the transcript is degenerate, so words are not counted)"
+            ids = f.speech.evidence_ids if f.speech else []
+            degenerate = True
+        else:
+            pair = tuple(n / u.score for n, u in zip(counts, utts))
+            what = "speech rate of the two utterances (words per voiced second)"
+            ids = (f.speech.evidence_ids if f.speech else []) + (f.transcript.evidence_ids if f.transcript else [])
+            degenerate = False
         diff = math.log(pair[1] / pair[0]) * 100 / 15  # in units of 15 %
-        same_band, unit, what = 1.0, "x15%", "speech rate of the two utterances (words per voiced second)"
-        ids = (f.speech.evidence_ids if f.speech else []) + (f.transcript.evidence_ids if f.transcript else [])
+        same_band, unit = 1.0, "x15%"
     else:
         return None
     if pair is None:
@@ -614,6 +643,8 @@ def verify_compare(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         supports.append(1.0 if says == truth else (-0.5 if truth == "eq" else -1.0))
     margin = abs(diff) - same_band
     rel_ = 0.85 if abs(margin) >= 1.0 else 0.6
+    if dim == "rate" and degenerate:
+        rel_ = min(rel_, 0.6)
     reason = f"{what}: {pair[0]:.2f} then {pair[1]:.2f} ({diff:+.2f} {unit}); so " + (
         "they are about the same" if truth == "eq" else ("the second is greater" if truth == "second_gt" else "the first is greater"))
     return _result(f"compare_{dim}", a, fams[dim], rel_, supports, [f"{s}/{r}" for s, r in claims], reason, ids)
@@ -641,8 +672,8 @@ def verify_gender(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     if sum(t is not None for t in tags) < 2 or f.pitch is None or not f.pitch.contour:
         return None
     q = a.question.lower()
-    order = re.search(r"\b(first|begin\w*|start\w*|opens?)\b", q) and "first"
-    order = order or (re.search(r"\b(last|second|end\w*|final\w*|then|after)\b", q) and "last")
+    order = re.search(r"\b(first|begin\w*|start\w*|open\w*|initial\w*|earliest|leads? off)\b", q) and "first"
+    order = order or (re.search(r"\b(last|second|end\w*|final\w*|then|after|clos\w*|conclud\w*|latter)\b", q) and "last")
     segs = f.speech.segments if f.speech is not None else []
     turns = f.speakers.turns if f.speakers is not None and f.speakers.turns else []
     spans = turns or segs

@@ -233,3 +233,28 @@ def test_an_even_pulse_gives_a_rate_per_minute_without_a_tempo_estimate():
     d, _ = _decide(Facts(duration_s=7.0, events=ev), "How quickly do the taps repeat?",
                    ["Around 40 a minute", "Around 80 a minute", "Around 120 a minute"])
     assert d.choice_index == 1 and d.method == "tempo", d
+
+
+def test_a_looping_transcript_is_not_counted_and_the_answer_is_less_sure():
+    """Whisper looping on one word ('no, no, no ...', words without duration) over a sentence read fast
+    (1.5 s) then slowly (3 s): words are not counted; the readings' voiced lengths decide, below the
+    confident threshold."""
+    ws = [Word(text="no,", start_s=0.1 + 0.3 * i, end_s=0.1 + 0.3 * i) for i in range(5)]
+    ws += [Word(text="no,", start_s=2.7 + 0.4 * i, end_s=2.7 + 0.4 * i) for i in range(7)]
+    tr = TranscriptFact(text=" ".join(w.text for w in ws), words=ws, evidence_ids=["e1"])
+    sp = SpeechFact(segments=[Span(start_s=0.0, end_s=1.5), Span(start_s=2.6, end_s=5.6)], speech_s=4.5,
+                    evidence_ids=["e2"])
+    d, _ = _decide(Facts(duration_s=6.0, transcript=tr, speech=sp), "Which rendition goes by more briskly?",
+                   ["The first rendition", "The second rendition", "Both at one speed"])
+    assert d.choice_index == 0 and d.method == "compare_rate", d
+    assert d.confidence < CONFIDENT_AT and "degenerate" in d.rationale
+
+
+def test_voice_activity_without_words_is_not_a_reading():
+    """Two readings with words, then a cough VAD takes for speech: the split is between the readings."""
+    f = _two_readings(0.25, 0.5)
+    cough = Span(start_s=f.duration_s + 1.0, end_s=f.duration_s + 1.4)
+    f = f.model_copy(update={"speech": f.speech.model_copy(update={"segments": [*f.speech.segments, cough]}),
+                             "duration_s": f.duration_s + 2.0})
+    d, _ = _decide(f, "Which take is more drawn out?", ["The earlier take", "The later take", "Neither, they match"])
+    assert d.choice_index == 1 and d.method == "compare_rate", d
