@@ -35,6 +35,15 @@ def clips(tmp_path_factory):
     run("sox", str(CHIME), "-r", "22050", "-c", "1", str(d / "chime.wav"))
     run("sox", str(d / "talk.wav"), str(d / "chime.wav"), str(d / "talk_then_chime.wav"))
     run("sox", str(d / "chime.wav"), str(d / "talk.wav"), str(d / "chime_then_talk.wav"))
+    run("flite", "-voice", "kal", "-t", "The parking lot is full today.", "-o", str(d / "man8k.wav"))
+    run("flite", "-voice", "slt", "-t", "Then we will park on the street.", "-o", str(d / "woman.wav"))
+    run("sox", str(d / "man8k.wav"), "-r", "16000", str(d / "man.wav"))
+    run("sox", str(d / "woman.wav"), "-r", "16000", str(d / "woman16.wav"))
+    run("sox", str(d / "man.wav"), str(d / "woman16.wav"), str(d / "man_then_woman.wav"))
+    run("sox", "-n", "-r", "16000", str(d / "hi.wav"), "synth", "0.6", "sine", "659", "gain", "-6")
+    run("sox", "-n", "-r", "16000", str(d / "lo.wav"), "synth", "0.6", "sine", "392", "gain", "-6")
+    run("sox", "-n", "-r", "16000", str(d / "gap.wav"), "trim", "0", "0.4")
+    run("sox", str(d / "hi.wav"), str(d / "gap.wav"), str(d / "lo.wav"), str(d / "high_then_low.wav"))
     return d
 
 
@@ -57,3 +66,17 @@ def test_a_sound_placed_against_the_voice(agent, clips, clip, question, choices,
     r = agent.ask(clips / f"{clip}.wav", question, choices)
     assert r.choice == want, r.rationale
     assert r.confidence >= CONFIDENT_AT, r.confidence_reason
+
+
+def test_the_opening_voice_a_low_voice_pyin_misses(agent, clips):
+    """flite kal (8 kHz, f0 near 90 Hz) then flite slt: 'opening' names the first voice, and the pitch tool's
+    autocorrelation fallback hears the low voice pYIN leaves unvoiced."""
+    r = agent.ask(clips / "man_then_woman.wav", "Is the opening speaker a man or a woman?",
+                  ["A man", "A woman", "Nobody speaks"])
+    assert r.choice == "A man" and r.confidence >= CONFIDENT_AT, r.rationale
+
+
+def test_compared_with_the_first_the_subject_is_the_other(agent, clips):
+    r = agent.ask(clips / "high_then_low.wav", "Compared with the opening tone, is the closing one higher or lower?",
+                  ["Higher", "Lower", "Identical"])
+    assert r.choice == "Lower" and r.confidence >= CONFIDENT_AT, r.rationale
