@@ -6,6 +6,8 @@ reports a calibrated confidence with its reason."""
 
 from __future__ import annotations
 
+import concurrent.futures as cf
+
 from audiomind.backends.base import AnswerRequest, AnswerResult, ListenRequest, ListenResult
 from audiomind.backends.spans import absolute_span, focus_on_span, without_time_phrase
 from audiomind.reasoning.answer import decide_from
@@ -16,6 +18,7 @@ from audiomind.tools.executor import ExecutionResult, ToolExecutor
 
 FIRST_PASS = ("probe", "signal_stats", "tagging", "vad", "loudness", "count_events")
 SPEECH_PASS = ("asr", "speaker_count")
+SPEECH_MIN_S = 0.3  # Silero VAD speech (s) that calls for the speech pass
 MUSIC_PASS = ("tempo", "key", "pitch")
 MUSIC_WORDS = ("music", "instrument", "piano", "guitar", "drum", "singing", "song", "orchestra", "synth", "organ",
                "violin", "bell", "chime", "tone", "beep")
@@ -49,22 +52,11 @@ class CascadeFrontEnd:
         derived = []
         known = list(artifacts)
         for art in artifacts:
-            first = self._run(self._available(FIRST_PASS), art.id, known, request.step)
-            calls += first.tool_calls
-            ev += first.evidence
-            derived += first.artifacts
-            speech_s = _speech_seconds(first)
-            top_tags = [t.lower() for t in _tags(first)[:5]]
-            follow: list[str] = []
-            if speech_s >= 0.3 or any("speech" in t for t in top_tags[:2]):
-                follow += self._available(SPEECH_PASS)
-            if any(w in t for t in top_tags for w in MUSIC_WORDS):
-                follow += self._available(MUSIC_PASS)
-            if follow:
-                second = self._run(follow, art.id, known, request.step)
-                calls += second.tool_calls
-                ev += second.evidence
-                derived += second.artifacts
+            first, second = self._perceive(art.id, known, request.step)
+            for res in (first, second):
+                calls += res.tool_calls
+                ev += res.evidence
+                derived += res.artifacts
         description = _describe(artifacts, calls, ev)
         failed = [c for c in calls if c.status not in (ToolCallStatus.ok, ToolCallStatus.cached)]
         return ListenResult(
@@ -79,7 +71,43 @@ class CascadeFrontEnd:
             derived_artifacts=derived,
         )
 
+    def _perceive(self, artifact_id: str, known, step: int) -> tuple[ExecutionResult, ExecutionResult]:
+        """(first pass, follow-up pass) on one artifact. The follow-up is the speech pass when Silero VAD
+        hears >= 0.3 s of speech or speech is among the two top tags, plus the music pass when a top-5 tag
+        is musical. VAD runs on its own beside the rest of the first pass, so when it already settles the
+        speech question the speech pass starts at once instead of after the slowest first-pass tool (on a
+        fresh process that is YAMNet with its imports, seconds later); the tools, their arguments and the
+        order of the calls on record are the same either way."""
+        first_tools = self._available(FIRST_PASS)
+        speech = self._available(SPEECH_PASS)
+        if "vad" not in first_tools or not speech:
+            first = self._run(first_tools, artifact_id, known, step)
+            return first, self._run(self._follow(first, early_speech=False), artifact_id, known, step)
+        others = [t for t in first_tools if t != "vad"]
+        with cf.ThreadPoolExecutor(max_workers=2, thread_name_prefix="cascade") as pool:
+            rest_f = pool.submit(self._run, others, artifact_id, known, step)
+            vad = self._run(["vad"], artifact_id, known, step)
+            early = _speech_seconds(vad) >= SPEECH_MIN_S
+            speech_f = pool.submit(self._run, speech, artifact_id, known, step) if early else None
+            first = _merged([vad, rest_f.result()], first_tools)
+            follow = self._follow(first, early_speech=early)
+            more = self._run(follow, artifact_id, known, step)
+            second = _merged([speech_f.result(), more], speech + follow) if speech_f is not None else more
+        return first, second
+
+    def _follow(self, first: ExecutionResult, *, early_speech: bool) -> list[str]:
+        """The follow-up tools the first pass calls for (without the speech pass when it already ran)."""
+        top_tags = [t.lower() for t in _tags(first)[:5]]
+        follow: list[str] = []
+        if not early_speech and (_speech_seconds(first) >= SPEECH_MIN_S or any("speech" in t for t in top_tags[:2])):
+            follow += self._available(SPEECH_PASS)
+        if any(w in t for t in top_tags for w in MUSIC_WORDS):
+            follow += self._available(MUSIC_PASS)
+        return follow
+
     def _run(self, tools: list[str], artifact_id: str, known, step: int) -> ExecutionResult:
+        if not tools:
+            return ExecutionResult()
         reqs = [ToolCallRequest(tool=t, arguments={"artifact": artifact_id}, reason="cascade perception pass") for t in tools]
         return self.executor.run(reqs, known, step=step, issued_by="frontend")
 
@@ -108,6 +136,17 @@ class CascadeFrontEnd:
             confidence=result.confidence,
             confidence_reason=result.confidence_reason,
         )
+
+
+def _merged(results: list[ExecutionResult], order: list[str]) -> ExecutionResult:
+    """Several executor results as one, calls in `order` (by tool name) and each call's evidence and
+    artifacts with it, as one executor run of those tools would have listed them."""
+    rank = {name: i for i, name in enumerate(order)}
+    calls = sorted((c for r in results for c in r.tool_calls), key=lambda c: rank.get(c.tool, len(rank)))
+    pos = {c.id: i for i, c in enumerate(calls)}
+    evidence = sorted((e for r in results for e in r.evidence), key=lambda e: pos.get(e.source_id, len(pos)))
+    artifacts = sorted((a for r in results for a in r.artifacts), key=lambda a: pos.get(a.created_by, len(pos)))
+    return ExecutionResult(tool_calls=calls, evidence=evidence, artifacts=artifacts)
 
 
 def _speech_seconds(result: ExecutionResult) -> float:
