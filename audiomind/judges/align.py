@@ -118,6 +118,8 @@ def candidate_offsets(y0: np.ndarray, y1: np.ndarray) -> list[int]:
         best = int(np.argmax(cs[lo:hi])) + lo - (len(y0) - 1) if hi > lo else lag * HOP
         if best not in out:
             out.append(best)
+    if 0 not in out:  # an edit in place keeps offset 0 exactly: a refinement pulled by the changed part (two
+        out.append(0)  # melodies that correlate) must not move it a sample away from the kept part
     # and the strongest peaks of the sample cross-correlation itself: material shared sample for sample
     # peaks there sharply, even where the envelopes are dominated by something else
     order = np.argsort(-cs)

@@ -52,8 +52,9 @@ def _sig(x: float) -> float:
 
 def stretches(quote: str, words: list[str], top: int = 3) -> list[tuple[int, int]]:
     """Candidate [i, j) stretches of the transcript words for the quote to stand in for: the `top` word
-    stretches that match it best (character similarity of the joined, normalised words), each run of whole
-    sentences among them, and the whole transcript (an empty stretch when nothing was heard)."""
+    stretches (up to 3 words longer than the quote) that match it best by character similarity of the
+    joined, normalised words, and the `top` whole sentences that do (an empty stretch when nothing was
+    heard)."""
     if not words:
         return [(0, 0)]
     q = " ".join(ev._norm_words(quote))
@@ -66,11 +67,12 @@ def stretches(quote: str, words: list[str], top: int = 3) -> list[tuple[int, int
     scored = sorted(((sim(i, j), i, j) for i in range(len(words))
                      for j in range(i + 1, min(len(words), i + n + 3) + 1)), reverse=True)
     out = [(i, j) for _, i, j in scored[:top]]
+    # single sentences, however long (a misheard sentence may have more words than the quote); never a run
+    # of several (the quote would drop words that were said: the decoder may prefer an early end to them)
     ends = [k + 1 for k, w in enumerate(words) if w.rstrip().endswith((".", "?", "!"))]
     bounds = sorted({0, len(words), *ends})
-    sents = [(bounds[a], bounds[b]) for a in range(len(bounds)) for b in range(a + 1, len(bounds))]
-    sents = sorted(sents, key=lambda ij: -sim(*ij))[:top]
-    for ij in sents + [(0, len(words))]:
+    sents = sorted(zip(bounds, bounds[1:]), key=lambda ij: -sim(*ij))[:top]
+    for ij in sents:
         if ij not in out:
             out.append(ij)
     return out

@@ -56,7 +56,7 @@ PARTICIPLE = re.compile(r"^\s*(?:then\s+)?[a-z]+(?:ed|en|ck|ng|ung|un|own|ot|ken
 # the word that joins two clauses -> when the clause after it happens, relative to the one before it
 # ("A before B": B after A; "A after B": B before A; "A, then B" / "after which" / "later": B after A)
 _REL = {"before": "after", "after": "before"}
-LEAD_SUB = re.compile(r"^\s*(after|once|when|as soon as|before)\b\s*(.+?),\s*(.+)$", re.IGNORECASE | re.DOTALL)
+LEAD_SUB = re.compile(r"^\s*(after|once|when|as soon as|before|while|whilst)\b\s*(.+?),\s*(.+)$", re.IGNORECASE | re.DOTALL)
 ADJ_ONLY = re.compile(r"^(?:a|an|the|some)\s+([a-z]+)$", re.IGNORECASE)
 ADVERB = re.compile(r"^\s*(?:first(?:ly)?|at first|initially|to begin with|finally|at the end|in the end|next|"
                     r"then|afterwards?|later)\b\s*,?\s*", re.IGNORECASE)
@@ -90,8 +90,9 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
         if lead:  # "After A, B" / "Before A, B": the subordinate clause comes first in the sentence
             out.extend(_sequence(lead.group(2), None))
             rest = _sequence(lead.group(3), None)
-            if rest:
-                rest[0] = (rest[0][0], "after" if lead.group(1).lower() != "before" else "before")
+            if rest:  # ('while A, B': at the same time, no order)
+                w = lead.group(1).lower()
+                rest[0] = (rest[0][0], "with" if w in ("while", "whilst") else "before" if w == "before" else "after")
             out.extend(rest)
             continue
         out.extend(_sequence(sentence, None))
@@ -224,7 +225,7 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
                 add("Does the speaker talk fast?", "style", clause, {"kind": "rate", "rate": "fast"})
             elif RATE_SLOW.search(clause):
                 add("Does the speaker talk slowly?", "style", clause, {"kind": "rate", "rate": "slow"})
-            m = STYLE.search(clause)
+            m = STYLE.search(clause.replace(quoted, " ") if quoted else clause)  # (not a word of the quote)
             if m:
                 w0 = m.group(1).lower()
                 word = re.sub(r"ily$", "y", w0) if w0.endswith("ily") else re.sub(r"(?<=[a-z]{3})ly$", "", w0)

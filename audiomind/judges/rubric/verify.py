@@ -91,6 +91,7 @@ class Scene(BaseModel):
     tied: list[bool] = Field(default_factory=list, description="source fits two phrases alike")
     span_f0: dict[str, float | None] = Field(
         default_factory=dict, description="'start-end' -> median f0 (Hz) of a pitch call over that speech span")
+    audio_path: str | None = Field(None, description="the clip (for the judge's own onset count)")
     word_fits: dict[str, Any] = Field(
         default_factory=dict, description="quoted words -> wordfit.WordFit (the quote scored against the audio)")
 
@@ -168,6 +169,10 @@ def measure(session: JudgeSession, facts: Facts, items: list[RubricItem]) -> Sce
     bursts, windows = [bursts[i] for i in keep], [windows[i] for i in keep]
     scene = Scene(facts=facts, bursts=bursts, sources=group_sources(bursts, windows))
     scene.word_fits = _word_fits(session, facts, items)
+    try:
+        scene.audio_path = session.state.artifact("a0").path
+    except Exception:  # noqa: BLE001
+        pass
     for call in ev.record(session).successful_calls("pitch"):
         a = call.arguments or {}
         if a.get("artifact", "a0") == "a0" and a.get("start_s") is not None and a.get("end_s") is not None:
@@ -179,7 +184,7 @@ def measure(session: JudgeSession, facts: Facts, items: list[RubricItem]) -> Sce
             a, b = bursts[src[0]].start_s, bursts[src[-1]].end_s
             over = [e for e in events if min(e.end_s, b) - max(e.start_s, a) >= 0.5 * min(e.length_s, b - a, 1.0)]
             ids = [ev.identify(ph, windows[k], speech_share=ev.speech_share(facts, bursts[k].start_s, bursts[k].end_s),
-                               events=over) for k in src]
+                               events=over, soft_instruments=True) for k in src]
             per.append(max(ids, key=lambda x: x.p))
         scene.identities[ph] = per
     _share_out(scene, phrases)
@@ -447,9 +452,9 @@ def _words_p(r: float, wf: Any) -> tuple[float, str, bool]:
     """The quote's fit to the audio (teacher-forced) with the transcript's word recall: both must say no for
     a confident no; a fit the transcript does not share stays short of a confident yes."""
     p_rec = _sig((r - 0.65) / 0.08)
-    p = max(p_rec, 0.5 + 0.4 * (wf.p - 0.5)) if wf.p >= 0.5 else min(max(p_rec, wf.p), 0.5)
+    p = max(p_rec, 0.5 + 0.6 * (wf.p - 0.5)) if wf.p >= 0.5 else min(max(p_rec, wf.p), 0.5)
     return _p(p), (f"{r:.0%} of the words in the transcript (p {p_rec:.2f}); {wf.why()}; p = the recall's p, "
-                   "raised toward 0.9 by a good fit, held at or below 0.5 by a poor one"), True
+                   "raised toward 0.8 by a good fit, held at or below 0.5 by a poor one"), True
 
 
 def _gender(c: dict[str, Any], scene: Scene) -> tuple[float, str, bool]:
@@ -521,7 +526,40 @@ def _count(ph: str, n: int, scene: Scene) -> tuple[float, str, bool]:
         heard = sum(1 for e in f.nonspeech_events() if lo <= e.start_s <= hi)
         where = f"bursts within {lo:.1f}-{hi:.1f} s where {ph} is tagged"
     d = abs(heard - n)
-    return (0.9 if d == 0 else 0.3 if d == 1 else 0.05), f"{heard} {where} (count_events)", True
+    why = f"{heard} {where} (count_events)"
+    if d and segs and scene.audio_path:
+        # strokes that ring into each other are one burst of energy: count the onsets inside the phrase's bursts
+        spans = [(scene.bursts[b].start_s, scene.bursts[b].end_s) for b in segs]
+        onsets = onset_count(scene.audio_path, spans)
+        if onsets is not None:
+            why += f"; {onsets} onsets inside them (spectral flux)"
+            if onsets == n:  # the two counts disagree and one matches: short of a confident yes
+                return 0.75, why, True
+            if onsets > heard:  # strokes merged into fewer bursts: the onsets are the finer count
+                d = abs(onsets - n)
+    return (0.9 if d == 0 else 0.3 if d == 1 else 0.05), why, True
+
+
+def onset_count(path: str, spans: list[tuple[float, float]]) -> int | None:
+    """Onsets (librosa spectral-flux onset detection) inside the spans of a clip; None when it cannot run."""
+    try:
+        import librosa
+        import numpy as np
+
+        from audiomind import audio as aio
+
+        y = aio.load_cached(path, sr=16000).astype(np.float32)
+        total = 0
+        for a, b in spans:
+            seg = y[max(0, int((a - 0.05) * 16000)): int((b + 0.05) * 16000)]
+            if len(seg) < 2048:
+                total += 1
+                continue
+            on = librosa.onset.onset_detect(y=seg, sr=16000, hop_length=256, backtrack=False, units="time")
+            total += max(1, len(on))
+        return total
+    except Exception:  # noqa: BLE001
+        return None
 
 
 # ---------------------------------------------------------------- text for a judge that cannot hear

@@ -33,5 +33,5 @@ def test_said_words_fit_and_unsaid_words_do_not(tmp_path):
 def test_stretches_include_word_runs_sentences_and_whole():
     c = wordfit.stretches("pass the salt", ["Can", "you", "pass", "this", "out?", "Here", "you", "go."])
     assert c[0] == (2, 5) or (2, 5) in c
-    assert (0, 5) in c and (0, 8) in c
+    assert (0, 5) in c and (5, 8) in c and (0, 8) not in c  # sentences, never a run of several
     assert wordfit.stretches("anything", []) == [(0, 0)]
