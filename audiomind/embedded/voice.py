@@ -120,10 +120,10 @@ def _sigmoid(x: np.ndarray) -> np.ndarray:
 
 def wav_to_mel_spectrogram(wav: np.ndarray) -> np.ndarray:
     """Linear mel power, (frames, 40) float32: resemblyzer.audio.wav_to_mel_spectrogram."""
-    import librosa
+    from audiomind.embedded import dsp
 
-    frames = librosa.feature.melspectrogram(
-        y=wav, sr=SAMPLING_RATE, n_fft=int(SAMPLING_RATE * MEL_WINDOW_MS / 1000),
+    frames = dsp.melspectrogram(  # = librosa.feature.melspectrogram, without importing librosa
+        wav, sr=SAMPLING_RATE, n_fft=int(SAMPLING_RATE * MEL_WINDOW_MS / 1000),
         hop_length=int(SAMPLING_RATE * MEL_STEP_MS / 1000), n_mels=MEL_CHANNELS)
     return frames.astype(np.float32).T
 

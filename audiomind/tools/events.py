@@ -58,7 +58,7 @@ def envelope_windows(n_samples: int) -> int:
 def _envelope_db(y: np.ndarray, highpass_hz: float | None = None) -> np.ndarray:
     """Frame RMS in dBFS (20 ms windows, 5 ms hop, frame i centred at i * HOP_S), optionally of the signal
     high-passed (zero-phase 2nd-order Butterworth) at highpass_hz first."""
-    import librosa
+    from audiomind.embedded import dsp
 
     if highpass_hz is not None and len(y) > 64:
         from scipy.signal import butter, sosfiltfilt
@@ -67,7 +67,7 @@ def _envelope_db(y: np.ndarray, highpass_hz: float | None = None) -> np.ndarray:
         y = sosfiltfilt(sos, np.asarray(y, dtype=np.float64)).astype(np.float32)
     if len(y) < FRAME:
         y = np.pad(y, (0, FRAME - len(y)))
-    rms = librosa.feature.rms(y=y, frame_length=FRAME, hop_length=HOP, center=True)[0]
+    rms = dsp.rms(y, frame_length=FRAME, hop_length=HOP, center=True)[0]  # = librosa.feature.rms
     return 20 * np.log10(np.maximum(rms, 1e-10))
 
 

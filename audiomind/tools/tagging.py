@@ -122,16 +122,14 @@ def _model() -> _Yamnet:
 
 
 def _load() -> _Yamnet:
-    import librosa
-
-    from audiomind.embedded import models
+    from audiomind.embedded import dsp, models
 
     onnx_path, class_map = models.yamnet_paths()
     q = read_quantization(onnx_path)
     session = sessions.onnx_session(onnx_path, small=True)  # one small patch per call
     with open(class_map, newline="") as f:
         labels = [row["display_name"] for row in csv.DictReader(f)]
-    mel_basis = librosa.filters.mel(
+    mel_basis = dsp.mel(  # = librosa.filters.mel, without importing librosa
         sr=SR, n_fft=N_FFT, n_mels=N_MELS, fmin=125.0, fmax=7500.0, htk=True, norm=None
     )
     return _Yamnet(
@@ -149,12 +147,12 @@ def _load() -> _Yamnet:
 
 def log_mel_patches(y: np.ndarray, mel_basis: np.ndarray) -> np.ndarray:
     """[n_patches, 96, 64] log-mel patches. Clips shorter than one patch are padded with silence."""
-    import librosa
+    from audiomind.embedded import dsp
 
     min_len = N_FFT + (PATCH_FRAMES - 1) * HOP  # frames are n_fft long (win_length is zero-padded)
     if len(y) < min_len:
         y = np.pad(y, (0, min_len - len(y)))
-    spec = np.abs(librosa.stft(y, n_fft=N_FFT, hop_length=HOP, win_length=WIN, window="hann", center=False))
+    spec = np.abs(dsp.stft(y, n_fft=N_FFT, hop_length=HOP, win_length=WIN, center=False))  # = librosa.stft
     log_mel = np.log(mel_basis @ spec + LOG_OFFSET).T  # [frames, 64]
     starts = range(0, log_mel.shape[0] - PATCH_FRAMES + 1, PATCH_HOP_FRAMES)
     return np.stack([log_mel[s : s + PATCH_FRAMES] for s in starts]).astype(np.float32)
