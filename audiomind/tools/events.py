@@ -61,8 +61,8 @@ def _envelope_db(y: np.ndarray, highpass_hz: float | None = None) -> np.ndarray:
     from audiomind.embedded import dsp
 
     if highpass_hz is not None and len(y) > 64:
-        from scipy.signal import butter, sosfiltfilt
-
+        signal = dsp.scipy_signal()
+        butter, sosfiltfilt = signal.butter, signal.sosfiltfilt
         sos = butter(2, highpass_hz, btype="highpass", fs=SR, output="sos")
         y = sosfiltfilt(sos, np.asarray(y, dtype=np.float64)).astype(np.float32)
     if len(y) < FRAME:

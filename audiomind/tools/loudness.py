@@ -84,6 +84,9 @@ class LoudnessOutput(ToolOutput):
 
 def _k_weighted(y: np.ndarray, rate: int) -> np.ndarray:
     """K-weighting (BS.1770 pre-filter + RLB high-pass) per channel; y is (n, channels)."""
+    from audiomind.embedded.dsp import scipy_signal
+
+    scipy_signal()  # before pyloudnorm imports it: the quicker first import
     import pyloudnorm as pyln
 
     meter = pyln.Meter(rate)
@@ -187,8 +190,12 @@ def _plans(n: int, rate: int, window_s: float, hop_s: float) -> dict:
 def _stream_powers(path: str, rate: int, channels: int, n_guess: int, window_s: float, hop_s: float):
     """K-weighted power of the file streamed at `rate` (measured channels, or the mono downmix when
     channels == 1) into cell sums: (n samples, plans, gain-weighted cells, unweighted cells)."""
+    from audiomind.embedded.dsp import scipy_signal
+
+    signal = scipy_signal()  # before pyloudnorm imports it: the quicker first import
     import pyloudnorm as pyln
-    from scipy.signal import lfilter, lfilter_zi
+
+    lfilter, lfilter_zi = signal.lfilter, signal.lfilter_zi
 
     meter = pyln.Meter(rate)
     stages = list(meter._filters.values())  # the same two biquads integrated_loudness applies

@@ -57,3 +57,16 @@ def test_rms_as_count_events_uses_it(n):
 ])
 def test_mel_filters(kw):
     _same(dsp.mel(**kw), librosa.filters.mel(**kw))
+
+
+def test_scipy_signal_is_the_module_whichever_way_it_was_imported():
+    import subprocess
+    import sys
+
+    code = ("import sys; from audiomind.embedded import dsp; s = dsp.scipy_signal(); import scipy.signal; "
+            "from scipy._lib import _array_api as xa; from scipy._lib._docscrape import FunctionDoc; "
+            "assert s is scipy.signal is sys.modules['scipy.signal'] and xa.FunctionDoc is FunctionDoc; "
+            "assert s.lfilter.__doc__ and 'lfilter' in s.lfilter.__doc__ and callable(s.get_window); print('ok')")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "ok", out.stderr[-2000:]
+    assert dsp.scipy_signal() is sys.modules["scipy.signal"]
