@@ -287,6 +287,11 @@ def test_absolute_spans_in_questions():
     assert absolute_span("What is said between 36:30 and 37:30?", hour) == (2190.0, 2250.0)
     assert absolute_span("Which sound is heard at 75 seconds?", hour) == (65.0, 85.0)
     assert absolute_span("What is said at 2:30?", 240.0) == (120.0, 180.0)
+    # the way a new user put it: 'near the 18 and a half minute mark', 'at the 12-minute mark'
+    assert absolute_span("Where is the key, according to what is said near the 18 and a half minute mark?",
+                         1500.0) == (1050.0, 1170.0)
+    assert absolute_span("What is heard at the 12-minute mark?", hour) == (660.0, 780.0)
+    assert without_time_phrase("What is heard at the 12-minute mark?") == "What is heard in this part of the recording?"
     # the question analysis reads the question without the clock ('minute' is no tempo cue)
     assert (
         without_time_phrase("What is said around minute 37?") == "What is said in this part of the recording?"

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-_NUM = r"(\d+(?:\.\d+)?)"
+_NUM = r"(\d+(?:\.\d+)?(?:\s+and\s+a\s+half)?)"  # "18.5", "18 and a half"
 _CLOCK = r"(\d{1,2}):(\d{2})(?::(\d{2}))?"
 _SPAN_PATTERNS = (
     (
@@ -25,7 +25,8 @@ _SPAN_PATTERNS = (
         re.compile(
             rf"(?:\b(?:at|around|near|about|in|during|after)\s+(?:the\s+)?)?(?:\bminute\s+{_NUM}\b|"
             rf"\b{_NUM}(?:st|nd|rd|th)\s+minute\b|\b{_NUM}\s*(?:min|mins|minutes)\s+(?:in|into)\b)|"
-            rf"\b(?:at|around|near|about|after)\s+{_NUM}\s*(?:min|mins|minutes)\b"
+            rf"\b(?:at|around|near|about|after)\s+{_NUM}\s*(?:min|mins|minutes)\b|"
+            rf"\b(?:(?:at|around|near|about|by)\s+)?(?:the\s+)?{_NUM}[- ]?(?:min|minute)s?[- ]mark\b"
         ),
     ),
     (
@@ -41,6 +42,12 @@ MINUTE_HALF_S = (
 )
 CLOCK_HALF_S = 30.0  # "at 37:10": 30 s either side
 SECOND_HALF_S = 10.0  # "at 75 seconds": 10 s either side
+
+
+def _num(x: str) -> float:
+    """'18', '18.5' or '18 and a half' as a number."""
+    half = re.search(r"\s+and\s+a\s+half$", x)
+    return float(x[: half.start()] if half else x) + (0.5 if half else 0.0)
 
 
 def _clock(h_or_m: str, m_or_s: str, s: str | None) -> float:
@@ -79,17 +86,17 @@ def absolute_span(question: str, duration_s: float | None) -> tuple[float, float
     kind, m = found
     g = list(m.groups())
     if kind == "between_min":
-        span = (float(g[0]) * 60, float(g[1]) * 60)
+        span = (_num(g[0]) * 60, _num(g[1]) * 60)
     elif kind == "between_clock":
         span = (_clock(g[0], g[1], g[2]), _clock(g[3], g[4], g[5]))
     elif kind == "clock":
         t = _clock(g[0], g[1], g[2])
         span = (t - CLOCK_HALF_S, t + CLOCK_HALF_S)
     elif kind == "minute":
-        t = float(next(x for x in g if x is not None)) * 60
+        t = _num(next(x for x in g if x is not None)) * 60
         span = (t - MINUTE_HALF_S, t + MINUTE_HALF_S)
     else:
-        t = float(next(x for x in g if x is not None))
+        t = _num(next(x for x in g if x is not None))
         span = (t - SECOND_HALF_S, t + SECOND_HALF_S)
     start, end = max(0.0, min(span)), min(float(duration_s), max(span))
     if end - start <= 0 or end - start >= 0.95 * duration_s:

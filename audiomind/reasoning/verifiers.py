@@ -142,10 +142,18 @@ def verify_transcript(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     # number that is the answer to a question about what was said ('until what hour?' -> 'eight') is
     counting = re.search(r"\bhow (many|often)\b|\bnumber of\b|\bcount\b", a.question.lower()) or (
         a.primary.startswith("count_") and a.fit(a.primary) >= 0.6)
+    per_choice = []
     for c in a.choices:
         cw = content(c) or words(c)
         if is_numeric_choice(c) and (counting or TIME_UNIT.search(c.lower())):
             cw = []
+        per_choice.append(cw)
+    # a word several choices share ('under' in 'under the doormat' and 'under the blue flower pot') tells
+    # them apart no better than a stopword: each choice is matched on its own words, when it has any
+    shared = {stem(w) for i, cw in enumerate(per_choice) for w in set(cw)
+              if any(stem(w) in {stem(x) for x in other} for j, other in enumerate(per_choice) if j != i)}
+    for cw in per_choice:
+        cw = [w for w in cw if stem(w) not in shared] or cw
         hits = [_fuzzy_in(w, heard) for w in cw]
         r = sum(hits) / len(cw) if cw else 0.0
         recalls.append(r)

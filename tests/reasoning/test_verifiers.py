@@ -258,3 +258,12 @@ def test_voice_activity_without_words_is_not_a_reading():
                              "duration_s": f.duration_s + 2.0})
     d, _ = _decide(f, "Which take is more drawn out?", ["The earlier take", "The later take", "Neither, they match"])
     assert d.choice_index == 1 and d.method == "compare_rate", d
+
+
+def test_words_the_choices_share_do_not_tell_them_apart():
+    """ASR garbled 'flower pot'; 'under' is in two choices and 'blue' in one: the one with its own word heard
+    is supported, not the one that only shares 'under'."""
+    t, s = _speech("The spare gears under the blue flag are caught")
+    d, _ = _decide(Facts(duration_s=3.5, transcript=t, speech=s), "Where was the spare key said to be?",
+                   ["Under the doormat", "Under the blue flower pot", "In the mailbox", "Behind the door"])
+    assert d.choice_index == 1 and d.method == "transcript_match", d
