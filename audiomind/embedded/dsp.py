@@ -42,6 +42,7 @@ class _PlainDoc(dict):
 
 
 _SCIPY_GUARD = threading.Lock()
+_SIGNAL: ModuleType | None = None  # set once scipy.signal is completely imported
 
 
 def scipy_signal() -> ModuleType:
@@ -51,29 +52,39 @@ def scipy_signal() -> ModuleType:
     ~0.9 s the import took on the 2-core machine, on the critical path of a fresh process's first question.
     Only the docstrings differ (without that table); if the import fails with the stand-in, it is retried
     the ordinary way."""
-    mod = sys.modules.get("scipy.signal")
-    if mod is not None:
-        return mod
+    global _SIGNAL
+    if _SIGNAL is not None:
+        return _SIGNAL
     with _SCIPY_GUARD:
-        if "scipy.signal" in sys.modules:
-            return sys.modules["scipy.signal"]
-        try:
-            from scipy._lib import _array_api as xa
-        except ImportError:  # pragma: no cover - an older or newer SciPy layout: import as usual
-            xa = None
-        original = getattr(xa, "FunctionDoc", None)
-        if original is None:
-            import scipy.signal
-            return scipy.signal
-        xa.FunctionDoc = _PlainDoc
-        try:
-            import scipy.signal
-        except Exception:  # noqa: BLE001  # pragma: no cover - the stand-in did not fit this SciPy
-            xa.FunctionDoc = original  # modules that failed to import are not in sys.modules: import again
-            import scipy.signal
-        finally:
-            xa.FunctionDoc = original
+        if "scipy.signal" in sys.modules:  # imported, or being imported by another thread: the import
+            import scipy.signal  # statement waits for a module another thread is still initialising
+
+            _SIGNAL = scipy.signal
+            return _SIGNAL
+        _SIGNAL = _import_scipy_signal()
+        return _SIGNAL
+
+
+def _import_scipy_signal() -> ModuleType:
+    """The first import of scipy.signal, with _PlainDoc standing in for SciPy's FunctionDoc meanwhile."""
+    try:
+        from scipy._lib import _array_api as xa
+    except ImportError:  # pragma: no cover - another SciPy layout: import as usual
+        xa = None
+    original = getattr(xa, "FunctionDoc", None)
+    if original is None:  # pragma: no cover - a SciPy without the docstring rewriting
+        import scipy.signal
+
         return scipy.signal
+    xa.FunctionDoc = _PlainDoc
+    try:
+        import scipy.signal
+    except Exception:  # noqa: BLE001  # pragma: no cover - the stand-in did not fit this SciPy
+        xa.FunctionDoc = original  # modules that failed to import are not in sys.modules: import again
+        import scipy.signal
+    finally:
+        xa.FunctionDoc = original
+    return scipy.signal
 
 
 def frame(x: np.ndarray, frame_length: int, hop_length: int) -> np.ndarray:

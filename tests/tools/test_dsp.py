@@ -70,3 +70,28 @@ def test_scipy_signal_is_the_module_whichever_way_it_was_imported():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "ok", out.stderr[-2000:]
     assert dsp.scipy_signal() is sys.modules["scipy.signal"]
+
+
+def test_scipy_signal_waits_for_an_import_under_way_in_another_thread():
+    """Threads that ask while another thread (or a library, as pyloudnorm does) is importing scipy.signal
+    get the module once it is complete, never the partly initialised one."""
+    import subprocess
+    import sys
+
+    code = (
+        "import threading, sys\n"
+        "from audiomind.embedded import dsp\n"
+        "errs = []\n"
+        "def direct():\n"
+        "    import pyloudnorm\n"
+        "def helper():\n"
+        "    try:\n"
+        "        s = dsp.scipy_signal(); s.get_window; s.lfilter_zi; s.sosfiltfilt\n"
+        "    except Exception as e:\n"
+        "        errs.append(repr(e))\n"
+        "ts = [threading.Thread(target=direct)] + [threading.Thread(target=helper) for _ in range(4)]\n"
+        "[t.start() for t in ts]; [t.join() for t in ts]\n"
+        "print('ok' if not errs else errs)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.stdout.strip() == "ok", (out.stdout, out.stderr[-2000:])
