@@ -153,21 +153,6 @@ def _labels() -> tuple[list[str], np.ndarray]:
     return labels, text.embed(labels)
 
 
-_INSTRUMENT_RUN = ("Musical instrument", "Scratching (performance technique)")
-INSTRUMENT_CONTRA_CAP = 0.4  # one instrument heard as another: at most this much contradiction (p >= 0.32)
-
-
-@functools.lru_cache(maxsize=1)
-def instrument_labels() -> frozenset[str]:
-    """AudioSet's musical-instrument labels (YAMNet's class map from "Musical instrument" to "Scratching")."""
-    labels, _ = _labels()
-    try:
-        i, j = labels.index(_INSTRUMENT_RUN[0]), labels.index(_INSTRUMENT_RUN[1])
-    except ValueError:
-        return frozenset()
-    return frozenset(labels[i:j + 1])
-
-
 @functools.lru_cache(maxsize=1)
 def source_ambiguous() -> frozenset[str]:
     """AudioSet's source-ambiguous labels (see the module docstring)."""
@@ -327,13 +312,10 @@ def hears_silence(window: TagWindow | None) -> bool:
 
 
 def identify(phrase: str, window: TagWindow | None, *, speech_share: float = 0.0,
-             transcript: str | None = None, events: list[Span] | None = None,
-             soft_instruments: bool = False) -> Identity:
+             transcript: str | None = None, events: list[Span] | None = None) -> Identity:
     """Check a phrase against one analysis window: tags for sounds (and the clip's own tag events of the
     phrase's labels over the same stretch, `events`); voice activity (share of the window that is speech) and
-    the transcript for speech phrases. `soft_instruments`: a named instrument heard as another instrument is
-    a weak contradiction (at most INSTRUMENT_CONTRA_CAP): the tagger confuses instrument timbres with each
-    other far more than with other sounds, so this alone is never a confident "no"."""
+    the transcript for speech phrases."""
     if is_speech_phrase(phrase):
         quoted = quoted_text(phrase)
         if quoted:
@@ -374,9 +356,6 @@ def identify(phrase: str, window: TagWindow | None, *, speech_share: float = 0.0
         contra, c_lab = speech_share, "speech (voice activity)"
     conf = min(1.0, max(0.0, (support - 0.05) / 0.25))
     con = min(1.0, max(0.0, (contra - 0.15) / 0.35))
-    inst = instrument_labels() if soft_instruments else frozenset()
-    if inst and c_lab in inst and labs and labs[0][0] in inst:
-        con = min(con, INSTRUMENT_CONTRA_CAP)
     p = 0.5 + 0.45 * (conf - con * (1 - conf))
     tie = ""
     if conf < 0.2 and con < 0.2 and heard:
@@ -394,6 +373,11 @@ def identify(phrase: str, window: TagWindow | None, *, speech_share: float = 0.0
             soft = sum(s * label_similarity(phrase, lab) for lab, s in heard) / tot
             p = round(0.5 + max(-0.1, min(0.1, 0.4 * (soft - 0.3))), 3)
             why += f"; semantic closeness of what was heard {soft:.2f}"
+        # a sound that is not speech is still contradicted by a stretch that is speech (VAD or the speech tags)
+        voice = max([speech_share] + [window.strength(lab) for lab in SPEECH_LABELS])
+        if voice >= 0.5:
+            p = round(max(0.05, 0.5 - 0.45 * min(1.0, (voice - 0.15) / 0.35)), 3)
+            why += f"; the stretch is speech ({voice:.2f}), not '{phrase}'"
     else:
         why = (f"{s_lab or labs[0][0]} {support:.2f}"
                + (f", against {c_lab} {contra:.2f}" if c_lab else "") + f" (heard: {heard_s}{tie})")

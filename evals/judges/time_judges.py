@@ -27,7 +27,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 EDIT_INSTRUCTION = "Add a bell ringing after the announcement."
-RUBRIC_INSTRUCTION = "A man announces the next train, and afterwards a bell rings."
+# (a quote: the rubric judge also scores the quoted words against the audio, its slowest item)
+RUBRIC_INSTRUCTION = "A man announces 'the next train to the airport leaves from platform four', and afterwards a bell rings."
 
 
 def make_pair(d: Path) -> tuple[Path, Path]:

@@ -184,7 +184,7 @@ def measure(session: JudgeSession, facts: Facts, items: list[RubricItem]) -> Sce
             a, b = bursts[src[0]].start_s, bursts[src[-1]].end_s
             over = [e for e in events if min(e.end_s, b) - max(e.start_s, a) >= 0.5 * min(e.length_s, b - a, 1.0)]
             ids = [ev.identify(ph, windows[k], speech_share=ev.speech_share(facts, bursts[k].start_s, bursts[k].end_s),
-                               events=over, soft_instruments=True) for k in src]
+                               events=over) for k in src]
             per.append(max(ids, key=lambda x: x.p))
         scene.identities[ph] = per
     _share_out(scene, phrases)
