@@ -72,8 +72,14 @@ VOICES = {
     "steph": ("espeak", "en-us+steph", "female"), "anika": ("espeak", "en+anika", "female"),
     "david": ("espeak", "en-us+david", "male"), "travis": ("espeak", "en-us+travis", "male"),
     "john": ("espeak", "en+john", "male"), "paul": ("espeak", "en-us+paul", "male"),
+    # set v4
+    "shelby": ("espeak", "en-us+shelby", "female"), "andrea": ("espeak", "en-us+Andrea", "female"),
+    "grandma": ("espeak", "en-us+grandma", "female"),
+    "michael": ("espeak", "en-us+Michael", "male"), "max": ("espeak", "en+max", "male"),
+    "robert": ("espeak", "en-us+robert", "male"), "norbert": ("espeak", "en-us+norbert", "male"),
 }
 V3_VOICES = ("linda", "alicia", "steph", "anika", "david", "travis", "john", "paul")
+V4_VOICES = ("shelby", "andrea", "grandma", "michael", "max", "robert", "norbert")
 # documented adult speaking-f0 bands (audiomind.reasoning.verifiers): a voice whose median f0 contradicts its
 # label is no voice of that gender for a pitch-based judge, and is left out of a set (v2 checks this when it
 # is built; v1 was built without the check and its en-gb+f4 voice measures about 101-113 Hz)
@@ -133,6 +139,8 @@ class Kit:
                 synth.sound_file("complete", p)
             elif name == "attention":
                 synth.sound_file("window-attention", p)
+            elif name in SOUND_FILES:
+                synth.sound_file(SOUND_FILES[name], p)
             else:
                 raise KeyError(name)
         return _load(p)
@@ -170,6 +178,14 @@ MELODIC = {  # name -> (General MIDI program, notes, note length s)
     "harmonica": (22, ["C4", "E4", "G4", "E4", "D4"], 0.4), "vibraphone_slow": (11, ["F4", "A4", "C5", "A4"], 0.8),
     "banjo": (105, ["G4", "B4", "D5", "B4", "G4", "D5"], 0.2), "timpani": (47, ["C2"] * 8, 0.12),
     "vibraphone": (11, ["F4", "A4", "C5", "A4", "F4"], 0.35),
+    # set v4
+    "celesta": (8, ["E5", "G5", "B5", "E6", "B5"], 0.25), "music_box": (10, ["C6", "E6", "G6", "E6", "C6"], 0.3),
+    "tubular_bells": (14, ["C5", "G4", "E5", "C5"], 0.6), "harpsichord": (6, ["D4", "F4", "A4", "D5", "A4", "F4"], 0.25),
+    "pizzicato": (45, ["G3", "B3", "D4", "G4", "D4"], 0.3), "french_horn": (60, ["F3", "A3", "C4", "A3", "F3"], 0.45),
+    "bassoon": (70, ["C3", "D3", "E3", "G3", "E3"], 0.4), "piccolo": (72, ["C6", "D6", "E6", "G6", "E6"], 0.2),
+    "pan_flute": (75, ["A4", "C5", "D5", "E5", "D5"], 0.4), "kalimba": (108, ["C5", "E5", "G5", "E5", "D5", "C5"], 0.3),
+    "koto": (107, ["E4", "F4", "A4", "B4", "A4"], 0.35), "fiddle": (110, ["D4", "E4", "F#4", "A4", "F#4"], 0.3),
+    "acoustic_bass": (32, ["C2", "G2", "A2", "F2", "C2", "G2"], 0.4),
 }
 HITS = {  # name -> (General MIDI drum key, strikes, seconds between)
     "triangle3": (81, 3, 0.6), "maracas": (70, 8, 0.2), "bongos": (60, 6, 0.25), "crash": (49, 1, 0.5),
@@ -177,6 +193,12 @@ HITS = {  # name -> (General MIDI drum key, strikes, seconds between)
     # set v3
     "claves4": (75, 4, 0.45), "congas": (63, 6, 0.25), "ride4": (51, 4, 0.5), "hihat_open": (46, 4, 0.35),
     "timbales": (65, 5, 0.25), "tom_roll": (41, 14, 0.07),
+    # set v4
+    "cabasa": (69, 6, 0.25), "vibraslap": (58, 2, 0.8), "agogo4": (67, 4, 0.4), "guiro": (74, 3, 0.5),
+    "splash": (55, 1, 0.5), "side_stick3": (37, 3, 0.45), "high_tom": (50, 5, 0.3),
+}
+SOUND_FILES = {  # set v4: freedesktop theme sounds
+    "info": "dialog-information", "login": "service-login", "device": "device-added", "error": "dialog-error",
 }
 
 
@@ -460,6 +482,91 @@ def rubric_scenes_v3(k: Kit) -> list[dict]:
     return S
 
 
+def rubric_scenes_v4(k: Kit) -> list[dict]:
+    """Set v4 (fresh, judged once after the code was frozen): French horn, bassoon, piccolo, kalimba, koto,
+    harpsichord, pan flute and tubular-bells phrases; agogo, cabasa and side-stick strokes (drum channel); the
+    freedesktop service-login and dialog-error sounds; espeak-ng voices en-us+shelby, en-us+Andrea,
+    en-us+grandma (female) and en-us+Michael, en+max, en-us+robert, en-us+norbert (male), each checked when the
+    set is built; wordings written before the rules were run on them."""
+    S = []
+
+    def scene(sid: str, full: np.ndarray, positive: str, negatives: dict[str, str], missing: np.ndarray | None):
+        S.append({"id": sid, "full": full, "missing": missing, "positive": positive, "negatives": negatives})
+
+    ferry = k.voice("shelby", "the ferry leaves from pier three")
+    horn = k.sound("french_horn")
+    scene("ferry_horn", seq([horn, ferry]),
+          "A French horn plays a short fanfare, and after that a woman says 'the ferry leaves from pier three'.",
+          {"order": "A woman says 'the ferry leaves from pier three', and after that a French horn plays a short fanfare.",
+           "gender": "A French horn plays a short fanfare, and after that a man says 'the ferry leaves from pier three'.",
+           "extra": "A French horn plays a short fanfare while a rooster crows, and after that a woman says 'the ferry "
+                    "leaves from pier three'."},
+          seq([ferry]))
+    scene("agogo_four", seq([k.sound("agogo4")]), "An agogo bell is struck four times.",
+          {"count": "An agogo bell is struck six times.",
+           "extra": "An agogo bell is struck four times and a motorcycle passes by."}, None)
+    fc = k.voice("michael", "tomorrow will be sunny and warm")
+    kal = k.sound("kalimba")
+    scene("kalimba_forecast", overlay(seq([fc], lead_s=0.5), kal, 0.0, -9.0),
+          "A man reads the forecast, 'tomorrow will be sunny and warm', over a gentle kalimba tune.",
+          {"gender": "A woman reads the forecast, 'tomorrow will be sunny and warm', over a gentle kalimba tune.",
+           "extra": "A man reads the forecast, 'tomorrow will be sunny and warm', over a gentle kalimba tune and the "
+                    "sound of waves."},
+          seq([fc], lead_s=0.5))
+    bsn, picc = k.sound("bassoon"), k.sound("piccolo")
+    scene("bassoon_piccolo", seq([bsn, picc]), "A bassoon starts with a low line and a piccolo answers it up high.",
+          {"order": "A piccolo starts up high and a bassoon answers it with a low line.",
+           "extra": "A bassoon starts with a low line, a piccolo answers it up high, and a dog growls at the end."},
+          seq([bsn]))
+    keys = k.voice("andrea", "have you seen my keys")
+    table = k.voice("max", "they are on the table")
+    scene("keys_dialogue", seq([keys, table], gap_s=0.6),
+          "A woman wonders aloud 'have you seen my keys', and a man tells her 'they are on the table'.",
+          {"gender": "A man wonders aloud 'have you seen my keys', and a woman tells him 'they are on the table'.",
+           "extra": "A woman wonders aloud 'have you seen my keys', a kettle whistles, and a man tells her 'they are "
+                    "on the table'."},
+          None)
+    back = k.voice("robert", "welcome back to your desktop")
+    login = k.sound("login")
+    scene("login_welcome", seq([login, back]),
+          "The system plays its login sound, then a male voice says 'welcome back to your desktop'.",
+          {"order": "A male voice says 'welcome back to your desktop', then the system plays its login sound.",
+           "gender": "The system plays its login sound, then a female voice says 'welcome back to your desktop'."},
+          seq([back]))
+    scene("harpsichord_alone", seq([k.sound("harpsichord")]), "Someone is playing a baroque piece on the harpsichord.",
+          {"extra": "Someone is playing a baroque piece on the harpsichord during a thunderstorm."}, None)
+    train = k.voice("grandma", "the train to the airport is delayed")
+    cab = k.sound("cabasa")
+    scene("cabasa_train", seq([train, cab]),
+          "A woman reports 'the train to the airport is delayed'; a cabasa is shaken once she has finished.",
+          {"order": "A cabasa is shaken; once it has finished a woman reports 'the train to the airport is delayed'.",
+           "gender": "A man reports 'the train to the airport is delayed'; a cabasa is shaken once he has finished."},
+          seq([train]))
+    noon = k.voice("norbert", "it is now twelve o'clock")
+    bells = k.sound("tubular_bells")
+    scene("bells_noon", seq([bells, noon]),
+          "Tubular bells ring out, and then a man's voice declares 'it is now twelve o'clock'.",
+          {"order": "A man's voice declares 'it is now twelve o'clock', and then tubular bells ring out.",
+           "gender": "Tubular bells ring out, and then a woman's voice declares 'it is now twelve o'clock'.",
+           "extra": "Tubular bells ring out, a crowd cheers, and then a man's voice declares 'it is now twelve "
+                    "o'clock'."},
+          seq([noon]))
+    sticks, koto = k.sound("side_stick3"), k.sound("koto")
+    scene("rimclicks_koto", seq([sticks, koto]), "Three rim clicks, then a koto melody.",
+          {"count": "Five rim clicks, then a koto melody.", "order": "A koto melody, then three rim clicks."},
+          seq([koto]))
+    sorry = k.voice("shelby", "sorry, something went wrong")
+    err = k.sound("error")
+    scene("error_sorry", seq([err, sorry]),
+          "An error sound comes first, followed by a woman apologising: 'sorry, something went wrong'.",
+          {"order": "A woman apologises, 'sorry, something went wrong', followed by an error sound.",
+           "gender": "An error sound comes first, followed by a man apologising: 'sorry, something went wrong'."},
+          seq([sorry]))
+    scene("pan_flute_alone", seq([k.sound("pan_flute")]), "A breathy pan flute melody, nothing else.",
+          {"extra": "A breathy pan flute melody with a cat purring nearby."}, None)
+    return S
+
+
 def build_rubric(out: Path, k: Kit, scenes: list[dict] | None = None) -> list[dict]:
     d = out / "rubric"
     d.mkdir(parents=True, exist_ok=True)
@@ -687,6 +794,73 @@ def edit_bases_v3(k: Kit) -> list[dict]:
     return B
 
 
+def edit_bases_v4(k: Kit) -> list[dict]:
+    """Set v4 edits: the v4 sounds and voices, wordings written before the rules were run on them."""
+    B = []
+    cel, fid, vslap, guiro = k.sound("celesta"), k.sound("fiddle"), k.sound("vibraslap"), k.sound("guiro")
+    agogo, cab, info, splash = k.sound("agogo4"), k.sound("cabasa"), k.sound("info"), k.sound("splash")
+    picc, tom, kal, bass = k.sound("piccolo"), k.sound("high_tom"), k.sound("kalimba"), k.sound("acoustic_bass")
+    koto, harpsi, device, sticks = k.sound("koto"), k.sound("harpsichord"), k.sound("device"), k.sound("side_stick3")
+    mbox, pizz, bells = k.sound("music_box"), k.sound("pizzicato"), k.sound("tubular_bells")
+    sp = k.voice("robert", "the museum will close in twenty minutes, thank you for visiting")
+    B.append({"id": "add_celesta_end", "kind": "add", "instruction": "Finish the recording with a few celesta notes.",
+              "original": seq([sp]), "real": seq([sp, cel]),
+              "wrong": {"wrong_sound": seq([sp, fid]), "wrong_place": seq([cel, sp])}})
+    sp = k.voice("andrea", "here are today's top stories from around the world")
+    B.append({"id": "add_vibraslap_start", "kind": "add", "instruction": "Put a vibraslap rattle before the speech starts.",
+              "original": seq([sp]), "real": seq([vslap, sp]),
+              "wrong": {"wrong_sound": seq([guiro, sp]), "wrong_place": seq([sp, vslap])}})
+    sp = k.voice("max", "please remember to switch off your phones")
+    base = seq([sp], tail_s=2.0)
+    at = 0.2 + len(sp) / SR + 0.3
+    B.append({"id": "add_agogo_after", "kind": "add", "instruction": "Overlay an agogo pattern once he stops talking.",
+              "original": base, "real": overlay(base, agogo, at, -3.0),
+              "wrong": {"wrong_sound": overlay(base, cab, at, -3.0), "wrong_place": overlay(base, agogo, 0.0, -3.0)}})
+    a, b = k.voice("grandma", "the first speaker is running late"), k.voice("grandma", "we will begin with the second talk")
+    B.append({"id": "add_info_between", "kind": "add",
+              "instruction": "Place an information chime in the pause between the sentences.",
+              "original": seq([a, b], gap_s=0.6), "real": seq([a, info, b], gap_s=0.3),
+              "wrong": {"wrong_sound": seq([a, splash, b], gap_s=0.3)}})
+    sp = k.voice("michael", "the gates open at nine tomorrow")
+    B.append({"id": "del_piccolo_cut", "kind": "delete", "instruction": "Cut the piccolo out of the recording.",
+              "original": seq([sp, picc]), "real": seq([sp]),
+              "wrong": {"wrong_target": seq([picc]), "partial": seq([sp, picc[: int(0.6 * SR)]])}})
+    sp = k.voice("shelby", "lunch is served in the main hall")
+    orig = seq([tom, sp, kal])
+    real, wrong = orig.copy(), orig.copy()
+    lead = int(0.2 * SR)
+    real[lead: lead + len(tom)] = 0.0
+    x0 = lead + len(tom) + int(0.4 * SR) + len(sp) + int(0.4 * SR)
+    wrong[x0: x0 + len(kal)] = 0.0
+    B.append({"id": "del_tom_inplace", "kind": "delete", "instruction": "Silence the tom drums.",
+              "original": orig, "real": real, "wrong": {"wrong_target": wrong}})
+    sp = k.voice("robert", "the results will be announced shortly")
+    bed = seq([sp], lead_s=0.5, tail_s=0.8)
+    B.append({"id": "del_bass_bed", "kind": "delete", "instruction": "Take away the bass line underneath the voice.",
+              "original": overlay(bed, bass, 0.0, -10.0), "real": bed,
+              "wrong": {"wrong_target": overlay(np.zeros_like(bed), bass, 0.0, -10.0)}})
+    sp = k.voice("andrea", "and now for something completely different")
+    B.append({"id": "rep_koto_harpsichord", "kind": "replace", "instruction": "Swap the koto for a harpsichord.",
+              "original": seq([sp, koto]), "real": seq([sp, harpsi]),
+              "wrong": {"wrong_sound": seq([sp, agogo]), "deleted_only": seq([sp])}})
+    sp = k.voice("max", "your headphones are connected")
+    B.append({"id": "rep_device_splash", "kind": "replace",
+              "instruction": "Replace the first notification sound with a splash cymbal.",
+              "original": seq([device, sp]), "real": seq([splash, sp]),
+              "wrong": {"wrong_sound": seq([sticks, sp]), "deleted_only": seq([sp])}})
+    sp = k.voice("grandma", "goodnight, sleep well")
+    B.append({"id": "rep_musicbox_pizz", "kind": "replace",
+              "instruction": "Change the music box melody into plucked strings.",
+              "original": seq([sp, mbox]), "real": seq([sp, pizz]),
+              "wrong": {"wrong_sound": seq([sp, picc]), "deleted_only": seq([sp])}})
+    sp = k.voice("michael", "the market opens on sunday mornings")
+    B.append({"id": "rep_guiro_bells", "kind": "replace",
+              "instruction": "Exchange the guiro at the start for tubular bells.",
+              "original": seq([guiro, sp]), "real": seq([bells, sp]),
+              "wrong": {"wrong_sound": seq([cab, sp]), "deleted_only": seq([sp])}})
+    return B
+
+
 def build_edits(out: Path, k: Kit, bases: list[dict] | None = None) -> list[dict]:
     d = out / "edit"
     d.mkdir(parents=True, exist_ok=True)
@@ -711,20 +885,23 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 @app.command()
 def main(out: Path = typer.Option(Path(__file__).resolve().parent / "heldout", "--out",
                                   help="folder for src/, rubric/items.jsonl and edit/items.jsonl"),
-         set_: str = typer.Option("v3", "--set", help="v1, v2 (held-out sets now used in development) or v3 (fresh set, voices checked)")) -> None:
+         set_: str = typer.Option("v4", "--set", help="v1, v2, v3 (used in development now) or v4 (fresh set, voices checked)")) -> None:
     """Generate a held-out rubric and edit benchmark (audio + items.jsonl files)."""
     k = Kit(out)
     checked = {}
-    if set_ in ("v2", "v3"):
-        keys = ("annie", "cb_f2", "rp_f1", "rp_m3", "us_m5", "sc_m2", "kal16") if set_ == "v2" else V3_VOICES
+    if set_ in ("v2", "v3", "v4"):
+        keys = ("annie", "cb_f2", "rp_f1", "rp_m3", "us_m5", "sc_m2", "kal16") if set_ == "v2" else (
+            V3_VOICES if set_ == "v3" else V4_VOICES)
         for key in keys:
             ok, hz = k.check_voice(key)
             checked[key] = {"gender": VOICES[key][2], "median_f0_hz": round(hz, 1) if hz else None, "fits_band": ok}
             if not ok:
                 raise SystemExit(f"voice {key} ({VOICES[key][1]}) measures {hz} Hz: not a {VOICES[key][2]} voice by "
                                  "the documented bands; pick another")
-        r = build_rubric(out, k, rubric_scenes_v2(k) if set_ == "v2" else rubric_scenes_v3(k))
-        e = build_edits(out, k, edit_bases_v2(k) if set_ == "v2" else edit_bases_v3(k))
+        scenes = {"v2": rubric_scenes_v2, "v3": rubric_scenes_v3, "v4": rubric_scenes_v4}[set_]
+        bases = {"v2": edit_bases_v2, "v3": edit_bases_v3, "v4": edit_bases_v4}[set_]
+        r = build_rubric(out, k, scenes(k))
+        e = build_edits(out, k, bases(k))
     else:
         r = build_rubric(out, k)
         e = build_edits(out, k)
