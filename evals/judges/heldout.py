@@ -3,7 +3,7 @@ not developed on, true by construction.
 
 Held out from development (the tests, evals/judges/generate.py and the dev checks used flite slt/awb/kal,
 espeak-ng en-us+f3, the freedesktop phone, trash-empty, busy, bell and camera-shutter sounds, sine beeps, and
-the trumpet, violin, flute, saxophone and drum-kit programs). Two sets:
+the trumpet, violin, flute, saxophone and drum-kit programs). Four sets:
 - v1 (judged first, then used to find failures, so no longer held out): freedesktop alarm-clock-elapsed,
   dialog-warning, screen-capture; General MIDI hand claps, cowbell, tambourine; piano, marimba, church organ,
   cello phrases; voices flite kal16 and rms, espeak-ng en-gb+f4, en-us+f2, en+m7, en-gb-scotland+f5. Its
@@ -13,17 +13,25 @@ the trumpet, violin, flute, saxophone and drum-kit programs). Two sets:
   channel); the freedesktop message-new-instant chime; voices espeak-ng en-us+Annie, en-029+f2,
   en-gb-x-rp+f1 (female), en-gb-x-rp+m3, en-us+m5, en-gb-scotland+m2 and flite kal16 (male), each checked
   when the set is built (median f0 by librosa pYIN inside the documented band of its label).
-- v3 (fresh, built after the code was frozen and judged once; the held-out figure): guitar, bagpipe, tuba,
-  oboe, glockenspiel, sitar, harmonica, banjo, timpani and vibraphone phrases; claves, congas, ride cymbal,
-  open hi-hat, timbales and a low-tom roll (drum channel); the freedesktop phone-outgoing-calling, complete and
-  window-attention sounds; voices espeak-ng en-us+linda, en-us+Alicia, en-us+steph, en+anika (female) and
-  en-us+david, en-us+travis, en+john, en-us+paul (male), each checked when the set is built (median f0 inside
-  its label's band, and not the engine's default voice that an unknown variant falls back to: en-gb+belinda
-  and en-gb+edward were rejected that way); wordings written before the rules were run on them.
-  Results (evals/judges/results/judges_heldout_v3_offline.json, judged once): rubric 86.7% / ROC-AUC 0.75
-  (holistic 53.3% / 0.52); Edit_score pairwise 86.7% (add 90.9, delete 85.7, replace 83.3), effectiveness
-  86.7% (add 100, delete 85.7, replace 75.0). Dev figures with the same code: v2 rubric 89.1% / 0.87, edit
-  Edit_score 76.7%, effectiveness 90.0%; v1 rubric 86.7% / 0.88, edit 90.9% / 97.0%; generate.py 97.9% / 0.99.
+- v3 (built after the code was frozen at eb935c5 and judged once with it, then used to find failures, so
+  a development set now): guitar, bagpipe, tuba, oboe, glockenspiel, sitar, harmonica, banjo, timpani and
+  vibraphone phrases; claves, congas, ride cymbal, open hi-hat, timbales and a low-tom roll (drum channel); the
+  freedesktop phone-outgoing-calling, complete and window-attention sounds; voices espeak-ng en-us+linda,
+  en-us+Alicia, en-us+steph, en+anika (female) and en-us+david, en-us+travis, en+john, en-us+paul (male), each
+  checked when the set is built (median f0 inside its label's band, and not the engine's default voice that an
+  unknown variant falls back to: en-gb+belinda and en-gb+edward were rejected that way). Judged once with the
+  code of eb935c5: rubric 86.7% / ROC-AUC 0.75, Edit_score 86.7%, effectiveness 86.7%.
+- v4 (fresh, built after the code was frozen at 69becf0 and judged once; the held-out figure): French horn,
+  bassoon, piccolo, kalimba, koto, harpsichord, pan flute, tubular bells, celesta, music box, pizzicato
+  strings, fiddle and acoustic bass phrases; agogo, cabasa, side stick, vibraslap, long guiro, splash cymbal
+  and high tom (drum channel); the freedesktop service-login, dialog-error, dialog-information and
+  device-added sounds; voices espeak-ng en-us+shelby, en-us+Andrea, en-us+grandma (female) and en-us+Michael,
+  en+max, en-us+robert, en-us+norbert (male), checked like v3 (en-gb+aunty measured 101 Hz and en-gb+norbert
+  is the en-gb default voice: both rejected). Results (evals/judges/results/judges_heldout_v4_offline.json,
+  judged once): rubric 90.9% / ROC-AUC 0.89 (holistic 50.0% / 0.58); Edit_score pairwise 80.0% (add 72.7,
+  delete 100, replace 75.0), effectiveness 83.3% (add 72.7, delete 85.7, replace 91.7). Dev figures with the
+  same code: v3 rubric 97.8% / 0.94, edit 93.3% / 93.3%; v2 93.5% / 0.93, edit 80.0% / 90.0%; v1 86.7% /
+  0.87, edit 90.9% / 97.0%; generate.py 100% / 1.00.
 - wordings: written by hand here, each with its own phrasing, not produced by the rule perturber.
 
 Rubric pairs (`rubric/items.jsonl`, the format of evals/judges/run_bench.py): each scene's positive, and
@@ -32,9 +40,9 @@ sound), extra sound (the instruction names a sound the audio lacks).
 Edit pairs (`edit/items.jsonl`, for run_edit_bench.py): per base, the real edit, a no-op (a byte copy of
 the original) and wrong edits (wrong sound, wrong place, wrong operation).
 
-    .venv/bin/python evals/judges/heldout.py --set v3 --out /tmp/heldout_v3
-    .venv/bin/python evals/judges/run_bench.py --data /tmp/heldout_v3/rubric --out /tmp/heldout_v3/rubric_results
-    .venv/bin/python evals/judges/run_edit_bench.py --data /tmp/heldout_v3/edit --out /tmp/heldout_v3/edit_results --cache
+    .venv/bin/python evals/judges/heldout.py --set v4 --out /tmp/heldout_v4
+    .venv/bin/python evals/judges/run_bench.py --data /tmp/heldout_v4/rubric --out /tmp/heldout_v4/rubric_results
+    .venv/bin/python evals/judges/run_edit_bench.py --data /tmp/heldout_v4/edit --out /tmp/heldout_v4/edit_results --cache
 """
 
 from __future__ import annotations
