@@ -37,6 +37,8 @@ from audiomind.judges.rubric.decompose import RubricItem
 from audiomind.reasoning.facts import Facts, Span
 from audiomind.reasoning.verifiers import FEMALE_MIN_HZ, MALE_MAX_HZ
 from audiomind.state import ToolCallRequest
+from audiomind.tools.base import typed_output
+from audiomind.tools.music.pitch import PitchOutput
 
 GENDER_MID_HZ = (MALE_MAX_HZ + FEMALE_MIN_HZ) / 2
 MAX_SEGMENTS = 16
@@ -176,7 +178,8 @@ def measure(session: JudgeSession, facts: Facts, items: list[RubricItem]) -> Sce
     for call in ev.record(session).successful_calls("pitch"):
         a = call.arguments or {}
         if a.get("artifact", "a0") == "a0" and a.get("start_s") is not None and a.get("end_s") is not None:
-            scene.span_f0[f"{float(a['start_s']):.3f}-{float(a['end_s']):.3f}"] = (call.output or {}).get("median_f0_hz")
+            pitch = typed_output(call.output, PitchOutput)
+            scene.span_f0[f"{float(a['start_s']):.3f}-{float(a['end_s']):.3f}"] = pitch.median_f0_hz if pitch else None
     events = facts.tags.events if facts.tags is not None else []
     for ph in phrases:
         per = []
