@@ -9,14 +9,11 @@ librosa's, so the results are the same to the bit (tests/tools/test_dsp.py compa
 - `rms`: librosa.feature.rms from a signal, pad_mode "constant".
 - `melspectrogram`: librosa.feature.melspectrogram from a signal (power 2, centred, hann).
 
-`scipy_signal()` imports scipy.signal (loudness's K-weighting filters, count_events's high-pass, the STFT
-window) without the docstring rewriting SciPy >= 1.15 does at import: see its docstring.
+`scipy_signal()` imports scipy.signal where it is first needed.
 """
 
 from __future__ import annotations
 
-import sys
-import threading
 from types import ModuleType
 
 import numpy as np
@@ -25,65 +22,12 @@ from numpy.lib.stride_tricks import as_strided
 MAX_MEM_BLOCK = 2**8 * 2**10  # librosa.util.MAX_MEM_BLOCK: the STFT is computed in blocks of this many bytes
 
 
-class _PlainDoc(dict):
-    """Stands in for scipy._lib._docscrape.FunctionDoc while scipy.signal is imported: the function's own
-    docstring, unparsed (sections read from it are empty lists; notes appended to them are dropped)."""
-
-    def __init__(self, func) -> None:
-        super().__init__()
-        self._doc = getattr(func, "__doc__", None) or ""
-
-    def __missing__(self, key):
-        self[key] = []
-        return self[key]
-
-    def __str__(self) -> str:
-        return "\n" + self._doc  # the signature line scipy strips off, then the docstring as it was
-
-
-_SCIPY_GUARD = threading.Lock()
-_SIGNAL: ModuleType | None = None  # set once scipy.signal is completely imported
-
-
 def scipy_signal() -> ModuleType:
-    """scipy.signal. The first import in a process skips SciPy's import-time docstring rewriting: since 1.15
-    every array-API-tagged function's docstring is parsed with numpydoc and re-rendered with a support table
-    as scipy.signal (and the scipy.stats it pulls in) load, about 800 functions: 0.3-0.5 s of CPU of the
-    ~0.9 s the import took on the 2-core machine, on the critical path of a fresh process's first question.
-    Only the docstrings differ (without that table); if the import fails with the stand-in, it is retried
-    the ordinary way."""
-    global _SIGNAL
-    if _SIGNAL is not None:
-        return _SIGNAL
-    with _SCIPY_GUARD:
-        if "scipy.signal" in sys.modules:  # imported, or being imported by another thread: the import
-            import scipy.signal  # statement waits for a module another thread is still initialising
+    """scipy.signal, imported on first use (the perception pass needs it only for loudness's K-weighting
+    filters, count_events's high-pass and the STFT window). A plain import: Python's import lock makes it
+    safe from several tool threads at once."""
+    import scipy.signal
 
-            _SIGNAL = scipy.signal
-            return _SIGNAL
-        _SIGNAL = _import_scipy_signal()
-        return _SIGNAL
-
-
-def _import_scipy_signal() -> ModuleType:
-    """The first import of scipy.signal, with _PlainDoc standing in for SciPy's FunctionDoc meanwhile."""
-    try:
-        from scipy._lib import _array_api as xa
-    except ImportError:  # pragma: no cover - another SciPy layout: import as usual
-        xa = None
-    original = getattr(xa, "FunctionDoc", None)
-    if original is None:  # pragma: no cover - a SciPy without the docstring rewriting
-        import scipy.signal
-
-        return scipy.signal
-    xa.FunctionDoc = _PlainDoc
-    try:
-        import scipy.signal
-    except Exception:  # noqa: BLE001  # pragma: no cover - the stand-in did not fit this SciPy
-        xa.FunctionDoc = original  # modules that failed to import are not in sys.modules: import again
-        import scipy.signal
-    finally:
-        xa.FunctionDoc = original
     return scipy.signal
 
 

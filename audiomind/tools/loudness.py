@@ -84,9 +84,6 @@ class LoudnessOutput(ToolOutput):
 
 def _k_weighted(y: np.ndarray, rate: int) -> np.ndarray:
     """K-weighting (BS.1770 pre-filter + RLB high-pass) per channel; y is (n, channels)."""
-    from audiomind.embedded.dsp import scipy_signal
-
-    scipy_signal()  # before pyloudnorm imports it: the quicker first import
     import pyloudnorm as pyln
 
     meter = pyln.Meter(rate)
@@ -192,7 +189,7 @@ def _stream_powers(path: str, rate: int, channels: int, n_guess: int, window_s: 
     channels == 1) into cell sums: (n samples, plans, gain-weighted cells, unweighted cells)."""
     from audiomind.embedded.dsp import scipy_signal
 
-    signal = scipy_signal()  # before pyloudnorm imports it: the quicker first import
+    signal = scipy_signal()
     import pyloudnorm as pyln
 
     lfilter, lfilter_zi = signal.lfilter, signal.lfilter_zi
