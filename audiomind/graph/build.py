@@ -32,6 +32,17 @@ DIRECT_NODES = ("ingest", "perceive", "final_answer", "format_check", "finish")
 """The direct baseline's nodes (a subset of NODES, so any Runtime stand-in serves both graphs)."""
 
 
+def _answer_then_check(g: StateGraph, runtime: Runtime) -> None:
+    """The tail both graphs share: final answer, shape check (bounded retry back to the answer), finish."""
+    g.add_edge("final_answer", "format_check")
+    g.add_conditional_edges(
+        "format_check",
+        partial(routing.after_format_check, format_retries=runtime.limits.format_retries),
+        ["final_answer", "finish"],
+    )
+    g.add_edge("finish", END)
+
+
 def build_direct_graph(runtime: Runtime, checkpointer=None):
     """The direct baseline: one answer call on the original audio (see the module doc). Its `perceive` is the
     cascade's own perception pass, and nothing for a model front end (Runtime.perceive in direct mode)."""
@@ -41,13 +52,7 @@ def build_direct_graph(runtime: Runtime, checkpointer=None):
     g.add_edge(START, "ingest")
     g.add_edge("ingest", "perceive")
     g.add_edge("perceive", "final_answer")
-    g.add_edge("final_answer", "format_check")
-    g.add_conditional_edges(
-        "format_check",
-        partial(routing.after_format_check, format_retries=runtime.limits.format_retries),
-        ["final_answer", "finish"],
-    )
-    g.add_edge("finish", END)
+    _answer_then_check(g, runtime)
     return g.compile(checkpointer=checkpointer, name="audiomind-direct")
 
 
@@ -68,13 +73,7 @@ def build_graph(runtime: Runtime, checkpointer=None):
     g.add_edge("execute_tools", "decide")
     g.add_edge("relisten", "decide")
     g.add_edge("summarize", "final_answer")
-    g.add_edge("final_answer", "format_check")
-    g.add_conditional_edges(
-        "format_check",
-        partial(routing.after_format_check, format_retries=runtime.limits.format_retries),
-        ["final_answer", "finish"],
-    )
-    g.add_edge("finish", END)
+    _answer_then_check(g, runtime)
     return g.compile(checkpointer=checkpointer, name="audiomind")
 
 

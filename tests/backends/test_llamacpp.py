@@ -9,12 +9,7 @@ round trip is on the record. Skipped (with the reason) where llama-cpp-python or
 from __future__ import annotations
 
 import json
-import os
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -30,6 +25,7 @@ from audiomind.backends.registry import make_planner
 from audiomind.state import Action, PlannerDecision
 
 from .conftest import artifact_for, make_state
+from .llama_server import llama_cpp_server
 
 pytestmark = pytest.mark.slow
 
@@ -46,46 +42,10 @@ def gguf_path() -> Path:
     return Path(gguf_carrier.assemble())
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def llama_server(gguf_path):
-    port = _free_port()
-    log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"llama_server_{port}.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf_path), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "4096", "--model_alias", "gemma"],
-        stdout=log, stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                log.flush()
-                raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}; see {log.name}")
-            try:
-                with urllib.request.urlopen(url + "/v1/models", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"llama_cpp.server did not answer /v1/models within 120 s; see {log.name}")
-            time.sleep(0.25)
+    with llama_cpp_server(gguf_path, "gemma", n_ctx=4096) as url:
         yield url
-    finally:
-        proc.terminate()  # our own child, by its handle
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-        log.close()
 
 
 @pytest.fixture

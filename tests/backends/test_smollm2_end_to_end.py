@@ -12,12 +12,6 @@ not fit the model's 8k context (and take minutes a call on two cores).
 
 from __future__ import annotations
 
-import os
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,6 +21,8 @@ pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip 
 from audiomind.embedded import models  # noqa: E402
 from audiomind.state import Action, EvidenceState, PlannerDecision  # noqa: E402
 from audiomind.trace import validate_trace_file  # noqa: E402
+
+from .llama_server import llama_cpp_server  # noqa: E402
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]
@@ -41,58 +37,11 @@ def gguf() -> Path:
     return Path(where)
 
 
-def _die_with_parent() -> None:
-    """The server gets SIGTERM when this test process dies (a timeout or a kill skips fixture teardown)."""
-    try:
-        import ctypes
-        import signal
-
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, int(signal.SIGTERM))  # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def smol(gguf):
     """`python -m llama_cpp.server` with the SmolLM2 GGUF on 127.0.0.1 (one per module); yields its /v1 URL."""
-    port = _free_port()
-    log = open(Path(os.environ.get("TMPDIR", "/tmp")) / f"smollm2_server_{port}.log", "wb")  # noqa: SIM115
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--host", "127.0.0.1", "--port", str(port),
-         "--n_ctx", "8192", "--model_alias", ALIAS],
-        stdout=log, stderr=subprocess.STDOUT, preexec_fn=_die_with_parent,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                log.flush()
-                raise RuntimeError(f"llama_cpp.server exited with {proc.returncode}; see {log.name}")
-            try:
-                with urllib.request.urlopen(url + "/v1/models", timeout=1) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"llama_cpp.server did not answer /v1/models within 120 s; see {log.name}")
-            time.sleep(0.25)
+    with llama_cpp_server(gguf, ALIAS, n_ctx=8192) as url:
         yield url + "/v1"
-    finally:
-        proc.terminate()  # our own child, by its handle
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=5)
-        log.close()
 
 
 def _real_calls(calls, role: str | None = None):
