@@ -448,7 +448,7 @@ def words_within(f: Facts, start_s: float, end_s: float) -> str:
     """The words the transcript places (by their middle) inside [start_s, end_s]."""
     if f.transcript is None:
         return ""
-    return " ".join(w.text for w in f.transcript.words if start_s <= (w.start_s + w.end_s) / 2 <= end_s)
+    return " ".join(w.text for w in f.transcript.words_in(start_s, end_s))
 
 
 def merge_similar_labels(labels: list[str], threshold: float = 0.7) -> list[str]:

@@ -60,6 +60,10 @@ class TranscriptFact(Fact):
     language_probability: float | None = None
     model: str | None = None
 
+    def words_in(self, start_s: float, end_s: float, pad_s: float = 0.0) -> list[Word]:
+        """The words whose middle lies in [start_s - pad_s, end_s + pad_s] (a word belongs to one span)."""
+        return [w for w in self.words if start_s - pad_s <= (w.start_s + w.end_s) / 2 <= end_s + pad_s]
+
 
 class SpeechFact(Fact):
     segments: list[Span]
@@ -285,7 +289,7 @@ class Facts(BaseModel):
 
         upd: dict[str, Any] = {}
         if self.transcript is not None:
-            ws = [w for w in self.transcript.words if start_s <= (w.start_s + w.end_s) / 2 <= end_s]
+            ws = self.transcript.words_in(start_s, end_s)
             upd["transcript"] = self.transcript.model_copy(update={"words": ws, "text": " ".join(w.text for w in ws)})
         if self.speech is not None:
             segs = keep(self.speech.segments)

@@ -383,8 +383,8 @@ def verify_tempo(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         octave = min(abs(n - 2 * bpm), abs(n - bpm / 2)) * 1.5 / max(bpm, 1) if tempo is not None else 1.0
         err = min(exact, octave)
         supports.append(1.0 if exact <= 0.06 else 0.5 if octave <= 0.06 else (-1.0 if err >= 0.15 else 0.0))
-    return _result("tempo", a, a.fit("tempo"), 0.8, supports, [""] * len(supports), f"{what} {bpm:.1f} {'BPM' if tempo is not None else 'per minute'}",
-                   ids)
+    unit = "BPM" if tempo is not None else "per minute"
+    return _result("tempo", a, a.fit("tempo"), 0.8, supports, [""] * len(supports), f"{what} {bpm:.1f} {unit}", ids)
 
 
 # ------------------------------------------------------------------ time
@@ -545,10 +545,10 @@ def _two(spans: list[Span]) -> tuple[Span, Span] | None:
 def _utterances(f: Facts) -> list[Span]:
     """Speech split in two at its longest pause (two readings of a sentence)."""
     segs = f.speech.segments if f.speech is not None else []
-    words = f.transcript.words if f.transcript is not None else []
-    if words and not degenerate_transcript(words):
+    t = f.transcript
+    if t is not None and t.words and not degenerate_transcript(t.words):
         # voice activity without any recognised word (a cough, a distractor sound) is not part of a reading
-        worded = [s for s in segs if any(s.start_s - 0.1 <= (w.start_s + w.end_s) / 2 <= s.end_s + 0.1 for w in words)]
+        worded = [s for s in segs if t.words_in(s.start_s, s.end_s, pad_s=0.1)]
         segs = worded if len(worded) >= 2 else segs
     if len(segs) < 2:
         return []
@@ -619,7 +619,7 @@ def verify_compare(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         if len(utts) != 2:
             return None
         ws = f.transcript.words if f.transcript is not None else []
-        counts = [sum(1 for w in ws if u.start_s - 0.25 <= (w.start_s + w.end_s) / 2 <= u.end_s + 0.25) for u in utts]
+        counts = [len(f.transcript.words_in(u.start_s, u.end_s, pad_s=0.25)) if f.transcript else 0 for u in utts]
         if degenerate_transcript(ws) or not all(counts):
             # the recogniser's words cannot be trusted to split the speech (a loop of one word, words without
             # duration): the utterances' voiced lengths still tell a sentence said twice apart, less surely
@@ -692,7 +692,9 @@ def verify_gender(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     words = [w for w in (f.transcript.words if f.transcript is not None else []) if w.end_s > w.start_s]
 
     def worded(span: Span) -> list:
-        return [w for w in words if span.start_s - 0.1 <= (w.start_s + w.end_s) / 2 <= span.end_s + 0.1]
+        if not words:
+            return []
+        return [w for w in f.transcript.words_in(span.start_s, span.end_s, pad_s=0.1) if w.end_s > w.start_s]
 
     def word_f0(ws: list) -> float | None:
         pts = sorted(h for t, h in f.pitch.contour if any(w.start_s <= t <= w.end_s for w in ws))
