@@ -15,6 +15,7 @@ import pytest
 
 from audiomind import audio as aio
 from audiomind import synth
+from audiomind.artifacts import make_artifact
 from audiomind.backends.spans import absolute_span, without_time_phrase
 from audiomind.state import Artifact, ToolCallRequest, ToolCallStatus
 from audiomind.tools.base import merge_spans, plan_windows
@@ -68,16 +69,7 @@ def four_minutes(tmp_path_factory):
 
 
 def _artifact(path) -> Artifact:
-    info = aio.probe(path)
-    return Artifact(
-        id="a0",
-        path=str(path),
-        sha256=aio.sha256_file(path),
-        duration_s=info.duration_s,
-        sample_rate=info.sample_rate,
-        channels=info.channels,
-        format=info.format,
-    )
+    return make_artifact("a0", path)
 
 
 # ---- decoding ----------------------------------------------------------------------------------------------

@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from audiomind import artifacts, synth
 from audiomind import audio as aio
-from audiomind import synth
 from audiomind.state import Artifact
 from audiomind.tools.base import ToolArgs, ToolContext, ToolResult
 
@@ -21,16 +21,7 @@ SR = synth.SR
 
 
 def make_artifact(path: str | Path, artifact_id: str = "a0") -> Artifact:
-    info = aio.probe(path)
-    return Artifact(
-        id=artifact_id,
-        path=str(path),
-        sha256=aio.sha256_file(path),
-        duration_s=info.duration_s,
-        sample_rate=info.sample_rate,
-        channels=info.channels,
-        format=info.format,
-    )
+    return artifacts.make_artifact(artifact_id, path)
 
 
 def make_context(paths: dict[str, str | Path] | str | Path, tmp_path: Path) -> ToolContext:
