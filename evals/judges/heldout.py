@@ -3,7 +3,7 @@ not developed on, true by construction.
 
 Held out from development (the tests, evals/judges/generate.py and the dev checks used flite slt/awb/kal,
 espeak-ng en-us+f3, the freedesktop phone, trash-empty, busy, bell and camera-shutter sounds, sine beeps, and
-the trumpet, violin, flute, saxophone and drum-kit programs). Four sets:
+the trumpet, violin, flute, saxophone and drum-kit programs). Five sets:
 - v1 (judged first, then used to find failures, so no longer held out): freedesktop alarm-clock-elapsed,
   dialog-warning, screen-capture; General MIDI hand claps, cowbell, tambourine; piano, marimba, church organ,
   cello phrases; voices flite kal16 and rms, espeak-ng en-gb+f4, en-us+f2, en+m7, en-gb-scotland+f5. Its
@@ -32,17 +32,32 @@ the trumpet, violin, flute, saxophone and drum-kit programs). Four sets:
   delete 100, replace 75.0), effectiveness 83.3% (add 72.7, delete 85.7, replace 91.7). Dev figures with the
   same code: v3 rubric 97.8% / 0.94, edit 93.3% / 93.3%; v2 93.5% / 0.93, edit 80.0% / 90.0%; v1 86.7% /
   0.87, edit 90.9% / 97.0%; generate.py 100% / 1.00.
+- v5 (fresh, built before being judged: no judge was read or run on it while it was written): ocarina,
+  shamisen, shanai, recorder, dulcimer, English horn, viola, contrabass, baritone sax, muted trumpet, clavinet,
+  tinkle bell, taiko and blown-bottle phrases; the GM bird-tweet, seashore, helicopter, applause and gunshot
+  effects; open cuica, sleigh bells (jingle bell), bell tree and China cymbal (drum channel); the freedesktop
+  audio-volume-change, message, device-removed, service-logout and suspend-error sounds. Left out as used
+  already: window-question, power-plug and network-connectivity-established are symlinks to dialog-warning
+  (v1) and device-added (v4). (The theme's symlinks also make v1's dialog-warning, v3's window-attention and
+  v4's dialog-error one file, and v1's screen-capture the dev camera-shutter; and this espeak-ng speaks any
+  en-gb+<variant> as the plain en-gb voice, which is why v1's en-gb+f4 measures male.) Voices espeak-ng
+  en+steph2 (median f0 184 Hz), en-us+steph3 (183 Hz), en-us+belinda (227 Hz; v3 only tried en-gb+belinda)
+  (female) and en-us+m1 (93 Hz), en+Denis (99 Hz), en+Lee (95 Hz), en+victor (95 Hz), en+Mike (90 Hz) (male),
+  checked like v3, each also unlike every other voice here. Rejected: en+Nguyen (150 Hz, in neither band),
+  en+whisperf (no voiced f0), en+mike (the variant is spelled Mike: the lower-case name is the en default
+  voice); not used: en+zac (351 Hz, a child's pitch) and the f1 variant (v2 had en-gb-x-rp+f1). 13 scenes (52
+  rubric items, 13 positives), 11 edit bases (4 add, 3 delete, 4 replace; 43 edit items).
 - wordings: written by hand here, each with its own phrasing, not produced by the rule perturber.
 
 Rubric pairs (`rubric/items.jsonl`, the format of evals/judges/run_bench.py): each scene's positive, and
 hard negatives: swapped order, wrong gender, missing sound (the same instruction, the audio without that
-sound), extra sound (the instruction names a sound the audio lacks).
+sound), extra sound (the instruction names a sound the audio lacks), wrong count (where the scene has one).
 Edit pairs (`edit/items.jsonl`, for run_edit_bench.py): per base, the real edit, a no-op (a byte copy of
-the original) and wrong edits (wrong sound, wrong place, wrong operation).
+the original) and wrong edits (wrong sound, wrong place, wrong target, partial, deleted only).
 
-    .venv/bin/python evals/judges/heldout.py --set v4 --out /tmp/heldout_v4
-    .venv/bin/python evals/judges/run_bench.py --data /tmp/heldout_v4/rubric --out /tmp/heldout_v4/rubric_results
-    .venv/bin/python evals/judges/run_edit_bench.py --data /tmp/heldout_v4/edit --out /tmp/heldout_v4/edit_results --cache
+    .venv/bin/python evals/judges/heldout.py --set v5 --out /tmp/heldout_v5
+    .venv/bin/python evals/judges/run_bench.py --data /tmp/heldout_v5/rubric --out /tmp/heldout_v5/rubric_results
+    .venv/bin/python evals/judges/run_edit_bench.py --data /tmp/heldout_v5/edit --out /tmp/heldout_v5/edit_results --cache
 """
 
 from __future__ import annotations
@@ -85,9 +100,15 @@ VOICES = {
     "grandma": ("espeak", "en-us+grandma", "female"),
     "michael": ("espeak", "en-us+Michael", "male"), "max": ("espeak", "en+max", "male"),
     "robert": ("espeak", "en-us+robert", "male"), "norbert": ("espeak", "en-us+norbert", "male"),
+    # set v5
+    "steph2": ("espeak", "en+steph2", "female"), "steph3": ("espeak", "en-us+steph3", "female"),
+    "belinda": ("espeak", "en-us+belinda", "female"),
+    "m1": ("espeak", "en-us+m1", "male"), "denis": ("espeak", "en+Denis", "male"), "lee": ("espeak", "en+Lee", "male"),
+    "victor": ("espeak", "en+victor", "male"), "mike": ("espeak", "en+Mike", "male"),
 }
 V3_VOICES = ("linda", "alicia", "steph", "anika", "david", "travis", "john", "paul")
 V4_VOICES = ("shelby", "andrea", "grandma", "michael", "max", "robert", "norbert")
+V5_VOICES = ("steph2", "steph3", "belinda", "m1", "denis", "lee", "victor", "mike")
 # documented adult speaking-f0 bands (audiomind.reasoning.verifiers): a voice whose median f0 contradicts its
 # label is no voice of that gender for a pitch-based judge, and is left out of a set (v2 checks this when it
 # is built; v1 was built without the check and its en-gb+f4 voice measures about 101-113 Hz)
@@ -138,6 +159,9 @@ class Kit:
             elif name in HITS:
                 key, n, gap_s = HITS[name]
                 synth.midi_track([(0.1 + gap_s * i, 0.2, key, 120) for i in range(n)], p, channel=9)
+            elif name in RINGS:  # set v5: one drum-channel stroke left to ring for hold_s
+                key, hold_s = RINGS[name]
+                synth.midi_track([(0.1, hold_s, key, 120)], p, channel=9)
             elif name == "chime":
                 synth.sound_file("message-new-instant", p)
             elif name == "ringout":
@@ -194,6 +218,17 @@ MELODIC = {  # name -> (General MIDI program, notes, note length s)
     "pan_flute": (75, ["A4", "C5", "D5", "E5", "D5"], 0.4), "kalimba": (108, ["C5", "E5", "G5", "E5", "D5", "C5"], 0.3),
     "koto": (107, ["E4", "F4", "A4", "B4", "A4"], 0.35), "fiddle": (110, ["D4", "E4", "F#4", "A4", "F#4"], 0.3),
     "acoustic_bass": (32, ["C2", "G2", "A2", "F2", "C2", "G2"], 0.4),
+    # set v5
+    "ocarina": (79, ["G5", "A5", "B5", "D6", "B5", "G5"], 0.3), "shamisen": (106, ["E4", "A4", "B4", "E5", "B4", "A4"], 0.3),
+    "shanai": (111, ["D5", "E5", "F5", "A5", "G5", "F5"], 0.35), "recorder": (74, ["C5", "D5", "E5", "F5", "G5", "E5"], 0.3),
+    "dulcimer": (15, ["D4", "A4", "D5", "F#5", "D5", "A4"], 0.25),
+    "english_horn": (69, ["A3", "C4", "E4", "D4", "C4", "A3"], 0.6), "viola": (41, ["C4", "D4", "E4", "G4", "E4", "D4"], 0.4),
+    "contrabass": (43, ["E2", "G2", "A2", "B2", "A2", "G2"], 0.45),
+    "bari_sax": (67, ["C3", "D#3", "F3", "G3", "F3", "D#3"], 0.35), "muted_trumpet": (59, ["G4", "C5", "E5", "G5", "E5"], 0.35),
+    "clavinet": (7, ["C4", "C4", "D#4", "F4", "G4", "F4", "D#4"], 0.2), "tinkle_bell": (112, ["C6", "G6", "E6", "C7", "G6"], 0.3),
+    "taiko4": (116, ["C3"] * 4, 0.6), "bottle": (76, ["A4", "C5", "E5", "C5", "A4"], 0.45),
+    "birds": (123, ["C5", "E5", "C5", "G5", "E5", "C5"], 0.6), "seashore": (122, ["C4"], 4.5),
+    "helicopter": (125, ["C4"], 3.0), "applause": (126, ["C4"], 2.5), "gunshot": (127, ["C4"], 0.8),
 }
 HITS = {  # name -> (General MIDI drum key, strikes, seconds between)
     "triangle3": (81, 3, 0.6), "maracas": (70, 8, 0.2), "bongos": (60, 6, 0.25), "crash": (49, 1, 0.5),
@@ -204,9 +239,16 @@ HITS = {  # name -> (General MIDI drum key, strikes, seconds between)
     # set v4
     "cabasa": (69, 6, 0.25), "vibraslap": (58, 2, 0.8), "agogo4": (67, 4, 0.4), "guiro": (74, 3, 0.5),
     "splash": (55, 1, 0.5), "side_stick3": (37, 3, 0.45), "high_tom": (50, 5, 0.3),
+    # set v5
+    "cuica": (79, 4, 0.4), "jingle": (83, 6, 0.2),
 }
-SOUND_FILES = {  # set v4: freedesktop theme sounds
+RINGS = {"belltree": (84, 1.5), "china_cymbal": (52, 1.2)}  # set v5: name -> (General MIDI drum key, hold s)
+SOUND_FILES = {  # freedesktop theme sounds (sets v4 and v5)
     "info": "dialog-information", "login": "service-login", "device": "device-added", "error": "dialog-error",
+    # set v5 (window-question, power-plug and network-connectivity-established are links to files earlier sets
+    # used; power-unplug and network-connectivity-lost are links to device-removed)
+    "tick": "audio-volume-change", "unplug": "device-removed", "pop": "message", "logout": "service-logout",
+    "beep_err": "suspend-error",
 }
 
 
@@ -575,6 +617,115 @@ def rubric_scenes_v4(k: Kit) -> list[dict]:
     return S
 
 
+def rubric_scenes_v5(k: Kit) -> list[dict]:
+    """Set v5 (fresh, built before being judged): ocarina, recorder, viola, English horn, shanai and taiko
+    phrases; the bird-tweet, seashore, helicopter, applause and gunshot effects; the freedesktop
+    audio-volume-change, message, device-removed and service-logout sounds; espeak-ng voices en+steph2,
+    en-us+steph3, en-us+belinda (female) and en-us+m1, en+Denis, en+Lee, en+victor, en+Mike (male), each checked
+    when the set is built; wordings written by hand in new phrasings."""
+    S = []
+
+    def scene(sid: str, full: np.ndarray, positive: str, negatives: dict[str, str], missing: np.ndarray | None):
+        S.append({"id": sid, "full": full, "missing": missing, "positive": positive, "negatives": negatives})
+
+    trail = k.voice("lee", "the trail gets steep after the old bridge")
+    ocarina = k.sound("ocarina")
+    scene("ocarina_trail", seq([ocarina, trail]),
+          "Ocarina notes drift by before a male hiker cautions: 'the trail gets steep after the old bridge'.",
+          {"order": "A male hiker cautions 'the trail gets steep after the old bridge' before ocarina notes drift by.",
+           "gender": "Ocarina notes drift by before a female hiker cautions: 'the trail gets steep after the old "
+                     "bridge'.",
+           "extra": "Ocarina notes drift by, a bicycle bell rings twice, and a male hiker cautions: 'the trail gets "
+                    "steep after the old bridge'."},
+          seq([trail]))
+    water = k.voice("belinda", "I could sit by the water all afternoon")
+    sea = k.sound("seashore")
+    scene("waves_afternoon", overlay(seq([water], lead_s=0.5), sea, 0.0, -8.0),
+          "Over the steady wash of waves, a woman remarks, 'I could sit by the water all afternoon'.",
+          {"gender": "Over the steady wash of waves, a man remarks, 'I could sit by the water all afternoon'.",
+           "extra": "Over the steady wash of waves and a distant foghorn, a woman remarks, 'I could sit by the water "
+                    "all afternoon'."},
+          seq([water], lead_s=0.5))
+    visual = k.voice("victor", "we have a visual on the vehicle")
+    heli = k.sound("helicopter")
+    scene("helicopter_visual", seq([heli, visual]),
+          "The chop of helicopter blades comes first; after it, a man reports 'we have a visual on the vehicle'.",
+          {"order": "A man reports 'we have a visual on the vehicle'; after that comes the chop of helicopter blades.",
+           "gender": "The chop of helicopter blades comes first; after it, a woman reports 'we have a visual on the "
+                     "vehicle'."},
+          seq([visual]))
+    tickets = k.voice("steph3", "did you remember the tickets")
+    pocket = k.voice("denis", "they are in my coat pocket")
+    scene("tickets_dialogue", seq([tickets, pocket], gap_s=0.6),
+          "'Did you remember the tickets?' a woman asks, and a man replies, 'they are in my coat pocket'.",
+          {"gender": "'Did you remember the tickets?' a man asks, and a woman replies, 'they are in my coat pocket'.",
+           "extra": "'Did you remember the tickets?' a woman asks over the rumble of a passing train, and a man "
+                    "replies, 'they are in my coat pocket'."},
+          None)
+    kind = k.voice("mike", "wow, thank you, you are too kind")
+    applause = k.sound("applause")
+    scene("applause_kind", seq([applause, kind]),
+          "A room full of people applauds; when it stops, a man says 'wow, thank you, you are too kind'.",
+          {"order": "A man says 'wow, thank you, you are too kind', and a room full of people applauds afterwards.",
+           "gender": "A room full of people applauds; when it stops, a woman says 'wow, thank you, you are too kind'."},
+          seq([kind]))
+    marks = k.voice("steph2", "runners, take your marks")
+    shot = k.sound("gunshot")
+    scene("starting_pistol", seq([marks, shot]),
+          "'Runners, take your marks,' calls a woman, and a single shot rings out.",
+          {"order": "A single shot rings out before a woman calls 'runners, take your marks'.",
+           "gender": "'Runners, take your marks,' calls a man, and a single shot rings out.",
+           "count": "'Runners, take your marks,' calls a woman, and three shots ring out."},
+          seq([marks]))
+    recorder, viola = k.sound("recorder"), k.sound("viola")
+    scene("recorder_viola", seq([recorder, viola]), "Two short tunes back to back: a recorder first, a viola second.",
+          {"order": "Two short tunes back to back: a viola first, a recorder second.",
+           "extra": "Three short tunes back to back: a recorder, a viola, and finally a banjo."},
+          seq([recorder]))
+    bye = k.voice("m1", "logging you out now, goodbye")
+    logout = k.sound("logout")
+    scene("logout_goodbye", seq([bye, logout]),
+          "The logout chime plays right after a man says 'logging you out now, goodbye'.",
+          {"order": "The logout chime plays right before a man says 'logging you out now, goodbye'.",
+           "gender": "The logout chime plays right after a woman says 'logging you out now, goodbye'."},
+          seq([bye]))
+    tick = k.sound("tick")
+    scene("volume_ticks", seq([tick, tick, tick], gap_s=0.5),
+          "Three tiny clicks, like a volume control being nudged, and nothing else.",
+          {"count": "Six tiny clicks, like a volume control being nudged, and nothing else.",
+           "extra": "Three tiny clicks, like a volume control being nudged, and then somebody coughs."},
+          None)
+    horn = seq([k.sound("english_horn")])
+    scene("english_horn_birds", overlay(horn, k.sound("birds"), 0.2, -6.0),
+          "An English horn plays a slow line while birds tweet in the background.",
+          {"extra": "An English horn plays a slow line while birds tweet and a church bell tolls in the background."},
+          horn)
+    taiko, shanai = k.sound("taiko4"), k.sound("shanai")
+    scene("taiko_shanai", seq([taiko, shanai]), "Four booming taiko strikes lead into a reedy shanai melody.",
+          {"count": "Two booming taiko strikes lead into a reedy shanai melody.",
+           "order": "A reedy shanai melody leads into four booming taiko strikes."},
+          seq([taiko]))
+    unread = k.voice("victor", "you have two unread messages")
+    pop = k.sound("pop")
+    scene("pops_unread", seq([pop, pop, unread]),
+          "A man tells the listener 'you have two unread messages' once two notification pops have played.",
+          {"order": "A man tells the listener 'you have two unread messages', and two notification pops play "
+                    "after him.",
+           "gender": "A woman tells the listener 'you have two unread messages' once two notification pops "
+                     "have played.",
+           "count": "A man tells the listener 'you have two unread messages' once five notification pops have "
+                    "played."},
+          seq([unread]))
+    drive = k.voice("belinda", "it is now safe to remove the drive")
+    unplug = k.sound("unplug")
+    scene("unplug_drive", seq([drive, unplug]),
+          "A woman's voice says 'it is now safe to remove the drive', followed by a short two-tone blip.",
+          {"order": "A short two-tone blip is followed by a woman's voice saying 'it is now safe to remove the drive'.",
+           "gender": "A man's voice says 'it is now safe to remove the drive', followed by a short two-tone blip."},
+          seq([drive]))
+    return S
+
+
 def build_rubric(out: Path, k: Kit, scenes: list[dict] | None = None) -> list[dict]:
     d = out / "rubric"
     d.mkdir(parents=True, exist_ok=True)
@@ -869,6 +1020,83 @@ def edit_bases_v4(k: Kit) -> list[dict]:
     return B
 
 
+def edit_bases_v5(k: Kit) -> list[dict]:
+    """Set v5 edits: the v5 voices; blown bottle, cuica, jingle bells, applause, seashore, suspend-error beep,
+    tinkle bell, helicopter, shamisen, taiko, clavinet, dulcimer, baritone sax, China cymbal, bell tree, gunshot,
+    muted trumpet, contrabass and logout sounds; wordings written by hand in new phrasings."""
+    B = []
+    bottle, viola, cuica, jingle = k.sound("bottle"), k.sound("viola"), k.sound("cuica"), k.sound("jingle")
+    applause, sea, beep, tinkle = k.sound("applause"), k.sound("seashore"), k.sound("beep_err"), k.sound("tinkle_bell")
+    heli, sham, taiko, clav = k.sound("helicopter"), k.sound("shamisen"), k.sound("taiko4"), k.sound("clavinet")
+    dulc, sax, china, btree = k.sound("dulcimer"), k.sound("bari_sax"), k.sound("china_cymbal"), k.sound("belltree")
+    shot, mtpt, cbass, logout = k.sound("gunshot"), k.sound("muted_trumpet"), k.sound("contrabass"), k.sound("logout")
+    # add
+    sp = k.voice("denis", "that is all for tonight, drive home safely")
+    B.append({"id": "add_bottle_end", "kind": "add", "instruction": "Could you tack a blown-bottle tune onto the end?",
+              "original": seq([sp]), "real": seq([sp, bottle]),
+              "wrong": {"wrong_sound": seq([sp, viola]), "wrong_place": seq([bottle, sp])}})
+    sp = k.voice("steph2", "welcome to the carnival parade")
+    B.append({"id": "add_cuica_start", "kind": "add", "instruction": "Start it off with a cuica squeaking before she talks.",
+              "original": seq([sp]), "real": seq([cuica, sp]),
+              "wrong": {"wrong_sound": seq([jingle, sp]), "wrong_place": seq([sp, cuica])}})
+    sp = k.voice("mike", "and the award goes to the whole team")
+    base = seq([sp], tail_s=3.0)
+    at = 0.2 + len(sp) / SR + 0.3
+    B.append({"id": "add_applause_after", "kind": "add", "instruction": "Once he finishes, bring in a round of applause.",
+              "original": base, "real": overlay(base, applause, at, -3.0),
+              "wrong": {"wrong_sound": overlay(base, sea[: int(3.0 * SR)], at, -3.0),
+                        "wrong_place": overlay(base, applause, 0.0, -3.0)}})
+    a, b = k.voice("belinda", "first, preheat the oven"), k.voice("belinda", "then grease the baking tray")
+    B.append({"id": "add_beep_between", "kind": "add", "instruction": "Drop a beep into the pause between her two sentences.",
+              "original": seq([a, b], gap_s=0.6), "real": seq([a, beep, b], gap_s=0.3),
+              "wrong": {"wrong_sound": seq([a, tinkle, b], gap_s=0.3),
+                        "wrong_place": np.concatenate([seq([a, b], gap_s=0.6, tail_s=0.3), beep,
+                                                       np.zeros(int(0.3 * SR), np.float32)])}})
+    # delete
+    sp = k.voice("victor", "units are responding to the north entrance")
+    bed = seq([sp], lead_s=0.5, tail_s=0.8)
+    B.append({"id": "del_helicopter_bed", "kind": "delete", "instruction": "Strip out the helicopter noise behind the voice.",
+              "original": overlay(bed, heli, 0.0, -10.0), "real": bed,
+              "wrong": {"wrong_target": overlay(np.zeros_like(bed), heli, 0.0, -10.0),
+                        "partial": overlay(bed, heli[int(1.5 * SR):], 1.5, -10.0)}})
+    sp = k.voice("steph3", "happy holidays from all of us")
+    B.append({"id": "del_jingle_cut", "kind": "delete", "instruction": "Lose the jingle bells at the end.",
+              "original": seq([sp, jingle]), "real": seq([sp]),
+              "wrong": {"wrong_target": seq([jingle]), "partial": seq([sp, jingle[: int(0.5 * SR)]])}})
+    sp = k.voice("lee", "the tea ceremony begins in the garden")
+    orig = seq([sham, sp, taiko])
+    real, wrong = orig.copy(), orig.copy()
+    lead = int(0.2 * SR)
+    real[lead: lead + len(sham)] = 0.0
+    x0 = lead + len(sham) + int(0.4 * SR) + len(sp) + int(0.4 * SR)
+    wrong[x0: x0 + len(taiko)] = 0.0
+    B.append({"id": "del_shamisen_inplace", "kind": "delete",
+              "instruction": "I don't want the shamisen in there, take it out.",
+              "original": orig, "real": real, "wrong": {"wrong_target": wrong}})
+    # replace
+    sp = k.voice("m1", "here is a song we wrote last summer")
+    B.append({"id": "rep_clavinet_dulcimer", "kind": "replace",
+              "instruction": "Instead of the clavinet, I want a hammered dulcimer there.",
+              "original": seq([sp, clav]), "real": seq([sp, dulc]),
+              "wrong": {"wrong_sound": seq([sp, sax]), "deleted_only": seq([sp])}})
+    sp = k.voice("belinda", "and we are back after the break")
+    B.append({"id": "rep_cymbal_belltree", "kind": "replace",
+              "instruction": "Trade the cymbal crash at the start for a bell tree.",
+              "original": seq([china, sp]), "real": seq([btree, sp]),
+              "wrong": {"wrong_sound": seq([cuica, sp]), "deleted_only": seq([sp])}})
+    sp = k.voice("lee", "and they are off, a clean start")
+    B.append({"id": "rep_shot_applause", "kind": "replace",
+              "instruction": "Where the starting pistol fires, put applause instead.",
+              "original": seq([shot, sp]), "real": seq([applause, sp]),
+              "wrong": {"wrong_sound": seq([taiko, sp]), "deleted_only": seq([sp])}})
+    sp = k.voice("steph2", "your session has ended")
+    B.append({"id": "rep_logout_trumpet", "kind": "replace",
+              "instruction": "Make the closing chime a muted trumpet phrase instead.",
+              "original": seq([sp, logout]), "real": seq([sp, mtpt]),
+              "wrong": {"wrong_sound": seq([sp, cbass]), "deleted_only": seq([sp])}})
+    return B
+
+
 def build_edits(out: Path, k: Kit, bases: list[dict] | None = None) -> list[dict]:
     d = out / "edit"
     d.mkdir(parents=True, exist_ok=True)
@@ -893,21 +1121,22 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 @app.command()
 def main(out: Path = typer.Option(Path(__file__).resolve().parent / "heldout", "--out",
                                   help="folder for src/, rubric/items.jsonl and edit/items.jsonl"),
-         set_: str = typer.Option("v4", "--set", help="v1, v2, v3 (used in development now) or v4 (fresh set, voices checked)")) -> None:
+         set_: str = typer.Option("v5", "--set", help="v1, v2, v3 (used in development now), v4 (judged once) or v5 "
+                                                      "(fresh set, voices checked)")) -> None:
     """Generate a held-out rubric and edit benchmark (audio + items.jsonl files)."""
     k = Kit(out)
     checked = {}
-    if set_ in ("v2", "v3", "v4"):
+    if set_ in ("v2", "v3", "v4", "v5"):
         keys = ("annie", "cb_f2", "rp_f1", "rp_m3", "us_m5", "sc_m2", "kal16") if set_ == "v2" else (
-            V3_VOICES if set_ == "v3" else V4_VOICES)
+            {"v3": V3_VOICES, "v4": V4_VOICES, "v5": V5_VOICES}[set_])
         for key in keys:
             ok, hz = k.check_voice(key)
             checked[key] = {"gender": VOICES[key][2], "median_f0_hz": round(hz, 1) if hz else None, "fits_band": ok}
             if not ok:
                 raise SystemExit(f"voice {key} ({VOICES[key][1]}) measures {hz} Hz: not a {VOICES[key][2]} voice by "
                                  "the documented bands; pick another")
-        scenes = {"v2": rubric_scenes_v2, "v3": rubric_scenes_v3, "v4": rubric_scenes_v4}[set_]
-        bases = {"v2": edit_bases_v2, "v3": edit_bases_v3, "v4": edit_bases_v4}[set_]
+        scenes = {"v2": rubric_scenes_v2, "v3": rubric_scenes_v3, "v4": rubric_scenes_v4, "v5": rubric_scenes_v5}[set_]
+        bases = {"v2": edit_bases_v2, "v3": edit_bases_v3, "v4": edit_bases_v4, "v5": edit_bases_v5}[set_]
         r = build_rubric(out, k, scenes(k))
         e = build_edits(out, k, bases(k))
     else:
