@@ -159,6 +159,10 @@ def doctor() -> None:
     for name, entry in models.CATALOG.items():
         ok, why = models.check(name)
         table.add_row("model", name, "yes" if ok else "no", escape(f"{entry.purpose}: {why}"))
+    from audiomind.judges import lexicon
+
+    for name, why in lexicon.doctor().items():
+        table.add_row("lexicon", name, "yes" if why.startswith("ok") else "no", escape(why))
     registry = ToolRegistry.load()
     for m in registry.all():
         ok, why = registry.availability(m.name)

@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 DEV=0; [ "${1:-}" = "--dev" ] && DEV=1
 
-apt_pkgs=(ffmpeg openjdk-17-jre-headless)  # Java runs METEOR and the PTB tokenizer (edit judge)
+apt_pkgs=(ffmpeg openjdk-17-jre-headless wordnet-base)  # Java runs METEOR and the PTB tokenizer (edit judge); WordNet glosses words no AudioSet class is named after (judges)
 [ "$DEV" = 1 ] && apt_pkgs+=(sox libsox-fmt-all espeak-ng flite fluidsynth fluid-soundfont-gm sound-theme-freedesktop chromium)
 missing=()
 for p in "${apt_pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done

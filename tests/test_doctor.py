@@ -18,3 +18,6 @@ def test_doctor_lists_backends_models_and_tools(monkeypatch):
         assert name in out, name
     # the embedded stack is usable on this machine; a hub-only backend says why it is not
     assert "gemini" in out.lower()
+    # the judges' word knowledge: the AudioSet ontology ships with the package, WordNet comes from Debian
+    assert "audioset_ontology" in out and "632 AudioSet classes" in out
+    assert "wordnet" in out

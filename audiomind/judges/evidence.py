@@ -12,8 +12,9 @@ Phrases are matched to the 521 AudioSet labels by all-MiniLM-L6-v2 similarity: t
 `LABEL_BAND` of the best match (and above `LABEL_MIN_SIM`) form the phrase's label set. `identify` checks
 a phrase against the tags of one window:
 - support: the strongest of the phrase's labels there;
-- contradiction: the strongest *specific* label there that is not the phrase's and not semantically close to
-  it (cosine >= RELATED_SIM, of the phrase or its sounding thing). Labels that name no single source cannot
+- contradiction: the strongest *specific* label there that is not the phrase's, not semantically close to
+  it (cosine >= RELATED_SIM, of the phrase or its sounding thing) and not its kin in the AudioSet ontology
+  (a parent or child, or a sibling in a narrow family: 'Glockenspiel' for a vibraphone, not 'Organ' for a piano). Labels that name no single source cannot
   contradict: the room/noise labels (`GENERIC`), AudioSet's "Source-ambiguous sounds" branch
   (`source_ambiguous()`: Plop, Ding, Beep, Clang, Sine wave, ... describe how a sound sounds, not what made
   it; they do contradict a phrase that itself names a shape, such as 'beeps') and the broad parents
@@ -23,8 +24,13 @@ a phrase against the tags of one window:
   specific class is and the phrase's is not, 0.5 (+- a small tie-break from the semantic similarity of
   the phrase to what was heard) when the tags neither confirm nor contradict: then the identity is
   "unconfirmed", and the judges say so instead of answering no.
+A phrase no class is named after ('a few celesta notes') is placed by the WordNet gloss of its sounding word
+(`audiomind.judges.lexicon`: 'celesta, a keyboard instrument: ...' lands in the keyboard family of the AudioSet
+ontology). A tagged class of that family is weak support (at most 'unconfirmed', p <= 0.65; a confirmation
+only when the class is the very kind WordNet names, a piccolo heard as a flute); a clearly tagged class of
+another family (a violin) contradicts it. Without WordNet such a phrase stays 'unconfirmed'.
 Speech phrases ("a woman says ...") are checked against voice activity and the transcript instead, since
-YAMNet's speech classes carry no words.
+YAMNet's speech classes carry no words; a verb of dialogue ('answers') is speech only when a person does it.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, Field
 
+from audiomind.judges import lexicon
 from audiomind.reasoning.facts import Facts, Record, Span, TagWindow, facts_from
 from audiomind.state import ToolCallRequest
 
@@ -247,6 +254,58 @@ def phrase_labels(phrase: str) -> tuple[tuple[str, float], ...]:
     return tuple(out)
 
 
+# a word whose WordNet sense falls under one of these names a thing that sounds (not 'few', 'notes', 'pattern')
+_SOURCE_KINDS = {"instrumentality", "organism", "natural phenomenon", "sound", "noise", "signal", "device"}
+_PLAIN_KNOWN = 0.6  # a phrase whose best class is this close is known to the sentence encoder: no gloss needed
+
+
+@functools.lru_cache(maxsize=512)
+def phrase_gloss(phrase: str) -> lexicon.GlossMatch | None:
+    """Where a phrase that no AudioSet class is named after sits among the classes, by the WordNet gloss of
+    its sounding word ('a few celesta notes' -> 'celesta, a keyboard instrument: ...' -> Harpsichord's family).
+    None when the phrase is already matched by name, WordNet is missing, or no word of it names a sounding
+    thing."""
+    if is_speech_phrase(phrase):
+        return None
+    labs = phrase_labels(phrase)
+    if labs and labs[0][1] >= _PLAIN_KNOWN:
+        return None
+    words = [w for w in re.findall(r"[a-z][a-z'-]+", clean_phrase(phrase).lower()) if len(w) > 2]
+    # a compound WordNet knows ('music box') is more specific than its words; else the closest single word
+    for group in ([" ".join(words[i:i + 2]) for i in range(len(words) - 1)], words):
+        best: lexicon.GlossMatch | None = None
+        for w in group:
+            senses = lexicon.noun_senses(w)
+            # (its most frequent sense; 'a low line' has no sounding 'low', though WordNet knows a gear so named)
+            if not senses or not _SOURCE_KINDS & set(senses[0].closure) or lexicon.mostly_adjective(w):
+                continue
+            m = lexicon.gloss_match(w)
+            # a family as broad as 'Music' or 'Musical instrument' places nothing
+            if m is not None and lexicon.depth(m.label) >= 2 and (best is None or m.similarity > best.similarity):
+                best = m
+        if best is not None:
+            if labs and (best.label in {lab for lab, _ in labs} or best.similarity <= labs[0][1]):
+                return None  # the name match agrees, or is the closer one: the gloss adds nothing
+            return best
+    return None
+
+
+def phrase_anchors(phrase: str) -> tuple[str, ...]:
+    """The classes a phrase is placed at: its gloss's class where the gloss places it (see `phrase_gloss`),
+    else its named classes."""
+    g = phrase_gloss(phrase)
+    return (g.label,) if g is not None else tuple(lab for lab, _ in phrase_labels(phrase))
+
+
+def related(phrase: str, label: str, anchors: tuple[str, ...] | None = None) -> bool:
+    """Is a tagged class another name for what the phrase names, or of its family in the AudioSet ontology
+    (a mandolin for a koto: both plucked string instruments)? Such a class never contradicts the phrase."""
+    if label_similarity(phrase, label) >= RELATED_SIM:
+        return True
+    anchors = phrase_anchors(phrase) if anchors is None else anchors
+    return any(lexicon.kin(label, a) for a in anchors)
+
+
 @functools.lru_cache(maxsize=4096)
 def label_similarity(phrase: str, label: str) -> float:
     """Cosine of a phrase (as written, and its sounding thing alone) and a label (MiniLM)."""
@@ -256,9 +315,23 @@ def label_similarity(phrase: str, label: str) -> float:
     return float(text.similarity(forms, [label]).max())
 
 
+# verbs of dialogue that instruments do too ('a piccolo answers it', 'a horn calls out'): speech only when
+# what does it is a person
+DIALOGUE_VERBS = re.compile(r"^(?:answer\w*|repl(?:y|ies|ied)|respond\w*|calls? out)$", re.IGNORECASE)
+
+
 def is_speech_phrase(phrase: str) -> bool:
-    """A phrase about speech: a speaking verb ("says", "talks", "voice") or quoted words."""
-    return bool(SPEECH_VERBS.search(phrase)) or quoted_text(phrase) is not None
+    """A phrase about speech: a speaking verb ("says", "talks", "voice") or quoted words. A verb of dialogue
+    alone ('answers', 'replies') is speech unless WordNet says its subject is no person ('a piccolo')."""
+    if quoted_text(phrase) is not None:
+        return True
+    hits = list(SPEECH_VERBS.finditer(phrase))
+    if not hits:
+        return False
+    if any(not DIALOGUE_VERBS.match(h.group(0)) for h in hits):
+        return True
+    subject = re.findall(r"[a-z]+", phrase[:hits[0].start()].lower())
+    return not subject or lexicon.names_person(subject[-1]) is not False
 
 
 def presence(phrase: str, facts: Facts) -> tuple[float, str]:
@@ -329,6 +402,9 @@ def identify(phrase: str, window: TagWindow | None, *, speech_share: float = 0.0
     labs = phrase_labels(phrase)
     if window is None:
         return Identity(phrase=phrase, p=0.5, verdict="unconfirmed", why="no tags of this stretch")
+    gloss = phrase_gloss(phrase)
+    if gloss is not None:
+        return _identify_by_family(phrase, window, gloss, speech_share)
     own = {lab for lab, _ in labs}
     support, s_lab = 0.0, None
     for lab in own:
@@ -347,7 +423,10 @@ def identify(phrase: str, window: TagWindow | None, *, speech_share: float = 0.0
             continue
         if lab in amb and not shape_phrase:
             continue
-        if label_similarity(phrase, lab) >= RELATED_SIM:
+        # another name for it, or its kin in a narrow family of the ontology: a parent ('Mallet percussion' for
+        # a vibraphone) or a sibling the tagger confuses it with ('Glockenspiel'); siblings in a broad family
+        # ('Organ' for a piano, both keyboards) stay distinct
+        if label_similarity(phrase, lab) >= RELATED_SIM or any(lexicon.kin(lab, o, min_shared_depth=3) for o in own):
             continue
         contra, c_lab = s, lab
     heard = heard_labels(window)
@@ -382,6 +461,41 @@ def identify(phrase: str, window: TagWindow | None, *, speech_share: float = 0.0
         why = (f"{s_lab or labs[0][0]} {support:.2f}"
                + (f", against {c_lab} {contra:.2f}" if c_lab else "") + f" (heard: {heard_s}{tie})")
     return Identity(phrase=phrase, p=p, verdict=_verdict(p), support=round(support, 3), support_label=s_lab,
+                    contradiction=round(contra, 3), contradiction_label=c_lab, heard=heard, why=why)
+
+
+def _identify_by_family(phrase: str, window: TagWindow, gloss: lexicon.GlossMatch, speech_share: float) -> Identity:
+    """A phrase no class is named after, placed by its gloss: a tagged class of that family is weak support
+    (the tagger has no class for the thing itself, so at most 'unconfirmed, leaning yes': p <= 0.65; up to a
+    confirmation, 0.8, when the tagged class is the very kind WordNet names: a piccolo heard as a flute), a
+    clearly tagged class of another family contradicts it as a named class's would."""
+    anchors = (gloss.label,)
+    amb = source_ambiguous()
+    fam, f_lab = 0.0, None
+    contra, c_lab = 0.0, None
+    for lab, s in window.ranked():
+        if lab in GENERIC or lab in SPEECH_LABELS or lab in amb:
+            continue
+        if lexicon.kin(lab, gloss.label) and lexicon.depth(lab) >= 2:
+            if s > fam:
+                fam, f_lab = s, lab
+            continue
+        if lab in PARENT_LABELS or s <= contra or related(phrase, lab, anchors):
+            continue
+        contra, c_lab = s, lab
+    if speech_share >= 0.5 and speech_share > contra:
+        contra, c_lab = speech_share, "speech (voice activity)"
+    conf = min(1.0, max(0.0, (fam - 0.05) / 0.25))
+    con = min(1.0, max(0.0, (contra - 0.15) / 0.35))
+    rise = 0.3 if gloss.kind_of and f_lab == gloss.label else 0.15
+    p = round(min(0.95, max(0.05, 0.5 + rise * conf - 0.45 * con * (1 - conf))), 3)
+    heard = heard_labels(window)
+    heard_s = ", ".join(f"{describe_label(lab)} {s:.2f}" for lab, s in heard) or "nothing specific"
+    why = (f"no AudioSet class is named after '{phrase}'; WordNet: '{gloss.sense}' -> the family of {gloss.label} "
+           f"(similarity {gloss.similarity:.2f})"
+           + (f"; {f_lab} of that family {fam:.2f}" if f_lab else "")
+           + (f"; against {c_lab} {contra:.2f}" if c_lab else "") + f" (heard: {heard_s})")
+    return Identity(phrase=phrase, p=p, verdict=_verdict(p), support=round(fam, 3), support_label=f_lab,
                     contradiction=round(contra, 3), contradiction_label=c_lab, heard=heard, why=why)
 
 

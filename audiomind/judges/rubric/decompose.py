@@ -138,7 +138,7 @@ def _sequence(sentence: str, rel: str | None) -> list[tuple[str, str | None]]:
 def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
     # (never split off a quotation from its speaker: "greets them with 'hello'")
     # ('over' / 'as' closing a clause are particles, not joiners: 'an oboe takes over')
-    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\bwith\b|\bover\b(?!\s*(?:[,.;!?]|$))|\bas\b(?!\s*(?:[,.;!?]|$))|"
+    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\bwith\b|\bduring\b|\bamid(?:st)?\b|\baccompanied by\b|\bover\b(?!\s*(?:[,.;!?]|$))|\bas\b(?!\s*(?:[,.;!?]|$))|"
                                  r"\band\b)(?!\s*\x00)\s*", chunk)
              if p.strip(" ,.;")]
     # a comma between adjectives is no clause break: 'a slow, soft melody' (the part before it is an article
@@ -169,6 +169,7 @@ def _count_in(clause: str) -> int | None:
 
 def _sound_phrase(clause: str) -> str:
     p = LOUDER.sub(" ", QUIETER.sub(" ", clause))
+    p = re.sub(r"\b(?:the\s+)?sounds?\s+of\b", " ", p, flags=re.IGNORECASE)
     p = re.sub(r"^\s*(?:you can hear|you hear|we hear|one hears|one can hear|listen to|there(?:'s| is| are))\s+", "", p,
                flags=re.IGNORECASE)
     # the passive names the sounding thing before its auxiliary ('a triangle is struck' -> 'a triangle')
@@ -239,7 +240,7 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
             labels = ev.phrase_labels(phrase)
             # a sound event no AudioSet class is close to ('a triangle is struck') is still a separate sound to
             # find, count and order; only what it is stays unverifiable
-            if labels or SOUND_VERB.search(clause):
+            if labels or SOUND_VERB.search(clause) or ev.phrase_gloss(phrase) is not None:
                 count = _count_in(clause)
                 add(f"Is the sound of '{phrase}' present?", "music" if MUSIC.search(phrase) else "sound_event",
                     clause, {"kind": "sound", "phrase": phrase})

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from audiomind.judges import evidence as ev
+from audiomind.judges import lexicon
 from audiomind.judges.base import JudgeSession
 from audiomind.judges.rubric.decompose import RubricItem
 from audiomind.reasoning.facts import Facts, Span
@@ -504,6 +505,12 @@ def _sound(ph: str, scene: Scene) -> tuple[float, str, bool]:
         return _unverifiable(f"{at}: the tags neither confirm nor contradict '{ph}' ({best.why})")
     if not scene.segments:
         if f.speech_segments:
+            bed = sound_between_words(scene)
+            if bed:  # a bed under the voice makes no burst of its own: present, but what it is stays unheard
+                other = _bed_is_other(ph, f)
+                if other:
+                    return 0.1, f"no separate sound; {bed}, but {other}", True
+                return _unverifiable(f"no separate sound, but {bed}; the tags do not name it as '{ph}' ({clip_why})")
             return 0.05, f"no sound besides speech (every burst of energy is voice activity); {clip_why}", True
         return 0.05, f"no sound event at all; {clip_why}", True
     contra = [scene.identities[ph][i] for i in range(len(scene.segments))]
@@ -541,6 +548,62 @@ def _count(ph: str, n: int, scene: Scene) -> tuple[float, str, bool]:
             if onsets > heard:  # strokes merged into fewer bursts: the onsets are the finer count
                 d = abs(onsets - n)
     return (0.9 if d == 0 else 0.3 if d == 1 else 0.05), why, True
+
+
+BED_MIN_DBFS = -50.0  # pauses at least this loud (median) hold a sound, not room tone or digital silence
+BED_MAX_BELOW_SPEECH_DB = 30.0
+
+
+def sound_between_words(scene: Scene) -> str | None:
+    """A sound under the voice (music, rain) that never stands alone: it makes no burst of its own, but it
+    fills the pauses around and between the words. Returns how it was heard (the pauses' level against the
+    speech's), or None when the pauses are silent (digital silence, room tone), too short to tell, or the clip
+    cannot be read."""
+    f = scene.facts
+    if not scene.audio_path or not f.speech_segments:
+        return None
+    try:
+        import librosa
+        import numpy as np
+
+        from audiomind import audio as aio
+
+        sr, hop = 16000, 256
+        y = aio.load_cached(scene.audio_path, sr=sr).astype(np.float32)
+        rms = librosa.feature.rms(y=y, frame_length=1024, hop_length=hop)[0]
+    except Exception:  # noqa: BLE001 - an unreadable clip only means no bed is claimed
+        return None
+    t = np.arange(len(rms)) * hop / sr
+    speech = np.zeros(len(rms), dtype=bool)
+    # voice activity with no transcribed word in it is no speech here (VAD also fires on tuned instruments)
+    worded = [seg for seg in f.speech_segments
+              if f.transcript is None or not f.transcript.words or f.transcript.words_in(seg.start_s, seg.end_s)]
+    for seg in worded or f.speech_segments:
+        speech |= (t >= seg.start_s - 0.05) & (t <= seg.end_s + 0.05)
+    pauses = ~speech
+    if pauses.sum() * hop / sr < 0.25 or not speech.any():
+        return None
+    db = 20 * np.log10(np.maximum(rms, 1e-10))
+    speech_db = float(np.median(db[speech]))
+    held = pauses & (db >= BED_MIN_DBFS) & (db >= speech_db - BED_MAX_BELOW_SPEECH_DB)
+    held_s, pause_s = held.sum() * hop / sr, pauses.sum() * hop / sr
+    if held_s < 0.3 or held_s < 0.25 * pause_s:
+        return None
+    return (f"{held_s:.1f} s of the {pause_s:.1f} s around the words hold a sound (at least {BED_MIN_DBFS:.0f} dBFS "
+            f"and within {BED_MAX_BELOW_SPEECH_DB:.0f} dB of the speech's {speech_db:.0f} dBFS)")
+
+
+def _bed_is_other(ph: str, f: Any) -> str | None:
+    """The clip's strongest tagged class (besides speech) when it is clearly of another branch of the AudioSet
+    ontology than the phrase (a music bed for 'waves'); None when they may be one thing."""
+    anchors = ev.phrase_anchors(ph)
+    present = f.present_labels(0.5, ev.SPEECH_LABELS | ev.GENERIC)
+    if not anchors or not present:
+        return None
+    top, strength = next(iter(present.items()))
+    if any(lexicon.kin(top, a) or top in lexicon.ancestors(a) or ev.related(ph, top, anchors) for a in anchors):
+        return None
+    return f"the clip's tags name it {top} ({strength:.2f}), no kin of {', '.join(anchors[:2])}"
 
 
 def onset_count(path: str, spans: list[tuple[float, float]]) -> int | None:
