@@ -354,8 +354,21 @@ class PairEvidence(BaseModel):
     energy: dict[str, float] = Field(default_factory=dict)
 
 
+CHANGE_TAIL_S = 0.1
+
+
+def change_window(start: float, end: float, duration_s: float) -> tuple[float, float]:
+    """The tagging window of a changed stretch: from its onset (`ev.onset_window`), but never reaching more
+    than CHANGE_TAIL_S past its end. A short changed sound (a 0.3 s chime) is tagged alone (the tagger pads the
+    window with silence) instead of with the speech that follows it filling the rest of a 0.96 s patch."""
+    a, b = ev.onset_window(start, end, duration_s)
+    if a >= start - 0.05:  # (a sound at the very end keeps the window that reaches back)
+        b = min(b, max(end + CHANGE_TAIL_S, a + 0.05))
+    return a, round(b, 3)
+
+
 def _windows_of(f: Facts, start: float, end: float) -> TagWindow | None:
-    return f.tags.window(*ev.onset_window(start, end, f.duration_s)) if f.tags is not None else None
+    return f.tags.window(*change_window(start, end, f.duration_s)) if f.tags is not None else None
 
 
 def analyse_pair(session: JudgeSession, fo: Facts, fe: Facts) -> tuple[PairEvidence, dict[str, Facts]]:
@@ -408,7 +421,7 @@ def analyse_pair(session: JudgeSession, fo: Facts, fe: Facts) -> tuple[PairEvide
     for aid, spans, dur in ((ids.get("added"), spans_new, fe.duration_s), ("a1", spans_new, fe.duration_s),
                             (ids.get("removed"), spans_gone, fo.duration_s), ("a0", spans_gone, fo.duration_s)):
         if aid and spans:
-            ev.tag_windows(session, aid, [ev.onset_window(a, b, dur) for a, b in spans],
+            ev.tag_windows(session, aid, [change_window(a, b, dur) for a, b in spans],
                            f"what changed: tags over windows that start where each changed stretch starts ({aid})")
     for aid in set(ids.values()) | {"a0", "a1"}:
         facts[aid] = ev.read(session, aid)

@@ -128,3 +128,14 @@ def test_pseudo_pair_builder_keeps_the_background_bit_identical(tmp_path):
     background_caption = next(b.caption for b in bgs if b.path == r.params["background"])
     assert r.commonality_caption == background_caption  # the intersection of the two captions
     assert r.difference_caption.startswith("The edited audio replaces")
+
+
+def test_a_short_changed_sound_is_tagged_without_what_follows_it():
+    from audiomind.judges.edit import change_window
+
+    # a 0.3 s chime at 0.27 s, speech from 0.6 s: the window stops 0.1 s after the chime (the tagger pads it
+    # with silence) instead of filling a 0.96 s patch with the speech
+    assert change_window(0.27, 0.57, 5.0) == (0.25, 0.67)
+    assert change_window(1.0, 3.0, 5.0) == (0.98, 3.02)  # a long stretch keeps its own span
+    assert change_window(4.9, 4.95, 5.0) == (4.88, 5.0)  # cut to the clip
+
