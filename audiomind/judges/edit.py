@@ -589,6 +589,8 @@ def _relation_text(c: Change, pe: PairEvidence, fe: Facts) -> str:
             return "after the speech"
         if c.end_s <= min(s.start_s for s in speech) + 0.15:
             return "before the speech"
+        if not any(min(c.end_s, s.end_s) - max(c.start_s, s.start_s) > 0.1 for s in speech):
+            return "in a pause between two parts of the speech"  # inside the speech's span, over none of it
         return "during the speech"
     other = [p for p in pe.kept_edit if p[1] - p[0] > 0.05]
     if other and c.start_s >= max(b for _, b in other) - 0.15:

@@ -423,6 +423,9 @@ def identify(phrase: str, window: TagWindow | None, *, speech_share: float = 0.0
             continue
         if lab in amb and not shape_phrase:
             continue
+        # one shape word for another of the same branch ('Plop' for 'clicks', both onomatopoeia) is no contradiction
+        if lab in amb and any(lexicon.kin(lab, o, min_shared_depth=1) for o in own):
+            continue
         # another name for it, or its kin in a narrow family of the ontology: a parent ('Mallet percussion' for
         # a vibraphone) or a sibling the tagger confuses it with ('Glockenspiel'); siblings in a broad family
         # ('Organ' for a piano, both keyboards) stay distinct

@@ -40,11 +40,20 @@ SOUND_VERB = re.compile(r"\b(struck|strikes?|hit|hits|rings?|ringing|rang|plays?
                         r"blowing|sounds?|rattles?|drips?|roars?|crash(?:es|ing)?|slams?|creaks?|taps?|tapping|"
                         r"honks?|whistles?|tolls?|tolling|clangs?|thuds?|pops?|pours?)\b", re.IGNORECASE)
 SEQ = re.compile(r"\s*(?:,\s*)?\b(?:and then|then|followed by|after which|after that|afterwards?|and finally|finally|"
-                 r"later|subsequently|before|after|(?:and\s+)?(?:once|when|as soon as)\s+(?:it|he|she|they|this|that|"
+                 r"later|subsequently|(?:before|after)(?!\s+(?:him|her|it|them|this|that)[\s.,;!?]*$)|(?:and\s+)?(?:once|when|as soon as)\s+(?:it|he|she|they|this|that|"
                  r"(?:the|this|that|his|her|their)\s+[a-z]+)\s+(?:stops|ends|finishes|fades(?: out)?|dies away|"
-                 r"(?:is|are|has|have)\s+(?:over|done|finished|ended|stopped|gone)))\b\s*", re.IGNORECASE)
+                 r"(?:is|are|has|have)\s+(?:over|done|finished|ended|stopped|gone))|"
+                 # 'B leads into C', 'gives way to', 'segues into': C after B
+                 r"(?:leads?|leading|segues?|segueing|gives? way|giving way|hands? over|handing over|makes? way)\s+"
+                 r"(?:into|to|for)|"
+                 # 'A once two pops have played': the clause after 'once' came first
+                 r"once(?=\s+(?:the|a|an|two|three|four|five|six|seven|eight|nine|ten|some|several|both|all)\b))"
+                 r"\b\s*", re.IGNORECASE)
 # a clause that ends on a sequence word happens after the one before it ('... and a trombone comes later')
-TRAILING_SEQ = re.compile(r"\s+(?:later(?: on)?|afterwards?|after that|next|then|last|at the end)\s*$", re.IGNORECASE)
+TRAILING_SEQ = re.compile(r"\s+(?:later(?: on)?|afterwards?|after that|next|then|last|at the end|second|third|"
+                          r"fourth|after (?:him|her|it|them|this|that))[\s.,;!?]*$", re.IGNORECASE)
+TRAILING_BEFORE = re.compile(r"\s+before (?:him|her|it|them|this|that)[\s.,;!?]*$", re.IGNORECASE)
+TRAILING_FIRST = re.compile(r"\s+(?:first|at first|to begin with|to start)(?=[\s.,;!?]*$)", re.IGNORECASE)
 # a bare subject left by a mid-clause 'then' ('a man then says ...'): it belongs to the next clause
 BARE_SUBJECT = re.compile(r"^(?:a|an|the|some|this|that|his|her|their)?\s*(?:[a-z]+\s+)?(?:man|woman|men|women|boy|girl|"
                           r"person|speaker|voice|narrator|announcer|child|he|she|they|someone|somebody)$", re.IGNORECASE)
@@ -55,8 +64,11 @@ INCOMPLETE = re.compile(r"\b(?:is|are|was|were|gets?|got|being|been)$", re.IGNOR
 PARTICIPLE = re.compile(r"^\s*(?:then\s+)?[a-z]+(?:ed|en|ck|ng|ung|un|own|ot|ken)\b", re.IGNORECASE)
 # the word that joins two clauses -> when the clause after it happens, relative to the one before it
 # ("A before B": B after A; "A after B": B before A; "A, then B" / "after which" / "later": B after A)
-_REL = {"before": "after", "after": "before"}
+_REL = {"before": "after", "after": "before", "once": "before"}
 LEAD_SUB = re.compile(r"^\s*(after|once|when|as soon as|before|while|whilst)\b\s*(.+?),\s*(.+)$", re.IGNORECASE | re.DOTALL)
+SIMILE = re.compile(r"^\s*(?:like|as if|as though|resembling|similar to|reminiscent of)\b", re.IGNORECASE)
+# a summary before a colon that a list follows (not 'he says: "..."', where the colon introduces a quote)
+HEADER = re.compile(r"^([^:\x00]+):\s*(?![\s\x00])(.+)$", re.DOTALL)
 ADJ_ONLY = re.compile(r"^(?:a|an|the|some)\s+([a-z]+)$", re.IGNORECASE)
 ADVERB = re.compile(r"^\s*(?:first(?:ly)?|at first|initially|to begin with|finally|at the end|in the end|next|"
                     r"then|afterwards?|later)\b\s*,?\s*", re.IGNORECASE)
@@ -86,6 +98,13 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
                     instruction.strip())
     out: list[tuple[str, str | None]] = []
     for sentence in re.split(r"(?<=[.!?;])\s+", masked):
+        colon = HEADER.match(sentence)
+        if colon:  # 'Two short tunes back to back: a recorder first, a viola second': the list says it all
+            body = _sequence(colon.group(2), None)
+            if len(body) >= 2:
+                out.extend(body)
+                continue
+            sentence = colon.group(1) + ", " + colon.group(2)
         lead = LEAD_SUB.match(sentence)
         if lead:  # "After A, B" / "Before A, B": the subordinate clause comes first in the sentence
             out.extend(_sequence(lead.group(2), None))
@@ -110,6 +129,9 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
             continue
         if TRAILING_SEQ.search(c) and merged:
             c, r = TRAILING_SEQ.sub("", c), "after"
+        if TRAILING_BEFORE.search(c) and merged:  # '... and a gong sounds before him': before the one before
+            c, r = TRAILING_BEFORE.sub("", c), "before"
+        c = TRAILING_FIRST.sub("", c)
         merged.append((c, r))
     if carry is not None:
         merged.append(carry)
@@ -158,8 +180,8 @@ def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
 
 
 def _count_in(clause: str) -> int | None:
-    m = re.search(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?:[a-z]+\s+)?(?:times|short|long|loud|"
-                  r"quick|[a-z]+s)\b", clause, re.IGNORECASE)
+    m = re.search(r"(?<![\w-])(\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?:[a-z-]+\s+){0,2}?(?:times|short|"
+                  r"long|loud|quick|[a-z]+s)\b", clause, re.IGNORECASE)
     if m:
         w = m.group(1).lower()
         return int(w) if w.isdigit() else NUMBERS.get(w)
@@ -173,15 +195,16 @@ def _sound_phrase(clause: str) -> str:
     p = re.sub(r"^\s*(?:you can hear|you hear|we hear|one hears|one can hear|listen to|there(?:'s| is| are))\s+", "", p,
                flags=re.IGNORECASE)
     # the passive names the sounding thing before its auxiliary ('a triangle is struck' -> 'a triangle')
-    p = re.sub(r"\s+(?:is|are|was|were|gets?|got)\s+(?:being\s+)?[a-z]+(?:ed|en|ck|ng|ung|un|own|ot)\b", " ", p,
+    p = re.sub(r"\s+(?:is|are|was|were|gets?|got|has|have|had)\s+(?:being\s+|been\s+)?[a-z]+(?:ed|en|ck|ng|ung|un|own|ot)\b",
+               " ", p,
                flags=re.IGNORECASE)
     p = re.sub(r"^\s*(?:someone|somebody|a person|people|a musician|a player)\s+(?:plays?|is playing|strikes?|"
                r"shakes?|hits?|rings?)\s+", "", p, flags=re.IGNORECASE)
-    p = re.sub(r"\b(\d+|one|two|three|four|five|six|seven|eight|nine|ten|once|twice|thrice|times|short|long|"
+    p = re.sub(r"(?<![\w-])(\d+|one|two|three|four|five|six|seven|eight|nine|ten|once|twice|thrice|times|short|long|"
                r"quick|fast|slow|slowly|quickly|upbeat|lively|energetic|calm|gentle|leisurely|loud|loudly|quiet|"
                r"quietly|softly|in the background|in the foreground|repeatedly|again|is heard|are heard|"
                r"can be heard|there is|there are|sound|sounds|plays?|playing|first|finally|afterwards?|then|"
-               r"throughout|a|an|the)\b", " ", p, flags=re.IGNORECASE)
+               r"throughout|a|an|the)(?![\w-])", " ", p, flags=re.IGNORECASE)
     # a verb of taking turns names no sound ('an oboe takes over', 'a flute joins in')
     p = re.sub(r"\b(?:takes?|taking|joins?|joining|comes?|coming|kicks?)(?:\s+(?:over|in)\b|\s*$)|\b(?:enters?|"
                r"follows?|starts?|begins?|continues?|answers?|responds?|replies?|closes?|opens?)\b(?:\s+(?:it|them)\b)?",
@@ -210,7 +233,10 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
             if not speech_seen:
                 add("Is there speech in the audio?", "speech", clause, {"kind": "speech_present"})
                 speech_seen = True
+            # who speaks: before the quote, else after it ("'Take your marks,' calls a woman")
             head = clause.split(quoted)[0] if quoted else clause
+            if quoted and not (FEMALE.search(head) or MALE.search(head)):
+                head = clause.split(quoted, 1)[1]
             if FEMALE.search(head) and not MALE.search(head):
                 add((f"Is speaker {n_speech + 1} female?" if n_speech else "Is the speaker female?") if not quoted
                     else f"Is '{quoted}' said by a female voice?", "speaker",
@@ -236,6 +262,10 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
             locator = {"kind": "speech", "words": quoted, "nth": n_speech}
             n_speech += 1
         else:
+            if SIMILE.match(clause):  # 'like a volume control being nudged' says what it resembles, not a sound
+                add(f"Does the audio match: '{clause}'?", "other", clause,
+                    {"kind": "unverifiable", "why": "a comparison (what the sound resembles), not a sound"})
+                continue
             phrase = _sound_phrase(clause)
             labels = ev.phrase_labels(phrase)
             # a sound event no AudioSet class is close to ('a triangle is struck') is still a separate sound to

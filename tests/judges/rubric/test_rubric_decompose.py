@@ -49,3 +49,46 @@ def test_particles_adjective_commas_and_when_done_clauses():
         assert len(order) == 1, text
     # 'over' before a noun phrase still joins two sounds
     assert [i.check["kind"] for i in rule_decompose("A man talks over the music.")].count("sound") == 1
+
+
+def _order(items):
+    return [(i.check["first"].get("phrase") or "speech", i.check["second"].get("phrase") or "speech")
+            for i in items if i.check["kind"] == "order"]
+
+
+def test_speaker_named_after_the_quote_and_numbers_inside_words():
+    items = rule_decompose("'Mind the gap,' warns a man, and a door chime follows.")
+    assert any(i.check.get("kind") == "gender" and i.check["gender"] == "male" for i in items)
+    items = rule_decompose("A three-note jingle plays.")
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["three-note jingle"]
+    assert not any(i.check["kind"] == "count" for i in items)  # 'three-note' is no count of three
+
+
+def test_sequences_said_with_verbs_once_and_a_colon_list():
+    # 'leads into' / 'gives way to': the second after the first
+    assert _order(rule_decompose("A drum roll leads into a trumpet fanfare.")) == [("drum roll", "trumpet fanfare")]
+    assert _order(rule_decompose("Rain gives way to thunder.")) == [("rain", "thunder")]
+    # 'A once B have ...': B came first
+    items = rule_decompose("A woman says 'boarding now' once three chimes have sounded.")
+    assert _order(items) == [("chimes", "speech")]
+    assert any(i.check["kind"] == "count" and i.check["n"] == 3 for i in items)
+    assert rule_decompose("The bell rings once and then a dog barks.")[1].check["kind"] == "count"  # a count still
+    # a summary before a colon: the list after it, in its stated order
+    items = rule_decompose("Two instruments in turn: a harp first, a cello second.")
+    assert _order(items) == [("harp", "cello")]
+    assert not any("instruments" in i.question for i in items)
+    # a colon that introduces a quote is no list
+    items = rule_decompose("The pilot announces: 'we are starting our descent'.")
+    assert any(i.check["kind"] == "words" for i in items)
+
+
+def test_counts_with_adjectives_back_references_and_comparisons():
+    items = rule_decompose("Three heavy wooden knocks, then silence.")
+    assert any(i.check["kind"] == "count" and i.check["n"] == 3 for i in items)  # two adjectives between
+    # 'after him' / 'before her' point back at the clause before
+    assert _order(rule_decompose("A man calls 'last orders', and a bell rings after him.")) == [("speech", "bell rings")]
+    assert _order(rule_decompose("A woman sings, and a gong sounds before her.")) == [("gong", "woman sings")]
+    # a comparison says what the sound resembles: no separate sound to find or count
+    items = rule_decompose("Two soft pops, as if a cork were pulled.")
+    sounds = [i.check["phrase"] for i in items if i.check["kind"] == "sound"]
+    assert sounds == ["soft pops"], sounds
