@@ -3,7 +3,7 @@ not developed on, true by construction.
 
 Held out from development (the tests, evals/judges/generate.py and the dev checks used flite slt/awb/kal,
 espeak-ng en-us+f3, the freedesktop phone, trash-empty, busy, bell and camera-shutter sounds, sine beeps, and
-the trumpet, violin, flute, saxophone and drum-kit programs). Five sets:
+the trumpet, violin, flute, alto-saxophone and drum-kit (bass drum, snare, closed hi-hat) programs). Six sets:
 - v1 (judged first, then used to find failures, so no longer held out): freedesktop alarm-clock-elapsed,
   dialog-warning, screen-capture; General MIDI hand claps, cowbell, tambourine; piano, marimba, church organ,
   cello phrases; voices flite kal16 and rms, espeak-ng en-gb+f4, en-us+f2, en+m7, en-gb-scotland+f5. Its
@@ -47,6 +47,23 @@ the trumpet, violin, flute, saxophone and drum-kit programs). Five sets:
   en+whisperf (no voiced f0), en+mike (the variant is spelled Mike: the lower-case name is the en default
   voice); not used: en+zac (351 Hz, a child's pitch) and the f1 variant (v2 had en-gb-x-rp+f1). 13 scenes (52
   rubric items, 13 positives), 11 edit bases (4 add, 3 delete, 4 replace; 43 edit items).
+- v6 (fresh, built before being judged: no judge was read or run on it while it was written; the default set):
+  electric piano 1 and 2, jazz guitar, overdriven guitar, slap bass, synth bass, tremolo strings, string
+  ensemble, synth strings, choir aahs, voice oohs, orchestra hit, brass section, shakuhachi, square and sawtooth
+  leads, warm pad, synth drum, reverse cymbal and breath noise (GM programs 4, 5, 26, 29, 36, 38, 44, 48, 50, 52,
+  53, 55, 61, 77, 80, 81, 89, 118, 119, 121); castanets (85), shaker (82), mute surdo (86), sticks (31), ride
+  bell (53) and metronome click (33) on the drum channel, keys no earlier set or the dev drum kit struck (keys
+  of instruments an earlier set named, e.g. low wood block, mute triangle, short guiro, mute cuica, crash 2,
+  pedal hi-hat, were left out). No freedesktop sound: the other distinct ones are used, the audio-channel-*
+  sounds are spoken channel names and audio-test-signal was left out. Voices espeak-ng en-us+aunty (median f0 175 Hz; v4 only tried
+  en-gb+aunty, which speaks as en-gb) (female) and en-us+m4 (93 Hz), en+m6 (101 Hz), en-us+m8 (84 Hz),
+  en-us+Andy (95 Hz), en+Storm (86 Hz), en-us+sandro (97 Hz) (male), checked like v5 (band, not the default
+  voice) and, when the set is built, against the test-sentence audio of every other espeak-ng voice of every
+  set. Rejected: en-us+kaukovalta (100 Hz, no female), en+grandpa and en+croak (no voiced f0), en+anikaRobot
+  (269 Hz, but it is v3's anika variant with less flutter and an echo: the same formants and pitch, so not new
+  material); not used: en-us+f1 (179 Hz; v2 had en-gb-x-rp+f1, the same measured voice), en+zac (a child's
+  pitch), en+whisperf (no voiced f0, v5). So v6 has one female voice. 12 scenes (46 rubric items, 12
+  positives), 11 edit bases (4 add, 3 delete, 4 replace; 43 edit items); clips 2-8 s.
 - wordings: written by hand here, each with its own phrasing, not produced by the rule perturber.
 
 Rubric pairs (`rubric/items.jsonl`, the format of evals/judges/run_bench.py): each scene's positive, and
@@ -55,9 +72,9 @@ sound), extra sound (the instruction names a sound the audio lacks), wrong count
 Edit pairs (`edit/items.jsonl`, for run_edit_bench.py): per base, the real edit, a no-op (a byte copy of
 the original) and wrong edits (wrong sound, wrong place, wrong target, partial, deleted only).
 
-    .venv/bin/python evals/judges/heldout.py --set v5 --out /tmp/heldout_v5
-    .venv/bin/python evals/judges/run_bench.py --data /tmp/heldout_v5/rubric --out /tmp/heldout_v5/rubric_results
-    .venv/bin/python evals/judges/run_edit_bench.py --data /tmp/heldout_v5/edit --out /tmp/heldout_v5/edit_results --cache
+    .venv/bin/python evals/judges/heldout.py --set v6 --out /tmp/heldout_v6
+    .venv/bin/python evals/judges/run_bench.py --data /tmp/heldout_v6/rubric --out /tmp/heldout_v6/rubric_results
+    .venv/bin/python evals/judges/run_edit_bench.py --data /tmp/heldout_v6/edit --out /tmp/heldout_v6/edit_results --cache
 """
 
 from __future__ import annotations
@@ -105,10 +122,16 @@ VOICES = {
     "belinda": ("espeak", "en-us+belinda", "female"),
     "m1": ("espeak", "en-us+m1", "male"), "denis": ("espeak", "en+Denis", "male"), "lee": ("espeak", "en+Lee", "male"),
     "victor": ("espeak", "en+victor", "male"), "mike": ("espeak", "en+Mike", "male"),
+    # set v6 (en-us / en bases: an en-gb+<variant> speaks as plain en-gb)
+    "aunty": ("espeak", "en-us+aunty", "female"),
+    "m4": ("espeak", "en-us+m4", "male"), "m6": ("espeak", "en+m6", "male"), "m8": ("espeak", "en-us+m8", "male"),
+    "andy": ("espeak", "en-us+Andy", "male"), "storm": ("espeak", "en+Storm", "male"),
+    "sandro": ("espeak", "en-us+sandro", "male"),
 }
 V3_VOICES = ("linda", "alicia", "steph", "anika", "david", "travis", "john", "paul")
 V4_VOICES = ("shelby", "andrea", "grandma", "michael", "max", "robert", "norbert")
 V5_VOICES = ("steph2", "steph3", "belinda", "m1", "denis", "lee", "victor", "mike")
+V6_VOICES = ("aunty", "m4", "m6", "m8", "andy", "storm", "sandro")
 # documented adult speaking-f0 bands (audiomind.reasoning.verifiers): a voice whose median f0 contradicts its
 # label is no voice of that gender for a pitch-based judge, and is left out of a set (v2 checks this when it
 # is built; v1 was built without the check and its en-gb+f4 voice measures about 101-113 Hz)
@@ -159,6 +182,9 @@ class Kit:
             elif name in HITS:
                 key, n, gap_s = HITS[name]
                 synth.midi_track([(0.1 + gap_s * i, 0.2, key, 120) for i in range(n)], p, channel=9)
+            elif name in STRIKES:  # set v6: one pitch of a melodic program struck n times
+                prog, pitch, n, gap_s, dur_s = STRIKES[name]
+                synth.midi_track([(0.1 + gap_s * i, dur_s, pitch, 120) for i in range(n)], p, program=prog)
             elif name in RINGS:  # set v5: one drum-channel stroke left to ring for hold_s
                 key, hold_s = RINGS[name]
                 synth.midi_track([(0.1, hold_s, key, 120)], p, channel=9)
@@ -229,7 +255,21 @@ MELODIC = {  # name -> (General MIDI program, notes, note length s)
     "taiko4": (116, ["C3"] * 4, 0.6), "bottle": (76, ["A4", "C5", "E5", "C5", "A4"], 0.45),
     "birds": (123, ["C5", "E5", "C5", "G5", "E5", "C5"], 0.6), "seashore": (122, ["C4"], 4.5),
     "helicopter": (125, ["C4"], 3.0), "applause": (126, ["C4"], 2.5), "gunshot": (127, ["C4"], 0.8),
+    # set v6
+    "epiano": (4, ["E4", "G#4", "B4", "D#5", "C#5", "B4"], 0.35), "epiano2": (5, ["A4", "C5", "E5", "G5", "E5"], 0.35),
+    "jazz_guitar": (26, ["D3", "F3", "A3", "C4", "B3", "A3"], 0.3),
+    "overdrive_guitar": (29, ["E3", "E3", "G3", "A3", "E3", "D3"], 0.25),
+    "synth_bass": (38, ["C2", "C2", "D#2", "F2", "G2", "F2", "D#2", "C2"], 0.25),
+    "slap_bass": (36, ["E2", "G2", "A2", "E2", "B2", "A2"], 0.25),
+    "tremolo_strings": (44, ["D4", "D#4", "D4", "C#4"], 0.8), "strings": (48, ["G3", "B3", "D4", "G4", "D4"], 0.5),
+    "synth_strings": (50, ["F3", "A3", "C4", "F4"], 0.6), "choir": (52, ["C4", "E4", "G4", "E4"], 0.75),
+    "oohs": (53, ["A3", "C4", "E4", "C4"], 0.6), "brass": (61, ["C4", "E4", "G4", "C5", "G4"], 0.35),
+    "shakuhachi": (77, ["D4", "F4", "G4", "A4", "G4", "D4"], 0.55), "square_lead": (80, ["C5", "E5", "G5", "C6", "G5", "C6"], 0.2),
+    "saw_lead": (81, ["A4", "C5", "D5", "E5", "D5", "C5"], 0.3), "warm_pad": (89, ["C3", "G3", "E4"], 1.5),
+    "synth_drum": (118, ["C3", "C3", "G2", "C3"], 0.35), "reverse_cymbal": (119, ["C4"], 2.0),
+    "breath": (121, ["C5", "E5", "D5"], 0.5),
 }
+STRIKES = {"orch_hit2": (55, "C4", 2, 0.8, 0.4)}  # set v6: name -> (program, pitch, strikes, seconds between, hold s)
 HITS = {  # name -> (General MIDI drum key, strikes, seconds between)
     "triangle3": (81, 3, 0.6), "maracas": (70, 8, 0.2), "bongos": (60, 6, 0.25), "crash": (49, 1, 0.5),
     "snare_roll": (38, 12, 0.08), "whistle": (72, 1, 0.5), "woodblock": (76, 4, 0.3),
@@ -241,6 +281,9 @@ HITS = {  # name -> (General MIDI drum key, strikes, seconds between)
     "splash": (55, 1, 0.5), "side_stick3": (37, 3, 0.45), "high_tom": (50, 5, 0.3),
     # set v5
     "cuica": (79, 4, 0.4), "jingle": (83, 6, 0.2),
+    # set v6
+    "castanets5": (85, 5, 0.3), "shaker": (82, 8, 0.2), "surdo4": (86, 4, 0.5), "sticks4": (31, 4, 0.45),
+    "ride_bell3": (53, 3, 0.6), "ride_bell1": (53, 1, 0.6), "metronome4": (33, 4, 0.5),
 }
 RINGS = {"belltree": (84, 1.5), "china_cymbal": (52, 1.2)}  # set v5: name -> (General MIDI drum key, hold s)
 SOUND_FILES = {  # freedesktop theme sounds (sets v4 and v5)
@@ -726,6 +769,108 @@ def rubric_scenes_v5(k: Kit) -> list[dict]:
     return S
 
 
+def rubric_scenes_v6(k: Kit) -> list[dict]:
+    """Set v6 (fresh, built before being judged): electric piano, choir, orchestra-hit, shakuhachi, brass
+    section, string ensemble, overdriven guitar, synth bass, tremolo strings and square-lead phrases; castanets,
+    drumsticks, ride bell and shaker (drum channel); espeak-ng voice en-us+aunty (female) and
+    en+m6, en-us+m8, en-us+Andy, en+Storm, en-us+sandro (male), each checked when the set is built; wordings
+    written by hand in new phrasings."""
+    S = []
+
+    def scene(sid: str, full: np.ndarray, positive: str, negatives: dict[str, str], missing: np.ndarray | None):
+        S.append({"id": sid, "full": full, "missing": missing, "positive": positive, "negatives": negatives})
+
+    soup = k.voice("aunty", "the soup needs another ten minutes")
+    epiano = k.sound("epiano")
+    scene("epiano_soup", seq([epiano, soup]),
+          "Someone noodles on an electric piano for a couple of seconds, then a woman mentions that 'the soup "
+          "needs another ten minutes'.",
+          {"order": "A woman mentions that 'the soup needs another ten minutes', then someone noodles on an "
+                    "electric piano for a couple of seconds.",
+           "gender": "Someone noodles on an electric piano for a couple of seconds, then a man mentions that 'the "
+                     "soup needs another ten minutes'.",
+           "extra": "Someone noodles on an electric piano while a kettle comes to the boil, then a woman mentions "
+                    "that 'the soup needs another ten minutes'."},
+          seq([soup]))
+    scene("castanets_five", seq([k.sound("castanets5")]), "Castanets: five crisp clacks in a row, nothing more.",
+          {"count": "Castanets: eight crisp clacks in a row, nothing more.",
+           "extra": "Five crisp castanet clacks in a row, answered by the stamp of a dancer's heels."}, None)
+    hush = k.voice("m6", "let us begin with a moment of silence")
+    choir = k.sound("choir")
+    scene("choir_silence", overlay(seq([hush], lead_s=0.6), choir, 0.0, -9.0),
+          "Low in the mix a choir holds an 'aah', and over it a man says 'let us begin with a moment of silence'.",
+          {"gender": "Low in the mix a choir holds an 'aah', and over it a woman says 'let us begin with a moment of "
+                     "silence'.",
+           "extra": "Low in the mix a choir holds an 'aah' and church bells peal, and over it a man says 'let us begin "
+                    "with a moment of silence'."},
+          seq([hush], lead_s=0.6))
+    which = k.voice("andy", "which platform does the coast train leave from")
+    nine = k.voice("aunty", "platform nine, on the far side")
+    scene("platform_dialogue", seq([which, nine], gap_s=0.6),
+          "Man: 'which platform does the coast train leave from?' Woman: 'platform nine, on the far side.'",
+          {"gender": "Woman: 'which platform does the coast train leave from?' Man: 'platform nine, on the far side.'",
+           "extra": "Man: 'which platform does the coast train leave from?' (a conductor's whistle shrills) Woman: "
+                    "'platform nine, on the far side.'"},
+          None)
+    news = k.voice("storm", "breaking news from the capital")
+    stabs = k.sound("orch_hit2")
+    scene("stabs_news", seq([stabs, news]),
+          "Two big orchestral stabs hit, and a man's voice comes in with 'breaking news from the capital'.",
+          {"order": "A man's voice opens with 'breaking news from the capital', and two big orchestral stabs hit "
+                    "after it.",
+           "gender": "Two big orchestral stabs hit, and a woman's voice comes in with 'breaking news from the capital'.",
+           "count": "Four big orchestral stabs hit, and a man's voice comes in with 'breaking news from the capital'."},
+          seq([news]))
+    scene("shakuhachi_alone", seq([k.sound("shakuhachi")]),
+          "Solo shakuhachi: a breathy bamboo flute line with no accompaniment.",
+          {"extra": "Solo shakuhachi, a breathy bamboo flute line, with a temple gong struck underneath it."}, None)
+    brass, strings = k.sound("brass"), k.sound("strings")
+    scene("brass_strings", seq([brass, strings]),
+          "The brass section plays a short rising figure and the string section answers it.",
+          {"order": "The string section plays first and the brass section answers it with a short rising figure.",
+           "extra": "The brass section plays a short rising figure, the strings answer, and a timpani roll finishes "
+                    "it off."},
+          seq([brass]))
+    sticks, riff = k.sound("sticks4"), k.sound("overdrive_guitar")
+    scene("count_in_riff", seq([sticks, riff]), "Four clicks of drumsticks count in a distorted electric guitar riff.",
+          {"count": "Two clicks of drumsticks count in a distorted electric guitar riff.",
+           "order": "A distorted electric guitar riff plays, and only after it do four drumstick clicks come."},
+          seq([sticks]))
+    dismissed = k.voice("sandro", "that is all for today's class")
+    pings = k.sound("ride_bell3")
+    scene("ride_bell_class", seq([pings, dismissed]),
+          "Three pings on a ride bell; right after, a man announces 'that is all for today's class'.",
+          {"order": "A man announces 'that is all for today's class'; right after, three pings on a ride bell.",
+           "gender": "Three pings on a ride bell; right after, a woman announces 'that is all for today's class'.",
+           "count": "Five pings on a ride bell; right after, a man announces 'that is all for today's class'."},
+          seq([dismissed]))
+    bass = seq([k.sound("synth_bass")])
+    scene("synth_bass_shaker", overlay(bass, k.sound("shaker"), 0.2, -4.0),
+          "A pulsing synth bass line with a shaker rattling along on top.",
+          {"extra": "A pulsing synth bass line with a shaker rattling along on top and a vacuum cleaner droning "
+                    "nearby."},
+          bass)
+    door = k.voice("m8", "whatever you do, do not open that door")
+    trem = k.sound("tremolo_strings")
+    scene("tremolo_door", overlay(seq([door], lead_s=0.5), trem, 0.0, -8.0),
+          "Tense tremolo strings shiver behind a man warning, 'whatever you do, do not open that door'.",
+          {"gender": "Tense tremolo strings shiver behind a woman warning, 'whatever you do, do not open that door'.",
+           "extra": "Tense tremolo strings shiver behind a man warning, 'whatever you do, do not open that door', "
+                    "and somewhere a wolf howls."},
+          seq([door], lead_s=0.5))
+    level = k.voice("aunty", "level complete, you found all the stars")
+    chip = k.sound("square_lead")
+    scene("chiptune_level", seq([chip, level]),
+          "After a bleepy square-wave tune like an old video game, a woman announces 'level complete, you found "
+          "all the stars'.",
+          {"order": "Before a bleepy square-wave tune like an old video game, a woman announces 'level complete, "
+                    "you found all the stars'.",
+           "gender": "After a bleepy square-wave tune like an old video game, a man announces 'level complete, you "
+                     "found all the stars'."},
+          seq([level]))
+    return S
+
+
 def build_rubric(out: Path, k: Kit, scenes: list[dict] | None = None) -> list[dict]:
     d = out / "rubric"
     d.mkdir(parents=True, exist_ok=True)
@@ -1097,6 +1242,84 @@ def edit_bases_v5(k: Kit) -> list[dict]:
     return B
 
 
+def edit_bases_v6(k: Kit) -> list[dict]:
+    """Set v6 edits: the v6 voices; surdo, synth drum, reverse cymbal, breath noise, shaker, castanets, ride
+    bell, drumsticks, metronome click, electric piano 2, slap bass, warm pad, jazz guitar, sawtooth lead, voice
+    oohs and synth strings; wordings written by hand in new phrasings."""
+    B = []
+    surdo, sdrum, rcym, breath = k.sound("surdo4"), k.sound("synth_drum"), k.sound("reverse_cymbal"), k.sound("breath")
+    shaker, cast, bell1, sticks = k.sound("shaker"), k.sound("castanets5"), k.sound("ride_bell1"), k.sound("sticks4")
+    ep2, slap, pad, jazz = k.sound("epiano2"), k.sound("slap_bass"), k.sound("warm_pad"), k.sound("jazz_guitar")
+    saw, oohs, sstr, pings = k.sound("saw_lead"), k.sound("oohs"), k.sound("synth_strings"), k.sound("ride_bell3")
+    metro = k.sound("metronome4")
+    # add
+    sp = k.voice("m4", "thanks for tuning in, we will see you next week")
+    B.append({"id": "add_surdo_end", "kind": "add",
+              "instruction": "After he signs off, finish on a few deep surdo drum beats.",
+              "original": seq([sp]), "real": seq([sp, surdo]),
+              "wrong": {"wrong_sound": seq([sp, sdrum]), "wrong_place": seq([surdo, sp])}})
+    sp = k.voice("aunty", "here is a quick look at tonight's weather")
+    B.append({"id": "add_revcym_intro", "kind": "add",
+              "instruction": "I'd like a reverse cymbal swell leading into her voice, right at the top.",
+              "original": seq([sp]), "real": seq([rcym, sp]),
+              "wrong": {"wrong_sound": seq([breath, sp]), "wrong_place": seq([sp, rcym])}})
+    sp = k.voice("andy", "please stay seated until the ride comes to a full stop")
+    base = seq([sp], tail_s=2.0)
+    at = 0.2 + len(sp) / SR + 0.3
+    B.append({"id": "add_shaker_after", "kind": "add", "instruction": "layer some shaker in once the guy stops talking",
+              "original": base, "real": overlay(base, shaker, at, -3.0),
+              "wrong": {"wrong_sound": overlay(base, cast, at, -3.0), "wrong_place": overlay(base, shaker, 0.0, -3.0)}})
+    a, b = k.voice("aunty", "breathe in slowly through your nose"), k.voice("aunty", "now let it out")
+    B.append({"id": "add_bell_between", "kind": "add",
+              "instruction": "In the gap between her two lines, put a single ping of a ride bell.",
+              "original": seq([a, b], gap_s=0.6), "real": seq([a, bell1, b], gap_s=0.3),
+              "wrong": {"wrong_sound": seq([a, sticks[: int(0.5 * SR)], b], gap_s=0.3),
+                        "wrong_place": np.concatenate([seq([a, b], gap_s=0.6, tail_s=0.3), bell1,
+                                                       np.zeros(int(0.3 * SR), np.float32)])}})
+    # delete
+    sp = k.voice("storm", "and that wraps up the evening news")
+    B.append({"id": "del_epiano_cut", "kind": "delete",
+              "instruction": "The electric piano bit after he finishes talking: cut it.",
+              "original": seq([sp, ep2]), "real": seq([sp]),
+              "wrong": {"wrong_target": seq([ep2]), "partial": seq([sp, ep2[: int(0.6 * SR)]])}})
+    sp = k.voice("sandro", "the dance class meets on thursday evenings")
+    orig = seq([cast, sp, slap])
+    real, wrong = orig.copy(), orig.copy()
+    lead = int(0.2 * SR)
+    real[lead: lead + len(cast)] = 0.0
+    x0 = lead + len(cast) + int(0.4 * SR) + len(sp) + int(0.4 * SR)
+    wrong[x0: x0 + len(slap)] = 0.0
+    B.append({"id": "del_castanets_inplace", "kind": "delete",
+              "instruction": "Mute the castanets but leave everything else exactly where it is.",
+              "original": orig, "real": real, "wrong": {"wrong_target": wrong}})
+    sp = k.voice("m8", "expect heavy traffic on the bridge this morning")
+    bed = seq([sp], lead_s=0.5, tail_s=0.8)
+    B.append({"id": "del_pad_bed", "kind": "delete", "instruction": "Can you pull the synth pad out from under the voice?",
+              "original": overlay(bed, pad, 0.0, -10.0), "real": bed,
+              "wrong": {"wrong_target": overlay(np.zeros_like(bed), pad, 0.0, -10.0),
+                        "partial": overlay(bed, pad[int(1.5 * SR):], 1.5, -10.0)}})
+    # replace
+    sp = k.voice("aunty", "this next tune is one of my favourites")
+    B.append({"id": "rep_jazz_saw", "kind": "replace", "instruction": "Swap that jazz guitar lick for a buzzy synth lead.",
+              "original": seq([sp, jazz]), "real": seq([sp, saw]),
+              "wrong": {"wrong_sound": seq([sp, oohs]), "deleted_only": seq([sp])}})
+    sp = k.voice("m6", "welcome to the festival, enjoy the music")
+    B.append({"id": "rep_shaker_castanets", "kind": "replace", "instruction": "use castanets where the shaker is now",
+              "original": seq([shaker, sp]), "real": seq([cast, sp]),
+              "wrong": {"wrong_sound": seq([sticks, sp]), "deleted_only": seq([sp])}})
+    sp = k.voice("aunty", "goodnight everyone, and thank you for coming")
+    B.append({"id": "rep_oohs_strings", "kind": "replace",
+              "instruction": "Rather than those 'ooh' vocals at the end, give me synth strings.",
+              "original": seq([sp, oohs]), "real": seq([sp, sstr]),
+              "wrong": {"wrong_sound": seq([sp, slap]), "deleted_only": seq([sp])}})
+    sp = k.voice("m4", "okay everyone, pencils down")
+    B.append({"id": "rep_bell_metronome", "kind": "replace",
+              "instruction": "The bell pings after 'pencils down' should be a ticking metronome instead.",
+              "original": seq([sp, pings]), "real": seq([sp, metro]),
+              "wrong": {"wrong_sound": seq([sp, surdo]), "deleted_only": seq([sp])}})
+    return B
+
+
 def build_edits(out: Path, k: Kit, bases: list[dict] | None = None) -> list[dict]:
     d = out / "edit"
     d.mkdir(parents=True, exist_ok=True)
@@ -1121,22 +1344,33 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 @app.command()
 def main(out: Path = typer.Option(Path(__file__).resolve().parent / "heldout", "--out",
                                   help="folder for src/, rubric/items.jsonl and edit/items.jsonl"),
-         set_: str = typer.Option("v5", "--set", help="v1, v2, v3 (used in development now), v4 (judged once) or v5 "
-                                                      "(fresh set, voices checked)")) -> None:
+         set_: str = typer.Option("v6", "--set", help="v1, v2, v3 (used in development now), v4 (judged once), v5 "
+                                                      "or v6 (fresh sets, voices checked)")) -> None:
     """Generate a held-out rubric and edit benchmark (audio + items.jsonl files)."""
     k = Kit(out)
     checked = {}
-    if set_ in ("v2", "v3", "v4", "v5"):
+    if set_ in ("v2", "v3", "v4", "v5", "v6"):
         keys = ("annie", "cb_f2", "rp_f1", "rp_m3", "us_m5", "sc_m2", "kal16") if set_ == "v2" else (
-            {"v3": V3_VOICES, "v4": V4_VOICES, "v5": V5_VOICES}[set_])
+            {"v3": V3_VOICES, "v4": V4_VOICES, "v5": V5_VOICES, "v6": V6_VOICES}[set_])
         for key in keys:
             ok, hz = k.check_voice(key)
             checked[key] = {"gender": VOICES[key][2], "median_f0_hz": round(hz, 1) if hz else None, "fits_band": ok}
             if not ok:
                 raise SystemExit(f"voice {key} ({VOICES[key][1]}) measures {hz} Hz: not a {VOICES[key][2]} voice by "
                                  "the documented bands; pick another")
-        scenes = {"v2": rubric_scenes_v2, "v3": rubric_scenes_v3, "v4": rubric_scenes_v4, "v5": rubric_scenes_v5}[set_]
-        bases = {"v2": edit_bases_v2, "v3": edit_bases_v3, "v4": edit_bases_v4, "v5": edit_bases_v5}[set_]
+        if set_ == "v6":  # also unlike every other espeak-ng voice of every set (not a variant that renders the same)
+            test = "the quick brown fox jumps over the lazy dog"
+            for key in keys:
+                y = k.voice(key, test)
+                same = [o for o, (eng, _, _) in VOICES.items() if o != key and eng == "espeak"
+                        and len(k.voice(o, test)) == len(y) and np.allclose(k.voice(o, test), y)]
+                checked[key]["same_audio_as"] = same
+                if same:
+                    raise SystemExit(f"voice {key} ({VOICES[key][1]}) renders the same audio as {same}; pick another")
+        scenes = {"v2": rubric_scenes_v2, "v3": rubric_scenes_v3, "v4": rubric_scenes_v4, "v5": rubric_scenes_v5,
+                  "v6": rubric_scenes_v6}[set_]
+        bases = {"v2": edit_bases_v2, "v3": edit_bases_v3, "v4": edit_bases_v4, "v5": edit_bases_v5,
+                 "v6": edit_bases_v6}[set_]
         r = build_rubric(out, k, scenes(k))
         e = build_edits(out, k, bases(k))
     else:
