@@ -139,3 +139,25 @@ def test_a_short_changed_sound_is_tagged_without_what_follows_it():
     assert change_window(1.0, 3.0, 5.0) == (0.98, 3.02)  # a long stretch keeps its own span
     assert change_window(4.9, 4.95, 5.0) == (4.88, 5.0)  # cut to the clip
 
+
+
+@pytest.mark.parametrize("instruction,expected", [
+    # asked politely, as a question, with the place said first
+    ("Could you sneak a cowbell in after the announcement?", ("add", ["a cowbell after the announcement"], [])),
+    ("Before she speaks, slip in a door knock.", ("add", ["a door knock before she speaks"], [])),
+    ("Kick things off with a gong.", None),  # an idiom the rules do not know: free-form, not a wrong reading
+    ("Open it with a gong.", ("add", ["a gong at the start"], [])),
+    ("Drop a click into the gap between the two words.", ("add", ["a click into the gap between the two words"], [])),
+    ("Drop the click.", ("delete", [], ["the click"])),
+    # removals said other ways
+    ("I don't want the whistle here.", ("delete", [], ["the whistle"])),
+    ("Please lose the hum underneath the voice.", ("delete", [], ["the hum underneath the voice"])),
+    ("Silence the second beep.", ("delete", [], ["the second beep"])),
+    # replacements without 'replace'
+    ("Instead of the piano, use a harp.", ("replace", ["a harp"], ["the piano"])),
+    ("Where the dog barks, put a cat meowing instead.", ("replace", ["a cat meowing"], ["the dog"])),
+    ("Make the intro chime a gong instead.", ("replace", ["a gong"], ["the intro chime"])),
+    ("Trade the snare for a clap.", ("replace", ["a clap"], ["the snare"])),
+])
+def test_edit_instructions_in_the_ways_people_ask(instruction, expected):
+    assert parse_instruction(instruction) == expected
