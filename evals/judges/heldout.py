@@ -46,7 +46,10 @@ the trumpet, violin, flute, alto-saxophone and drum-kit (bass drum, snare, close
   checked like v3, each also unlike every other voice here. Rejected: en+Nguyen (150 Hz, in neither band),
   en+whisperf (no voiced f0), en+mike (the variant is spelled Mike: the lower-case name is the en default
   voice); not used: en+zac (351 Hz, a child's pitch) and the f1 variant (v2 had en-gb-x-rp+f1). 13 scenes (52
-  rubric items, 13 positives), 11 edit bases (4 add, 3 delete, 4 replace; 43 edit items).
+  rubric items, 13 positives), 11 edit bases (4 add, 3 delete, 4 replace; 43 edit items). Judged once with the
+  code frozen at 748f3fd (evals/judges/results/judges_heldout_v5_v6_offline.json): rubric 82.7% / ROC-AUC 0.70
+  (holistic 48.1% / 0.48); Edit_score pairwise 78.1%, effectiveness 75.0%. Then used to find failures (d8e89c9,
+  4ac208b): a development set now.
 - v6 (fresh, built before being judged: no judge was read or run on it while it was written; the default set):
   electric piano 1 and 2, jazz guitar, overdriven guitar, slap bass, synth bass, tremolo strings, string
   ensemble, synth strings, choir aahs, voice oohs, orchestra hit, brass section, shakuhachi, square and sawtooth
@@ -63,7 +66,12 @@ the trumpet, violin, flute, alto-saxophone and drum-kit (bass drum, snare, close
   (269 Hz, but it is v3's anika variant with less flutter and an echo: the same formants and pitch, so not new
   material); not used: en-us+f1 (179 Hz; v2 had en-gb-x-rp+f1, the same measured voice), en+zac (a child's
   pitch), en+whisperf (no voiced f0, v5). So v6 has one female voice. 12 scenes (46 rubric items, 12
-  positives), 11 edit bases (4 add, 3 delete, 4 replace; 43 edit items); clips 2-8 s.
+  positives), 11 edit bases (4 add, 3 delete, 4 replace; 43 edit items); clips 2-8 s. Judged once with the
+  code frozen at 4ac208b (the held-out figure, judges_heldout_v5_v6_offline.json): rubric 73.9% / ROC-AUC 0.60
+  (holistic 45.6% / 0.48); Edit_score pairwise 68.8% (add 75.0, delete 75.0, replace 58.3), effectiveness
+  78.1% (75.0 / 75.0 / 83.3). Its rubric failures were then read (wordings the rules did not know: transcript
+  turns, 'behind', 'on top', a possessive before the speaker), so the rubric half is a development set now;
+  its edit half was not used to change the code.
 - wordings: written by hand here, each with its own phrasing, not produced by the rule perturber.
 
 Rubric pairs (`rubric/items.jsonl`, the format of evals/judges/run_bench.py): each scene's positive, and

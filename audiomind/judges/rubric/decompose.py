@@ -23,8 +23,10 @@ Attribute = Literal["speech", "speaker", "speech_content", "style", "sound_event
 NUMBERS = {"one": 1, "once": 1, "single": 1, "two": 2, "twice": 2, "couple": 2, "three": 3, "thrice": 3,
            "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
 NUM_WORDS = {v: k for k, v in NUMBERS.items() if k not in ("once", "twice", "thrice", "single", "couple")}
-FEMALE = re.compile(r"\b(woman|women|female|girl|lady|she|her)\b", re.IGNORECASE)
-MALE = re.compile(r"\b(man|men|male|boy|guy|gentleman|he|his)\b", re.IGNORECASE)
+FEMALE = re.compile(r"\b(woman|women|female|girl|lady|ladies|she|her|mother|mom|mum|grandmother|grandma|daughter|"
+                    r"sister|aunt|wife|queen|actress|waitress|mrs|ms|madam)\b", re.IGNORECASE)
+MALE = re.compile(r"\b(man|men|male|boy|guy|gentleman|he|his|him|father|dad|grandfather|grandpa|son|brother|uncle|"
+                  r"husband|king|actor|waiter|mr|sir)\b", re.IGNORECASE)
 STYLE = re.compile(r"\b(happy|happily|sad|sadly|angry|angrily|excited|excitedly|calm|calmly|cheerful\w*|whisper\w*|"
                    r"shout\w*|emotional\w*|nervous\w*|fear\w*|surprised|tired|bored|gentl\w*|friendly|serious\w*)\b", re.IGNORECASE)
 RATE_FAST = re.compile(r"\b(quickly|fast|rapidly|hurriedly)\b", re.IGNORECASE)
@@ -67,6 +69,8 @@ PARTICIPLE = re.compile(r"^\s*(?:then\s+)?[a-z]+(?:ed|en|ck|ng|ung|un|own|ot|ken
 _REL = {"before": "after", "after": "before", "once": "before"}
 LEAD_SUB = re.compile(r"^\s*(after|once|when|as soon as|before|while|whilst)\b\s*(.+?),\s*(.+)$", re.IGNORECASE | re.DOTALL)
 SIMILE = re.compile(r"^\s*(?:like|as if|as though|resembling|similar to|reminiscent of)\b", re.IGNORECASE)
+# the speaker label of a transcript turn, right before its (masked) quote: 'Man:', 'Woman 2:', 'Announcer:'
+TURN_LABEL = re.compile(r"(?:^|(?<=\s))([A-Z][A-Za-z]+(?:\s+\d+)?):\s*(?=\x00)")
 # a summary before a colon that a list follows (not 'he says: "..."', where the colon introduces a quote)
 HEADER = re.compile(r"^([^:\x00]+):\s*(?![\s\x00])(.+)$", re.DOTALL)
 ADJ_ONLY = re.compile(r"^(?:a|an|the|some)\s+([a-z]+)$", re.IGNORECASE)
@@ -96,6 +100,10 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
 
     masked = re.sub(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|(?:(?<=^)|(?<=[\s:,]))'[^']*'(?=$|[\s.,;:!?])", hide,
                     instruction.strip())
+    # a transcript ("Man: '...' Woman: '...'"): each labelled turn is a clause, in turn order
+    turns = TURN_LABEL.split(masked)
+    if len(turns) >= 5 and not turns[0].strip(" .,;"):
+        masked = ", then ".join(f"{label} says {said.strip(' .,;')}" for label, said in zip(turns[1::2], turns[2::2])) + "."
     out: list[tuple[str, str | None]] = []
     for sentence in re.split(r"(?<=[.!?;])\s+", masked):
         colon = HEADER.match(sentence)
@@ -160,7 +168,8 @@ def _sequence(sentence: str, rel: str | None) -> list[tuple[str, str | None]]:
 def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
     # (never split off a quotation from its speaker: "greets them with 'hello'")
     # ('over' / 'as' closing a clause are particles, not joiners: 'an oboe takes over')
-    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\bwith\b|\bduring\b|\bamid(?:st)?\b|\baccompanied by\b|\bover\b(?!\s*(?:[,.;!?]|$))|\bas\b(?!\s*(?:[,.;!?]|$))|"
+    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\bwith\b|\bduring\b|\bamid(?:st)?\b|\baccompanied by\b|"
+                                 r"\bbehind\b|\bbeneath\b|\bunderneath\b|\bon top of\b|\balongside\b|\balong with\b|\bover\b(?!\s*(?:[,.;!?]|$))|\bas\b(?!\s*(?:[,.;!?]|$))|"
                                  r"\band\b)(?!\s*\x00)\s*", chunk)
              if p.strip(" ,.;")]
     # a comma between adjectives is no clause break: 'a slow, soft melody' (the part before it is an article
@@ -177,6 +186,18 @@ def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
     for i, p in enumerate(parts):
         out.append((p, rel if i == 0 else "with"))
     return out
+
+
+def _speaker_gender(head: str) -> str | None:
+    """The gender of whoever speaks: the first gendered word ('a woman tells him' -> female, the subject
+    before its object), not counting a possessive ('his mother tells him' -> female)."""
+    hits = sorted([(x.start(), "female", x) for x in FEMALE.finditer(head)] + [(x.start(), "male", x) for x in MALE.finditer(head)],
+                  key=lambda h: h[0])
+    for _, gender, x in hits:
+        if x.group(0).lower() in ("his", "her") and re.match(r"\s+[a-z]", head[x.end():], re.IGNORECASE):
+            continue  # a possessive before its noun
+        return gender
+    return None
 
 
 def _count_in(clause: str) -> int | None:
@@ -202,7 +223,7 @@ def _sound_phrase(clause: str) -> str:
                r"shakes?|hits?|rings?)\s+", "", p, flags=re.IGNORECASE)
     p = re.sub(r"(?<![\w-])(\d+|one|two|three|four|five|six|seven|eight|nine|ten|once|twice|thrice|times|short|long|"
                r"quick|fast|slow|slowly|quickly|upbeat|lively|energetic|calm|gentle|leisurely|loud|loudly|quiet|"
-               r"quietly|softly|in the background|in the foreground|repeatedly|again|is heard|are heard|"
+               r"quietly|softly|in the background|in the foreground|(?:along\s+)?on top|repeatedly|again|is heard|are heard|"
                r"can be heard|there is|there are|sound|sounds|plays?|playing|first|finally|afterwards?|then|"
                r"throughout|a|an|the)(?![\w-])", " ", p, flags=re.IGNORECASE)
     # a verb of taking turns names no sound ('an oboe takes over', 'a flute joins in')
@@ -237,11 +258,12 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
             head = clause.split(quoted)[0] if quoted else clause
             if quoted and not (FEMALE.search(head) or MALE.search(head)):
                 head = clause.split(quoted, 1)[1]
-            if FEMALE.search(head) and not MALE.search(head):
+            who = _speaker_gender(head)
+            if who == "female":
                 add((f"Is speaker {n_speech + 1} female?" if n_speech else "Is the speaker female?") if not quoted
                     else f"Is '{quoted}' said by a female voice?", "speaker",
                     clause, {"kind": "gender", "gender": "female", "words": quoted, "nth": n_speech})
-            elif MALE.search(head) and not FEMALE.search(head):
+            elif who == "male":
                 add((f"Is speaker {n_speech + 1} male?" if n_speech else "Is the speaker male?") if not quoted
                     else f"Is '{quoted}' said by a male voice?", "speaker",
                     clause, {"kind": "gender", "gender": "male", "words": quoted, "nth": n_speech})

@@ -92,3 +92,21 @@ def test_counts_with_adjectives_back_references_and_comparisons():
     items = rule_decompose("Two soft pops, as if a cork were pulled.")
     sounds = [i.check["phrase"] for i in items if i.check["kind"] == "sound"]
     assert sounds == ["soft pops"], sounds
+
+
+def test_transcript_turns_and_sounds_under_or_over_others():
+    items = rule_decompose("Girl: 'is it raining?' Grandfather: 'only a little, take your coat.'")
+    genders = [(i.check["gender"], i.check["words"]) for i in items if i.check["kind"] == "gender"]
+    assert genders == [("female", "is it raining?"), ("male", "only a little, take your coat.")]
+    assert len([i for i in items if i.check["kind"] == "order"]) == 1  # the turns in their order
+    items = rule_decompose("A cello hums beneath a woman reading, 'chapter one'.")
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["cello hums"]
+    assert any(i.check["kind"] == "gender" and i.check["gender"] == "female" for i in items)
+    items = rule_decompose("A slow drum beat with a tambourine jingling along on top.")
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["drum beat", "tambourine jingling"]
+
+
+def test_the_speaker_is_the_subject_not_the_one_spoken_to():
+    items = rule_decompose("A boy asks 'can we go now', and his mother tells him 'in five minutes'.")
+    genders = [(i.check["gender"], i.check["words"]) for i in items if i.check["kind"] == "gender"]
+    assert genders == [("male", "can we go now"), ("female", "in five minutes")]
