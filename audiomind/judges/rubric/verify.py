@@ -32,7 +32,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from audiomind.judges import evidence as ev
-from audiomind.judges import lexicon
 from audiomind.judges.base import JudgeSession
 from audiomind.judges.rubric.decompose import RubricItem
 from audiomind.reasoning.facts import Facts, Span
@@ -601,7 +600,7 @@ def _bed_is_other(ph: str, f: Any) -> str | None:
     if not anchors or not present:
         return None
     top, strength = next(iter(present.items()))
-    if any(lexicon.kin(top, a) or top in lexicon.ancestors(a) or ev.related(ph, top, anchors) for a in anchors):
+    if ev.related(ph, top, anchors):  # (another name for it, or its kin in the ontology)
         return None
     return f"the clip's tags name it {top} ({strength:.2f}), no kin of {', '.join(anchors[:2])}"
 
