@@ -148,14 +148,15 @@ class EditJudgeResult(BaseModel):
 
 
 _ADD = re.compile(r"^(?:please\s+)?(?:add|insert|include|overlay|mix\s+in|introduce|append|put|place|bring\s+in|"
-                  r"slip\s+in|throw\s+in|pop\s+in|sneak\s+in|splice\s+in|work\s+in|layer|lay\s+down|stick|tack)\s+(?P<x>.+?)"
+                  r"slip\s+in|throw\s+in|pop\s+in|sneak\s+in|splice\s+in|work\s+in|layer|lay\s+down|stick|tack)\s+"
+                  r"(?P<x>.+?)"
                   r"(?:\s+(?:to|into|in|on|over|under|behind)\s+(?:the\s+)?(?:audio|clip|recording|track|"
                   r"background|mix)\b.*)?$", re.IGNORECASE)
 _DEL = re.compile(r"^(?:please\s+)?(?:remove|delete|erase|cut(?:\s+out)?|take\s+(?:out|away)|get\s+rid\s+of|mute|"
                   r"silence|eliminate|drop|filter\s+out|suppress|strip\s+out|lose|ditch|kill|scrub|edit\s+out|"
                   r"leave\s+out)\s+(?P<x>.+?)(?:\s+from\s+.*)?$", re.IGNORECASE)
-_REP = re.compile(r"^(?:please\s+)?(?:replace|swap|change|turn|switch|exchange|trade)\s+(?P<x>.+?)\s+(?:with|by|for|into|to)\s+"
-                  r"(?P<y>.+)$", re.IGNORECASE)
+_REP = re.compile(r"^(?:please\s+)?(?:replace|swap|change|turn|switch|exchange|trade)\s+(?P<x>.+?)\s+"
+                  r"(?:with|by|for|into|to)\s+(?P<y>.+)$", re.IGNORECASE)
 # 'drop a beep into the pause': an addition (a bare 'drop the drums' is a removal)
 _DROP_IN = re.compile(r"^drop\s+(?P<x>.+?\s+(?:into|in|onto)\s+.+)$", re.IGNORECASE)
 # replacements said without a replacing verb
@@ -163,23 +164,24 @@ _INSTEAD_OF = re.compile(r"^instead\s+of\s+(?P<x>[^,]+),\s*(?:i\s+(?:want|would 
                          r"play|make\s+it)\s+(?P<y>.+)$", re.IGNORECASE)
 _WHERE_PUT = re.compile(r"^where\s+(?P<x>.+?)\s+(?:is|are|was|were|plays?|fires?|sounds?|rings?|comes?\s+in|happens?|"
                         r"goes\s+off|starts?|kicks\s+in|barks?|meows?|honks?|buzz(?:es)?|clicks?|bangs?|beeps?|chimes?|"
-                        r"crash(?:es)?|knocks?|hits?|sings?|speaks?|talks?|says?)\b[^,]*,\s*(?:put|use|place|have|play|add)\s+"
-                        r"(?P<y>.+)$", re.IGNORECASE)
+                        r"crash(?:es)?|knocks?|hits?|sings?|speaks?|talks?|says?)\b[^,]*,\s*"
+                        r"(?:put|use|place|have|play|add)\s+(?P<y>.+)$", re.IGNORECASE)
 # 'sneak a cowbell in after the speech' -> 'sneak in a cowbell after the speech' (a particle after its object)
-_PARTICLE_IN = re.compile(r"^(?P<v>sneak|slip|throw|pop|bring|work|splice|mix)\s+(?P<x>.+?)\s+in\b\s*(?P<rest>(?:(?:right|just|"
-                          r"shortly|immediately)\s+)?(?:after|before|at|once|when|between|during|under|as\s+soon\s+as)\b.*)?$",
-                          re.IGNORECASE)
-_MAKE_INTO = re.compile(r"^make\s+(?P<x>(?:the|that|this|those|these)\s+.+?)\s+(?:into\s+)?(?P<y>(?:a|an|some)\s+.+)$",
-                        re.IGNORECASE)
+_PARTICLE_IN = re.compile(r"^(?P<v>sneak|slip|throw|pop|bring|work|splice|mix)\s+(?P<x>.+?)\s+in\b\s*"
+                          r"(?P<rest>(?:(?:right|just|shortly|immediately)\s+)?"
+                          r"(?:after|before|at|once|when|between|during|under|as\s+soon\s+as)\b.*)?$", re.IGNORECASE)
+_MAKE_INTO = re.compile(r"^make\s+(?P<x>(?:the|that|this|those|these)\s+.+?)\s+(?:into\s+)?"
+                        r"(?P<y>(?:a|an|some)\s+.+)$", re.IGNORECASE)
 # 'I don't want the shamisen in there(, take it out)': a removal
 _UNWANTED = re.compile(r"^i\s+(?:don't|do\s+not)\s+want\s+(?P<x>[^,]+?)(?:\s+(?:in\s+there|in\s+here|there|here|"
                        r"anymore|any\s+more|at\s+all))?(?:\s*,.*)?$", re.IGNORECASE)
 # how people ask: 'could you ...', 'please ...', 'I'd like you to ...'
-_POLITE = re.compile(r"^(?:(?:could|can|would|will)\s+you\s+|please\s+|kindly\s+|i(?:'d|\s+would)\s+like\s+(?:you\s+)?to\s+|"
-                     r"i\s+want\s+you\s+to\s+|let's\s+|go\s+ahead\s+and\s+|just\s+)+", re.IGNORECASE)
+_POLITE = re.compile(r"^(?:(?:could|can|would|will)\s+you\s+|please\s+|kindly\s+|"
+                     r"i(?:'d|\s+would)\s+like\s+(?:you\s+)?to\s+|i\s+want\s+you\s+to\s+|let's\s+|go\s+ahead\s+and\s+|"
+                     r"just\s+)+", re.IGNORECASE)
 # a place said first ('Once he finishes, bring in applause'): moved after the rest
-_LEAD_PLACE = re.compile(r"^(?P<pos>(?:(?:right|just|shortly|immediately)\s+)?(?:once|after|when|as\s+soon\s+as|before)\s+[^,]+),"
-                         r"\s*(?P<rest>.+)$", re.IGNORECASE)
+_LEAD_PLACE = re.compile(r"^(?P<pos>(?:(?:right|just|shortly|immediately)\s+)?(?:once|after|when|as\s+soon\s+as|before)"
+                         r"\s+[^,]+),\s*(?P<rest>.+)$", re.IGNORECASE)
 _SUB = re.compile(r"^(?:please\s+)?substitute\s+(?P<y>.+?)\s+for\s+(?P<x>.+)$", re.IGNORECASE)
 # 'take the bongos out', 'cut the applause out of the clip'
 _DEL_OUT = re.compile(r"^(?:please\s+)?(?:take|cut|leave|edit|strip)\s+(?P<x>.+?)\s+(?:out|away)(?:\s+of\s+.*)?$", re.IGNORECASE)

@@ -429,7 +429,8 @@ def identify(phrase: str, window: TagWindow | None, *, speech_share: float = 0.0
         # another name for it, or its kin in a narrow family of the ontology: a parent ('Mallet percussion' for
         # a vibraphone) or a sibling the tagger confuses it with ('Glockenspiel'); siblings in a broad family
         # ('Organ' for a piano, both keyboards) stay distinct
-        if label_similarity(phrase, lab) >= RELATED_SIM or any(lexicon.kin(lab, o, min_shared_depth=3) for o in own):
+        if label_similarity(phrase, lab) >= RELATED_SIM or any(lexicon.kin(lab, o, min_shared_depth=3)
+                                                                for o in own):
             continue
         contra, c_lab = s, lab
     heard = heard_labels(window)

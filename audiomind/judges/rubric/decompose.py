@@ -42,7 +42,8 @@ SOUND_VERB = re.compile(r"\b(struck|strikes?|hit|hits|rings?|ringing|rang|plays?
                         r"blowing|sounds?|rattles?|drips?|roars?|crash(?:es|ing)?|slams?|creaks?|taps?|tapping|"
                         r"honks?|whistles?|tolls?|tolling|clangs?|thuds?|pops?|pours?)\b", re.IGNORECASE)
 SEQ = re.compile(r"\s*(?:,\s*)?\b(?:and then|then|followed by|after which|after that|afterwards?|and finally|finally|"
-                 r"later|subsequently|(?:before|after)(?!\s+(?:him|her|it|them|this|that)[\s.,;!?]*$)|(?:and\s+)?(?:once|when|as soon as)\s+(?:it|he|she|they|this|that|"
+                 r"later|subsequently|(?:before|after)(?!\s+(?:him|her|it|them|this|that)[\s.,;!?]*$)|"
+                 r"(?:and\s+)?(?:once|when|as soon as)\s+(?:it|he|she|they|this|that|"
                  r"(?:the|this|that|his|her|their)\s+[a-z]+)\s+(?:stops|ends|finishes|fades(?: out)?|dies away|"
                  r"(?:is|are|has|have)\s+(?:over|done|finished|ended|stopped|gone))|"
                  # 'B leads into C', 'gives way to', 'segues into': C after B
@@ -103,7 +104,8 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
     # a transcript ("Man: '...' Woman: '...'"): each labelled turn is a clause, in turn order
     turns = TURN_LABEL.split(masked)
     if len(turns) >= 5 and not turns[0].strip(" .,;"):
-        masked = ", then ".join(f"{label} says {said.strip(' .,;')}" for label, said in zip(turns[1::2], turns[2::2])) + "."
+        said = [f"{label} says {words.strip(' .,;')}" for label, words in zip(turns[1::2], turns[2::2])]
+        masked = ", then ".join(said) + "."
     out: list[tuple[str, str | None]] = []
     for sentence in re.split(r"(?<=[.!?;])\s+", masked):
         colon = HEADER.match(sentence)
@@ -169,7 +171,8 @@ def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
     # (never split off a quotation from its speaker: "greets them with 'hello'")
     # ('over' / 'as' closing a clause are particles, not joiners: 'an oboe takes over')
     parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\bwith\b|\bduring\b|\bamid(?:st)?\b|\baccompanied by\b|"
-                                 r"\bbehind\b|\bbeneath\b|\bunderneath\b|\bon top of\b|\balongside\b|\balong with\b|\bover\b(?!\s*(?:[,.;!?]|$))|\bas\b(?!\s*(?:[,.;!?]|$))|"
+                                 r"\bbehind\b|\bbeneath\b|\bunderneath\b|\bon top of\b|\balongside\b|\balong with\b|"
+                                 r"\bover\b(?!\s*(?:[,.;!?]|$))|\bas\b(?!\s*(?:[,.;!?]|$))|"
                                  r"\band\b)(?!\s*\x00)\s*", chunk)
              if p.strip(" ,.;")]
     # a comma between adjectives is no clause break: 'a slow, soft melody' (the part before it is an article
@@ -191,8 +194,8 @@ def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
 def _speaker_gender(head: str) -> str | None:
     """The gender of whoever speaks: the first gendered word ('a woman tells him' -> female, the subject
     before its object), not counting a possessive ('his mother tells him' -> female)."""
-    hits = sorted([(x.start(), "female", x) for x in FEMALE.finditer(head)] + [(x.start(), "male", x) for x in MALE.finditer(head)],
-                  key=lambda h: h[0])
+    hits = sorted([(x.start(), "female", x) for x in FEMALE.finditer(head)]
+                  + [(x.start(), "male", x) for x in MALE.finditer(head)], key=lambda h: h[0])
     for _, gender, x in hits:
         if x.group(0).lower() in ("his", "her") and re.match(r"\s+[a-z]", head[x.end():], re.IGNORECASE):
             continue  # a possessive before its noun
@@ -256,9 +259,7 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
                 speech_seen = True
             # who speaks: before the quote, else after it ("'Take your marks,' calls a woman")
             head = clause.split(quoted)[0] if quoted else clause
-            if quoted and not (FEMALE.search(head) or MALE.search(head)):
-                head = clause.split(quoted, 1)[1]
-            who = _speaker_gender(head)
+            who = _speaker_gender(head) or (_speaker_gender(clause.split(quoted, 1)[1]) if quoted else None)
             if who == "female":
                 add((f"Is speaker {n_speech + 1} female?" if n_speech else "Is the speaker female?") if not quoted
                     else f"Is '{quoted}' said by a female voice?", "speaker",
