@@ -46,6 +46,7 @@ from audiomind.judges import evidence as ev
 from audiomind.judges.align import SR, Alignment, Change, align
 from audiomind.judges.base import JudgeModels, JudgeSession, JudgeStep
 from audiomind.judges.caption_metrics import CaptionScores, score_captions
+from audiomind.judges.instruction import Position, read_instruction, split_position
 from audiomind.judges.pairs import (
     background_captions,
     commonality_caption,
@@ -147,86 +148,10 @@ class EditJudgeResult(BaseModel):
 # ---------------------------------------------------------------- step 3-4: expectations
 
 
-_ADD = re.compile(r"^(?:please\s+)?(?:add|insert|include|overlay|mix\s+in|introduce|append|put|place|bring\s+in|"
-                  r"slip\s+in|throw\s+in|pop\s+in|sneak\s+in|splice\s+in|work\s+in|layer|lay\s+down|stick|tack)\s+"
-                  r"(?P<x>.+?)"
-                  r"(?:\s+(?:to|into|in|on|over|under|behind)\s+(?:the\s+)?(?:audio|clip|recording|track|"
-                  r"background|mix)\b.*)?$", re.IGNORECASE)
-_DEL = re.compile(r"^(?:please\s+)?(?:remove|delete|erase|cut(?:\s+out)?|take\s+(?:out|away)|get\s+rid\s+of|mute|"
-                  r"silence|eliminate|drop|filter\s+out|suppress|strip\s+out|lose|ditch|kill|scrub|edit\s+out|"
-                  r"leave\s+out)\s+(?P<x>.+?)(?:\s+from\s+.*)?$", re.IGNORECASE)
-_REP = re.compile(r"^(?:please\s+)?(?:replace|swap|change|turn|switch|exchange|trade)\s+(?P<x>.+?)\s+"
-                  r"(?:with|by|for|into|to)\s+(?P<y>.+)$", re.IGNORECASE)
-# 'drop a beep into the pause': an addition (a bare 'drop the drums' is a removal)
-_DROP_IN = re.compile(r"^drop\s+(?P<x>.+?\s+(?:into|in|onto)\s+.+)$", re.IGNORECASE)
-# replacements said without a replacing verb
-_INSTEAD_OF = re.compile(r"^instead\s+of\s+(?P<x>[^,]+),\s*(?:i\s+(?:want|would like|'d like)|use|put|have|give\s+me|"
-                         r"play|make\s+it)\s+(?P<y>.+)$", re.IGNORECASE)
-_WHERE_PUT = re.compile(r"^where\s+(?P<x>.+?)\s+(?:is|are|was|were|plays?|fires?|sounds?|rings?|comes?\s+in|happens?|"
-                        r"goes\s+off|starts?|kicks\s+in|barks?|meows?|honks?|buzz(?:es)?|clicks?|bangs?|beeps?|chimes?|"
-                        r"crash(?:es)?|knocks?|hits?|sings?|speaks?|talks?|says?)\b[^,]*,\s*"
-                        r"(?:put|use|place|have|play|add)\s+(?P<y>.+)$", re.IGNORECASE)
-# 'sneak a cowbell in after the speech' -> 'sneak in a cowbell after the speech' (a particle after its object)
-_PARTICLE_IN = re.compile(r"^(?P<v>sneak|slip|throw|pop|bring|work|splice|mix)\s+(?P<x>.+?)\s+in\b\s*"
-                          r"(?P<rest>(?:(?:right|just|shortly|immediately)\s+)?"
-                          r"(?:after|before|at|once|when|between|during|under|as\s+soon\s+as)\b.*)?$", re.IGNORECASE)
-_MAKE_INTO = re.compile(r"^make\s+(?P<x>(?:the|that|this|those|these)\s+.+?)\s+(?:into\s+)?"
-                        r"(?P<y>(?:a|an|some)\s+.+)$", re.IGNORECASE)
-# 'I don't want the shamisen in there(, take it out)': a removal
-_UNWANTED = re.compile(r"^i\s+(?:don't|do\s+not)\s+want\s+(?P<x>[^,]+?)(?:\s+(?:in\s+there|in\s+here|there|here|"
-                       r"anymore|any\s+more|at\s+all))?(?:\s*,.*)?$", re.IGNORECASE)
-# how people ask: 'could you ...', 'please ...', 'I'd like you to ...'
-_POLITE = re.compile(r"^(?:(?:could|can|would|will)\s+you\s+|please\s+|kindly\s+|"
-                     r"i(?:'d|\s+would)\s+like\s+(?:you\s+)?to\s+|i\s+want\s+you\s+to\s+|let's\s+|go\s+ahead\s+and\s+|"
-                     r"just\s+)+", re.IGNORECASE)
-# a place said first ('Once he finishes, bring in applause'): moved after the rest
-_LEAD_PLACE = re.compile(r"^(?P<pos>(?:(?:right|just|shortly|immediately)\s+)?(?:once|after|when|as\s+soon\s+as|before)"
-                         r"\s+[^,]+),\s*(?P<rest>.+)$", re.IGNORECASE)
-_SUB = re.compile(r"^(?:please\s+)?substitute\s+(?P<y>.+?)\s+for\s+(?P<x>.+)$", re.IGNORECASE)
-# 'take the bongos out', 'cut the applause out of the clip'
-_DEL_OUT = re.compile(r"^(?:please\s+)?(?:take|cut|leave|edit|strip)\s+(?P<x>.+?)\s+(?:out|away)(?:\s+of\s+.*)?$", re.IGNORECASE)
-# 'begin the recording with a harp phrase' / 'end the clip with applause': an addition at the start / end
-_BOOKEND = re.compile(r"^(?:please\s+)?(?P<v>begin|start|open|end|finish|close|conclude|round)\s+(?:the\s+|this\s+)?"
-                      r"(?:audio|clip|recording|track|file|mix|it|things|everything)?\s*(?:off\s+|out\s+)?with\s+(?P<x>.+)$",
-                      re.IGNORECASE)
-
-
-def _clean(s: str) -> str:
-    return s.strip().strip(".!").strip()
-
-
 def parse_instruction(instruction: str) -> tuple[str, list[str], list[str]] | None:
-    """(operation, added, removed) from an imperative edit instruction, or None when it is free-form."""
-    s = " ".join(instruction.strip().split()).rstrip(".!?")
-    s = re.sub(r"[\s,]+please$", "", _POLITE.sub("", s)).strip()
-    particle = _PARTICLE_IN.match(s)
-    if particle:
-        s = f"{particle.group('v')} in {particle.group('x')} {particle.group('rest') or ''}".strip()
-    lead = _LEAD_PLACE.match(s)
-    if lead:
-        s = f"{lead.group('rest').rstrip('.!?')} {lead.group('pos')[0].lower()}{lead.group('pos')[1:]}"
-    m = _BOOKEND.match(s)
-    if m:
-        where = "at the start" if m.group("v").lower() in ("begin", "start", "open") else "at the end"
-        x = _clean(m.group("x"))
-        return "add", [x if split_position(x)[1] is not None else f"{x} {where}"], []  # (its own place wins)
-    for rx, op in ((_SUB, "replace"), (_INSTEAD_OF, "replace"), (_WHERE_PUT, "replace"), (_REP, "replace"),
-                   (_MAKE_INTO, "replace"), (_UNWANTED, "delete"), (_DROP_IN, "add"), (_ADD, "add"),
-                   (_DEL_OUT, "delete"), (_DEL, "delete")):
-        m = rx.match(s)
-        if m:
-            if op == "replace":
-                return op, [_clean_new(m.group("y"))], [_clean(m.group("x"))]
-            if op == "add":
-                return op, [_clean(re.sub(r"\s+(?:on|in)$", "", m.group("x")))], []  # ("tack a tune on", "put it in")
-            return op, [], [_clean(m.group("x"))]
-    return None
-
-
-def _clean_new(s: str) -> str:
-    """The replacing sound without 'instead' / 'there' / 'in its place'."""
-    return _clean(re.sub(r"\s+(?:instead|there|in\s+its\s+place|in\s+their\s+place)(?:\s+instead)?$", "", _clean(s),
-                         flags=re.IGNORECASE))
+    """(operation, added, removed) from an edit instruction as a user writes it, or None when it is free-form
+    (see `audiomind.judges.instruction`)."""
+    return read_instruction(instruction)
 
 
 def diff_descriptions(original: str, target: str, threshold: float = 0.75) -> tuple[str, list[str], list[str]]:
@@ -322,40 +247,8 @@ def expectations(instruction: str | None, original_description: str | None, targ
 # ---------------------------------------------------------------- where an edit should happen
 
 
-class Position(BaseModel):
-    """Where the instruction puts a sound: after / before a reference, at the start or end, in the middle, or
-    under the rest (background); `words` as written ('after the man stops talking')."""
-
-    relation: Literal["after", "before", "start", "end", "middle", "background"]
-    reference: str | None = None
-    words: str
-
-
-_POS = [
-    (re.compile(r"\s*,?\s*\b((?:right |just |shortly |immediately )?(?:after|once|when|as soon as)\s+(?P<ref>.+))$",
-                re.IGNORECASE), "after"),
-    (re.compile(r"\s*,?\s*\b((?:right |just |shortly |immediately )?before\s+(?P<ref>.+))$", re.IGNORECASE), "before"),
-    (re.compile(r"\s*,?\s*\b((?:at|to)\s+the\s+(?:very\s+)?(?:beginning|start)(?:\s+of\s+.+)?)$", re.IGNORECASE), "start"),
-    (re.compile(r"\s*,?\s*\b((?:at|to|onto|on)\s+the\s+(?:very\s+)?end(?:\s+of\s+.+)?)$", re.IGNORECASE), "end"),
-    (re.compile(r"\s*,?\s*\b((?:in|into)\s+the\s+middle(?:\s+of\s+.+)?|(?:(?:in|into)\s+(?:the|a)\s+(?:pause|gap|"
-                r"silence|break|space)\s+)?(?:in\s+)?between\s+.+)$", re.IGNORECASE), "middle"),
-    (re.compile(r"\s*,?\s*\b((?:in|into)\s+the\s+background|under(?:neath)?\s+.+|behind\s+.+|throughout)$", re.IGNORECASE),
-     "background"),
-]
 _SPEECH_REF = re.compile(r"\b(announce\w*|speech|speak\w*|talk\w*|voice|narrat\w*|sentence|words?|speaker|man|woman|"
                          r"men|women|he|she|they|greeting|message|says?|said|reading)\b", re.IGNORECASE)
-
-
-def split_position(phrase: str) -> tuple[str, Position | None]:
-    """('a bell ringing after the announcement') -> ('a bell ringing', Position(after, 'the announcement'))."""
-    for rx, rel in _POS:
-        m = rx.search(phrase)
-        if m and m.start() > 0:
-            core = phrase[:m.start()].strip(" ,")
-            if core:
-                ref = (m.groupdict().get("ref") or "").strip(" .") or None
-                return core, Position(relation=rel, reference=ref, words=m.group(1).strip(" ."))  # type: ignore[arg-type]
-    return phrase, None
 
 
 # ---------------------------------------------------------------- what changed, with its evidence
@@ -616,12 +509,18 @@ def _describe(side: SideEvidence | None) -> str:
     return "a sound"
 
 
+# an unconfirmed identity below this leans to 'no' (halfway from an open 0.5 to 'contradicted' at 0.3: what the
+# tags name contradicts it clearly more than anything supports it): the caption then says what was heard
+# rather than 'possibly <the instructed sound>'
+LEANS_NO = 0.4
+
+
 def _named(phrase: str, idn: ev.Identity, side: SideEvidence | None) -> str:
-    """What a caption calls one side: the instructed phrase when the tools confirm it, 'a sound, possibly ...'
-    when they neither confirm nor contradict it, else what the tools heard."""
+    """What a caption calls one side: the instructed phrase when the tools confirm it, 'possibly ...' when
+    they neither confirm nor contradict it and lean to neither side, else what the tools heard."""
     if idn.verdict == "confirmed":
         return phrase
-    if idn.verdict == "unconfirmed":
+    if idn.verdict == "unconfirmed" and idn.p >= LEANS_NO:
         return f"possibly {phrase}"
     return _describe(side)
 

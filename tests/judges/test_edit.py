@@ -145,7 +145,8 @@ def test_a_short_changed_sound_is_tagged_without_what_follows_it():
     # asked politely, as a question, with the place said first
     ("Could you sneak a cowbell in after the announcement?", ("add", ["a cowbell after the announcement"], [])),
     ("Before she speaks, slip in a door knock.", ("add", ["a door knock before she speaks"], [])),
-    ("Kick things off with a gong.", None),  # an idiom the rules do not know: free-form, not a wrong reading
+    ("Kick things off with a gong.", ("add", ["a gong at the start"], [])),
+    ("Lead with a gong, please.", ("add", ["a gong at the start"], [])),
     ("Open it with a gong.", ("add", ["a gong at the start"], [])),
     ("Drop a click into the gap between the two words.", ("add", ["a click into the gap between the two words"], [])),
     ("Drop the click.", ("delete", [], ["the click"])),
@@ -161,3 +162,16 @@ def test_a_short_changed_sound_is_tagged_without_what_follows_it():
 ])
 def test_edit_instructions_in_the_ways_people_ask(instruction, expected):
     assert parse_instruction(instruction) == expected
+
+
+def test_a_caption_names_what_was_heard_when_the_identity_leans_to_no():
+    """'possibly <instructed sound>' only while the tags lean neither way; an identity that leans to 'no'
+    (below LEANS_NO) is captioned by what the tags heard, so a wrong sound no longer reads like the real one."""
+    from audiomind.judges import evidence as ev
+    from audiomind.judges.edit import LEANS_NO, SideEvidence, _named
+
+    side = SideEvidence(start_s=1.0, end_s=2.0, heard=[("Drum", 0.4), ("Music", 0.9)])
+    leaning = ev.Identity(phrase="a ticking metronome", p=LEANS_NO + 0.1, verdict="unconfirmed")
+    against = ev.Identity(phrase="a ticking metronome", p=LEANS_NO - 0.1, verdict="unconfirmed")
+    assert _named("a ticking metronome", leaning, side) == "possibly a ticking metronome"
+    assert _named("a ticking metronome", against, side) == "a drum"

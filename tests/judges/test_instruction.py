@@ -1,0 +1,74 @@
+"""Reading edit instructions written in ways the reader's cue lists were not built from.
+
+The first table was written by hand before `audiomind.judges.instruction` existed (the template parser it
+replaces read 8 of these 24); each row states the operation, the sounds and where an added sound goes."""
+
+from __future__ import annotations
+
+import pytest
+
+from audiomind.judges.edit import parse_instruction
+from audiomind.judges.instruction import read_instruction, split_position
+
+
+@pytest.mark.parametrize("instruction,operation,added,removed,place", [
+    ("Could you get the dog barking out of this?", "delete", [], ["the dog barking"], None),
+    ("Put some rain under the whole thing.", "add", ["some rain"], [], "background"),
+    ("Kill the hum.", "delete", [], ["the hum"], None),
+    ("Toss a doorbell in right after she says hello.", "add", ["a doorbell"], [], "after"),
+    ("Let's swap out the piano for a guitar.", "replace", ["a guitar"], ["the piano"], None),
+    ("The siren at the end should go.", "delete", [], ["The siren at the end"], None),
+    ("No more applause at the end, please.", "delete", [], ["applause at the end"], None),
+    ("I want the birdsong gone.", "delete", [], ["the birdsong"], None),
+    ("Give me a drum roll before the announcement.", "add", ["a drum roll"], [], "before"),
+    ("Have a phone ring in the middle.", "add", ["a phone ring"], [], "middle"),
+    ("Open with a gong.", "add", ["a gong"], [], "start"),
+    ("Could the trumpet be a saxophone instead?", "replace", ["a saxophone"], ["the trumpet"], None),
+    ("Replace what sounds like a whistle with a bell.", "replace", ["a bell"], ["what sounds like a whistle"], None),
+    ("Underneath her voice, add soft piano.", "add", ["soft piano"], [], "background"),
+    ("After the beep, insert a cough.", "add", ["a cough"], [], "after"),
+    ("Take that clapping off the end.", "delete", [], ["that clapping"], None),
+    ("Strip the background music and keep the voice.", "delete", [], ["the background music"], None),
+    ("Put a car horn between the two sentences.", "add", ["a car horn"], [], "middle"),
+    ("Wrap it up with a cymbal crash.", "add", ["a cymbal crash"], [], "end"),
+    ("Where the cat meows, I'd rather hear a dog bark.", "replace", ["a dog bark"], ["the cat"], None),
+    ("Lose the click track but keep everything else.", "delete", [], ["the click track"], None),
+    ("the footsteps at the start - get rid of them", "delete", [], ["the footsteps at the start"], None),
+    ("Bring a flute in over the speech.", "add", ["a flute"], [], "background"),
+    # 'in the background' said of the clip as a whole is dropped, as for 'add ... in the background' (an
+    # added sound over silence has nothing to lie under)
+    ("I'd love some crowd noise in the background.", "add", ["some crowd noise"], [], None),
+])
+def test_edit_instructions_written_freely_are_read(instruction, operation, added, removed, place):
+    op, got_added, got_removed = read_instruction(instruction)
+    assert op == operation
+    cores = [split_position(p) for p in got_added]
+    assert [c for c, _ in cores] == added
+    assert got_removed == removed  # (where the removed sound is stays part of what names it)
+    assert (cores[0][1].relation if cores and cores[0][1] else None) == place
+
+
+@pytest.mark.parametrize("instruction", [
+    "Make it louder.", "Turn the volume down.", "Can you clean this up a bit?", "Speed it up.", "",
+])
+def test_instructions_that_name_no_sound_to_add_remove_or_replace_are_free_form(instruction):
+    assert read_instruction(instruction) is None
+
+
+def test_a_place_or_a_time_after_where_is_no_sound_to_replace():
+    assert read_instruction("Add a beep where the pause is.") == ("add", ["a beep where the pause is"], [])
+    assert parse_instruction("Put a chime where she stops talking.")[0] == "add"
+
+
+@pytest.mark.parametrize("phrase,relation", [
+    ("a swell leading into her voice, right at the top", "before"),
+    ("a gong right at the top", "start"),
+    ("applause to close things off", "end"),
+    ("a hum during the speech", "background"),
+    ("a whistle over the top of everything", "background"),
+    ("a cough halfway through the sentence", "middle"),
+    ("a beep following the chime", "after"),
+])
+def test_places_said_in_other_words(phrase, relation):
+    core, pos = split_position(phrase)
+    assert pos is not None and pos.relation == relation and core
