@@ -171,7 +171,7 @@ def source_ambiguous() -> frozenset[str]:
     return frozenset([lab for lab in labels[i:j + 1] if lab != "Silence"] + [x for x in _AMBIGUOUS_EXTRA if x in labels])
 
 
-_DET = re.compile(r"^(?:the|a|an|some|one|two|three|four|five|several|loud|soft|quiet|distant|faint|short|brief|"
+_DET = re.compile(r"^(?:the|a|an|some|that|this|those|these|one|two|three|four|five|several|loud|soft|quiet|distant|faint|short|brief|"
                   r"single|small|little|big|large)\s+", re.IGNORECASE)
 
 
@@ -503,9 +503,12 @@ def _identify_by_family(phrase: str, window: TagWindow, gloss: lexicon.GlossMatc
                     contradiction=round(contra, 3), contradiction_label=c_lab, heard=heard, why=why)
 
 
+# words in single quotes; an apostrophe between letters stays inside ('that is all for today's class')
+SINGLE_QUOTED = r"(?:^|(?<=[\s:,]))'((?:[^']|(?<=[A-Za-z])'(?=[A-Za-z])){2,}?)'(?=$|[\s.,;:!?])"
+
+
 def quoted_text(s: str) -> str | None:
-    m = re.search(r"[\"\u201c]([^\"\u201d]{2,})[\"\u201d]", s) or re.search(
-        r"(?:^|(?<=[\s:,]))'([^']{2,})'(?=$|[\s.,;:!?])", s)
+    m = re.search(r"[\"\u201c]([^\"\u201d]{2,})[\"\u201d]", s) or re.search(SINGLE_QUOTED, s)
     return m.group(1).strip() if m else None
 
 

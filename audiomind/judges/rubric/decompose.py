@@ -16,6 +16,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, Field
 
 from audiomind.judges import evidence as ev
+from audiomind.judges import lexicon
 
 Attribute = Literal["speech", "speaker", "speech_content", "style", "sound_event", "count", "order", "music",
                     "loudness", "other"]
@@ -42,7 +43,10 @@ SOUND_VERB = re.compile(r"\b(struck|strikes?|hit|hits|rings?|ringing|rang|plays?
                         r"blowing|sounds?|rattles?|drips?|roars?|crash(?:es|ing)?|slams?|creaks?|taps?|tapping|"
                         r"honks?|whistles?|tolls?|tolling|clangs?|thuds?|pops?|pours?)\b", re.IGNORECASE)
 SEQ = re.compile(r"\s*(?:,\s*)?\b(?:and then|then|followed by|after which|after that|afterwards?|and finally|finally|"
-                 r"later|subsequently|(?:before|after)(?!\s+(?:him|her|it|them|this|that)[\s.,;!?]*$)|"
+                 r"later|subsequently|"
+                 # 'three pings; right after, a man speaks': an adverb, the clause after it comes next
+                 r"(?:right|just|straight|soon|shortly|immediately|directly)\s+after(?:wards?)?(?=\s*,)|"
+                 r"(?:before|after)(?!\s+(?:him|her|it|them|this|that)[\s.,;!?]*$)|"
                  r"(?:and\s+)?(?:once|when|as soon as)\s+(?:it|he|she|they|this|that|"
                  r"(?:the|this|that|his|her|their)\s+[a-z]+)\s+(?:stops|ends|finishes|fades(?: out)?|dies away|"
                  r"(?:is|are|has|have)\s+(?:over|done|finished|ended|stopped|gone))|"
@@ -74,6 +78,12 @@ SIMILE = re.compile(r"^\s*(?:like|as if|as though|resembling|similar to|reminisc
 TURN_LABEL = re.compile(r"(?:^|(?<=\s))([A-Z][A-Za-z]+(?:\s+\d+)?):\s*(?=\x00)")
 # a summary before a colon that a list follows (not 'he says: "..."', where the colon introduces a quote)
 HEADER = re.compile(r"^([^:\x00]+):\s*(?![\s\x00])(.+)$", re.DOTALL)
+# a header that is a bare name ('Castanets', 'Solo cello'): no number, no verb, at most three words
+BARE_NOUN = re.compile(r"^(?!.*\b(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|is|are|plays?|then)\b)"
+                       r"[A-Za-z][A-Za-z'-]*(?:\s+[A-Za-z][A-Za-z'-]*){0,2}$", re.IGNORECASE)
+# a list item with no sounding thing of its own: a count or a pronoun first ('five crisp clacks', 'it caws')
+HEADLESS = re.compile(r"^\s*(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|several|a\s+few|it|they)\b",
+                      re.IGNORECASE)
 ADJ_ONLY = re.compile(r"^(?:a|an|the|some)\s+([a-z]+)$", re.IGNORECASE)
 ADVERB = re.compile(r"^\s*(?:first(?:ly)?|at first|initially|to begin with|finally|at the end|in the end|next|"
                     r"then|afterwards?|later)\b\s*,?\s*", re.IGNORECASE)
@@ -99,7 +109,7 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
         quotes.append(m.group(0))
         return f"\x00{len(quotes) - 1}\x00"
 
-    masked = re.sub(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|(?:(?<=^)|(?<=[\s:,]))'[^']*'(?=$|[\s.,;:!?])", hide,
+    masked = re.sub(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|" + ev.SINGLE_QUOTED, hide,
                     instruction.strip())
     # a transcript ("Man: '...' Woman: '...'"): each labelled turn is a clause, in turn order
     turns = TURN_LABEL.split(masked)
@@ -112,6 +122,9 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
         if colon:  # 'Two short tunes back to back: a recorder first, a viola second': the list says it all
             body = _sequence(colon.group(2), None)
             if len(body) >= 2:
+                if BARE_NOUN.match(colon.group(1).strip()) and HEADLESS.match(body[0][0]):
+                    # 'Castanets: five clacks, ...', 'A crow: it caws twice': the header is what sounds
+                    body[0] = (f"{colon.group(1).strip()} {body[0][0]}", body[0][1])
                 out.extend(body)
                 continue
             sentence = colon.group(1) + ", " + colon.group(2)
@@ -170,7 +183,7 @@ def _sequence(sentence: str, rel: str | None) -> list[tuple[str, str | None]]:
 def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
     # (never split off a quotation from its speaker: "greets them with 'hello'")
     # ('over' / 'as' closing a clause are particles, not joiners: 'an oboe takes over')
-    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\bwith\b|\bduring\b|\bamid(?:st)?\b|\baccompanied by\b|"
+    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\bwith\b(?!\s+(?:a|an|the|some)\s+(?:[a-z-]+\s+){0,2}\x00)|\bduring\b|\bamid(?:st)?\b|\baccompanied by\b|"
                                  r"\bbehind\b|\bbeneath\b|\bunderneath\b|\bon top of\b|\balongside\b|\balong with\b|"
                                  r"\bover\b(?!\s*(?:[,.;!?]|$))|\bas\b(?!\s*(?:[,.;!?]|$))|"
                                  r"\band\b)(?!\s*\x00)\s*", chunk)
@@ -189,6 +202,17 @@ def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
     for i, p in enumerate(parts):
         out.append((p, rel if i == 0 else "with"))
     return out
+
+
+def _quote_is_said(clause: str, quoted: str) -> bool:
+    """Are the quoted words said? Not when an article makes them a noun ("holds an 'aah'", "a 'ding'") and no
+    speaking verb or person comes before them."""
+    head = clause.split(quoted)[0]
+    if not re.search(r"\b(?:a|an|one|some|the|its|their)\s+(?:[a-z-]+\s+){0,2}[\"'\u201c]?\s*$", head + " ",
+                     re.IGNORECASE):
+        return True
+    return bool(ev.SPEECH_VERBS.search(head)) or any(
+        lexicon.names_person(w) for w in re.findall(r"[a-z]+", head.lower()) if len(w) > 2)
 
 
 def _speaker_gender(head: str) -> str | None:
@@ -252,8 +276,11 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
     n_speech = 0  # speech clauses so far: the n-th speaker of unquoted turns
     for clause, rel in clauses:
         quoted = ev.quoted_text(clause)
+        if quoted and not _quote_is_said(clause, quoted):
+            quoted = None  # "a choir holds an 'aah'": the quote names a sound, it is no words said
+            clause = clause.replace("'", "").replace('"', "")
         locator: dict[str, Any] | None = None
-        if ev.is_speech_phrase(clause) or quoted:
+        if quoted or ev.is_speech_phrase(clause):
             if not speech_seen:
                 add("Is there speech in the audio?", "speech", clause, {"kind": "speech_present"})
                 speech_seen = True

@@ -385,6 +385,17 @@ def _absent_why(ph: str, scene: Scene) -> str:
 # ---------------------------------------------------------------- the items
 
 
+def _doubtful_voice(f: Facts) -> str:
+    """Why the clip's voice activity may be no voice ('' when it is one): the tagger hears no speech and the
+    speech recogniser finds no words, so the detector fired on something else (a synth bass, a pad)."""
+    speech = max(f.strength(lab) for lab in ev.SPEECH_LABELS)
+    words = len((f.text or "").split())
+    if speech < 0.15 and words <= 1:
+        return (f"the voice activity there may be no voice (speech tags {speech:.2f}, {words} word(s) recognised), "
+                "so other sound may hide in it")
+    return ""
+
+
 def _unverifiable(why: str) -> tuple[float, str, bool]:
     return 0.5, why + ": p = 0.5, not scored", False
 
@@ -510,6 +521,9 @@ def _sound(ph: str, scene: Scene) -> tuple[float, str, bool]:
                 if other:
                     return 0.1, f"no separate sound; {bed}, but {other}", True
                 return _unverifiable(f"no separate sound, but {bed}; the tags do not name it as '{ph}' ({clip_why})")
+            doubt = _doubtful_voice(f)
+            if doubt:  # the voice activity detector fires on music too: then nothing says the sound is missing
+                return _unverifiable(f"no separate sound, but {doubt}; the tags do not name it as '{ph}' ({clip_why})")
             return 0.05, f"no sound besides speech (every burst of energy is voice activity); {clip_why}", True
         return 0.05, f"no sound event at all; {clip_why}", True
     contra = [scene.identities[ph][i] for i in range(len(scene.segments))]

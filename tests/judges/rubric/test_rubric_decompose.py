@@ -110,3 +110,31 @@ def test_the_speaker_is_the_subject_not_the_one_spoken_to():
     items = rule_decompose("A boy asks 'can we go now', and his mother tells him 'in five minutes'.")
     genders = [(i.check["gender"], i.check["words"]) for i in items if i.check["kind"] == "gender"]
     assert genders == [("male", "can we go now"), ("female", "in five minutes")]
+
+
+def test_quoted_syllables_of_a_sound_are_no_words_said():
+    # an article before the quote makes it a noun: the choir's 'aah' and the bell's 'ding' are sounds to hear
+    items = rule_decompose("Softly, a choir holds an 'ooh' while an old man says 'welcome home'.")
+    assert [i.check["words"] for i in items if i.check["kind"] == "words"] == ["welcome home"]
+    assert any(i.check["kind"] == "sound" and "choir" in i.check["phrase"] for i in items)
+    items = rule_decompose("A doorbell gives a cheerful 'ding-dong', then a girl shouts 'coming!'")
+    assert [i.check["words"] for i in items if i.check["kind"] == "words"] == ["coming!"]
+    # ... but a speaking verb before it keeps the quote as words ('greets them with a cheerful ...')
+    items = rule_decompose("He greets the class with a loud 'good morning'.")
+    assert [i.check["words"] for i in items if i.check["kind"] == "words"] == ["good morning"]
+
+
+def test_an_apostrophe_inside_single_quoted_words_and_right_after_as_an_adverb():
+    items = rule_decompose("Two knocks on a door; right after, a woman calls 'it's open, we're in the kitchen'.")
+    assert [i.check["words"] for i in items if i.check["kind"] == "words"] == ["it's open, we're in the kitchen"]
+    assert [i.check["gender"] for i in items if i.check["kind"] == "gender"] == ["female"]
+    assert _order(items) == [("knocks on door", "speech")]
+    assert not any(i.check["kind"] == "unverifiable" for i in items)  # ('right' is no requirement)
+
+
+def test_a_header_names_what_sounds_when_the_list_does_not():
+    items = rule_decompose("Woodpecker: six fast taps, then quiet.")
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "count"] == ["woodpecker taps"]
+    # a header that only sets the scene stays out of the sounds
+    items = rule_decompose("On the farm: a cow moos, then a rooster crows.")
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["cow moos", "rooster crows"]

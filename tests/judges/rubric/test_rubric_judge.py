@@ -65,3 +65,20 @@ def test_rubric_run_is_a_valid_trace(aligned):
     assert "pitch" in {c.tool for c in st.tool_calls}  # the gender item asked for the voice's f0
     item_notes = [e for e in st.evidence if e.tool == "judge_rubric" and "item_id" in e.data]
     assert len(item_notes) == len(aligned.verdicts)
+
+
+def test_voice_activity_on_a_synth_bass_is_no_evidence_that_a_sound_is_missing(tmp_path):
+    """Silero VAD fires on a low synth bass (no speech tag, no word recognised). A shaker under it that the
+    tagger does not name is then open (p = 0.5, unverifiable), not a confident 'absent' from 'every burst of
+    energy is voice activity'; a sound that is really missing is equally open: the judge says it cannot tell."""
+    from audiomind import synth
+
+    bass = synth.melody(["C2", "C2", "G2", "C2", "F2", "C2", "G2", "C2"], tmp_path / "bass.wav", note_s=0.4,
+                        lead_s=0.1, program=38)
+    shaker = synth.midi_track([(0.1 + 0.2 * i, 0.1, 82, 110) for i in range(16)], tmp_path / "shaker.wav", channel=9)
+    clip = synth.mix(bass, shaker, tmp_path / "mix.wav", b_gain_db=-4.0, offset_s=0.2)
+    r = judge_rubric(clip, "A throbbing synth bass with a shaker going along on top.", trace_dir=tmp_path)
+    shaker_v = next(v for v in r.verdicts if "shaker" in v.question)
+    assert shaker_v.p_yes == 0.5 and not shaker_v.verifiable, shaker_v.explanation
+    assert "may be no voice" in shaker_v.explanation
+    assert shaker_v.question in r.unverifiable
