@@ -114,7 +114,12 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
     # a transcript ("Man: '...' Woman: '...'"): each labelled turn is a clause, in turn order
     turns = TURN_LABEL.split(masked)
     if len(turns) >= 5 and not turns[0].strip(" .,;"):
-        said = [f"{label} says {words.strip(' .,;')}" for label, words in zip(turns[1::2], turns[2::2])]
+        said = []
+        for label, words in zip(turns[1::2], turns[2::2]):
+            # a stage direction between turns ("(a door slams)") is a sound of its own, in its place
+            asides = re.findall(r"\(([^()]+)\)", words)
+            said.append(f"{label} says {re.sub(r'[(][^()]*[)]', ' ', words).strip(' .,;')}")
+            said.extend(a.strip(" .,;") for a in asides if a.strip(" .,;"))
         masked = ", then ".join(said) + "."
     out: list[tuple[str, str | None]] = []
     for sentence in re.split(r"(?<=[.!?;])\s+", masked):

@@ -138,3 +138,10 @@ def test_a_header_names_what_sounds_when_the_list_does_not():
     # a header that only sets the scene stays out of the sounds
     items = rule_decompose("On the farm: a cow moos, then a rooster crows.")
     assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["cow moos", "rooster crows"]
+
+
+def test_a_stage_direction_between_transcript_turns_is_a_sound_in_its_place():
+    items = rule_decompose("Boy: 'is the shop open?' (a bicycle bell rings) Woman: 'until six, love.'")
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["bicycle bell rings"]
+    assert _order(items) == [("speech", "bicycle bell rings"), ("bicycle bell rings", "speech")]
+    assert [i.check["gender"] for i in items if i.check["kind"] == "gender"] == ["male", "female"]
