@@ -544,6 +544,16 @@ def _relation_text(c: Change, pe: PairEvidence, fe: Facts) -> str:
     return ""
 
 
+def _merged(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
 def check_position(pos: Position | None, c: Change, pe: PairEvidence, fe: Facts) -> tuple[bool | None, str]:
     """(satisfied, how) for an instructed position; None when the instruction gives none or it cannot be
     checked."""
@@ -552,7 +562,12 @@ def check_position(pos: Position | None, c: Change, pe: PairEvidence, fe: Facts)
     tol = 0.15
     other = [p for p in pe.kept_edit if p[1] - p[0] > 0.05 and not (p[0] >= c.start_s - 0.05 and p[1] <= c.end_s + 0.05)]
     if pos.relation == "background":
-        inter = sum(max(0.0, min(b, c.end_s) - max(a, c.start_s)) for a, b in other)
+        # what it should lie under: kept material, inside its own span too, and the edited clip's speech when
+        # the reference is a voice (a bed mixed under a whole voice leaves no stretch unchanged)
+        under = [p for p in pe.kept_edit if p[1] - p[0] > 0.05]
+        if not pos.reference or _SPEECH_REF.search(pos.reference) or ev.is_speech_phrase(pos.reference):
+            under += [(s.start_s, s.end_s) for s in fe.speech_segments]
+        inter = min(c.end_s - c.start_s, sum(max(0.0, min(b, c.end_s) - max(a, c.start_s)) for a, b in _merged(under)))
         ok = inter >= 0.5 * max(1e-3, c.end_s - c.start_s)
         return ok, f"under the rest for {inter:.2f} s of {c.end_s - c.start_s:.2f} s"
     if pos.relation in ("start", "end", "middle"):

@@ -201,25 +201,40 @@ def _gerund(w: str) -> str:
     return lw
 
 
+def _no_possessive(p: str) -> str:
+    return re.sub(r"(?<=[a-z])'s\b", "", p, flags=re.IGNORECASE)
+
+
+def _sounder_first(p: str) -> str:
+    """The sounding thing first, as AudioSet names sounds: "a seagull's cries" / 'the cries of a seagull' ->
+    'seagull cries' (one more form to match: the phrase as written is matched too)."""
+    p = _no_possessive(p)
+    of = re.fullmatch(r"(?P<what>[a-z -]+?)\s+of\s+(?:(?:a|an|the|some)\s+)?(?P<whose>[a-z -]+)", p, re.IGNORECASE)
+    if of and len(of.group("whose").split()) <= 3:
+        return f"{of.group('whose')} {of.group('what')}"
+    return p
+
+
 def phrase_variants(phrase: str) -> list[str]:
     """The phrase as written, without auxiliaries, and with its verbs as gerunds ('paper is crumpled' ->
     'paper crumpling'), so the embedding meets AudioSet's label style."""
-    base = clean_phrase(phrase)
-    bare = " ".join(_AUX.sub(" ", base).split()) or base
-    words = bare.split()
-    ger = " ".join(words[:-1] + [_gerund(words[-1])]) if words else bare
-    out = []
-    for v in (base, bare, ger):
-        if v and v not in out:
-            out.append(v)
+    out: list[str] = []
+    for base in dict.fromkeys((_no_possessive(clean_phrase(phrase)), _sounder_first(clean_phrase(phrase)))):
+        bare = " ".join(_AUX.sub(" ", base).split()) or base
+        words = bare.split()
+        ger = " ".join(words[:-1] + [_gerund(words[-1])]) if words else bare
+        for v in (base, bare, ger):
+            if v and v not in out:
+                out.append(v)
     return out
 
 
 def _head_noun(phrase: str) -> str | None:
     """The sounding thing of '<noun> <verb>' phrases ('a bell ringing' -> 'bell', 'the dog barks' -> 'dog')."""
-    words = " ".join(_AUX.sub(" ", clean_phrase(phrase)).split()).split()
-    if len(words) >= 2 and re.search(r"(ing|s|ed)$", words[-1].lower()):
-        return " ".join(words[:-1])
+    for form in dict.fromkeys((_no_possessive(clean_phrase(phrase)), _sounder_first(clean_phrase(phrase)))):
+        words = " ".join(_AUX.sub(" ", form).split()).split()
+        if len(words) >= 2 and re.search(r"(ing|s|ed)$", words[-1].lower()):
+            return " ".join(words[:-1])
     return None
 
 

@@ -190,8 +190,8 @@ def _delete(s: str) -> Reading | None:
     if m and not _LEAD_PLACE.match(s) and re.match(rf"^(?:{_DEL_VERB}|take|pull|get|cut|leave)\s+{_PRONOUN}\b", _POLITE.sub("", m.group("rest")),
                       re.IGNORECASE):
         return "delete", [], [_clean(m.group("topic"))]
-    if _DROP_IN.match(s) or re.match(r"^(?:cut|trim|chop)\s+(?:in|to|back|down)\b", s, re.IGNORECASE):
-        return None  # 'drop a beep into the pause' adds; 'cut to', 'trim down' are no removals
+    if _DROP_IN.match(s) or re.match(r"^(?:(?:cut|trim|chop)\s+(?:in|to|back|down)|drop\s+in)\b", s, re.IGNORECASE):
+        return None  # 'drop a beep into the pause', 'drop in a bark' add; 'cut to', 'trim down' are no removals
     m = _DEL_PARTICLE.match(s)
     if m and not re.match(r"^(?:out|away|off)\b", m.group("x"), re.IGNORECASE):
         return "delete", [], [_noun_phrase(m.group("x"))]

@@ -175,3 +175,23 @@ def test_a_caption_names_what_was_heard_when_the_identity_leans_to_no():
     against = ev.Identity(phrase="a ticking metronome", p=LEANS_NO - 0.1, verdict="unconfirmed")
     assert _named("a ticking metronome", leaning, side) == "possibly a ticking metronome"
     assert _named("a ticking metronome", against, side) == "a drum"
+
+
+def test_a_bed_added_under_a_whole_voice_is_placed_as_instructed(tmp_path):
+    """A drone mixed under every word leaves no stretch of the original unchanged: it lies under the edited
+    clip's speech, which is what 'underneath the voice' asks; the same drone after the voice does not."""
+    from audiomind import audio as aio
+    from audiomind import synth
+
+    voice = synth.speech("the ferry to the island leaves from the north pier", tmp_path / "v.wav", voice="awb")
+    dur = len(aio.load(voice, sr=16000)) / 16000
+    drone = synth.triads(["C"] * int(dur + 1), tmp_path / "drone.wav", chord_s=1.0, program=19)
+    under = synth.mix(voice, drone, tmp_path / "under.wav", b_gain_db=-8.0)
+    after = synth.concat([voice, drone], tmp_path / "after.wav", gap_s=0.3)
+    instruction = "Put a soft organ drone underneath his voice."
+    results = {name: judge_edit(voice, p, instruction=instruction, trace_dir=tmp_path / "tr")
+               for name, p in (("under", under), ("after", after))}
+    place = {name: next(c for c in r.effectiveness.data["checks"] if c.get("phrase"))["position"]
+             for name, r in results.items()}
+    assert place == {"under": "as instructed", "after": "not as instructed"}, place
+    assert results["under"].effectiveness.score > results["after"].effectiveness.score

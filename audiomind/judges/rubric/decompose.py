@@ -72,7 +72,10 @@ PARTICIPLE = re.compile(r"^\s*(?:then\s+)?[a-z]+(?:ed|en|ck|ng|ung|un|own|ot|ken
 # the word that joins two clauses -> when the clause after it happens, relative to the one before it
 # ("A before B": B after A; "A after B": B before A; "A, then B" / "after which" / "later": B after A)
 _REL = {"before": "after", "after": "before", "once": "before"}
-LEAD_SUB = re.compile(r"^\s*(after|once|when|as soon as|before|while|whilst)\b\s*(.+?),\s*(.+)$", re.IGNORECASE | re.DOTALL)
+# a clause said first: 'After A, B' (order), 'While A, B' / 'Over A, B' / 'Beneath A, B' (at the same time)
+LEAD_SUB = re.compile(r"^\s*(after|once|when|as soon as|before|while|whilst|over|under|underneath|beneath|behind|amid|"
+                      r"amidst|against)\b\s*(.+?),\s*(.+)$", re.IGNORECASE | re.DOTALL)
+_AT_ONCE = ("while", "whilst", "over", "under", "underneath", "beneath", "behind", "amid", "amidst", "against")
 SIMILE = re.compile(r"^\s*(?:like|as if|as though|resembling|similar to|reminiscent of)\b", re.IGNORECASE)
 # the speaker label of a transcript turn, right before its (masked) quote: 'Man:', 'Woman 2:', 'Announcer:'
 TURN_LABEL = re.compile(r"(?:^|(?<=\s))([A-Z][A-Za-z]+(?:\s+\d+)?):\s*(?=\x00)")
@@ -109,6 +112,7 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
         quotes.append(m.group(0))
         return f"\x00{len(quotes) - 1}\x00"
 
+    instruction = re.sub(r"\s*\(\s*\d+\s*\)", "", instruction)  # 'two (2) times': the digits restate the word
     masked = re.sub(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|" + ev.SINGLE_QUOTED, hide,
                     instruction.strip())
     # a transcript ("Man: '...' Woman: '...'"): each labelled turn is a clause, in turn order
@@ -139,7 +143,7 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
             rest = _sequence(lead.group(3), None)
             if rest:  # ('while A, B': at the same time, no order)
                 w = lead.group(1).lower()
-                rest[0] = (rest[0][0], "with" if w in ("while", "whilst") else "before" if w == "before" else "after")
+                rest[0] = (rest[0][0], "with" if w in _AT_ONCE else "before" if w == "before" else "after")
             out.extend(rest)
             continue
         out.extend(_sequence(sentence, None))
@@ -188,7 +192,7 @@ def _sequence(sentence: str, rel: str | None) -> list[tuple[str, str | None]]:
 def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
     # (never split off a quotation from its speaker: "greets them with 'hello'")
     # ('over' / 'as' closing a clause are particles, not joiners: 'an oboe takes over')
-    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\bwith\b(?!\s+(?:a|an|the|some)\s+(?:[a-z-]+\s+){0,2}\x00)|\bduring\b|\bamid(?:st)?\b|\baccompanied by\b|"
+    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\b(?:the|for\s+the)\s+whole\s+time\b|\ball\s+the\s+(?:time|while)\b|\b(?:for\s+)?as\s+long\s+as\b|\bwith\b(?!\s+(?:a|an|the|some)\s+(?:[a-z-]+\s+){0,2}\x00)|\bduring\b|\bamid(?:st)?\b|\baccompanied by\b|"
                                  r"\bbehind\b|\bbeneath\b|\bunderneath\b|\bon top of\b|\balongside\b|\balong with\b|"
                                  r"\bover\b(?!\s*(?:[,.;!?]|$))|\bas\b(?!\s*(?:[,.;!?]|$))|"
                                  r"\band\b)(?!\s*\x00)\s*", chunk)

@@ -145,3 +145,23 @@ def test_a_stage_direction_between_transcript_turns_is_a_sound_in_its_place():
     assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["bicycle bell rings"]
     assert _order(items) == [("speech", "bicycle bell rings"), ("bicycle bell rings", "speech")]
     assert [i.check["gender"] for i in items if i.check["kind"] == "gender"] == ["male", "female"]
+
+
+def test_a_bed_said_first_a_sound_the_whole_time_someone_talks_and_digits_in_brackets():
+    items = rule_decompose("Beneath the rumble of a train and a baby crying, a woman says something in Dutch.")
+    sounds = [i.check["phrase"] for i in items if i.check["kind"] == "sound"]
+    assert len(sounds) == 2 and "baby crying" in sounds[1], sounds
+    assert not [i for i in items if i.check["kind"] == "order"]  # under the voice: at the same time, no order
+    items = rule_decompose("A kettle whistles the whole time the man is talking.")
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["kettle whistles"]
+    assert [i.check["gender"] for i in items if i.check["kind"] == "gender"] == ["male"]
+    items = rule_decompose("Someone knocks three (3) times.")
+    assert [i.check["n"] for i in items if i.check["kind"] == "count"] == [3]
+
+
+def test_the_thing_that_sounds_is_found_in_a_possessive_or_an_of_phrase():
+    from audiomind.judges import evidence as ev
+
+    for phrase in ("a seagull's cries", "the cries of a seagull"):
+        assert "Bird" in [lab for lab, _ in ev.phrase_labels(phrase)], phrase
+    assert ev.phrase_labels("the howl of a wolf")[0][0] in ("Howl", "Canidae, dogs, wolves")
