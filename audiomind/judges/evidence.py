@@ -600,8 +600,12 @@ def merge_similar_labels(labels: list[str], threshold: float = 0.7) -> list[str]
 
 
 def describe_label(label: str) -> str:
-    """A caption-friendly form of an AudioSet label ('Crumpling, crinkling' -> 'crumpling')."""
-    return label.split(",")[0].strip().lower()
+    """A caption-friendly form of an AudioSet label ('Crumpling, crinkling' -> 'crumpling'; 'Roaring cats
+    (lions, tigers)' -> 'roaring cats', never a half-open bracket)."""
+    first = label.split(",")[0].strip()
+    if first.count("(") > first.count(")"):
+        first = first.split("(")[0].strip()
+    return first.lower()
 
 
 def with_article(phrase: str) -> str:

@@ -195,3 +195,11 @@ def test_a_bed_added_under_a_whole_voice_is_placed_as_instructed(tmp_path):
              for name, r in results.items()}
     assert place == {"under": "as instructed", "after": "not as instructed"}, place
     assert results["under"].effectiveness.score > results["after"].effectiveness.score
+
+
+def test_labels_in_captions_never_keep_half_a_bracket():
+    from audiomind.judges import evidence as ev
+
+    assert ev.describe_label("Roaring cats (lions, tigers)") == "roaring cats"
+    assert ev.describe_label("Rattle (instrument)") == "rattle (instrument)"
+    assert ev.describe_label("Crumpling, crinkling") == "crumpling"

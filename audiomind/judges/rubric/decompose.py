@@ -46,9 +46,12 @@ SEQ = re.compile(r"\s*(?:,\s*)?\b(?:and then|then|followed by|after which|after 
                  r"later|subsequently|"
                  # 'three pings; right after, a man speaks': an adverb, the clause after it comes next
                  r"(?:right|just|straight|soon|shortly|immediately|directly)\s+after(?:wards?)?(?=\s*,)|"
+                 # '..., and right after her a hen clucks': 'after her' with more to come is 'after that'
+                 r"(?:(?:right|just|straight|soon|shortly|immediately|directly)\s+)?after\s+(?:him|her|it|them|this|that)"
+                 r"(?=\s+[a-z])|"
                  r"(?:before|after)(?!\s+(?:him|her|it|them|this|that)[\s.,;!?]*$)|"
                  r"(?:and\s+)?(?:once|when|as soon as)\s+(?:it|he|she|they|this|that|"
-                 r"(?:the|this|that|his|her|their)\s+[a-z]+)\s+(?:stops|ends|finishes|fades(?: out)?|dies away|"
+                 r"(?:the|this|that|his|her|their)\s+[a-z]+)\s+(?:stops?|ends?|finish(?:es)?|fades?(?: out)?|dies? away|"
                  r"(?:is|are|has|have)\s+(?:over|done|finished|ended|stopped|gone))|"
                  # 'B leads into C', 'gives way to', 'segues into': C after B
                  r"(?:leads?|leading|segues?|segueing|gives? way|giving way|hands? over|handing over|makes? way)\s+"
@@ -87,6 +90,8 @@ BARE_NOUN = re.compile(r"^(?!.*\b(?:\d+|one|two|three|four|five|six|seven|eight|
 # a list item with no sounding thing of its own: a count or a pronoun first ('five crisp clacks', 'it caws')
 HEADLESS = re.compile(r"^\s*(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|several|a\s+few|it|they)\b",
                       re.IGNORECASE)
+ORDERED = re.compile(r",?\s*\b(?:in\s+(?:this|that|the\s+following)\s+order|one\s+after\s+(?:another|the\s+other)|"
+                     r"in\s+turn|in\s+sequence)\b", re.IGNORECASE)
 ADJ_ONLY = re.compile(r"^(?:a|an|the|some)\s+([a-z]+)$", re.IGNORECASE)
 ADVERB = re.compile(r"^\s*(?:first(?:ly)?|at first|initially|to begin with|finally|at the end|in the end|next|"
                     r"then|afterwards?|later)\b\s*,?\s*", re.IGNORECASE)
@@ -113,6 +118,9 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
         return f"\x00{len(quotes) - 1}\x00"
 
     instruction = re.sub(r"\s*\(\s*\d+\s*\)", "", instruction)  # 'two (2) times': the digits restate the word
+    # a numbered list ('1) a man speaks, 2) an organ plays'): its items in their order
+    instruction = re.sub(r"(?:^|(?<=[\s,;]))\(?(\d)\)\s*", lambda m: "" if m.group(1) == "1" else " then ",
+                         instruction).strip()
     masked = re.sub(r"\"[^\"]*\"|\u201c[^\u201d]*\u201d|" + ev.SINGLE_QUOTED, hide,
                     instruction.strip())
     # a transcript ("Man: '...' Woman: '...'"): each labelled turn is a clause, in turn order
@@ -127,26 +135,12 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
         masked = ", then ".join(said) + "."
     out: list[tuple[str, str | None]] = []
     for sentence in re.split(r"(?<=[.!?;])\s+", masked):
-        colon = HEADER.match(sentence)
-        if colon:  # 'Two short tunes back to back: a recorder first, a viola second': the list says it all
-            body = _sequence(colon.group(2), None)
-            if len(body) >= 2:
-                if BARE_NOUN.match(colon.group(1).strip()) and HEADLESS.match(body[0][0]):
-                    # 'Castanets: five clacks, ...', 'A crow: it caws twice': the header is what sounds
-                    body[0] = (f"{colon.group(1).strip()} {body[0][0]}", body[0][1])
-                out.extend(body)
-                continue
-            sentence = colon.group(1) + ", " + colon.group(2)
-        lead = LEAD_SUB.match(sentence)
-        if lead:  # "After A, B" / "Before A, B": the subordinate clause comes first in the sentence
-            out.extend(_sequence(lead.group(2), None))
-            rest = _sequence(lead.group(3), None)
-            if rest:  # ('while A, B': at the same time, no order)
-                w = lead.group(1).lower()
-                rest[0] = (rest[0][0], "with" if w in _AT_ONCE else "before" if w == "before" else "after")
-            out.extend(rest)
+        if ORDERED.search(sentence):  # 'in this order: a chimp, a tiger, a bear': the list is a sequence
+            start = len(out)
+            out.extend(_split_sentence(ORDERED.sub(" ", sentence)))
+            out[start + 1:] = [(c, "after" if r in (None, "with") else r) for c, r in out[start + 1:]]
             continue
-        out.extend(_sequence(sentence, None))
+        out.extend(_split_sentence(sentence))
     merged: list[tuple[str, str | None]] = []
     carry: tuple[str, str | None] | None = None
     for c, r in out:
@@ -171,6 +165,29 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
             for c, r in merged if ADVERB.sub("", c).strip(" ,.;")]
 
 
+def _split_sentence(sentence: str) -> list[tuple[str, str | None]]:
+    """One sentence's clauses (a header and its list, a clause said first, or a plain sequence)."""
+    out: list[tuple[str, str | None]] = []
+    colon = HEADER.match(sentence)
+    if colon:  # 'Two short tunes back to back: a recorder first, a viola second': the list says it all
+        body = _sequence(colon.group(2), None)
+        if len(body) >= 2:
+            if BARE_NOUN.match(colon.group(1).strip()) and HEADLESS.match(body[0][0]):
+                # 'Castanets: five clacks, ...', 'A crow: it caws twice': the header is what sounds
+                body[0] = (f"{colon.group(1).strip()} {body[0][0]}", body[0][1])
+            return out + body
+        sentence = colon.group(1) + ", " + colon.group(2)
+    lead = LEAD_SUB.match(sentence)
+    if lead:  # "After A, B" / "Before A, B": the subordinate clause comes first in the sentence
+        out.extend(_sequence(lead.group(2), None))
+        rest = _sequence(lead.group(3), None)
+        if rest:  # ('while A, B': at the same time, no order)
+            w = lead.group(1).lower()
+            rest[0] = (rest[0][0], "with" if w in _AT_ONCE else "before" if w == "before" else "after")
+        return out + rest
+    return out + _sequence(sentence, None)
+
+
 def _sequence(sentence: str, rel: str | None) -> list[tuple[str, str | None]]:
     out: list[tuple[str, str | None]] = []
     pos = 0
@@ -192,7 +209,7 @@ def _sequence(sentence: str, rel: str | None) -> list[tuple[str, str | None]]:
 def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
     # (never split off a quotation from its speaker: "greets them with 'hello'")
     # ('over' / 'as' closing a clause are particles, not joiners: 'an oboe takes over')
-    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\b(?:the|for\s+the)\s+whole\s+time\b|\ball\s+the\s+(?:time|while)\b|\b(?:for\s+)?as\s+long\s+as\b|\bwith\b(?!\s+(?:a|an|the|some)\s+(?:[a-z-]+\s+){0,2}\x00)|\bduring\b|\bamid(?:st)?\b|\baccompanied by\b|"
+    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\b(?:the|for\s+the)\s+(?:whole|entire)\s+time\b|\ball\s+the\s+(?:time|while)\b|\b(?:for\s+)?as\s+long\s+as\b|\bwith\b(?!\s+(?:a|an|the|some)\s+(?:[a-z-]+\s+){0,2}\x00)|\bduring\b|\bamid(?:st)?\b|\baccompanied by\b|"
                                  r"\bbehind\b|\bbeneath\b|\bunderneath\b|\bon top of\b|\balongside\b|\balong with\b|"
                                  r"\bover\b(?!\s*(?:[,.;!?]|$))|\bas\b(?!\s*(?:[,.;!?]|$))|"
                                  r"\band\b)(?!\s*\x00)\s*", chunk)
@@ -249,7 +266,9 @@ def _count_in(clause: str) -> int | None:
 def _sound_phrase(clause: str) -> str:
     p = LOUDER.sub(" ", QUIETER.sub(" ", clause))
     p = re.sub(r"\b(?:the\s+)?sounds?\s+of\b", " ", p, flags=re.IGNORECASE)
-    p = re.sub(r"^\s*(?:you can hear|you hear|we hear|one hears|one can hear|listen to|there(?:'s| is| are))\s+", "", p,
+    p = re.sub(r"^\s*(?:you can hear|you hear|we hear|one hears|one can hear|listen to|there(?:'s| is| are)|"
+               r"(?:can|could|do|did)\s+you\s+hear|is\s+(?:that|this|there)|are\s+(?:those|these|there)|was\s+that)\s+",
+               "", p.replace("?", " "),
                flags=re.IGNORECASE)
     # the passive names the sounding thing before its auxiliary ('a triangle is struck' -> 'a triangle')
     p = re.sub(r"\s+(?:is|are|was|were|gets?|got|has|have|had)\s+(?:being\s+|been\s+)?[a-z]+(?:ed|en|ck|ng|ung|un|own|ot)\b",

@@ -165,3 +165,15 @@ def test_the_thing_that_sounds_is_found_in_a_possessive_or_an_of_phrase():
     for phrase in ("a seagull's cries", "the cries of a seagull"):
         assert "Bird" in [lab for lab, _ in ev.phrase_labels(phrase)], phrase
     assert ev.phrase_labels("the howl of a wolf")[0][0] in ("Howl", "Canidae, dogs, wolves")
+
+
+def test_lists_in_a_stated_order_numbered_lists_questions_and_after_her_mid_sentence():
+    items = rule_decompose("Three sounds, in this order: a kettle, a doorbell, a dog.")
+    assert _order(items) == [("kettle", "doorbell"), ("doorbell", "dog")]
+    items = rule_decompose("1) a woman says something in Spanish 2) a church bell rings")
+    assert _order(items) == [("speech", "church bell rings")]
+    items = rule_decompose("Do you hear a goat bleating, and right after it a man talking?")
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["goat bleating"]
+    assert _order(items) == [("goat bleating", "speech")]
+    items = rule_decompose("Drums roll and, as soon as they stop, a girl laughs.")
+    assert len(_order(items)) == 1
