@@ -53,6 +53,9 @@ _PLACE_NOT_SOUND = re.compile(r"\b(?:pause|gap|silence|break|quiet|space|end|sta
                               r"speaker|talk\w*|speak\w*|say\w*|said|words?|sentence|voice|stops?|finish\w*|"
                               r"ends?|starts?|begins?)\b", re.IGNORECASE)
 # 'the bell pings should be a metronome instead' / 'could the trumpet be a sax instead'
+# 'I'd rather have a sax than the organ', 'I prefer a harp to the piano'
+_RATHER = re.compile(r"^(?:i(?:'d|\s+would)\s+rather\s+(?:have|hear|get|use|go\s+with)|i(?:'d|\s+would)?\s*prefer)\s+"
+                     r"(?P<y>.+?)\s+(?:than|to|over)\s+(?P<x>.+)$", re.IGNORECASE)
 _SHOULD_BE = re.compile(r"^(?P<x>.+?)\s+(?:should|must|needs?\s+to|ought\s+to|has\s+to|could|can|would)\s+"
                         r"(?:be(?:come)?|turn\s+into|sound\s+like)\s+(?P<y>.+)$", re.IGNORECASE)
 _MODAL_BE = re.compile(r"^(?:could|can|would|should)\s+(?P<x>.+?)\s+(?:be(?:come)?|turn\s+into|sound\s+like)\s+"
@@ -155,6 +158,9 @@ def _replace(s: str) -> Reading | None:
     if m:
         return "replace", [_new_sound(m.group("y"))], [_noun_phrase(m.group("x"))]
     m = _SUB_IN.search(s)
+    if m:
+        return "replace", [_new_sound(m.group("y"))], [_noun_phrase(m.group("x"))]
+    m = _RATHER.match(s)
     if m:
         return "replace", [_new_sound(m.group("y"))], [_noun_phrase(m.group("x"))]
     m = _INSTEAD_LEAD.match(s)

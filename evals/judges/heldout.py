@@ -73,6 +73,10 @@ the trumpet, violin, flute, alto-saxophone and drum-kit (bass drum, snare, close
   turns, 'behind', 'on top', a possessive before the speaker), so the rubric half is a development set now;
   its edit half was not used to change the code.
 - wordings: written by hand here, each with its own phrasing, not produced by the rule perturber.
+- v7 and v8 (real recordings from the Debian package tuxpaint-stamps-default, festival voices and espeak-ng
+  voices of other languages) are built by evals/judges/heldout_v7.py and heldout_v8.py, each judged once
+  with the code frozen before it (v7 at 1166d42, v8 at 20e2100; judges_heldout_v7_offline.json,
+  judges_heldout_v8_offline.json), then read for failures: development sets now.
 
 Rubric pairs (`rubric/items.jsonl`, the format of evals/judges/run_bench.py): each scene's positive, and
 hard negatives: swapped order, wrong gender, missing sound (the same instruction, the audio without that

@@ -72,3 +72,9 @@ def test_a_place_or_a_time_after_where_is_no_sound_to_replace():
 def test_places_said_in_other_words(phrase, relation):
     core, pos = split_position(phrase)
     assert pos is not None and pos.relation == relation and core
+
+
+def test_a_preference_between_two_sounds_is_a_replacement():
+    assert read_instruction("I'd rather have a soprano sax than the organ at the beginning.") == (
+        "replace", ["a soprano sax"], ["the organ at the beginning"])
+    assert read_instruction("I prefer a harp to the piano.") == ("replace", ["a harp"], ["the piano"])
