@@ -20,14 +20,15 @@ from pydantic import BaseModel
 Reading = tuple[str, list[str], list[str]]
 
 # how people ask: 'could you ...', 'please ...', 'I'd like you to ...'
-_POLITE = re.compile(r"^(?:(?:could|can|would|will)\s+(?:you|we)\s+(?:please\s+)?|please\s+|kindly\s+|"
+_POLITE = re.compile(r"^(?:(?:hey|hi|hello|ok(?:ay)?|alright|all\s+right|right|so|um+|uh+|well|oh|ah|yeah|yes|"
+                     r"sorry|thanks|listen)\b[\s,!.]+|(?:could|can|would|will)\s+(?:you|we)\s+(?:please\s+)?|please\s+|kindly\s+|"
                      r"i(?:'d|\s+would)\s+like\s+(?:you\s+)?to\s+|i\s+(?:want|need)\s+(?:you\s+)?to\s+|let's\s+|"
-                     r"go\s+ahead\s+and\s+|just\s+|now\s+|ok(?:ay)?,?\s+|so,?\s+)+", re.IGNORECASE)
+                     r"go\s+ahead\s+and\s+|just\s+|now\s+)+", re.IGNORECASE)
 _POLITE_TAIL = re.compile(r"(?:[\s,]+(?:please|for\s+me|thanks?(?:\s+you)?|if\s+you\s+can|if\s+possible))+$",
                           re.IGNORECASE)
 
 # words that end the sound's noun phrase: another clause begins
-_NP_END = re.compile(r"\s*(?:,|;|:|\s-\s|\s–\s|—|\bbut\b|\band\s+(?:keep|leave|make|don't|do\s+not|then)\b|"
+_NP_END = re.compile(r"\s*(?:,|;|:|[.?!](?:\s|$)|\s-\s|\s–\s|—|\bbut\b|\band\s+(?:keep|leave|make|don't|do\s+not|then)\b|"
                      r"\bso\s+(?:that|it)\b|\bwhile\s+keeping\b|\bwithout\s+(?:touching|changing)\b|"
                      r"\bkeeping\b|\bleaving\b)")
 # a place clause that may come first ('After he signs off, finish on a gong'): moved after the rest
@@ -84,6 +85,8 @@ _WITHOUT = re.compile(r"\bwithout\s+(?P<x>.+)$", re.IGNORECASE)
 # 'the hum at the end - get rid of it': a topic, then a verb on a pronoun
 _TOPIC = re.compile(r"^(?P<topic>.+?)\s*(?::|\s-\s|\s–\s|—|,)\s*(?P<rest>.+)$")
 _PRONOUN = r"(?:it|them|that|those|this|these)"
+# a pronoun standing alone ('cut it', 'get rid of them please'), not a determiner ('lose that barking dog')
+_ALONE = r"(?=\s*$|\s*[,.;!?]|\s+(?:out|away|off|from|please|too|as\s+well|entirely|completely|altogether|for\s+me)\b)"
 
 # ---- adding
 _ADD_VERB = (r"(?:add|insert|include|overlay|mix\s+in|introduce|append|put|place|bring\s+in|slip\s+in|throw\s+in|"
@@ -193,8 +196,8 @@ def _delete(s: str) -> Reading | None:
         if m:
             return "delete", [], [_noun_phrase(m.group("x"))]
     m = _TOPIC.match(s)
-    if m and not _LEAD_PLACE.match(s) and re.match(rf"^(?:{_DEL_VERB}|take|pull|get|cut|leave)\s+{_PRONOUN}\b", _POLITE.sub("", m.group("rest")),
-                      re.IGNORECASE):
+    if m and not _LEAD_PLACE.match(s) and re.match(rf"^(?:{_DEL_VERB}|take|pull|get|cut|leave)\s+{_PRONOUN}{_ALONE}",
+                                                   _POLITE.sub("", m.group("rest")), re.IGNORECASE):
         return "delete", [], [_clean(m.group("topic"))]
     if _DROP_IN.match(s) or re.match(r"^(?:(?:cut|trim|chop)\s+(?:in|to|back|down)|drop\s+in)\b", s, re.IGNORECASE):
         return None  # 'drop a beep into the pause', 'drop in a bark' add; 'cut to', 'trim down' are no removals

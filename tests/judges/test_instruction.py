@@ -78,3 +78,12 @@ def test_a_preference_between_two_sounds_is_a_replacement():
     assert read_instruction("I'd rather have a soprano sax than the organ at the beginning.") == (
         "replace", ["a soprano sax"], ["the organ at the beginning"])
     assert read_instruction("I prefer a harp to the piano.") == ("replace", ["a harp"], ["the piano"])
+
+
+def test_an_interjection_first_and_a_determiner_that_looks_like_a_pronoun():
+    # found trying the judge as a new user: 'Hey' was read as the sound to remove ('lose that ...' looked like
+    # 'lose that' with a pronoun), and the second sentence ran into the sound's name
+    assert read_instruction("Hey, can you lose that barking dog at the end? Keep the announcement.") == (
+        "delete", [], ["that barking dog at the end"])
+    assert read_instruction("the hum, take it out please") == ("delete", [], ["the hum"])
+    assert read_instruction("OK so, could you add a gong at the start?") == ("add", ["a gong at the start"], [])
