@@ -58,7 +58,8 @@ GENERIC = {"Silence", "Inside, small room", "Inside, large room or hall", "Insid
            "Narration, monologue", "Echo", "Reverberation", "Noise", "Environmental noise", "Static", "Hum",
            "Mains hum", "Distortion", "Sidetone", "Field recording", "Cacophony", "Vibration", "Throbbing"}
 # broad AudioSet parents: they match a specific phrase only when they are its best match
-PARENT_LABELS = {"Music", "Musical instrument", "Speech", "Animal", "Domestic animals, pets", "Vehicle", "Mechanisms",
+PARENT_LABELS = {"Music", "Musical instrument", "Speech", "Animal", "Domestic animals, pets", "Wild animals",
+                 "Livestock, farm animals, working animals", "Vehicle", "Mechanisms",
                  "Tools", "Sound effect", "Alarm", "Bell", "Wind instrument, woodwind instrument", "Brass instrument",
                  "Bowed string instrument", "Plucked string instrument", "Percussion", "Keyboard (musical)",
                  "Human voice", "Liquid", "Wood", "Glass", "Domestic sounds, home sounds", "Noise", "Environmental noise"}

@@ -126,3 +126,16 @@ def test_a_sound_under_the_voice_is_not_a_confident_absence(voice_over_bed, tmp_
     assert _organ(alone).p_yes <= 0.1, _organ(alone).explanation  # silence around the words: nothing there
     assert _organ(bed).p_yes >= 0.5, _organ(bed).explanation  # something fills the pauses: present or at least open
     assert bed.score > alone.score
+
+
+def test_a_broad_animal_category_never_contradicts_a_named_animal():
+    """'Wild animals', 'Domestic animals, pets' and 'Livestock, ...' are groupings the tagger confuses with
+    one another (a recorded dog bark tagged Animal 0.68, Wild animals 0.50, Domestic animals 0.18): none of
+    them says the sound is not a dog."""
+    from audiomind.judges import evidence as ev
+    from audiomind.reasoning.facts import TagWindow
+
+    heard = [("Animal", 0.68), ("Wild animals", 0.5), ("Domestic animals, pets", 0.18), ("Dog", 0.09)]
+    w = TagWindow(start_s=0.0, end_s=1.0, labels=heard, peak_labels=heard)
+    idn = ev.identify("a dog barking", w)
+    assert idn.verdict != "contradicted" and idn.contradiction_label != "Wild animals", idn.why

@@ -276,6 +276,7 @@ def _sound_phrase(clause: str) -> str:
                flags=re.IGNORECASE)
     p = re.sub(r"^\s*(?:someone|somebody|a person|people|a musician|a player)\s+(?:plays?|is playing|strikes?|"
                r"shakes?|hits?|rings?)\s+", "", p, flags=re.IGNORECASE)
+    p = re.sub(r"\b(?:a\s+)?(?:couple|few)(?:\s+of)?\b", " ", p, flags=re.IGNORECASE)  # ('a couple of times')
     p = re.sub(r"(?<![\w-])(\d+|one|two|three|four|five|six|seven|eight|nine|ten|once|twice|thrice|times|short|long|"
                r"quick|fast|slow|slowly|quickly|upbeat|lively|energetic|calm|gentle|leisurely|loud|loudly|quiet|"
                r"quietly|softly|in the background|in the foreground|(?:along\s+)?on top|repeatedly|again|is heard|are heard|"

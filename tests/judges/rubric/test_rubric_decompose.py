@@ -177,3 +177,8 @@ def test_lists_in_a_stated_order_numbered_lists_questions_and_after_her_mid_sent
     assert _order(items) == [("goat bleating", "speech")]
     items = rule_decompose("Drums roll and, as soon as they stop, a girl laughs.")
     assert len(_order(items)) == 1
+
+
+def test_a_couple_of_times_is_no_part_of_the_sound():
+    items = rule_decompose("A dog barks a couple of times.")
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["dog barks"]
