@@ -65,6 +65,7 @@ import json
 import subprocess
 import sys
 import tempfile
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import numpy as np
@@ -187,47 +188,114 @@ def fits(gender: str, hz: float | None) -> bool:
     return hz is not None and (hz <= MALE_MAX_HZ if gender == "male" else hz >= FEMALE_MIN_HZ)
 
 
+def first_onset(y: np.ndarray) -> float:
+    """When the first sound event of y starts, in s (events' envelope test)."""
+    return events(y)[0][0]
+
+
+def text_id(text: str) -> str:
+    """The 10 hex digits (sha1) that name a text's cached audio file."""
+    return hashlib.sha1(text.encode()).hexdigest()[:10]
+
+
+def tts(engine: str, name: str, text: str, p: Path, enc: str = "utf-8") -> None:
+    """Write voice name of engine saying text to p: espeak-ng ("espeak"), else festival's text2wave reading the
+    text in encoding enc, peak-normalised to 0.7."""
+    if engine == "espeak":
+        synth.speech(text, p, voice=name, engine="espeak")
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        txt, raw = Path(tmp) / "t.txt", Path(tmp) / "raw.wav"
+        txt.write_bytes(text.encode(enc))
+        subprocess.run(["text2wave", "-eval", f"(voice_{name})", "-o", str(raw), str(txt)], check=True,
+                       capture_output=True)
+        aio.write_wav(p, _peak(_load(raw), 0.7), SR)
+
+
+def delete_in_place(first: np.ndarray, middle: np.ndarray, last: np.ndarray) -> dict:
+    """A delete base's clips for seq([first, middle, last]): first silenced in place (real), last silenced
+    instead (wrong_target), and only the first half of first silenced (partial)."""
+    orig = seq([first, middle, last])
+    lead = int(0.2 * SR)
+    real, wrong, part = orig.copy(), orig.copy(), orig.copy()
+    real[lead: lead + len(first)] = 0.0
+    part[lead: lead + len(first) // 2] = 0.0
+    x0 = lead + len(first) + int(0.4 * SR) + len(middle) + int(0.4 * SR)
+    wrong[x0: x0 + len(last)] = 0.0
+    return {"original": orig, "real": real, "wrong": {"wrong_target": wrong, "partial": part}}
+
+
 class Kit7(Kit):
     """heldout.Kit's cache folder, with the v7 voices, recordings and programs; every spoken line is recorded
-    so the build can check it against its voice's band."""
+    so the build can check it against its voice's band, and every stated count and time is logged for the
+    build to check. Later sets subclass it with their own tag, voices, recordings and programs."""
+
+    tag = "7"  # names the cached files: v7_* (speech), r7_* (recordings), g7_* (General MIDI)
+    voices: dict[str, tuple] = VOICES7  # key -> (engine, voice, gender, language, ..., test sentence)
+    recordings: dict[str, tuple] = RECORDINGS  # name -> (file under STAMPS or absolute path, start s, end s)
+    programs: dict[str, tuple] = GM7
 
     def __init__(self, out: Path):
         super().__init__(out)
         self.lines: list[tuple[str, str, np.ndarray]] = []
         self.counted: list[tuple[str, int, int]] = []
+        self.onsets: list[tuple[str, float, float, float]] = []
 
     def say(self, key: str, text: str) -> np.ndarray:
-        engine, name, _, _, enc, _ = VOICES7[key]
-        p = self.d / f"v7_{key}_{hashlib.sha1(text.encode()).hexdigest()[:10]}.wav"
+        """Voice key saying text (cached), logged in self.lines."""
+        p = self.d / f"v{self.tag}_{key}_{text_id(text)}.wav"
         if not p.exists():
-            if engine == "espeak":
-                synth.speech(text, p, voice=name, engine="espeak")
-            else:
-                with tempfile.TemporaryDirectory() as tmp:
-                    txt, raw = Path(tmp) / "t.txt", Path(tmp) / "raw.wav"
-                    txt.write_bytes(text.encode(enc))
-                    subprocess.run(["text2wave", "-eval", f"(voice_{name})", "-o", str(raw), str(txt)], check=True,
-                                   capture_output=True)
-                    aio.write_wav(p, _peak(_load(raw), 0.7), SR)
+            self.speak(key, text, p)
         y = _load(p)
         self.lines.append((key, text, y))
         return y
 
+    def speak(self, key: str, text: str, p: Path) -> None:
+        """Write voice key saying text to p (festival reads the text in the encoding VOICES7 gives)."""
+        engine, name, _, _, enc, _ = VOICES7[key]
+        tts(engine, name, text, p, enc)
+
     def rec(self, name: str) -> np.ndarray:
-        p = self.d / f"r7_{name}.wav"
+        """Recording name (cached): cut from start to end s, faded, peak-normalised to 0.5."""
+        p = self.d / f"r{self.tag}_{name}.wav"
         if not p.exists():
-            rel, a, b = RECORDINGS[name]
+            rel, a, b = self.recordings[name]
             y = _load(STAMPS / rel)
             y = y[int(a * SR): int(b * SR) if b is not None else len(y)]
             aio.write_wav(p, _peak(_fade(y), 0.5), SR)
         return _load(p)
 
     def gm(self, name: str) -> np.ndarray:
-        p = self.d / f"g7_{name}.wav"
+        """General MIDI program name (cached) playing its notes."""
+        p = self.d / f"g{self.tag}_{name}.wav"
         if not p.exists():
-            prog, notes, note_s = GM7[name]
-            synth.melody(notes, p, note_s=note_s, lead_s=0.1, program=prog)
+            self.play(name, p)
         return _load(p)
+
+    def play(self, name: str, p: Path) -> None:
+        """Write General MIDI program name (self.programs: program, notes, note length s) to p."""
+        prog, notes, note_s = self.programs[name]
+        synth.melody(notes, p, note_s=note_s, lead_s=0.1, program=prog)
+
+    def espeak(self, voice: str, text: str, file: str) -> np.ndarray:
+        """espeak-ng voice saying text, cached as file (not logged as a spoken line)."""
+        p = self.d / file
+        if not p.exists():
+            synth.speech(text, p, voice=voice, engine="espeak")
+        return _load(p)
+
+    def earlier_espeak(self, text: str, lang: str) -> dict[str, np.ndarray]:
+        """Every espeak-ng voice of v1-v6 (heldout.VOICES, all English) saying text, for an English voice;
+        else none."""
+        if lang != "English":
+            return {}
+        return {o: self.voice(o, text) for o, (eng, _, _) in H.VOICES.items() if eng == "espeak"}
+
+    def unlike(self, name: str, lang: str, test: str) -> dict[str, np.ndarray]:
+        """What espeak-ng voice name must not sound like on its test sentence: en-us's default voice and every
+        espeak-ng voice of v1-v6."""
+        default = self.espeak("en-us", test, "default_en-us.wav")
+        return {"default en-us": default, **self.earlier_espeak(test, lang)}
 
     def times(self, parts: list[np.ndarray], gap_s: float) -> np.ndarray:
         """The parts one after another with gap_s of silence between (no lead or tail)."""
@@ -237,17 +305,30 @@ class Kit7(Kit):
             out += ([gap] if i else []) + [y]
         return np.concatenate(out)
 
+    def looped(self, name: str, n_s: int) -> np.ndarray:
+        """A recording repeated back to back until it is n_s samples long."""
+        y = self.rec(name)
+        return np.tile(y, int(np.ceil(n_s / len(y))))[:n_s]
+
     def counted_as(self, label: str, y: np.ndarray, n: int) -> np.ndarray:
         """y, after checking that it holds exactly n separate events (the count a wording states)."""
         self.counted.append((label, n, len(events(y))))
         return y
+
+    def placed(self, label: str, name: str, n: int, gap_s: float) -> np.ndarray:
+        """Recording name placed n times, gap_s apart, checked to hold n events (logged as 'label xn')."""
+        return self.counted_as(f"{label} x{n}", self.times([self.rec(name)] * n, gap_s), n)
+
+    def at(self, label: str, t: float, lo: float, hi: float) -> None:
+        """Log a stated time t (measured) that the build checks lies within lo..hi."""
+        self.onsets.append((label, t, lo, hi))
 
     def barks(self, n: int) -> np.ndarray:
         a, b = self.rec("bark_a"), self.rec("bark_b")
         return self.counted_as(f"dog barks x{n}", self.times([a if i % 2 == 0 else b for i in range(n)], 0.35), n)
 
     def blows(self, n: int) -> np.ndarray:
-        return self.counted_as(f"hammer blows x{n}", self.times([self.rec("hammer")] * n, 0.45), n)
+        return self.placed("hammer blows", "hammer", n, 0.45)
 
     def grunts(self) -> np.ndarray:
         return self.counted_as("pig grunts x2", self.times([self.rec("grunt_a"), self.rec("grunt_b")], 0.3), 2)
@@ -256,7 +337,7 @@ class Kit7(Kit):
         return self.counted_as("crow caws x2", self.rec("crow"), 2)
 
     def moos(self, n: int) -> np.ndarray:
-        return self.counted_as(f"cow moos x{n}", self.times([self.rec("cow")] * n, 0.4), n)
+        return self.placed("cow moos", "cow", n, 0.4)
 
 
 # ---------------------------------------------------------------- rubric scenes (hand-written wordings)
@@ -404,16 +485,9 @@ def edit_bases_v7(k: Kit7) -> list[dict]:
               "original": seq([sp, duck]), "real": seq([sp]),
               "wrong": {"wrong_target": seq([duck]), "partial": seq([sp, duck[: int(1.1 * SR)]])}})
     sp = k.say("machac", "Dnes večer hrajeme v parku na kytaru.")
-    orig = seq([saw, sp, horse])
-    lead = int(0.2 * SR)
-    real, wrong, part = orig.copy(), orig.copy(), orig.copy()
-    real[lead: lead + len(saw)] = 0.0
-    part[lead: lead + len(saw) // 2] = 0.0
-    x0 = lead + len(saw) + int(0.4 * SR) + len(sp) + int(0.4 * SR)
-    wrong[x0: x0 + len(horse)] = 0.0
     B.append({"id": "del_saw_inplace", "kind": "delete",
               "instruction": "Silence the sawing at the start; the man and the horse stay exactly where they are.",
-              "original": orig, "real": real, "wrong": {"wrong_target": wrong, "partial": part}})
+              **delete_in_place(saw, sp, horse)})
     sp = k.say("f4", "the storm should pass by midnight")
     bed = seq([sp], lead_s=0.6, tail_s=0.8)
     B.append({"id": "del_thunder_bed", "kind": "delete", "instruction": "Take out the thunder rumbling behind her voice.",
@@ -448,30 +522,99 @@ def edit_bases_v7(k: Kit7) -> list[dict]:
     return B
 
 
-# ---------------------------------------------------------------- checks and CLI
+# ---------------------------------------------------------------- checks and CLI (shared by v8 and v9)
+
+
+def require(paths: Iterable[Path], hint: str) -> None:
+    """Stop unless every recording path exists; hint says how to install the missing ones."""
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        raise SystemExit(f"recordings not found ({hint}): {missing}")
 
 
 def check_voices(k: Kit7) -> dict:
-    """Each v7 voice's median f0 on its test sentence inside its label's band; the espeak-ng voice also unlike
-    en-us's default voice and every espeak-ng voice of v1-v6 (heldout.VOICES)."""
+    """Each of k's voices on its test sentence (the last field of its k.voices entry): its median f0 inside
+    its label's band, and an espeak-ng voice's audio unlike every voice k.unlike names; stops on the first
+    that fails. The test sentences are then dropped from k.lines."""
     out = {}
-    for key, (engine, name, gender, lang, _, test) in VOICES7.items():
+    for key, v in k.voices.items():
+        engine, name, gender, lang, test = v[0], v[1], v[2], v[3], v[-1]
         y = k.say(key, test)
         hz = median_f0(y)
         rec = {"engine": engine, "voice": name, "gender": gender, "language": lang,
                "median_f0_hz": round(hz, 1) if hz else None, "fits_band": fits(gender, hz)}
         if engine == "espeak":
-            d = k.d / "default_en-us.wav"
-            if not d.exists():
-                synth.speech(test, d, voice="en-us", engine="espeak")
-            others = {"default en-us": _load(d)}
-            others.update({o: k.voice(o, test) for o, (eng, _, _) in H.VOICES.items() if eng == "espeak"})
-            rec["same_audio_as"] = [o for o, v in others.items() if len(v) == len(y) and np.allclose(v, y)]
+            others = k.unlike(name, lang, test)
+            rec["same_audio_as"] = [o for o, w in others.items() if len(w) == len(y) and np.allclose(w, y)]
         out[key] = rec
         if not rec["fits_band"] or rec.get("same_audio_as"):
             raise SystemExit(f"voice {key} ({name}) fails its check: {rec}; pick another")
     k.lines.clear()
     return out
+
+
+def check_files(out: Path) -> dict:
+    """Every written clip 2-10 s long and non-silent; the range of lengths and levels."""
+    lens, levels, bad = [], [], []
+    for p in sorted((out / "rubric").glob("*.wav")) + sorted((out / "edit").glob("*.wav")):
+        y = _load(p)
+        n, db = len(y) / SR, 20 * np.log10(np.sqrt(np.mean(y.astype(np.float64) ** 2)) + 1e-12)
+        lens.append(n)
+        levels.append(db)
+        if not 2.0 <= n <= 10.0 or db < -40.0:
+            bad.append((p.name, round(n, 2), round(db, 1)))
+    if bad:
+        raise SystemExit(f"clips too short, too long or silent (name, s, dBFS): {bad}")
+    return {"files": len(lens), "seconds": [round(min(lens), 1), round(max(lens), 1)],
+            "rms_dbfs": [round(min(levels), 1), round(max(levels), 1)]}
+
+
+def build_checked(name: str, out: Path, k: Kit7, scenes: Callable[..., list[dict]],
+                  bases: Callable[..., list[dict]], report: tuple[str, ...] = (),
+                  time_fmt: str = "{0}: {1:.2f} (allowed {2}-{3})", ensure_ascii: bool = True) -> None:
+    """Build set name into out with kit k (its voices checked first, then build_rubric on scenes(k) and
+    build_edits on bases(k)) and check it: every spoken line inside its voice's band, every stated count and
+    time (k.counted, k.onsets) what the audio holds, and, with "clips" in report, every clip's length and
+    level; stop at the first check that fails, else print the summary JSON. report names the optional
+    summary fields the set prints (edit_variants, line_f0_hz, times_checked as time_fmt of each k.onsets
+    entry, clips)."""
+    voices = check_voices(k)
+    r = build_rubric(out, k, scenes(k))
+    e = build_edits(out, k, bases=bases(k))
+    bad_lines, line_hz = [], {}
+    for key, text, y in k.lines:  # every spoken line, not only the test sentence, inside its voice's band
+        hz = median_f0(y)
+        line_hz.setdefault(key, set()).add(round(hz or 0))
+        if not fits(k.voices[key][2], hz):
+            bad_lines.append((key, text, hz))
+    if bad_lines:
+        raise SystemExit(f"spoken lines outside their voice's band: {bad_lines}")
+    bad_counts = [c for c in k.counted if c[1] != c[2]]
+    if bad_counts:
+        raise SystemExit(f"stated counts that the audio does not hold (label, stated, measured): {bad_counts}")
+    bad_times = [t for t in k.onsets if not t[2] <= t[1] <= t[3]]
+    if bad_times:
+        raise SystemExit("stated times that the audio does not hold (label, measured, lowest, highest): "
+                         f"{bad_times}")
+    s = {"set": name, "rubric_items": len(r), "rubric_positives": sum(i["aligned"] for i in r),
+         "rubric_scenes": len({i["source_id"] for i in r}),
+         "rubric_kinds": {kd: sum(i["negative_kind"] == kd for i in r)
+                          for kd in ("order", "gender", "extra", "count", "missing")},
+         "edit_items": len(e), "edit_bases": len({i["base"] for i in e}),
+         "edit_kinds": {kd: len({i["base"] for i in e if i["kind"] == kd})
+                        for kd in ("add", "delete", "replace")}}
+    if "edit_variants" in report:
+        s["edit_variants"] = {v: sum(i["variant"] == v for i in e) for v in sorted({i["variant"] for i in e})}
+    s.update(voices_checked=voices, lines_checked=len(k.lines))
+    if "line_f0_hz" in report:
+        s["line_f0_hz"] = {key: [min(v), max(v)] for key, v in line_hz.items()}
+    s["counts_checked"] = sorted({f"{c[0]}: {c[2]}" for c in k.counted})
+    if "times_checked" in report:
+        s["times_checked"] = [time_fmt.format(*t) for t in k.onsets]
+    if "clips" in report:
+        s["clips"] = check_files(out)
+    s["out"] = str(out)
+    print(json.dumps(s, ensure_ascii=ensure_ascii))
 
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
@@ -481,32 +624,8 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 def main(out: Path = typer.Option(Path("/tmp/hv7"), "--out",  # noqa: B008
                                   help="folder for src/, rubric/items.jsonl and edit/items.jsonl")) -> None:
     """Generate held-out set v7 (real recordings, new voices): audio and items.jsonl files."""
-    missing = [str(STAMPS / rel) for rel, _, _ in RECORDINGS.values() if not (STAMPS / rel).exists()]
-    if missing:
-        raise SystemExit(f"recordings not found (apt-get install tuxpaint-stamps-default): {missing}")
-    k = Kit7(out)
-    voices = check_voices(k)
-    r = build_rubric(out, k, rubric_scenes_v7(k))
-    e = build_edits(out, k, bases=edit_bases_v7(k))
-    bad_lines = []
-    for key, text, y in k.lines:  # every spoken line, not only the test sentence, inside its voice's band
-        hz = median_f0(y)
-        if not fits(VOICES7[key][2], hz):
-            bad_lines.append((key, text, hz))
-    if bad_lines:
-        raise SystemExit(f"spoken lines outside their voice's band: {bad_lines}")
-    bad_counts = [c for c in k.counted if c[1] != c[2]]
-    if bad_counts:
-        raise SystemExit(f"stated counts that the audio does not hold (label, stated, measured): {bad_counts}")
-    print(json.dumps({"set": "v7", "rubric_items": len(r), "rubric_positives": sum(i["aligned"] for i in r),
-                      "rubric_scenes": len({i["source_id"] for i in r}),
-                      "rubric_kinds": {kd: sum(i["negative_kind"] == kd for i in r)
-                                       for kd in ("order", "gender", "extra", "count", "missing")},
-                      "edit_items": len(e), "edit_bases": len({i["base"] for i in e}),
-                      "edit_kinds": {kd: len({i["base"] for i in e if i["kind"] == kd})
-                                     for kd in ("add", "delete", "replace")},
-                      "voices_checked": voices, "lines_checked": len(k.lines),
-                      "counts_checked": sorted({f"{c[0]}: {c[2]}" for c in k.counted}), "out": str(out)}))
+    require((STAMPS / rel for rel, _, _ in RECORDINGS.values()), "apt-get install tuxpaint-stamps-default")
+    build_checked("v7", out, Kit7(out), rubric_scenes_v7, edit_bases_v7)
 
 
 if __name__ == "__main__":

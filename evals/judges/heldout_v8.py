@@ -89,27 +89,19 @@ fluid-soundfont-gm.
 
 from __future__ import annotations
 
-import hashlib
-import json
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import typer
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-for _p in (str(ROOT), str(HERE)):
-    if _p not in sys.path:
-        sys.path.insert(0, _p)
+if str(HERE) not in sys.path:  # for heldout and heldout_v7, which put the repository root on sys.path
+    sys.path.insert(0, str(HERE))
 
-import heldout as H
-from heldout import SR, _load, build_edits, build_rubric, overlay, seq
-from heldout_v7 import STAMPS, Kit7, _fade, _peak, events, fits, median_f0
+from heldout import SR, overlay, seq
+from heldout_v7 import STAMPS, Kit7, build_checked, delete_in_place, first_onset, require, text_id, tts
 
-from audiomind import audio as aio
 from audiomind import synth
 
 PANGRAM = "the quick brown fox jumps over the lazy dog"
@@ -152,66 +144,44 @@ ORGAN8 = (16, ["C", "F", "G"], 0.8)  # drawbar organ: program, chords, seconds a
 
 
 class Kit8(Kit7):
-    """Kit7's cache folder and checks (counted_as, times, the spoken-line log) with the v8 voices, recordings and
-    programs; stated times are logged for the build to check."""
+    """Kit7's cache folder and checks (counted_as, times, looped, the spoken-line, count and time logs) with
+    the v8 voices, recordings and programs."""
 
-    def __init__(self, out: Path):
-        super().__init__(out)
-        self.onsets: list[tuple[str, float]] = []
+    tag = "8"
+    voices = VOICES8
+    recordings = RECORDINGS8
+    programs = GM8
 
-    def say(self, key: str, text: str) -> np.ndarray:
+    def speak(self, key: str, text: str, p: Path) -> None:
         engine, name, _, _, _ = VOICES8[key]
-        p = self.d / f"v8_{key}_{hashlib.sha1(text.encode()).hexdigest()[:10]}.wav"
-        if not p.exists():
-            if engine == "espeak":
-                synth.speech(text, p, voice=name, engine="espeak")
-            else:
-                with tempfile.TemporaryDirectory() as tmp:
-                    txt, raw = Path(tmp) / "t.txt", Path(tmp) / "raw.wav"
-                    txt.write_bytes(text.encode("utf-8"))  # both festival voices read UTF-8
-                    subprocess.run(["text2wave", "-eval", f"(voice_{name})", "-o", str(raw), str(txt)], check=True,
-                                   capture_output=True)
-                    aio.write_wav(p, _peak(_load(raw), 0.7), SR)
-        y = _load(p)
-        self.lines.append((key, text, y))
-        return y
+        tts(engine, name, text, p)  # both festival voices read UTF-8
 
-    def rec(self, name: str) -> np.ndarray:
-        p = self.d / f"r8_{name}.wav"
-        if not p.exists():
-            rel, a, b = RECORDINGS8[name]
-            y = _load(STAMPS / rel)
-            y = y[int(a * SR): int(b * SR) if b is not None else len(y)]
-            aio.write_wav(p, _peak(_fade(y), 0.5), SR)
-        return _load(p)
+    def play(self, name: str, p: Path) -> None:
+        if name == "drawbar_organ":
+            prog, chords, chord_s = ORGAN8
+            synth.triads(chords, p, chord_s=chord_s, lead_s=0.1, program=prog)
+        else:
+            super().play(name, p)
 
-    def gm(self, name: str) -> np.ndarray:
-        p = self.d / f"g8_{name}.wav"
-        if not p.exists():
-            if name == "drawbar_organ":
-                prog, chords, chord_s = ORGAN8
-                synth.triads(chords, p, chord_s=chord_s, lead_s=0.1, program=prog)
-            else:
-                prog, notes, note_s = GM8[name]
-                synth.melody(notes, p, note_s=note_s, lead_s=0.1, program=prog)
-        return _load(p)
+    def unlike(self, name: str, lang: str, test: str) -> dict[str, np.ndarray]:
+        """What espeak-ng voice name must not sound like on its test sentence: its language's default voice (a
+        variant the engine ignores falls back to it) and, for English, every espeak-ng voice of v1-v6
+        (heldout.VOICES)."""
+        base = name.split("+")[0]
+        default = self.espeak(base, test, f"default_{base}_{text_id(test)}.wav")
+        return {f"default {base}": default, **self.earlier_espeak(test, lang)}
 
     def squeaks(self, n: int) -> np.ndarray:
-        return self.counted_as(f"rubber duck squeaks x{n}", self.times([self.rec("squeak")] * n, 0.35), n)
+        return self.placed("rubber duck squeaks", "squeak", n, 0.35)
 
     def snips(self, n: int) -> np.ndarray:
-        return self.counted_as(f"scissor snips x{n}", self.times([self.rec("snip")] * n, 0.35), n)
+        return self.placed("scissor snips", "snip", n, 0.35)
 
     def pings(self) -> np.ndarray:
         return self.counted_as("sonar pings x2", self.rec("sonar"), 2)
 
     def grunts(self) -> np.ndarray:
         return self.counted_as("bison grunts x3", self.rec("bison"), 3)
-
-    def looped(self, name: str, n_s: int) -> np.ndarray:
-        """A recording repeated back to back until it is n_s samples long."""
-        y = self.rec(name)
-        return np.tile(y, int(np.ceil(n_s / len(y))))[:n_s]
 
 
 # ---------------------------------------------------------------- rubric scenes (hand-written wordings)
@@ -282,7 +252,7 @@ def rubric_scenes_v8(k: Kit8) -> list[dict]:
           seq([sax]))
     cuckoo, noon = k.rec("cuckoo"), k.say("hugo", "it is already twelve o'clock")
     full = seq([cuckoo, noon])
-    k.onsets.append(("'twelve o'clock' about two seconds in", 0.2 + len(cuckoo) / SR + 0.4 + events(noon)[0][0]))
+    k.at("'twelve o'clock' about two seconds in", 0.2 + len(cuckoo) / SR + 0.4 + first_onset(noon), 1.6, 2.5)
     scene("cuckoo_noon", full,
           "A cuckoo calls, and about two seconds in a man says 'it is already twelve o'clock'.",
           {"order": "A man says 'it is already twelve o'clock', and only after that does a cuckoo call.",
@@ -356,16 +326,9 @@ def edit_bases_v8(k: Kit8) -> list[dict]:
               "original": orig, "real": seq([sp]),
               "wrong": {"wrong_target": wrong, "partial": seq([sp, mouse[: int(0.5 * SR)]])}})
     sp = k.say("henrique", "O jantar está pronto, venham para a mesa.")
-    orig = seq([hen, sp, chimp])
-    lead = int(0.2 * SR)
-    real, wrong, part = orig.copy(), orig.copy(), orig.copy()
-    real[lead: lead + len(hen)] = 0.0
-    part[lead: lead + len(hen) // 2] = 0.0
-    x0 = lead + len(hen) + int(0.4 * SR) + len(sp) + int(0.4 * SR)
-    wrong[x0: x0 + len(chimp)] = 0.0
     B.append({"id": "del_hen_inplace", "kind": "delete",
               "instruction": "Mute the clucking hen at the beginning, leaving the man and the chimp right where they are.",
-              "original": orig, "real": real, "wrong": {"wrong_target": wrong, "partial": part}})
+              **delete_in_place(hen, sp, chimp)})
     sp = k.say("es_f3", "La biblioteca cierra a las ocho de la tarde.")
     bed = seq([sp], lead_s=0.6, tail_s=0.6)
     buzz = k.looped("mosquito", len(bed))
@@ -402,49 +365,7 @@ def edit_bases_v8(k: Kit8) -> list[dict]:
     return B
 
 
-# ---------------------------------------------------------------- checks and CLI
-
-
-def check_voices(k: Kit8) -> dict:
-    """Each v8 voice's median f0 on its test sentence inside its label's band; each espeak-ng voice also unlike
-    its language's default voice (a variant the engine ignores falls back to it) and every espeak-ng voice of
-    v1-v6 (heldout.VOICES)."""
-    out = {}
-    for key, (engine, name, gender, lang, test) in VOICES8.items():
-        y = k.say(key, test)
-        hz = median_f0(y)
-        rec = {"engine": engine, "voice": name, "gender": gender, "language": lang,
-               "median_f0_hz": round(hz, 1) if hz else None, "fits_band": fits(gender, hz)}
-        if engine == "espeak":
-            base = name.split("+")[0]
-            d = k.d / f"default_{base}_{hashlib.sha1(test.encode()).hexdigest()[:10]}.wav"
-            if not d.exists():
-                synth.speech(test, d, voice=base, engine="espeak")
-            others = {f"default {base}": _load(d)}
-            if lang == "English":
-                others.update({o: k.voice(o, test) for o, (eng, _, _) in H.VOICES.items() if eng == "espeak"})
-            rec["same_audio_as"] = [o for o, v in others.items() if len(v) == len(y) and np.allclose(v, y)]
-        out[key] = rec
-        if not rec["fits_band"] or rec.get("same_audio_as"):
-            raise SystemExit(f"voice {key} ({name}) fails its check: {rec}; pick another")
-    k.lines.clear()
-    return out
-
-
-def check_files(out: Path) -> dict:
-    """Every written clip 2-10 s long and non-silent; the range of lengths and levels."""
-    lens, levels, bad = [], [], []
-    for p in sorted((out / "rubric").glob("*.wav")) + sorted((out / "edit").glob("*.wav")):
-        y = _load(p)
-        n, db = len(y) / SR, 20 * np.log10(np.sqrt(np.mean(y.astype(np.float64) ** 2)) + 1e-12)
-        lens.append(n)
-        levels.append(db)
-        if not 2.0 <= n <= 10.0 or db < -40.0:
-            bad.append((p.name, round(n, 2), round(db, 1)))
-    if bad:
-        raise SystemExit(f"clips too short, too long or silent (name, s, dBFS): {bad}")
-    return {"files": len(lens), "seconds": [round(min(lens), 1), round(max(lens), 1)],
-            "rms_dbfs": [round(min(levels), 1), round(max(levels), 1)]}
+# ---------------------------------------------------------------- CLI
 
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
@@ -454,37 +375,9 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 def main(out: Path = typer.Option(Path("/tmp/hv8"), "--out",  # noqa: B008
                                   help="folder for src/, rubric/items.jsonl and edit/items.jsonl")) -> None:
     """Generate held-out set v8 (real recordings, new voices): audio and items.jsonl files."""
-    missing = [str(STAMPS / rel) for rel, _, _ in RECORDINGS8.values() if not (STAMPS / rel).exists()]
-    if missing:
-        raise SystemExit(f"recordings not found (apt-get install tuxpaint-stamps-default): {missing}")
-    k = Kit8(out)
-    voices = check_voices(k)
-    r = build_rubric(out, k, rubric_scenes_v8(k))
-    e = build_edits(out, k, bases=edit_bases_v8(k))
-    bad_lines = []
-    for key, text, y in k.lines:  # every spoken line, not only the test sentence, inside its voice's band
-        hz = median_f0(y)
-        if not fits(VOICES8[key][2], hz):
-            bad_lines.append((key, text, hz))
-    if bad_lines:
-        raise SystemExit(f"spoken lines outside their voice's band: {bad_lines}")
-    bad_counts = [c for c in k.counted if c[1] != c[2]]
-    if bad_counts:
-        raise SystemExit(f"stated counts that the audio does not hold (label, stated, measured): {bad_counts}")
-    bad_times = [t for t in k.onsets if not 1.6 <= t[1] <= 2.5]
-    if bad_times:
-        raise SystemExit(f"stated times that the audio does not hold (label, measured s): {bad_times}")
-    print(json.dumps({"set": "v8", "rubric_items": len(r), "rubric_positives": sum(i["aligned"] for i in r),
-                      "rubric_scenes": len({i["source_id"] for i in r}),
-                      "rubric_kinds": {kd: sum(i["negative_kind"] == kd for i in r)
-                                       for kd in ("order", "gender", "extra", "count", "missing")},
-                      "edit_items": len(e), "edit_bases": len({i["base"] for i in e}),
-                      "edit_kinds": {kd: len({i["base"] for i in e if i["kind"] == kd})
-                                     for kd in ("add", "delete", "replace")},
-                      "voices_checked": voices, "lines_checked": len(k.lines),
-                      "counts_checked": sorted({f"{c[0]}: {c[2]}" for c in k.counted}),
-                      "times_checked": [f"{t[0]}: {t[1]:.2f} s" for t in k.onsets],
-                      "clips": check_files(out), "out": str(out)}))
+    require((STAMPS / rel for rel, _, _ in RECORDINGS8.values()), "apt-get install tuxpaint-stamps-default")
+    build_checked("v8", out, Kit8(out), rubric_scenes_v8, edit_bases_v8, report=("times_checked", "clips"),
+                  time_fmt="{0}: {1:.2f} s")
 
 
 if __name__ == "__main__":
