@@ -56,7 +56,10 @@ ABSENT = 0.15  # strength below which it counts as absent
 GENERIC = {"Silence", "Inside, small room", "Inside, large room or hall", "Inside, public space",
            "Outside, urban or manmade", "Outside, rural or natural", "Sound effect", "Speech synthesizer",
            "Narration, monologue", "Echo", "Reverberation", "Noise", "Environmental noise", "Static", "Hum",
-           "Mains hum", "Distortion", "Sidetone", "Field recording", "Cacophony", "Vibration", "Throbbing"}
+           "Mains hum", "Distortion", "Sidetone", "Field recording", "Cacophony", "Vibration", "Throbbing",
+           # sound reproduction (AudioSet's 'Channel, environment and background'): how a sound reached the
+           # microphone, not what made it (a sonar ping sounds like 'Radio' to YAMNet)
+           "Radio", "Television"}
 # broad AudioSet parents: they match a specific phrase only when they are its best match
 PARENT_LABELS = {"Music", "Musical instrument", "Speech", "Animal", "Domestic animals, pets", "Wild animals",
                  "Livestock, farm animals, working animals", "Vehicle", "Mechanisms",
@@ -239,9 +242,97 @@ def _head_noun(phrase: str) -> str | None:
     return None
 
 
+# A material or a toy before an animal's name makes it a thing ('a rubber duck', 'a toy dog'): the modifier's
+# most frequent WordNet sense is one of these kinds, or directly one of these hypernyms.
+_MATERIAL_KINDS = {"material", "substance", "solid"}
+_THING_HYPERNYMS = {"artifact", "plaything", "mechanism", "automaton", "device"}
+
+
+@functools.lru_cache(maxsize=1024)
+def names_animal(word: str) -> bool:
+    """Does the word name an animal? Its most frequent WordNet sense is one; or that sense is a person and
+    another is an animal, and the word is no name of a human sound ('a cuckoo' is a fool first, 'a whale' a
+    large person; 'a kid' names 'Child speech'). A thing first ('a crane', 'a seal' the fastener) is no animal."""
+    senses = lexicon.noun_senses(word)
+    if not senses or not any("animal" in s.closure for s in senses):
+        return False
+    first = senses[0]
+    if "animal" in first.closure:
+        return True
+    if first.is_person:  # the animal only where its name or its animal sense lands among AudioSet's animals
+        labs = _named_labels(word)  # ('whale' -> Whale vocalization, 'cuckoo' -> a bird; 'man' lands nowhere)
+        if labs:
+            return _animal_branch(labs[0][0])
+        g = lexicon.gloss_match(word, "animal")
+        return g is not None and _animal_branch(g.label)
+    return False
+
+
+def _makes_thing(word: str) -> bool:
+    senses = lexicon.noun_senses(word)
+    return bool(senses) and (bool(_MATERIAL_KINDS & set(senses[0].closure)) or senses[0].hypernym in _THING_HYPERNYMS)
+
+
+@functools.lru_cache(maxsize=512)
+def sounding_animal(phrase: str) -> tuple[str, bool] | None:
+    """The animal a phrase names as its sounding thing, so that its sound is placed by the animal and not by
+    the verb: 'a cuckoo calls' is a bird, not a telephone call; 'a dolphin chatters' an animal, not a crowd's
+    chatter; 'whale song' an animal, not a song. (word, True) for an animal; (word, False) when a material or
+    a toy before it makes it a thing ('a rubber duck'); None when no animal is named. A compound WordNet knows
+    is read whole first ('sea lion' an animal, 'dog whistle' and 'cuckoo clock' things)."""
+    words = re.findall(r"[a-z][a-z'-]+", _no_possessive(clean_phrase(phrase)).lower())
+    i = 0
+    while i < len(words):
+        if i + 1 < len(words) and lexicon.noun_senses(f"{words[i]} {words[i + 1]}"):
+            pair = f"{words[i]} {words[i + 1]}"
+            if names_animal(pair):
+                return pair, True
+            if names_animal(words[i]) or names_animal(words[i + 1]):
+                return pair, False  # 'a dog whistle', 'a cuckoo clock'
+            i += 2
+            continue
+        if names_animal(words[i]):
+            return words[i], not (i > 0 and _makes_thing(words[i - 1]))
+        i += 1
+    return None
+
+
+def _animal_branch(label: str) -> bool:
+    return label == "Animal" or "Animal" in lexicon.ancestors(label)
+
+
+# human sounds that need a person: language, song and crowds ('a lark sings' is no 'Singing', 'a dolphin
+# chatters' no crowd's 'Chatter'); a grunt, a scream or a whistle any animal makes ('Grunt' for a pig)
+_PERSON_ONLY = {"Speech", "Singing", "Human group actions"}
+
+
+def _animal_can_make(label: str) -> bool:
+    """May a tagged class be an animal's sound? Its own branch, a shape word (AudioSet's source-ambiguous
+    sounds: 'Squeak'), or a human vocal sound that needs no language or song; never an instrument, a
+    machine or music ('Chime' for a chimpanzee, 'Song' for a whale)."""
+    up = lexicon.ancestors(label) | {label}
+    if "Animal" in up or "Source-ambiguous sounds" in up or label in source_ambiguous():
+        return True
+    return "Human sounds" in up and not up & _PERSON_ONLY and "Music" not in up
+
+
 @functools.lru_cache(maxsize=512)
 def phrase_labels(phrase: str) -> tuple[tuple[str, float], ...]:
-    """The AudioSet labels that a phrase names: those within LABEL_BAND of its best match and above
+    """The AudioSet labels that a phrase names (`_named_labels`), kept to what its sounding animal can make
+    (AudioSet's Animal branch, or a shape word such as 'Squeak') where it names one, and clear of the Animal
+    branch where a material or toy makes the animal a thing (see `sounding_animal`)."""
+    out = _named_labels(phrase)
+    animal = sounding_animal(phrase)
+    if animal is None:
+        return out
+    if not animal[1]:
+        return tuple((lab, s) for lab, s in out if not _animal_branch(lab))
+    return tuple((lab, s) for lab, s in out if _animal_can_make(lab))
+
+
+@functools.lru_cache(maxsize=512)
+def _named_labels(phrase: str) -> tuple[tuple[str, float], ...]:
+    """The AudioSet labels a phrase's words name: those within LABEL_BAND of its best match and above
     LABEL_MIN_SIM, best first (empty when nothing is close enough). The sounding thing alone ('bell' of 'a
     bell ringing') counts too where it is itself an AudioSet label (similarity >= 0.9)."""
     from audiomind.embedded import text
@@ -287,6 +378,15 @@ def phrase_gloss(phrase: str) -> lexicon.GlossMatch | None:
     if labs and labs[0][1] >= _PLAIN_KNOWN:
         return None
     words = [w for w in re.findall(r"[a-z][a-z'-]+", clean_phrase(phrase).lower()) if len(w) > 2]
+    animal = sounding_animal(phrase)
+    if animal is not None:  # the animal names the sound ('a cuckoo calls': not 'call', a telephone connection)
+        word, alive = animal
+        words = [word] if alive else [w for w in words if w not in word.split()]
+        if alive:  # its animal senses only ('birds' are no meat)
+            g = lexicon.gloss_match(word, "animal")
+            if g is None or lexicon.depth(g.label) < 2:
+                return None
+            return None if labs and (g.label in {lab for lab, _ in labs} or g.similarity <= labs[0][1]) else g
     # a compound WordNet knows ('music box') is more specific than its words; else the closest single word
     for group in ([" ".join(words[i:i + 2]) for i in range(len(words) - 1)], words):
         best: lexicon.GlossMatch | None = None

@@ -244,10 +244,11 @@ class GlossMatch(BaseModel):
 
 
 @functools.lru_cache(maxsize=1024)
-def gloss_match(word: str) -> GlossMatch | None:
+def gloss_match(word: str, kind: str | None = None) -> GlossMatch | None:
     """The AudioSet class closest to any noun sense of `word` (its gloss and hypernym against each class's
-    name and description), when at least GLOSS_MIN_SIM close; None without WordNet or a close class."""
-    senses = noun_senses(word)
+    name and description), when at least GLOSS_MIN_SIM close; None without WordNet or a close class. `kind`
+    keeps the senses of that kind only ('animal': 'bird' the animal, not the meat)."""
+    senses = tuple(s for s in noun_senses(word) if kind is None or kind in s.closure)
     if not senses:
         return None
     from audiomind.embedded import text

@@ -139,3 +139,41 @@ def test_a_broad_animal_category_never_contradicts_a_named_animal():
     w = TagWindow(start_s=0.0, end_s=1.0, labels=heard, peak_labels=heard)
     idn = ev.identify("a dog barking", w)
     assert idn.verdict != "contradicted" and idn.contradiction_label != "Wild animals", idn.why
+
+
+@needs_wordnet
+def test_an_animal_names_its_own_sound_not_the_verb_after_it():
+    """'<animal> <verb>s': the animal is the sounding thing. Before, 'an owl calls' could be placed by 'call'
+    (WordNet: a telephone connection), 'a parrot chatters' by AudioSet's crowd 'Chatter', 'a nightingale
+    sings' by human 'Singing'; a person's verb stays a person's ('a man whistling', 'a kid laughing')."""
+    for phrase in ("a cuckoo calls out", "a parrot chatters", "a nightingale sings", "the whale's song"):
+        labs = [lab for lab, _ in ev.phrase_labels(phrase)]
+        anchors = ev.phrase_anchors(phrase)
+        assert all(ev._animal_can_make(lab) for lab in labs), (phrase, labs)
+        assert not {"Chatter", "Singing", "Song", "Telephone"} & set(labs), (phrase, labs)
+        assert not any(a in ("Telephone", "Chatter", "Singing", "Song") for a in anchors), (phrase, anchors)
+    assert ev.sounding_animal("a tiger roars") == ("tiger", True)  # a person first in WordNet, an animal by name
+    assert ev.sounding_animal("a man whistling") is None and ev.sounding_animal("a kid laughing") is None
+    assert "Whistling" in {lab for lab, _ in ev.phrase_labels("a man whistling")}
+    assert "Grunt" in {lab for lab, _ in ev.phrase_labels("two grunts from a pig")}  # a vocal sound any animal makes
+    assert not ev.phrase_labels("a chimpanzee")  # not 'Chime': no class names it, so nothing can contradict it
+    assert ev.sounding_animal("a sea lion barks") == ("sea lion", True)  # a compound WordNet knows, read whole
+
+
+@needs_wordnet
+def test_a_material_or_toy_makes_an_animal_a_thing():
+    """'a rubber duck' is no duck: no animal class names it, so nothing confirms or contradicts it by an
+    animal's tags (a squeak heard as a duck's quack is no confirmation either)."""
+    assert ev.sounding_animal("somebody squeezes a rubber duck") == ("duck", False)
+    assert ev.sounding_animal("a plastic frog") == ("frog", False)
+    assert not any(ev._animal_branch(lab) for lab, _ in ev.phrase_labels("a rubber duck squeaking"))
+    quack = TagWindow(start_s=0, end_s=1, labels=[("Duck", 0.6), ("Quack", 0.5)])
+    assert ev.identify("a rubber duck", quack).verdict != "confirmed"
+
+
+def test_sound_reproduction_is_no_source():
+    """'Radio' and 'Television' say how a sound reached the microphone (AudioSet's channel branch): a ping
+    YAMNet hears as 'Radio 0.50' is not thereby something other than a ping."""
+    w = TagWindow(start_s=0, end_s=1, labels=[("Radio", 0.5), ("Effects unit", 0.1)])
+    idn = ev.identify("a submarine's sonar pinging", w)
+    assert idn.verdict != "contradicted" and idn.contradiction_label != "Radio", idn.why

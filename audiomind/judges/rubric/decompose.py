@@ -42,7 +42,7 @@ SOUND_VERB = re.compile(r"\b(struck|strikes?|hit|hits|rings?|ringing|rang|plays?
                         r"knocks?|knocking|chimes?|chiming|beeps?|beeping|buzz\w*|shakes?|shaken|shaking|blows?|"
                         r"blowing|sounds?|rattles?|drips?|roars?|crash(?:es|ing)?|slams?|creaks?|taps?|tapping|"
                         r"honks?|whistles?|tolls?|tolling|clangs?|thuds?|pops?|pours?)\b", re.IGNORECASE)
-SEQ = re.compile(r"\s*(?:,\s*)?\b(?:and then|then|followed by|after which|after that|afterwards?|and finally|finally|"
+SEQ = re.compile(r"\s*(?:,\s*)?\b(?:(?:and\s+)?only\s+(?=after|then|once|when)|)(?:and then|then|followed by|after which|after that|afterwards?|and finally|finally|"
                  r"later|subsequently|"
                  # 'three pings; right after, a man speaks': an adverb, the clause after it comes next
                  r"(?:right|just|straight|soon|shortly|immediately|directly)\s+after(?:wards?)?(?=\s*,)|"
@@ -93,8 +93,10 @@ HEADLESS = re.compile(r"^\s*(?:\d+|one|two|three|four|five|six|seven|eight|nine|
 ORDERED = re.compile(r",?\s*\b(?:in\s+(?:this|that|the\s+following)\s+order|one\s+after\s+(?:another|the\s+other)|"
                      r"in\s+turn|in\s+sequence)\b", re.IGNORECASE)
 ADJ_ONLY = re.compile(r"^(?:a|an|the|some)\s+([a-z]+)$", re.IGNORECASE)
-ADVERB = re.compile(r"^\s*(?:first(?:ly)?|at first|initially|to begin with|finally|at the end|in the end|next|"
-                    r"then|afterwards?|later)\b\s*,?\s*", re.IGNORECASE)
+ADVERB = re.compile(r"^\s*(?:(?:first(?:ly)?|at first|initially|to begin with|finally|at the end|in the end|next|"
+                    r"then|afterwards?|later)\b\s*,?\s*|"
+                    # the auxiliary of an inversion after a sequence word ('only after that does a cuckoo call')
+                    r"(?:do|does|did)\s+(?=(?:a|an|the|some|this|that|his|her|their|its)\b))", re.IGNORECASE)
 
 
 class RubricItem(BaseModel):
@@ -347,9 +349,10 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
                 continue
             phrase = _sound_phrase(clause)
             labels = ev.phrase_labels(phrase)
-            # a sound event no AudioSet class is close to ('a triangle is struck') is still a separate sound to
-            # find, count and order; only what it is stays unverifiable
-            if labels or SOUND_VERB.search(clause) or ev.phrase_gloss(phrase) is not None:
+            # a sound event no AudioSet class is close to ('a triangle is struck', 'a chimpanzee') is still a
+            # separate sound to find, count and order; only what it is stays unverifiable
+            if (labels or SOUND_VERB.search(clause) or ev.phrase_gloss(phrase) is not None
+                    or ev.sounding_animal(phrase) is not None):
                 count = _count_in(clause)
                 add(f"Is the sound of '{phrase}' present?", "music" if MUSIC.search(phrase) else "sound_event",
                     clause, {"kind": "sound", "phrase": phrase})

@@ -527,8 +527,8 @@ def _sound(ph: str, scene: Scene) -> tuple[float, str, bool]:
             return 0.05, f"no sound besides speech (every burst of energy is voice activity); {clip_why}", True
         return 0.05, f"no sound event at all; {clip_why}", True
     contra = [scene.identities[ph][i] for i in range(len(scene.segments))]
-    if all(x.verdict == "contradicted" for x in contra):
-        return 0.05, "every separate sound is something else: " + "; ".join(
+    if all(x.verdict == "contradicted" for x in contra):  # as firmly as the least contradicted one is
+        return _p(max(x.p for x in contra)), "every separate sound is something else: " + "; ".join(
             f"{scene.segments[i].start_s:.2f} s {x.why}" for i, x in enumerate(contra[:4])), True
     return 0.1, _absent_why(ph, scene) + f"; {clip_why}", True
 

@@ -182,3 +182,17 @@ def test_lists_in_a_stated_order_numbered_lists_questions_and_after_her_mid_sent
 def test_a_couple_of_times_is_no_part_of_the_sound():
     items = rule_decompose("A dog barks a couple of times.")
     assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["dog barks"]
+
+
+def test_an_animal_no_class_names_is_still_a_sound_to_find_and_order():
+    """'a gorilla' names no AudioSet class (and is no 'Gong' or 'Chime' by spelling): its presence stays open,
+    but it is still a separate sound with its place in the order."""
+    items = rule_decompose("First a gorilla, then a parrot, then a yak.")
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["gorilla", "parrot", "yak"]
+    assert _order(items) == [("gorilla", "parrot"), ("parrot", "yak")]
+
+
+def test_an_inversion_after_only_is_the_next_clause():
+    items = rule_decompose("The kettle whistles and only then does a woman answer the door.")
+    assert not [i for i in items if i.check["kind"] == "unverifiable"], [i.question for i in items]
+    assert _order(items) == [("kettle whistles", "speech")]
