@@ -72,7 +72,7 @@ SPEECH_VERBS = re.compile(
     r"\b(speak|speaks|speaking|spoke|speech|say|says|said|saying|talk|talks|talking|voice|voices|narrat\w*|"
     r"announce\w*|whisper\w*|shout\w*|reads|reading|utter\w*|speaker|conversation|answer\w*|repl(?:y|ies|ied)|"
     r"respond\w*|asks?|asked|asking|greet\w*|remark\w*|tells?|telling|told|exclaim\w*|explain\w*|declar\w*|"
-    r"recit\w*|calls? out|narrator|announcer)\b", re.IGNORECASE)
+    r"recit\w*|calls? out|narrator|announcer|count(?:s|ing|ed)?\s+(?:out\s+loud|aloud))\b", re.IGNORECASE)
 # AudioSet's "Source-ambiguous sounds" (generic impact, surface contact, deformable shell, onomatopoeia,
 # other sourceless): in YAMNet's class map the run from "Bang" to "Pulse", plus three impact words listed
 # elsewhere. They say how a sound sounds, not what made it.
@@ -175,7 +175,7 @@ def source_ambiguous() -> frozenset[str]:
     return frozenset([lab for lab in labels[i:j + 1] if lab != "Silence"] + [x for x in _AMBIGUOUS_EXTRA if x in labels])
 
 
-_DET = re.compile(r"^(?:the|a|an|some|that|this|those|these|one|two|three|four|five|several|loud|soft|quiet|distant|faint|short|brief|"
+_DET = re.compile(r"^(?:the|a|an|some|that|this|those|these|one|two|three|four|five|several|loud|soft|quiet|distant|faint|short|brief|just|only|merely|"
                   r"single|small|little|big|large)\s+", re.IGNORECASE)
 
 

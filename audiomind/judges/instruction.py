@@ -250,10 +250,32 @@ def _keeps_place(x: str) -> bool:
                           x, re.IGNORECASE))
 
 
+# an operation said in the passive, its sound first ('a couple of coughs should be added', 'the coins are to
+# be removed', 'the whip needs to be replaced with a clang'): read as the active form with the same words
+_PASSIVE = re.compile(
+    r"^(?P<lead>(?:.*[,;:]\s+)?)(?P<x>[^,;:]+?)\s+(?:should|must|needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to|"
+    r"ought\s+to|can|could|will|shall|may)\s+(?:be|get)\s+(?P<verb>added|inserted|included|put|placed|overlaid|"
+    r"mixed\s+in|brought\s+in|removed|deleted|cut(?:\s+out)?|taken\s+out|dropped|muted|silenced|erased|"
+    r"replaced|swapped(?:\s+out)?|exchanged)\b(?P<rest>.*)$", re.IGNORECASE)
+_ACTIVE = {"added": "add", "inserted": "insert", "included": "include", "put": "put", "placed": "place",
+           "overlaid": "overlay", "mixed in": "mix in", "brought in": "bring in", "removed": "remove",
+           "deleted": "delete", "cut": "cut", "cut out": "cut out", "taken out": "take out", "dropped": "drop",
+           "muted": "mute", "silenced": "silence", "erased": "erase", "replaced": "replace", "swapped": "swap",
+           "swapped out": "swap out", "exchanged": "exchange"}
+
+
+def _active(s: str) -> str:
+    m = _PASSIVE.match(s)
+    if not m:
+        return s
+    verb = _ACTIVE[" ".join(m.group("verb").lower().split())]
+    return f"{m.group('lead')}{verb} {m.group('x').strip()}{m.group('rest')}"
+
+
 def read_instruction(instruction: str) -> Reading | None:
     """(operation, added, removed) from an edit instruction, or None when it says no add, remove or replace."""
     s = " ".join(instruction.strip().split()).rstrip(".!?")
-    s = _POLITE_TAIL.sub("", _POLITE.sub("", s)).strip()
+    s = _active(_POLITE_TAIL.sub("", _POLITE.sub("", s)).strip())
     if not s:
         return None
     for attempt in (s, _moved_place(s)):

@@ -87,3 +87,14 @@ def test_an_interjection_first_and_a_determiner_that_looks_like_a_pronoun():
         "delete", [], ["that barking dog at the end"])
     assert read_instruction("the hum, take it out please") == ("delete", [], ["the hum"])
     assert read_instruction("OK so, could you add a gong at the start?") == ("add", ["a gong at the start"], [])
+
+
+def test_an_operation_in_the_passive_reads_as_its_active_form():
+    # 'should be added' was read as a replacement of the clause before it by the word 'added'
+    assert read_instruction("Once the train has left, the sound of a whistle should be added.") == (
+        "add", ["the sound of a whistle once the train has left"], [])
+    assert read_instruction("The hiss in the background has to be taken out.") == (
+        "delete", [], ["The hiss in the background"])
+    assert read_instruction("The car horn needs to be replaced by a bicycle bell.") == (
+        "replace", ["a bicycle bell"], ["The car horn"])
+    assert read_instruction("The man's cough is to be muted") == ("delete", [], ["The man's cough"])

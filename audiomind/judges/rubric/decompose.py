@@ -43,7 +43,8 @@ SOUND_VERB = re.compile(r"\b(struck|strikes?|hit|hits|rings?|ringing|rang|plays?
                         r"blowing|sounds?|rattles?|drips?|roars?|crash(?:es|ing)?|slams?|creaks?|taps?|tapping|"
                         r"honks?|whistles?|tolls?|tolling|clangs?|thuds?|pops?|pours?)\b", re.IGNORECASE)
 SEQ = re.compile(r"\s*(?:,\s*)?\b(?:(?:and\s+)?only\s+(?=after|then|once|when)|)(?:and then|then|followed by|after which|after that|afterwards?|and finally|finally|"
-                 r"later|subsequently|"
+                 r"later|subsequently|(?:toward|towards|near|close\s+to)\s+the\s+(?:very\s+)?end|"
+                 r"at\s+the\s+(?:very\s+)?end(?=\s*,)|"
                  # 'three pings; right after, a man speaks': an adverb, the clause after it comes next
                  r"(?:right|just|straight|soon|shortly|immediately|directly)\s+after(?:wards?)?(?=\s*,)|"
                  # '..., and right after her a hen clucks': 'after her' with more to come is 'after that'
@@ -79,6 +80,10 @@ _REL = {"before": "after", "after": "before", "once": "before"}
 LEAD_SUB = re.compile(r"^\s*(after|once|when|as soon as|before|while|whilst|over|under|underneath|beneath|behind|amid|"
                       r"amidst|against)\b\s*(.+?),\s*(.+)$", re.IGNORECASE | re.DOTALL)
 _AT_ONCE = ("while", "whilst", "over", "under", "underneath", "beneath", "behind", "amid", "amidst", "against")
+# a clause that names a sound to be missing ('no music', 'without any talking', 'there is no traffic')
+NEGATED = re.compile(r"^\s*(?:(?:there\s+is|there's|there\s+are|with)\s+)?(?:no|without(?:\s+any)?|not\s+any|never\s+any)"
+                     r"\s+(?!one\b|doubt\b|more\b|longer\b)(.+)$", re.IGNORECASE)
+NOBODY = re.compile(r"^\s*(?:no\s*one|nobody|no\s+person|not\s+a\s+(?:word|voice))\b", re.IGNORECASE)
 SIMILE = re.compile(r"^\s*(?:like|as if|as though|resembling|similar to|reminiscent of)\b", re.IGNORECASE)
 # the speaker label of a transcript turn, right before its (masked) quote: 'Man:', 'Woman 2:', 'Announcer:'
 TURN_LABEL = re.compile(r"(?:^|(?<=\s))([A-Z][A-Za-z]+(?:\s+\d+)?):\s*(?=\x00)")
@@ -119,7 +124,8 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
         quotes.append(m.group(0))
         return f"\x00{len(quotes) - 1}\x00"
 
-    instruction = re.sub(r"\s*\(\s*\d+\s*\)", "", instruction)  # 'two (2) times': the digits restate the word
+    # 'two (2) times', 'from one to five (1, 2, 3, 4, 5)': digits in brackets restate the words
+    instruction = re.sub(r"\s*\(\s*\d+(?:\s*[,;-]\s*\d+)*\s*\)", "", instruction)
     # a numbered list ('1) a man speaks, 2) an organ plays'): its items in their order
     instruction = re.sub(r"(?:^|(?<=[\s,;]))\(?(\d)\)\s*", lambda m: "" if m.group(1) == "1" else " then ",
                          instruction).strip()
@@ -214,7 +220,7 @@ def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
     parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\b(?:the|for\s+the)\s+(?:whole|entire)\s+time\b|\ball\s+the\s+(?:time|while)\b|\b(?:for\s+)?as\s+long\s+as\b|\bwith\b(?!\s+(?:a|an|the|some)\s+(?:[a-z-]+\s+){0,2}\x00)|\bduring\b|\bamid(?:st)?\b|\baccompanied by\b|"
                                  r"\bbehind\b|\bbeneath\b|\bunderneath\b|\bon top of\b|\balongside\b|\balong with\b|"
                                  r"\bover\b(?!\s*(?:[,.;!?]|$))|\bas\b(?!\s*(?:[,.;!?]|$))|"
-                                 r"\band\b)(?!\s*\x00)\s*", chunk)
+                                 r"\band\b|(?=\bwithout\b))(?!\s*\x00)\s*", chunk)
              if p.strip(" ,.;")]
     # a comma between adjectives is no clause break: 'a slow, soft melody' (the part before it is an article
     # and one word that names no sound)
@@ -283,7 +289,7 @@ def _sound_phrase(clause: str) -> str:
                r"quick|fast|slow|slowly|quickly|upbeat|lively|energetic|calm|gentle|leisurely|loud|loudly|quiet|"
                r"quietly|softly|in the background|in the foreground|(?:along\s+)?on top|repeatedly|again|is heard|are heard|"
                r"can be heard|there is|there are|sound|sounds|plays?|playing|first|finally|afterwards?|then|"
-               r"throughout|a|an|the)(?![\w-])", " ", p, flags=re.IGNORECASE)
+               r"throughout|just|only|merely|at all|a|an|the)(?![\w-])", " ", p, flags=re.IGNORECASE)
     # a verb of taking turns names no sound ('an oboe takes over', 'a flute joins in')
     p = re.sub(r"\b(?:takes?|taking|joins?|joining|comes?|coming|kicks?)(?:\s+(?:over|in)\b|\s*$)|\b(?:enters?|"
                r"follows?|starts?|begins?|continues?|answers?|responds?|replies?|closes?|opens?)\b(?:\s+(?:it|them)\b)?",
@@ -311,6 +317,15 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
             quoted = None  # "a choir holds an 'aah'": the quote names a sound, it is no words said
             clause = clause.replace("'", "").replace('"', "")
         locator: dict[str, Any] | None = None
+        neg = NEGATED.match(clause)
+        if (neg and not quoted and ev.is_speech_phrase(neg.group(1))) or NOBODY.match(clause):
+            add("Is the audio free of speech?", "speech", clause, {"kind": "no_speech"})  # 'no one speaks'
+            continue
+        if neg and not quoted:  # 'no music, just coins': a sound that must not be there
+            phrase = _sound_phrase(neg.group(1))
+            if ev.phrase_labels(phrase) or ev.phrase_gloss(phrase) is not None or ev.sounding_animal(phrase):
+                add(f"Is the sound of '{phrase}' absent?", "sound_event", clause, {"kind": "absent", "phrase": phrase})
+            continue  # ('without pausing' names no sound)
         if quoted or ev.is_speech_phrase(clause):
             if not speech_seen:
                 add("Is there speech in the audio?", "speech", clause, {"kind": "speech_present"})

@@ -119,6 +119,8 @@ def sound_phrases(items: list[RubricItem]) -> list[str]:
         if not it.kept:
             continue
         c = it.check
+        if c.get("kind") == "absent":  # measured, but it takes no sound: it is one that must not be there
+            continue
         locs = [c] if c.get("kind") in ("sound", "count") else [c.get("first") or {}, c.get("second") or {}]
         for loc in locs:
             ph = loc.get("phrase")
@@ -160,7 +162,9 @@ def measure(session: JudgeSession, facts: Facts, items: list[RubricItem]) -> Sce
         i = gaps.index(min(gaps))
         bursts[i:i + 2] = [bursts[i].model_copy(update={"end_s": bursts[i + 1].end_s})]
     phrases = sound_phrases(items)
-    if bursts and phrases:
+    missing = [it.check["phrase"] for it in items if it.kept and it.check.get("kind") == "absent"
+               and it.check["phrase"] not in phrases]
+    if bursts and (phrases or missing):
         ev.tag_windows(session, "a0", [ev.onset_window(s.start_s, s.end_s, facts.duration_s) for s in bursts],
                        "sound items: tags over windows that start at each separate sound's onset")
     facts = ev.read(session, "a0")
@@ -181,7 +185,7 @@ def measure(session: JudgeSession, facts: Facts, items: list[RubricItem]) -> Sce
             pitch = typed_output(call.output, PitchOutput)
             scene.span_f0[f"{float(a['start_s']):.3f}-{float(a['end_s']):.3f}"] = pitch.median_f0_hz if pitch else None
     events = facts.tags.events if facts.tags is not None else []
-    for ph in phrases:
+    for ph in phrases + missing:
         per = []
         for src in scene.sources:
             a, b = bursts[src[0]].start_s, bursts[src[-1]].end_s
@@ -335,6 +339,17 @@ def _turns(f: Facts) -> list[Span]:
     return f.speech_segments
 
 
+def _first_word(f: Facts) -> Span | None:
+    """The first recognised word that lies in voice activity (its span), or None without word times."""
+    if f.transcript is None or not f.transcript.words:
+        return None
+    for w in sorted(f.transcript.words, key=lambda w: w.start_s):
+        mid = (w.start_s + w.end_s) / 2
+        if any(s.start_s - 0.1 <= mid <= s.end_s + 0.1 for s in f.speech_segments):
+            return Span(start_s=w.start_s, end_s=w.end_s)
+    return None
+
+
 def locate(loc: dict[str, Any], scene: Scene) -> Placement:
     f = scene.facts
     if loc.get("kind") == "speech":
@@ -349,6 +364,11 @@ def locate(loc: dict[str, Any], scene: Scene) -> Placement:
                 return Placement(status="absent", how=f"'{words}' is not in the transcript '{ev._short(f.text, 12)}'")
         nth = int(loc.get("nth", 0))
         turns = _turns(f) if nth else f.speech_segments
+        first_word = _first_word(f)
+        if not nth and first_word is not None:  # voice activity also fires on a laugh or a tone before the words
+            return Placement(onset_s=first_word.start_s, spans=[first_word],
+                             how=f"speech starts at {first_word.start_s:.2f} s (the first recognised word inside "
+                                 "voice activity)")
         if len(turns) > nth:
             t = turns[nth]
             return Placement(onset_s=t.start_s, spans=[t], how=(f"speaker {nth + 1} starts at {t.start_s:.2f} s"
@@ -408,6 +428,9 @@ def verify(item: RubricItem, scene: Scene) -> tuple[float, str, bool]:
     if kind == "speech_present":
         p = _sig((f.speech_s - 0.3) / 0.1)
         return _p(p), f"voice activity {f.speech_s:.2f} s; p = sigmoid((s - 0.3) / 0.1)", True
+    if kind == "no_speech":
+        p = 1.0 - _sig((f.speech_s - 0.3) / 0.1)
+        return _p(p), f"voice activity {f.speech_s:.2f} s; p = 1 - sigmoid((s - 0.3) / 0.1)", True
     if kind == "gender":
         return _gender(c, scene)
     if kind == "words":
@@ -433,6 +456,10 @@ def verify(item: RubricItem, scene: Scene) -> tuple[float, str, bool]:
         return _p(p), f"{w:.2f} words per second of speech (fast above ~3)", True
     if kind == "sound":
         return _sound(c["phrase"], scene)
+    if kind == "absent":  # the other side of presence: as sure as the presence check is, or open
+        p, why, ok = _sound(c["phrase"], scene)
+        return (_p(1.0 - p), f"its presence: p = {p:.2f} ({why})", True) if ok else _unverifiable(
+            f"its presence cannot be told ({why})")
     if kind == "count":
         return _count(c["phrase"], int(c["n"]), scene)
     if kind == "order":

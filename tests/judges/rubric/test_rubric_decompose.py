@@ -196,3 +196,23 @@ def test_an_inversion_after_only_is_the_next_clause():
     items = rule_decompose("The kettle whistles and only then does a woman answer the door.")
     assert not [i for i in items if i.check["kind"] == "unverifiable"], [i.question for i in items]
     assert _order(items) == [("kettle whistles", "speech")]
+
+
+def test_a_sound_said_to_be_missing_is_an_absence_not_a_presence():
+    """'No music, just ...' asked for music before (and scored its absence as a failure)."""
+    items = rule_decompose("No music at all, only a kettle whistling; then a girl says 'tea is ready'.")
+    kinds = {i.check["kind"]: i.check.get("phrase") for i in items}
+    assert kinds.get("absent") == "music" and "music" not in [i.check.get("phrase") for i in items
+                                                              if i.check["kind"] == "sound"]
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["kettle whistling"]
+    items = rule_decompose("Wind blows without anybody talking.")
+    assert [i.check["kind"] for i in items] == ["sound", "no_speech"]
+    assert [i.check["kind"] for i in rule_decompose("Nobody speaks while the clock ticks.")] == ["no_speech", "sound"]
+    assert "absent" not in [i.check["kind"] for i in rule_decompose("A man speaks without pausing.")]
+
+
+def test_toward_the_end_is_a_place_in_the_order_and_bracketed_digits_restate_words():
+    items = rule_decompose("Thunder rumbles at first; near the very end, a boy shouts 'run'.")
+    assert _order(items) == [("thunder rumbles", "speech")]
+    items = rule_decompose("A girl counts aloud from one to four (1, 2, 3, 4).")
+    assert [i.check["kind"] for i in items] == ["speech_present", "gender"]
