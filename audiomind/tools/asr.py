@@ -22,6 +22,13 @@ MAX_WORDS_IN_OUTPUT = 2000  # keep traces compact for long recordings
 MAX_SEGMENT_CLAIMS = 60
 VAD_THRESHOLD = 0.5
 NO_SPEECH_PROB = 0.5  # Whisper's own no-speech estimate above which a VAD-silent segment is dropped
+# One beam-search decode at temperature 0, no sampled fallback: Whisper's fallback samples at rising
+# temperatures from an unseeded generator (ctranslate2 has no per-call seed), so the same clip gave different
+# words from run to run ('One moment, please.' / 'one-moment plane'); a trace must be reproducible.
+TEMPERATURE = 0.0
+# What the fallback guarded against, checked instead: a segment whose text compresses this well (gzip) is a
+# runaway repetition (Whisper's own compression_ratio_threshold), e.g. ' . . .' written on a synth bass.
+MAX_COMPRESSION_RATIO = 2.4
 LONG_WINDOW_S = 180.0  # a longer window is transcribed only where Silero VAD finds speech (see speech_pieces)
 SPEECH_PAD_S = 1.0  # context kept either side of each speech segment in a long window
 SPEECH_GAP_S = 2.0  # speech segments closer than this are transcribed together
@@ -80,12 +87,17 @@ class AsrSegment(ToolOutput):
 
 
 class DroppedSegment(ToolOutput):
-    """A segment Whisper marked as no-speech where Silero VAD found no speech either (left out)."""
+    """A segment left out of the transcript: Whisper marked it as no-speech where Silero VAD found no speech
+    either, or its text is a runaway repetition (Whisper's own failed-decode test)."""
 
     start: float = Field(description="segment start (s)")
     end: float = Field(description="segment end (s)")
     text: str = Field(description="what Whisper wrote for it")
     no_speech_prob: float = Field(description="Whisper's no-speech probability (0-1)")
+    reason: Literal["no_speech", "repetition"] = Field(
+        "no_speech", description="no_speech: Whisper and Silero VAD agree there is no speech; repetition: the text "
+                                 f"compresses more than {MAX_COMPRESSION_RATIO:g}x (gzip), a runaway decode")
+    compression_ratio: float | None = Field(None, description="gzip compression ratio of the text (repetition only)")
 
 
 class LanguageCandidate(ToolOutput):
@@ -113,7 +125,8 @@ class AsrOutput(ToolOutput):
     timing_refined_with_vad: bool | None = Field(None, description="word edges snapped to Silero VAD; None "
                                                                    "when skipped")
     dropped_non_speech_segments: list[DroppedSegment] = Field(
-        default_factory=list, description="segments dropped as non-speech (Whisper and VAD agree)")
+        default_factory=list, description="segments left out: non-speech (Whisper and VAD agree) or a runaway "
+                                          "repetition (see each one's reason)")
     coverage: Coverage | None = Field(None, description="the stretches Whisper transcribed (artifact time): the whole "
                                                         "window, or in a long window only Silero's speech")
 
@@ -170,6 +183,7 @@ def _transcribe(args: AsrArgs, language: str | None, clip, probs, rel: float, of
             beam_size=args.beam_size,
             word_timestamps=True,
             vad_filter=args.vad_filter,
+            temperature=TEMPERATURE,
             condition_on_previous_text=False,  # fewer runaway repetitions on long or odd audio
         )
         raw_segments = list(seg_iter)
@@ -177,7 +191,12 @@ def _transcribe(args: AsrArgs, language: str | None, clip, probs, rel: float, of
         s_start, s_end = s.start + rel, s.end + rel  # window time (probs are per window frame)
         if probs is not None and s.no_speech_prob > NO_SPEECH_PROB and not _has_speech(probs, s_start, s_end):
             dropped.append({"start": _r(s_start + offset, 2), "end": _r(s_end + offset, 2), "text": s.text.strip(),
-                            "no_speech_prob": _r(s.no_speech_prob)})
+                            "no_speech_prob": _r(s.no_speech_prob), "reason": "no_speech"})
+            continue
+        if s.compression_ratio > MAX_COMPRESSION_RATIO:
+            dropped.append({"start": _r(s_start + offset, 2), "end": _r(s_end + offset, 2), "text": s.text.strip(),
+                            "no_speech_prob": _r(s.no_speech_prob), "reason": "repetition",
+                            "compression_ratio": _r(s.compression_ratio, 2)})
             continue
         words = []
         for w in s.words or []:

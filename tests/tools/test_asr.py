@@ -93,6 +93,23 @@ def test_asr_drops_whisper_no_speech_hallucination_on_silence(silence_clip, tool
     assert all(d["no_speech_prob"] > 0.5 for d in res.output["dropped_non_speech_segments"])
 
 
+def test_asr_drops_a_runaway_repetition_on_a_synth_bass_and_gives_the_same_output_every_run(tmp_path, tool_runner):
+    """Silero VAD fires on a low synth bass under a shaker, so Whisper runs; at temperature 0 it writes ' . .'
+    (the text compresses far beyond 2.4x). That segment is dropped with its reason, and with no sampled
+    fallback three runs give the same output."""
+    bass = synth.melody(["C2", "C2", "G2", "C2", "F2", "C2", "G2", "C2"], tmp_path / "bass.wav", note_s=0.4,
+                        lead_s=0.1, program=38)
+    shaker = synth.midi_track([(0.1 + 0.2 * i, 0.1, 82, 110) for i in range(16)], tmp_path / "shaker.wav", channel=9)
+    clip = synth.mix(bass, shaker, tmp_path / "mix.wav", b_gain_db=-4.0, offset_s=0.2)
+    runs = [tool_runner(asr, {}, clip).output for _ in range(3)]
+    assert runs[0] == runs[1] == runs[2]
+    out = runs[0]
+    assert "skipped" not in out, "Silero VAD no longer fires on the bass: this test no longer runs Whisper"
+    assert out["text"] == "" and out["n_words"] == 0
+    rep = [d for d in out["dropped_non_speech_segments"] if d["reason"] == "repetition"]
+    assert rep and all(d["compression_ratio"] > 2.4 for d in rep), out["dropped_non_speech_segments"]
+
+
 @pytest.mark.slow  # loads the 145 MB multilingual model (assembled into the cache on first use)
 def test_asr_base_detects_english(fox_clip, tool_runner):
     res = tool_runner(asr, {"model": "base"}, fox_clip.path)
