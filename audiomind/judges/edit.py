@@ -595,6 +595,40 @@ def check_position(pos: Position | None, c: Change, pe: PairEvidence, fe: Facts)
     return c.end_s <= start + tol, f"ends at {c.end_s:.2f} s; {what} starts at {start:.2f} s"
 
 
+def check_removed_position(pos: Position | None, c: Change, fo: Facts) -> tuple[bool | None, str]:
+    """(satisfied, how) for where an instruction says the removed sound was ('the pickaxe at the very start',
+    'the cough after the speech'), on the original's timeline against the rest of its material (voice activity
+    and sound events outside the removed stretch); None when it gives no place or cannot be checked."""
+    if pos is None or pos.relation == "background" or c.orig_start_s is None or c.orig_end_s is None:
+        return None, ""
+    a, b, tol = c.orig_start_s, c.orig_end_s, 0.15
+
+    def outside(spans: list[tuple[float, float]]) -> list[tuple[float, float]]:
+        return [(x, y) for x, y in spans if y - x > 0.05 and not (a - 0.05 <= (x + y) / 2 <= b + 0.05)]
+
+    speech = outside([(s.start_s, s.end_s) for s in fo.speech_segments])
+    if pos.relation in ("start", "end", "middle"):
+        other = speech + outside([(e.start_s, e.end_s) for e in fo.nonspeech_events()])
+        if not other:
+            return None, "nothing else in the original to place it against"
+        first, last = min(x for x, _ in other), max(y for _, y in other)
+        ok = {"start": a <= first + tol, "end": b >= last - tol, "middle": first < a and b < last}[pos.relation]
+        return ok, f"removed at {a:.2f}-{b:.2f} s; the rest of the original spans {first:.2f}-{last:.2f} s"
+    ref = pos.reference or ""
+    if _SPEECH_REF.search(ref) or ev.is_speech_phrase(ref):
+        spans, what = speech, "the speech"
+    else:
+        labels = [lab for lab, _ in ev.phrase_labels(ref)] if ref else []
+        spans, what = outside(ev.spans(fo, labels)), f"'{ref}'"
+    if not spans:
+        return None, f"{what} is not found in the original to place it against"
+    if pos.relation == "after":
+        end = max(y for _, y in spans)
+        return a >= end - tol, f"removed from {a:.2f} s; {what} ends at {end:.2f} s in the original"
+    start = min(x for x, _ in spans)
+    return b <= start + tol, f"removed up to {b:.2f} s; {what} starts at {start:.2f} s in the original"
+
+
 # ---------------------------------------------------------------- step 5: effectiveness
 
 
@@ -655,7 +689,8 @@ def check_effectiveness(exp: EditExpectation, pe: PairEvidence, facts: dict[str,
                     idn = identity(core, side, facts, dn if side_name == "new" else dg,
                                    "a1" if side_name == "new" else "a0", other=other)
                     also[k] = idn.p
-                    ok, where = check_position(pos, ce.change, pe, fe) if side_name == "new" else (None, "")
+                    ok, where = (check_position(pos, ce.change, pe, fe) if side_name == "new"
+                                 else check_removed_position(pos, ce.change, fo))
                     s = (0.4 + 0.6 * idn.p) * (0.25 if ok is False else 1.0)
                     note = ""
                     if expected == "removed" and idn.verdict != "contradicted":

@@ -72,7 +72,9 @@ SPEECH_VERBS = re.compile(
     r"\b(speak|speaks|speaking|spoke|speech|say|says|said|saying|talk|talks|talking|voice|voices|narrat\w*|"
     r"announce\w*|whisper\w*|shout\w*|reads|reading|utter\w*|speaker|conversation|answer\w*|repl(?:y|ies|ied)|"
     r"respond\w*|asks?|asked|asking|greet\w*|remark\w*|tells?|telling|told|exclaim\w*|explain\w*|declar\w*|"
-    r"recit\w*|calls? out|narrator|announcer|count(?:s|ing|ed)?\s+(?:out\s+loud|aloud))\b", re.IGNORECASE)
+    r"recit\w*|calls? out|narrator|announcer|count(?:s|ing|ed)?\s+(?:out\s+loud|aloud)|words)\b", re.IGNORECASE)
+# 'in Spanish', 'of Irish': a capitalised word after 'in' / 'of' that may name a language (WordNet decides)
+IN_LANGUAGE = re.compile(r"\b(?:in|of)\s+([A-Z][a-z]+)\b(?!\s+(?:style|music|songs?|folk|guitar|rhythms?|tunes?|melod))")
 # AudioSet's "Source-ambiguous sounds" (generic impact, surface contact, deformable shell, onomatopoeia,
 # other sourceless): in YAMNet's class map the run from "Bang" to "Pulse", plus three impact words listed
 # elsewhere. They say how a sound sounds, not what made it.
@@ -440,6 +442,9 @@ def is_speech_phrase(phrase: str) -> bool:
     """A phrase about speech: a speaking verb ("says", "talks", "voice") or quoted words. A verb of dialogue
     alone ('answers', 'replies') is speech unless WordNet says its subject is no person ('a piccolo')."""
     if quoted_text(phrase) is not None:
+        return True
+    # 'counting in Spanish', 'a few words of Irish': something in a language is speech
+    if any(lexicon.names_language(m.group(1)) for m in IN_LANGUAGE.finditer(phrase)):
         return True
     hits = list(SPEECH_VERBS.finditer(phrase))
     if not hits:

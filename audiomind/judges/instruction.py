@@ -73,9 +73,11 @@ _DEL = re.compile(rf"^(?:{_DEL_VERB})\s+(?P<x>.+)$", re.IGNORECASE)
 # 'take the bongos out', 'get the dog barking out of this', 'pull the pad out from under the voice'
 _DEL_PARTICLE = re.compile(r"^(?:take|cut|leave|edit|strip|pull|get|knock|chop|trim|keep)\s+(?P<x>.+?)\s+"
                            r"(?:out|away|off)\b(?:\s+(?:of|from)\b.*|\s+the\s+\w+)?$", re.IGNORECASE)
-_GONE = re.compile(r"^(?:i\s+(?:want|need|'d\s+like)\s+)?(?P<x>.+?)\s+(?:should|must|has\s+to|have\s+to|needs?\s+to|"
+_GONE = re.compile(r"^(?:i\s+(?:want|need|'d\s+like)\s+)?(?P<x>.+?)\s+(?:(?:should|must|has\s+to|have\s+to|needs?\s+to|"
                    r"can|could)\s+(?:go|disappear|come\s+out|be\s+(?:removed|deleted|gone|cut|muted|dropped|taken\s+out|"
-                   r"silenced|left\s+out))\b.*$", re.IGNORECASE)
+                   r"silenced|left\s+out))\b.*|"
+                   # 'car engine goes, the lady stays': the verb closes its clause ('a bell goes off' is no removal)
+                   r"(?:goes|has\s+got\s+to\s+go|disappears|comes\s+out)(?:\s*[,;].*)?)$", re.IGNORECASE)
 _WANT_GONE = re.compile(r"^i\s+(?:want|need|'d\s+like|would\s+like)\s+(?P<x>.+?)\s+(?:gone|removed|deleted|out|"
                         r"taken\s+out|cut|muted)\b.*$", re.IGNORECASE)
 _UNWANTED = re.compile(r"^i\s+(?:don't|do\s+not)\s+(?:want|need|like)\s+(?P<x>[^,]+?)(?:\s+(?:in\s+there|in\s+here|"
@@ -253,8 +255,8 @@ def _keeps_place(x: str) -> bool:
 # an operation said in the passive, its sound first ('a couple of coughs should be added', 'the coins are to
 # be removed', 'the whip needs to be replaced with a clang'): read as the active form with the same words
 _PASSIVE = re.compile(
-    r"^(?P<lead>(?:.*[,;:]\s+)?)(?P<x>[^,;:]+?)\s+(?:should|must|needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to|"
-    r"ought\s+to|can|could|will|shall|may)\s+(?:be|get)\s+(?P<verb>added|inserted|included|put|placed|overlaid|"
+    r"^(?P<lead>(?:.*[,;:]\s+)?)(?P<x>[^,;:]+?)\s+(?:(?:should|must|needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to|"
+    r"ought\s+to|can|could|will|shall|may)\s+(?:be|get)|is|are|gets?|ha(?:s|ve)\s+been)\s+(?P<verb>added|inserted|included|put|placed|overlaid|"
     r"mixed\s+in|brought\s+in|removed|deleted|cut(?:\s+out)?|taken\s+out|dropped|muted|silenced|erased|"
     r"replaced|swapped(?:\s+out)?|exchanged)\b(?P<rest>.*)$", re.IGNORECASE)
 _ACTIVE = {"added": "add", "inserted": "insert", "included": "include", "put": "put", "placed": "place",
@@ -272,10 +274,20 @@ def _active(s: str) -> str:
     return f"{m.group('lead')}{verb} {m.group('x').strip()}{m.group('rest')}"
 
 
+# 'make it so that a truck pulls away in the background': the state the edit should leave
+_STATE_FRAME = re.compile(r"^(?:make\s+(?:it\s+)?(?:so\s+)?that|make\s+sure(?:\s+that)?|see\s+to\s+it\s+that|"
+                          r"arrange\s+(?:it\s+|things\s+)?so\s+that|set\s+it\s+up\s+so(?:\s+that)?)\s+(?P<x>.+)$",
+                          re.IGNORECASE)
+
+
 def read_instruction(instruction: str) -> Reading | None:
     """(operation, added, removed) from an edit instruction, or None when it says no add, remove or replace."""
     s = " ".join(instruction.strip().split()).rstrip(".!?")
-    s = _active(_POLITE_TAIL.sub("", _POLITE.sub("", s)).strip())
+    s = _POLITE_TAIL.sub("", _POLITE.sub("", s)).strip()
+    state = _STATE_FRAME.match(s)
+    if state:  # the state asked for: an edit verb inside it reads as usual, else it names what is new
+        return read_instruction(state.group("x")) or _state(_clean(state.group("x")))
+    s = _active(s)
     if not s:
         return None
     for attempt in (s, _moved_place(s)):
@@ -286,6 +298,17 @@ def read_instruction(instruction: str) -> Reading | None:
             if got is not None and all(got[1] + got[2]) and (got[1] or got[2]):
                 return got
     return None
+
+
+def _state(x: str) -> Reading | None:
+    """A state with no edit verb: 'a truck pulls away where the chainsaw is now' replaces the chainsaw; 'a truck
+    is pulling away in the background' adds it."""
+    for rx in (_WHERE_TAIL, _INSTEAD_TAIL):
+        m = rx.match(x)
+        if m and not _PLACE_NOT_SOUND.search(m.group("x")):
+            return "replace", [_new_sound(m.group("rest"))], [_where_target(m.group("x"))]
+    x = re.sub(r"^there\s+(?:is|are|'s)\s+", "", x, flags=re.IGNORECASE)
+    return ("add", [x], []) if x else None
 
 
 def _moved_place(s: str) -> str | None:

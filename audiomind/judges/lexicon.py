@@ -119,7 +119,7 @@ def wordnet_dir() -> Path | None:
 @functools.lru_cache(maxsize=4)
 def _index(pos: str) -> dict[str, tuple[int, list[int]]]:
     """lemma -> (how often its senses are tagged in WordNet's sense-tagged corpus, byte offsets of its
-    synsets in data.<pos>, most frequent sense first), for pos 'noun' or 'adj'."""
+    synsets in data.<pos>, most frequent sense first), for pos 'noun', 'verb' or 'adj'."""
     d = wordnet_dir()
     if d is None or not (d / f"index.{pos}").is_file():
         return {}
@@ -142,6 +142,36 @@ def mostly_adjective(word: str) -> bool:
     """Is the word used as an adjective more often than as a noun ('low', 'high'; not 'bass', 'celesta')?"""
     w = word.lower().replace(" ", "_")
     return _index("adj").get(w, (0, []))[0] > _index("noun").get(w, (0, []))[0]
+
+
+def mostly_verb(word: str) -> bool:
+    """Is a third-person form ('runs', 'pulls', 'fades') used as a verb clearly more often than its stem as a
+    noun (twice as often in WordNet's tagged corpus, and at least 3 times)? 'birds', 'horns', 'waves' are not."""
+    w = word.lower()
+    stems = [w[:-1]] + ([w[:-2]] if w.endswith("es") else []) + ([w[:-3] + "y"] if w.endswith("ies") else [])
+    verb = max(_index("verb").get(x, (0, []))[0] for x in stems)
+    noun = max(_index("noun").get(x, (0, []))[0] for x in stems)
+    return w.endswith("s") and verb >= 3 and verb >= 2 * noun
+
+
+@functools.lru_cache(maxsize=1024)
+def names_language(word: str) -> bool:
+    """Does one of the word's noun senses (any, not only the most frequent) name a language ('Spanish',
+    'Irish', 'Tagalog')? False without WordNet."""
+    index = _noun_index()
+    for form in _base_forms(word):
+        for off in index.get(form, (0, []))[1]:
+            todo, seen = list(_synset(off)[1]), set()
+            while todo and len(seen) < 40:
+                h = todo.pop(0)
+                if h in seen:
+                    continue
+                seen.add(h)
+                lem, up, _ = _synset(h)
+                if "language" in lem:
+                    return True
+                todo.extend(up)
+    return False
 
 
 @functools.lru_cache(maxsize=1)

@@ -41,9 +41,11 @@ MUSIC = re.compile(r"\b(music|melody|melodies|tune|song|playing|plays|chord|beat
 SOUND_VERB = re.compile(r"\b(struck|strikes?|hit|hits|rings?|ringing|rang|plays?|playing|clicks?|clicking|bangs?|"
                         r"knocks?|knocking|chimes?|chiming|beeps?|beeping|buzz\w*|shakes?|shaken|shaking|blows?|"
                         r"blowing|sounds?|rattles?|drips?|roars?|crash(?:es|ing)?|slams?|creaks?|taps?|tapping|"
-                        r"honks?|whistles?|tolls?|tolling|clangs?|thuds?|pops?|pours?)\b", re.IGNORECASE)
+                        r"honks?|whistles?|tolls?|tolling|clangs?|thuds?|pops?|pours?|claps?|clapping)\b", re.IGNORECASE)
 SEQ = re.compile(r"\s*(?:,\s*)?\b(?:(?:and\s+)?only\s+(?=after|then|once|when)|)(?:and then|then|followed by|after which|after that|afterwards?|and finally|finally|"
-                 r"later|subsequently|(?:toward|towards|near|close\s+to)\s+the\s+(?:very\s+)?end|"
+                 r"later|subsequently|eventually|at\s+last|"
+                 # 'to finish, a man mutters ...', 'in the end, ...': what follows comes last
+                 r"(?:to\s+(?:finish|end|close|wrap\s+(?:it\s+)?up)|in\s+the\s+end)(?=\s*,)|(?:toward|towards|near|close\s+to)\s+the\s+(?:very\s+)?end|"
                  r"at\s+the\s+(?:very\s+)?end(?=\s*,)|"
                  # 'three pings; right after, a man speaks': an adverb, the clause after it comes next
                  r"(?:right|just|straight|soon|shortly|immediately|directly)\s+after(?:wards?)?(?=\s*,)|"
@@ -98,8 +100,8 @@ HEADLESS = re.compile(r"^\s*(?:\d+|one|two|three|four|five|six|seven|eight|nine|
 ORDERED = re.compile(r",?\s*\b(?:in\s+(?:this|that|the\s+following)\s+order|one\s+after\s+(?:another|the\s+other)|"
                      r"in\s+turn|in\s+sequence)\b", re.IGNORECASE)
 ADJ_ONLY = re.compile(r"^(?:a|an|the|some)\s+([a-z]+)$", re.IGNORECASE)
-ADVERB = re.compile(r"^\s*(?:(?:first(?:ly)?|at first|initially|to begin with|finally|at the end|in the end|next|"
-                    r"then|afterwards?|later)\b\s*,?\s*|"
+ADVERB = re.compile(r"^\s*(?:(?:first(?:ly)?|at first|initially|to begin with|to start(?= *,)|finally|at the end|"
+                    r"in the end|next|then|afterwards?|later|eventually|at last|meanwhile)\b\s*,?\s*|"
                     # the auxiliary of an inversion after a sequence word ('only after that does a cuckoo call')
                     r"(?:do|does|did)\s+(?=(?:a|an|the|some|this|that|his|her|their|its)\b))", re.IGNORECASE)
 
@@ -125,7 +127,7 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
         return f"\x00{len(quotes) - 1}\x00"
 
     # 'two (2) times', 'from one to five (1, 2, 3, 4, 5)': digits in brackets restate the words
-    instruction = re.sub(r"\s*\(\s*\d+(?:\s*[,;-]\s*\d+)*\s*\)", "", instruction)
+    instruction = re.sub(r"\s*\(\s*\d+(?:\s*(?:[,;-]|to|through|until)\s*\d+)*\s*\)", "", instruction)
     # a numbered list ('1) a man speaks, 2) an organ plays'): its items in their order
     instruction = re.sub(r"(?:^|(?<=[\s,;]))\(?(\d)\)\s*", lambda m: "" if m.group(1) == "1" else " then ",
                          instruction).strip()
@@ -143,6 +145,10 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
         masked = ", then ".join(said) + "."
     out: list[tuple[str, str | None]] = []
     for sentence in re.split(r"(?<=[.!?;])\s+", masked):
+        if ORDERED.search(sentence) and not ORDERED.sub(" ", sentence).strip(" ,.;:"):
+            # '...; in that order.' on its own closes a list: every clause said so far is a sequence
+            out[1:] = [(c, "after" if r in (None, "with") else r) for c, r in out[1:]]
+            continue
         if ORDERED.search(sentence):  # 'in this order: a chimp, a tiger, a bear': the list is a sequence
             start = len(out)
             out.extend(_split_sentence(ORDERED.sub(" ", sentence)))
@@ -161,6 +167,8 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
         if BARE_SUBJECT.match(c.strip(" ,.;")) or INCOMPLETE.search(c.strip(" ,.;")):
             carry = (c.strip(" ,.;"), r)
             continue
+        if merged and r == "with" and _continues_subject(c):
+            continue  # 'a car engine turns over, runs a moment and cuts out': one source doing more, no new sound
         if TRAILING_SEQ.search(c) and merged:
             c, r = TRAILING_SEQ.sub("", c), "after"
         if TRAILING_BEFORE.search(c) and merged:  # '... and a gong sounds before him': before the one before
@@ -173,16 +181,37 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
             for c, r in merged if ADVERB.sub("", c).strip(" ,.;")]
 
 
+# what may follow a verb with no subject: an object's determiner, a particle, a preposition, or nothing
+_VP_NEXT = re.compile(r"^(?:a|an|the|some|its|his|her|their|for|out|away|off|up|down|on|over|back|in|into|to|from|"
+                      r"briefly|again|once|twice|for|at|with|loudly|quietly|slowly)$", re.IGNORECASE)
+
+
+def _continues_subject(clause: str) -> bool:
+    """A clause that opens on a verb and has no subject ('runs a moment', 'cuts out', 'pulls away'): WordNet uses
+    its first word as a verb far more than as a noun, the next word is no verb, and it names no sound itself."""
+    words = clause.strip(" ,.;").split()
+    if not words or SOUND_VERB.match(words[0]) or not lexicon.mostly_verb(words[0]):
+        return False
+    return len(words) == 1 or bool(_VP_NEXT.match(words[1]))
+
+
 def _split_sentence(sentence: str) -> list[tuple[str, str | None]]:
     """One sentence's clauses (a header and its list, a clause said first, or a plain sequence)."""
     out: list[tuple[str, str | None]] = []
     colon = HEADER.match(sentence)
+    if colon and ev.is_speech_phrase(colon.group(1)) and not ev.is_speech_phrase(colon.group(2)) \
+            and not SEQ.search(colon.group(2)):
+        # 'A woman counting in Spanish: uno, dos, tres': the list after a speaking header is what is said
+        words = " ".join(colon.group(2).split()).strip(" .;")
+        return [(f"{colon.group(1).strip()} '{words}'", None)]
     if colon:  # 'Two short tunes back to back: a recorder first, a viola second': the list says it all
         body = _sequence(colon.group(2), None)
+        if BARE_NOUN.match(colon.group(1).strip()) and body and HEADLESS.match(body[0][0]):
+            # 'Castanets: five clacks, ...', 'A crow: it caws twice', 'pickaxe: three strikes': the header is
+            # what sounds
+            body[0] = (f"{colon.group(1).strip()} {body[0][0]}", body[0][1])
+            return out + body
         if len(body) >= 2:
-            if BARE_NOUN.match(colon.group(1).strip()) and HEADLESS.match(body[0][0]):
-                # 'Castanets: five clacks, ...', 'A crow: it caws twice': the header is what sounds
-                body[0] = (f"{colon.group(1).strip()} {body[0][0]}", body[0][1])
             return out + body
         sentence = colon.group(1) + ", " + colon.group(2)
     lead = LEAD_SUB.match(sentence)
@@ -217,7 +246,7 @@ def _sequence(sentence: str, rel: str | None) -> list[tuple[str, str | None]]:
 def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
     # (never split off a quotation from its speaker: "greets them with 'hello'")
     # ('over' / 'as' closing a clause are particles, not joiners: 'an oboe takes over')
-    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\b(?:the|for\s+the)\s+(?:whole|entire)\s+time\b|\ball\s+the\s+(?:time|while)\b|\b(?:for\s+)?as\s+long\s+as\b|\bwith\b(?!\s+(?:a|an|the|some)\s+(?:[a-z-]+\s+){0,2}\x00)|\bduring\b|\bamid(?:st)?\b|\baccompanied by\b|"
+    parts = [p for p in re.split(r"\s*(?:,|\bwhile\b|\bmeanwhile\b|\bin\s+the\s+meantime\b|\bat\s+the\s+same\s+time\b|\b(?:the|for\s+the)\s+(?:whole|entire)\s+time\b|\ball\s+the\s+(?:time|while)\b|\b(?:for\s+)?as\s+long\s+as\b|\bwith\b(?!\s+(?:a|an|the|some)\s+(?:[a-z-]+\s+){0,2}\x00)|\bduring\b|\bamid(?:st)?\b|\baccompanied by\b|"
                                  r"\bbehind\b|\bbeneath\b|\bunderneath\b|\bon top of\b|\balongside\b|\balong with\b|"
                                  r"\bover\b(?!\s*(?:[,.;!?]|$))|\bas\b(?!\s*(?:[,.;!?]|$))|"
                                  r"\band\b|(?=\bwithout\b))(?!\s*\x00)\s*", chunk)
