@@ -1,4 +1,110 @@
-"""Held-out judge benchmark, set v11: DOCSTRING_PLACEHOLDER
+"""Held-out judge benchmark, set v11: real recordings from the Widelands, Frozen-Bubble, Tux Typing and OpenArena
+game data, real human speech from KLettres' recorded letters and words (two men, two women), and espeak-ng
+voices of languages no earlier set spoke (fresh, built before being judged).
+
+Built blind, without reading or running any judge: nothing under audiomind/judges/ or tests/judges/ was
+opened, imported, grepped or run, no result file, benchmark runner (run_bench.py, run_edit_bench.py),
+generate.py or audiomind command was read or run, and no judge heard this audio. It reuses
+evals/judges/heldout.py (seq, overlay, _load, SR, build_rubric and build_edits: the same
+OUT/rubric/items.jsonl and OUT/edit/items.jsonl files as every earlier set, the gender bands MALE_MAX_HZ /
+FEMALE_MIN_HZ, the espeak-ng voices of v1-v6), heldout_v7.py (Kit7 and build_checked: the cache folder,
+counted_as / placed / looped / at logs, the envelope event counter, the pYIN median f0, the band test,
+check_voices, check_files, delete_in_place), heldout_v10.py (Kit10: louder, and its voice list) and the voice
+lists of heldout_v8.py and heldout_v9.py (for the distinctness check).
+
+Material (none of it used or rejected by v1-v10 or the dev checks):
+- real recordings (cut, faded, peak-normalised, 16 kHz mono), each identified by its file name and package and
+  by measurement (envelope, spectrogram). Debian widelands-data (/usr/share/games/widelands/data/sound/):
+  woodcutting/woodcutting.ogg (an axe chopping wood: four chops one second apart, 4.0 s; its first n chops are
+  cut out as n chops), stonecutting/stonemason.ogg (three taps of a chisel on stone, each ringing at 6.3 kHz,
+  3.3 s), smiths/sharpening.ogg (0-3 s: a blade drawn along a whetstone, eight strokes; never counted),
+  animals/crickets1_00.ogg (crickets chirping, 2.5 s, one steady event), and only as wrong sounds
+  barbarians/mortar.ogg (a mortar and pestle, 2.5 s) and farm/scythe_00.ogg (0-3 s: a scythe's swishes).
+  Debian frozen-bubble-data (/usr/share/games/frozen-bubble/snd/): typewriter.ogg (one typewriter keystroke,
+  0.26 s, struck n times by placing it n times 0.18 s apart) and snore.ogg (one snore, inhale and exhale, 1.5
+  s, placed twice). Debian tuxtype-data: /usr/share/tuxtype/sounds/cheer.wav (0-2.8 s: a crowd cheering,
+  broadband noise with one loud 'woo'). Debian openarena-data: sound/world/drops.wav inside
+  /usr/share/games/openarena/baseoa/pak0.pk3 (water dripping in a cave: ringing drips 2.2-3.9 s apart; three
+  drips, 0-1.9, 3.8-5.7 and 6.9-8.8 s, are cut out with their rings faded and set back to back, one drip every
+  1.9 s, looped under speech where a wording says dripping goes on). Every count a wording states is the
+  number of envelope events measured when the set is built (heldout_v7.events: 10 ms RMS frames above -25 dB
+  re the clip's peak, gaps under 0.1 s merged); the build stops if one differs. Checked at -15 to -35 dB as
+  well: the axe chops (3, 4), typewriter keystrokes (3, 4, 5), the Italian letters (3, 4), the Russian letters
+  (3, 4) and the French letters L M N O (4) count the same at every threshold; the chisel's taps read 2 only
+  at -15 dB (one tap is softer); the French B D V read 4 only at -20 dB; a snore splits into inhale and exhale
+  at -15 / -20 dB (2 snores read 4). Stated times and loudness comparisons are measured too and the build
+  stops if one is outside its window: the axe 'around the four-second mark' starts at 4.02 s (3.5-4.5); the
+  cheering is 9.8 dB louder than the Estonian woman after it (RMS over each sound's events; 3-30 dB). Every
+  scene and every edit base uses a recording; no General MIDI program is played.
+- real human speech: Debian klettres-data (/usr/share/klettres/<language>/, KDE's KLettres: native speakers
+  reading letters and syllables / short words; the speakers are not named). Each file is trimmed to its speech
+  (events at -35 dB) and files are joined 0.2 s apart. fr (a man: the letters L M N O, quoted, and B D V; file
+  a-<i>.ogg is letter i, counting A as 0, per its sounds.xml), nds (a man saying Low German words: syllab/aal,
+  aeten, al, oolt; never quoted), it (a woman: the letters A B C D, quoted, and A B C, L M N) and ru (a woman:
+  the Russian letters А Б В Г, not quoted, and Д Е Ж). The letters a wording quotes are looked up by name in
+  the language's sounds.xml (klettres_stems), so the files played are the ones KLettres plays for those
+  letters.
+- TTS voices, each a voice no earlier set used: espeak-ng en-us+Mario (English, male, quoted), sl+m4
+  (Slovenian, male), et+f2 (Estonian, female) and eu+f2 (Basque, female): languages no earlier set spoke; the
+  build checks that each renders audio unlike its language's default voice and (English) unlike every
+  espeak-ng voice of v1-v6, v8's en-us+Hugo, v9's en-us+Gene and v10's en-us+Alex.
+  Median f0 (librosa pYIN 60-400 Hz, heldout_v7.median_f0) of each voice's test material, measured when the
+  set is built: KLettres French man 126 Hz, Low German man 105 Hz, Mario 106 Hz, sl+m4 97 Hz (male, <= 155
+  Hz); KLettres Italian woman 231 Hz, Russian woman 196 Hz, et+f2 203 Hz, eu+f2 197 Hz (female, >= 170 Hz).
+  Every spoken line is checked against its voice's band too; the lines used measure French man 110-124, Low
+  German man 100-105, Mario 100-117, sl+m4 96-100, Italian woman 223-232, Russian woman 196, et+f2 183-196,
+  eu+f2 194-197 Hz. Four of the eight voices are real people (two men, two women).
+  Rejected voices: mbrola (no mbrola or mbrola-* package in this Debian archive), svox pico and RHVoice (not
+  in it either); every festival voice in Debian was used or rejected by v7-v9. KLettres en, hu, lt and nl
+  (pYIN finds 60 Hz hum or nothing), he (71 Hz on letters, 144-207 Hz on syllables), es (half its letters 60
+  Hz), da (87-139 Hz mixed with 217-399), ml (62-129 Hz spread), cs 251, ar 269, pt_BR 273 and tn 311 Hz
+  (unnamed speakers who may be children); de 236, uk 227 and en_GB 233 Hz women measured and not needed. The
+  French letters A C E-K P Q S T X Y give pYIN no voiced frame (the recordings are clipped at 0 dBFS) and Z
+  measures 67 Hz: not used. Italian E F G joined read 4 events (F splits): replaced by L M N. Warzone 2100
+  (warzone2100-data base.wz) voices: a female computer voice (191-248 Hz) whose words no file name
+  states (pcvNNN), radio-filtered pilots and the 10-to-1 countdown with no voiced f0: left out. Neverball's
+  announcer (ready 198, go 180, over 166, goal 66 Hz: no stable band), lbreakout2's voice clips (no voiced f0
+  but excellent.wav, 257 Hz; all under 0.8 s) and tuxtype excuseme.wav (324 Hz, a child's or cartoon voice):
+  left out. espeak-ng en-us+Reed renders exactly the default en-us voice; measured and not needed: en-us+iven3
+  (99), en-us+antonio (112), sl+m2 (101), lt+m3 (105), sq+m1 (93), mk+m2 (101), et+f4 (181), af+f2 (199);
+  ca+f2 / ca+f5 (197 / 208) left out because v7 rejected festival's Catalan voice.
+  Rejected recordings: frozen-bubble applause.ogg (applause: v5), its game effects (launch, rebound, stick,
+  newroot, chatted: short synthetic sounds); tuxtype bite.wav (a bite: v9), alarm.wav (a 1 s tonal alarm, not
+  clearly nameable), buzz, pop, splat, tock, laser, harp (v2 instrument), explosion (v9), win / lose jingles;
+  widelands birds (v5 / v8), wolf and coyote (a wolf is named in a v8 wording), frog (v8), boar (a pig: v7),
+  duck, sheep, horse, donkey (v7 animals) and ox (a cow: v7), moose and stag (deer: rejected by v8), hammering (v7),
+  sawing and benchsaw (saw: v7), tree_falling (v10), smith (an anvil: v10), fast_woodcutting (-37 dBFS,
+  faint), taverns and meals (mixed chatter and clatter), goldping / ironping (faint pings), mill_turning
+  (creaks, not clearly nameable), beer / wine bubbles (bubbles: v8 / v9 wordings), weaving and fizzle (not
+  clearly nameable); openarena doors (science-fiction doors), fire (campfire: v9), waterfall (rejected by v9),
+  wind (a v8 wording) and its weapon and teleporter effects; extremetuxracer-data slide swooshes, tree_hit and
+  0.03 s pickups; chromium-bsu-data explosions (v9); lbreakout2-data and kapman / kbounce / granatier /
+  kgoldrunner effects (synthetic game sounds; kgoldrunner's step.wav is 0.04 s); neverball coin and tick (0.03
+  s; ticking: v9); warzone2100 weapon, vehicle (tank engine: close to v10's car engine) and building sounds,
+  its splash (v9) and steam (rejected by v10); xmoto-data (music only).
+- wordings: written by hand here in shapes earlier sets did not use ('bite into a log, after which a man
+  remarks: ...', 'Nothing but a typewriter here: five keystrokes, each one distinct', 'keeps dripping ... the
+  whole way through', 'reads out four letters of the Italian alphabet: A, B, C and D', 'only when it dies down
+  does ...', passive 'are heard, and they are followed by', 'and then he does: ...', a fragment 'Russian
+  letters read aloud by a woman, then ...', 'doesn't begin until around the four-second mark', 'noticeably
+  quieter than the crowd was', 'Against a backdrop of ...', 'No voices at all, just three things in a row:
+  ..., and last of all ...', casual 'some dude', 'for a bit'; edit instructions with 'Tack ... onto the end',
+  'I'd like ... running underneath ... from start to finish', 'squeeze ... in between', 'ought to be added',
+  'Cut ... off the tail end', 'should be silenced, leaving ... exactly where they sit', 'Could ... be taken
+  away?', 'Strip out ...; ... stay put', 'Swap ... for ...', 'change it into', 'In place of ..., let there be
+  ...'; counts in words), not produced by the rule perturber.
+
+14 scenes (rubric: positive, and the hard negatives that apply: order, gender, extra, count, missing), 12 edit
+bases (4 add, 4 delete, 4 replace; wrong_sound / wrong_place, wrong_target / partial, wrong_sound /
+deleted_only; build_edits adds the no-op): 60 rubric items (14 positives; 10 order, 12 gender, 7 extra, 5
+count, 12 missing) and 48 edit items; 86 clips of 2.1-9.9 s, every one non-silent (RMS -34.3 to -16.0 dBFS),
+checked by the build. The build is deterministic: two builds into the same folder give byte-identical wavs and
+items.jsonl files.
+
+Needs the Debian packages: widelands-data frozen-bubble-data tuxtype-data openarena-data klettres-data
+espeak-ng.
+
+    .venv/bin/python evals/judges/heldout_v11.py --out /tmp/hv11
 """
 
 from __future__ import annotations
@@ -56,7 +162,9 @@ RECORDINGS11 = {
     "key": (FROZEN / "typewriter.ogg", 0.0, None),
     "snore": (FROZEN / "snore.ogg", 0.0, None),
     "cheer": (TUXTYPE / "cheer.wav", 0.0, 2.8),
-    "drips": (("pk3", OPENARENA, "sound/world/drops.wav"), 0.0, 5.6),
+    "drip_a": (("pk3", OPENARENA, "sound/world/drops.wav"), 0.0, 1.9),
+    "drip_b": (("pk3", OPENARENA, "sound/world/drops.wav"), 3.8, 5.7),
+    "drip_c": (("pk3", OPENARENA, "sound/world/drops.wav"), 6.9, 8.8),
 }
 
 
@@ -83,7 +191,6 @@ class Kit11(Kit10):
     tag = "11"
     voices = VOICES11
     recordings = RECORDINGS11
-    programs: dict[str, tuple] = {}
 
     def speak(self, key: str, text: str, p: Path) -> None:
         engine, name, _, _, _ = VOICES11[key]
@@ -141,6 +248,12 @@ class Kit11(Kit10):
     def keys(self, n: int) -> np.ndarray:
         return self.placed("typewriter keystrokes", "key", n, 0.18)
 
+    def dripping(self, n_s: int | None = None) -> np.ndarray:
+        """Three of the cave drips, each cut to 1.9 s with its ring faded out, back to back (one drip every 1.9 s),
+        repeated until n_s samples long when n_s is given."""
+        y = np.concatenate([_fade(self.rec(n), 0.0, 0.4) for n in ("drip_a", "drip_b", "drip_c")])
+        return y if n_s is None else np.tile(y, int(np.ceil(n_s / len(y))))[:n_s]
+
     def snores(self, n: int) -> np.ndarray:
         return self.placed("snores", "snore", n, 0.5)
 
@@ -169,7 +282,7 @@ def rubric_scenes_v11(k: Kit11) -> list[dict]:
            "extra": "Nothing but a typewriter here: five keystrokes, and then the end-of-line bell dings."}, None)
     tallinn = k.say("et_f2", "Täna õhtul sajab vihma ja tuul on tugev.")
     bed = seq([tallinn], lead_s=0.6, tail_s=0.6)
-    scene("drips_estonian", overlay(bed, k.looped("drips", len(bed)), 0.0, -8.0),
+    scene("drips_estonian", overlay(bed, k.dripping(len(bed)), 0.0, -8.0),
           "Water keeps dripping somewhere in the background the whole way through, as a woman speaks Estonian.",
           {"gender": "Water keeps dripping somewhere in the background the whole way through, as a man speaks "
                      "Estonian.",
@@ -177,10 +290,10 @@ def rubric_scenes_v11(k: Kit11) -> list[dict]:
                     "Estonian and a door creaks open."},
           bed)
     scene("italian_letters", seq([k.letters("it_f", ["A", "B", "C", "D"])]),
-          "An Italian woman reads out four letters of the alphabet: A, B, C and D.",
-          {"count": "An Italian woman reads out six letters of the alphabet: A, B, C, D, E and F.",
-           "gender": "An Italian man reads out four letters of the alphabet: A, B, C and D.",
-           "extra": "An Italian woman reads out four letters of the alphabet: A, B, C and D, while a pencil scratches "
+          "A woman reads out four letters of the Italian alphabet: A, B, C and D.",
+          {"count": "A woman reads out six letters of the Italian alphabet: A, B, C, D, E and F.",
+           "gender": "A man reads out four letters of the Italian alphabet: A, B, C and D.",
+           "extra": "A woman reads out four letters of the Italian alphabet: A, B, C and D, while a pencil scratches "
                     "across paper."},
           None)
     sl = k.say("sl_m4", "Hvala vsem, ki ste prišli nocoj.")
@@ -277,7 +390,7 @@ def rubric_scenes_v11(k: Kit11) -> list[dict]:
 
 def edit_bases_v11(k: Kit11) -> list[dict]:
     B = []
-    cheer, crickets, drips, chisel = k.rec("cheer"), k.rec("crickets"), k.rec("drips"), k.taps()
+    cheer, crickets, drips, chisel = k.rec("cheer"), k.rec("crickets"), k.dripping(), k.taps()
     sharpen, mortar, scythe, snore = k.rec("sharpen"), k.rec("mortar"), k.rec("scythe"), k.snores(2)
     chop = k.chops(3)
     # add
@@ -290,7 +403,7 @@ def edit_bases_v11(k: Kit11) -> list[dict]:
     base = seq([sp], lead_s=0.6, tail_s=0.6)
     B.append({"id": "add_drips_under", "kind": "add",
               "instruction": "I'd like dripping water running underneath the Slovenian speaker from start to finish.",
-              "original": base, "real": overlay(base, k.looped("drips", len(base)), 0.0, -6.0),
+              "original": base, "real": overlay(base, k.dripping(len(base)), 0.0, -6.0),
               "wrong": {"wrong_sound": overlay(base, k.looped("scythe", len(base)), 0.0, -6.0),
                         "wrong_place": np.concatenate([base, drips[: int(2.5 * SR)]])}})
     a, b = k.words("nds_m", "syllab/aal syllab/al"), k.words("nds_m", "syllab/aeten syllab/oolt")
@@ -317,7 +430,7 @@ def edit_bases_v11(k: Kit11) -> list[dict]:
               **delete_in_place(chisel, sp, cheer)})
     sp = k.letters("ru_f", ["Д", "Е", "Ж"])
     bed = seq([sp], lead_s=0.7, tail_s=0.7)
-    line = k.looped("drips", len(bed))
+    line = k.dripping(len(bed))
     B.append({"id": "del_drips_bed", "kind": "delete",
               "instruction": "Could the dripping behind the Russian woman be taken away?",
               "original": overlay(bed, line, 0.0, -8.0), "real": bed,
