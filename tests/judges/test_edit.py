@@ -203,3 +203,22 @@ def test_labels_in_captions_never_keep_half_a_bracket():
     assert ev.describe_label("Roaring cats (lions, tigers)") == "roaring cats"
     assert ev.describe_label("Rattle (instrument)") == "rattle (instrument)"
     assert ev.describe_label("Crumpling, crinkling") == "crumpling"
+
+
+def test_the_place_of_a_removed_sound_is_checked_on_the_original(tmp_path):
+    """The same bell rings before and after a voice; 'the bell at the very beginning' is the first one. Removing
+    it is placed as instructed, removing the last one is not (both are a bell, so only the place tells)."""
+    from audiomind import synth
+
+    voice = synth.speech("the museum closes in ten minutes", tmp_path / "v.wav", voice="kal")
+    bell = synth.sound_file("bell", tmp_path / "bell.wav")
+    original = synth.concat([bell, voice, bell], tmp_path / "original.wav", gap_s=0.4)
+    first_gone = synth.concat([voice, bell], tmp_path / "first_gone.wav", gap_s=0.4)
+    last_gone = synth.concat([bell, voice], tmp_path / "last_gone.wav", gap_s=0.4)
+    instruction = "Take out the bell at the very beginning, and keep the voice."
+    results = {name: judge_edit(original, p, instruction=instruction, trace_dir=tmp_path / "tr")
+               for name, p in (("first", first_gone), ("last", last_gone))}
+    place = {name: next(c for c in r.effectiveness.data["checks"] if c.get("phrase"))["position"]
+             for name, r in results.items()}
+    assert place == {"first": "as instructed", "last": "not as instructed"}, place
+    assert results["first"].effectiveness.score > results["last"].effectiveness.score

@@ -98,3 +98,15 @@ def test_an_operation_in_the_passive_reads_as_its_active_form():
     assert read_instruction("The car horn needs to be replaced by a bicycle bell.") == (
         "replace", ["a bicycle bell"], ["The car horn"])
     assert read_instruction("The man's cough is to be muted") == ("delete", [], ["The man's cough"])
+
+
+def test_a_requested_state_and_a_plain_present_removal():
+    assert read_instruction("Make it so that a siren is wailing in the background while he talks.") == (
+        "add", ["a siren is wailing in the background while he talks"], [])
+    assert read_instruction("make sure a harp plays where the flute is now") == (
+        "replace", ["a harp plays"], ["the flute"])
+    assert read_instruction("Make sure the hum is removed.") == ("delete", [], ["the hum"])
+    assert read_instruction("The doorbell is taken out; everything else is kept.") == (
+        "delete", [], ["The doorbell"])
+    assert read_instruction("Dog goes, the man stays.") == ("delete", [], ["Dog"])
+    assert read_instruction("A bell goes off after the speech.") is None  # 'goes off' is a sound, no removal

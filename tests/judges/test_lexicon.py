@@ -177,3 +177,10 @@ def test_sound_reproduction_is_no_source():
     w = TagWindow(start_s=0, end_s=1, labels=[("Radio", 0.5), ("Effects unit", 0.1)])
     idn = ev.identify("a submarine's sonar pinging", w)
     assert idn.verdict != "contradicted" and idn.contradiction_label != "Radio", idn.why
+
+
+def test_languages_and_verbs_by_wordnet():
+    assert all(lexicon.names_language(w) for w in ("Spanish", "Irish", "Polish", "Tagalog", "Mandarin"))
+    assert not any(lexicon.names_language(w) for w in ("rain", "piano", "dog"))
+    assert all(lexicon.mostly_verb(w) for w in ("runs", "pulls", "fades", "starts"))
+    assert not any(lexicon.mostly_verb(w) for w in ("birds", "horns", "bells", "waves", "drums"))

@@ -341,13 +341,11 @@ def _turns(f: Facts) -> list[Span]:
 
 def _first_word(f: Facts) -> Span | None:
     """The first recognised word that lies in voice activity (its span), or None without word times."""
-    if f.transcript is None or not f.transcript.words:
+    if f.transcript is None:
         return None
-    for w in sorted(f.transcript.words, key=lambda w: w.start_s):
-        mid = (w.start_s + w.end_s) / 2
-        if any(s.start_s - 0.1 <= mid <= s.end_s + 0.1 for s in f.speech_segments):
-            return Span(start_s=w.start_s, end_s=w.end_s)
-    return None
+    words = [w for s in f.speech_segments for w in f.transcript.words_in(s.start_s, s.end_s, pad_s=0.1)]
+    w = min(words, key=lambda w: w.start_s, default=None)
+    return None if w is None else Span(start_s=w.start_s, end_s=w.end_s)
 
 
 def locate(loc: dict[str, Any], scene: Scene) -> Placement:
@@ -425,12 +423,11 @@ def verify(item: RubricItem, scene: Scene) -> tuple[float, str, bool]:
     f = scene.facts
     c = item.check
     kind = c.get("kind")
-    if kind == "speech_present":
-        p = _sig((f.speech_s - 0.3) / 0.1)
-        return _p(p), f"voice activity {f.speech_s:.2f} s; p = sigmoid((s - 0.3) / 0.1)", True
-    if kind == "no_speech":
-        p = 1.0 - _sig((f.speech_s - 0.3) / 0.1)
-        return _p(p), f"voice activity {f.speech_s:.2f} s; p = 1 - sigmoid((s - 0.3) / 0.1)", True
+    if kind in ("speech_present", "no_speech"):
+        p = _sig((f.speech_s - 0.3) / 0.1)  # 'there is speech' from the seconds of voice activity
+        if kind == "speech_present":
+            return _p(p), f"voice activity {f.speech_s:.2f} s; p = sigmoid((s - 0.3) / 0.1)", True
+        return _p(1.0 - p), f"voice activity {f.speech_s:.2f} s; p = 1 - sigmoid((s - 0.3) / 0.1)", True
     if kind == "gender":
         return _gender(c, scene)
     if kind == "words":

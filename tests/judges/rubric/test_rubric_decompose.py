@@ -216,3 +216,31 @@ def test_toward_the_end_is_a_place_in_the_order_and_bracketed_digits_restate_wor
     assert _order(items) == [("thunder rumbles", "speech")]
     items = rule_decompose("A girl counts aloud from one to four (1, 2, 3, 4).")
     assert [i.check["kind"] for i in items] == ["speech_present", "gender"]
+
+
+def test_eventually_to_finish_and_a_closing_in_that_order_place_clauses_in_order():
+    items = rule_decompose("A girl hums first, and eventually a door creaks open.")
+    assert _order(items) == [("girl hums", "door creaks")]
+    items = rule_decompose("Rain falls on a roof; to finish, an old man coughs twice.")
+    assert _order(items) == [("rain falls on roof", "old man coughs")]
+    items = rule_decompose("trumpet: two blasts; boy: a few words in German; in that order.")
+    assert _order(items) == [("trumpet blasts", "speech")]
+    count = next(i for i in items if i.check["kind"] == "count")
+    assert count.check == {"kind": "count", "phrase": "trumpet blasts", "n": 2}
+    assert {"speech_present", "gender"} <= {i.check["kind"] for i in items}
+
+
+def test_a_verb_phrase_without_a_subject_is_the_same_source_not_a_new_sound():
+    """'runs' was read as AudioSet's 'Run' (footsteps) and scored absent with p = 0.1."""
+    items = rule_decompose("A motorbike starts, idles for a while and dies; then a dog barks.")
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["motorbike", "dog barks"]
+    items = rule_decompose("A man speaks, claps twice and leaves.")  # a sound verb still names a sound
+    assert [(i.check["kind"], i.check.get("n")) for i in items if i.check["kind"] in ("sound", "count")] == [
+        ("sound", None), ("count", 2)]
+
+
+def test_speech_in_a_named_language_and_a_spoken_list_after_a_colon():
+    items = rule_decompose("A boy counting in Portuguese: um, dois, tres.")
+    assert [i.check["kind"] for i in items] == ["speech_present", "gender", "words"]
+    assert items[2].check["words"] == "um, dois, tres"
+    assert [i.check["kind"] for i in rule_decompose("Music in Spanish style with castanets.")][0] != "speech_present"
