@@ -518,6 +518,8 @@ LEANS_NO = 0.4
 def _named(phrase: str, idn: ev.Identity, side: SideEvidence | None) -> str:
     """What a caption calls one side: the instructed phrase when the tools confirm it, 'possibly ...' when
     they neither confirm nor contradict it and lean to neither side, else what the tools heard."""
+    if re.match(r"^(?:The|A|An|Some|Those|These|That|This)\b", phrase):  # ('removes possibly the chiselling')
+        phrase = phrase[0].lower() + phrase[1:]
     if idn.verdict == "confirmed":
         return phrase
     if idn.verdict == "unconfirmed" and idn.p >= LEANS_NO:
@@ -802,7 +804,8 @@ def pair_captions(exp: EditExpectation, pe: PairEvidence, facts: dict[str, Facts
         elif ce.gone is not None:
             part = "part of " if rem is not None and ("cut short" in rem.get("note", "") or "still heard" in
                                                       rem.get("note", "")) else ""
-            sentences.append(f"removes {part}{name(rem, ce.gone).rstrip(',')} (at {ce.gone.start_s:.2f} s)")
+            sentences.append(f"removes {part}{name(rem, ce.gone).rstrip(',')}{_removed_place(rem, c, fo)} "
+                             f"(at {ce.gone.start_s:.2f} s)")
     if al.identical:
         diff = "There is no audible difference."
     elif not al.aligned:
@@ -821,6 +824,23 @@ def pair_captions(exp: EditExpectation, pe: PairEvidence, facts: dict[str, Facts
                         for ce in pe.changes],
             "residual_artifacts": {"added": pe.added_id, "removed": pe.removed_id}}
     return diff, comm, data
+
+
+def _removed_place(m: dict[str, Any] | None, c: Change, fo: Facts) -> str:
+    """Where a removed sound was, in words, when the instruction placed it: its own words when it was there,
+    else where it was in the original ('at the end' for 'the bell at the start' removed from the end)."""
+    if m is None or not m.get("position"):
+        return ""
+    _, pos = split_position(m["phrase"])
+    if pos is None:
+        return ""
+    if m["position"] == "as instructed":
+        return f" {pos.words}"
+    for rel in ("start", "end", "middle"):
+        ok, _ = check_removed_position(Position(relation=rel, words=""), c, fo)
+        if ok:
+            return {"start": " at the start", "end": " at the end", "middle": " in the middle"}[rel]
+    return ""
 
 
 def unlocated(caption: str) -> str:

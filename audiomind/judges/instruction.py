@@ -92,12 +92,14 @@ _ALONE = r"(?=\s*$|\s*[,.;!?]|\s+(?:out|away|off|from|please|too|as\s+well|entir
 
 # ---- adding
 _ADD_VERB = (r"(?:add|insert|include|overlay|mix\s+in|introduce|append|put|place|bring\s+in|slip\s+in|throw\s+in|"
+             r"squeeze(?:\s+in)?|fit\s+in|wedge(?:\s+in)?|tuck(?:\s+in)?|"
              r"toss\s+in|pop\s+in|sneak\s+in|splice\s+in|work\s+in|layer(?:\s+in)?|lay\s+down|stick|tack|toss|throw|"
              r"drop\s+in|dub\s+in|slide\s+in|slap\s+on|attach|play|give\s+(?:me|us|it)|let\s+there\s+be|"
              r"i(?:'d|\s+would)\s+(?:like|love)|i\s+(?:want|need)|we\s+need|can\s+(?:i|we)\s+(?:get|have)|have)")
 _ADD = re.compile(rf"^(?:{_ADD_VERB})\s+(?P<x>.+)$", re.IGNORECASE)
 _DROP_IN = re.compile(r"^drop\s+(?P<x>.+?\s+(?:into|in|onto)\s+.+)$", re.IGNORECASE)
-_PARTICLE_IN = re.compile(r"^(?P<v>sneak|slip|throw|toss|pop|bring|work|splice|mix|layer|drop|put|stick|dub|slide)\s+"
+_PARTICLE_IN = re.compile(r"^(?P<v>sneak|slip|throw|toss|pop|bring|work|splice|mix|layer|drop|put|stick|dub|slide|squeeze|"
+                          r"fit|wedge|tuck)\s+"
                           r"(?P<x>.+?)\s+(?:in|on)\b\s*(?P<rest>.*)$", re.IGNORECASE)
 # 'begin the recording with a harp phrase', 'after he signs off, finish on a gong', 'wrap it up with applause'
 _BOOKEND = re.compile(r"^(?P<v>begin|start|open|kick|lead|end|finish|close|conclude|round|wrap|top|cap)"
@@ -254,19 +256,28 @@ def _keeps_place(x: str) -> bool:
 
 # an operation said in the passive, its sound first ('a couple of coughs should be added', 'the coins are to
 # be removed', 'the whip needs to be replaced with a clang'): read as the active form with the same words
+_PASSIVE_VERBS = (r"added|inserted|included|put|placed|overlaid|mixed\s+in|brought\s+in|squeezed\s+in|removed|deleted|"
+                  r"cut(?:\s+out)?|taken\s+(?:out|away|off)|dropped|muted|silenced|erased|replaced|swapped(?:\s+out)?|"
+                  r"exchanged")
 _PASSIVE = re.compile(
     r"^(?P<lead>(?:.*[,;:]\s+)?)(?P<x>[^,;:]+?)\s+(?:(?:should|must|needs?\s+to|has\s+to|have\s+to|is\s+to|are\s+to|"
-    r"ought\s+to|can|could|will|shall|may)\s+(?:be|get)|is|are|gets?|ha(?:s|ve)\s+been)\s+(?P<verb>added|inserted|included|put|placed|overlaid|"
-    r"mixed\s+in|brought\s+in|removed|deleted|cut(?:\s+out)?|taken\s+out|dropped|muted|silenced|erased|"
-    r"replaced|swapped(?:\s+out)?|exchanged)\b(?P<rest>.*)$", re.IGNORECASE)
+    r"ought\s+to|can|could|will|shall|may)\s+(?:be|get)|is|are|gets?|ha(?:s|ve)\s+been)\s+(?P<verb>"
+    rf"{_PASSIVE_VERBS})\b(?P<rest>.*)$", re.IGNORECASE)
+# ... or asked as a question ('could the dripping behind her be taken away?')
+_ASKED_PASSIVE = re.compile(rf"^(?:could|can|would|will|should|might)\s+(?P<x>.+?)\s+(?:be|get)\s+(?P<verb>{_PASSIVE_VERBS})\b"
+                            r"(?P<rest>.*)$", re.IGNORECASE)
 _ACTIVE = {"added": "add", "inserted": "insert", "included": "include", "put": "put", "placed": "place",
            "overlaid": "overlay", "mixed in": "mix in", "brought in": "bring in", "removed": "remove",
-           "deleted": "delete", "cut": "cut", "cut out": "cut out", "taken out": "take out", "dropped": "drop",
+           "deleted": "delete", "cut": "cut", "cut out": "cut out", "taken out": "take out", "taken away": "take away",
+           "taken off": "take off", "squeezed in": "squeeze in", "dropped": "drop",
            "muted": "mute", "silenced": "silence", "erased": "erase", "replaced": "replace", "swapped": "swap",
            "swapped out": "swap out", "exchanged": "exchange"}
 
 
 def _active(s: str) -> str:
+    m = _ASKED_PASSIVE.match(s)
+    if m:
+        return f"{_ACTIVE[' '.join(m.group('verb').lower().split())]} {m.group('x').strip()}{m.group('rest')}"
     m = _PASSIVE.match(s)
     if not m:
         return s
@@ -296,8 +307,18 @@ def read_instruction(instruction: str) -> Reading | None:
         for read in (_replace, _delete, _add):
             got = read(attempt)
             if got is not None and all(got[1] + got[2]) and (got[1] or got[2]):
-                return got
+                return _resolve_pronoun(got, s)
     return None
+
+
+def _resolve_pronoun(got: Reading, s: str) -> Reading:
+    """'The axe chopping at the start: change it into a chisel': a pronoun as the sound to remove or replace
+    stands for the topic said before the colon or dash."""
+    m = _TOPIC.match(s)
+    if not m or not any(re.fullmatch(_PRONOUN, x.strip(), re.IGNORECASE) for x in got[2]):
+        return got
+    topic = _clean(m.group("topic"))
+    return got[0], got[1], [topic if re.fullmatch(_PRONOUN, x.strip(), re.IGNORECASE) else x for x in got[2]]
 
 
 def _state(x: str) -> Reading | None:

@@ -154,6 +154,18 @@ def mostly_verb(word: str) -> bool:
     return w.endswith("s") and verb >= 3 and verb >= 2 * noun
 
 
+def verb_form(word: str) -> bool:
+    """Is the word a third-person or -ing form of a WordNet verb ('scrapes', 'creaking', 'drips')?"""
+    w = word.lower()
+    if w.endswith("ing") and len(w) > 5:
+        stems = [w[:-3], w[:-3] + "e", w[:-4]]  # 'creaking', 'scraping', 'dripping'
+    elif w.endswith("s") and len(w) > 3:
+        stems = [w[:-1]] + ([w[:-2]] if w.endswith("es") else []) + ([w[:-3] + "y"] if w.endswith("ies") else [])
+    else:
+        return False
+    return any(x in _index("verb") for x in stems)
+
+
 @functools.lru_cache(maxsize=1024)
 def names_language(word: str) -> bool:
     """Does one of the word's noun senses (any, not only the most frequent) name a language ('Spanish',

@@ -110,3 +110,12 @@ def test_a_requested_state_and_a_plain_present_removal():
         "delete", [], ["The doorbell"])
     assert read_instruction("Dog goes, the man stays.") == ("delete", [], ["Dog"])
     assert read_instruction("A bell goes off after the speech.") is None  # 'goes off' is a sound, no removal
+
+
+def test_a_passive_asked_as_a_question_a_squeezed_in_sound_and_a_pronoun_for_the_topic():
+    assert read_instruction("Could the hiss under the singer be taken away?") == (
+        "delete", [], ["the hiss under the singer"])
+    assert read_instruction("squeeze a short beep in between the two questions") == (
+        "add", ["a short beep between the two questions"], [])
+    assert read_instruction("The trumpet at the end: turn it into a trombone.") == (
+        "replace", ["a trombone"], ["The trumpet at the end"])

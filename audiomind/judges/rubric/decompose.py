@@ -43,7 +43,7 @@ SOUND_VERB = re.compile(r"\b(struck|strikes?|hit|hits|rings?|ringing|rang|plays?
                         r"blowing|sounds?|rattles?|drips?|roars?|crash(?:es|ing)?|slams?|creaks?|taps?|tapping|"
                         r"honks?|whistles?|tolls?|tolling|clangs?|thuds?|pops?|pours?|claps?|clapping)\b", re.IGNORECASE)
 SEQ = re.compile(r"\s*(?:,\s*)?\b(?:(?:and\s+)?only\s+(?=after|then|once|when)|)(?:and then|then|followed by|after which|after that|afterwards?|and finally|finally|"
-                 r"later|subsequently|eventually|at\s+last|"
+                 r"later|subsequently|eventually|at\s+last|last\s+of\s+all|lastly|"
                  # 'to finish, a man mutters ...', 'in the end, ...': what follows comes last
                  r"(?:to\s+(?:finish|end|close|wrap\s+(?:it\s+)?up)|in\s+the\s+end)(?=\s*,)|(?:toward|towards|near|close\s+to)\s+the\s+(?:very\s+)?end|"
                  r"at\s+the\s+(?:very\s+)?end(?=\s*,)|"
@@ -54,7 +54,8 @@ SEQ = re.compile(r"\s*(?:,\s*)?\b(?:(?:and\s+)?only\s+(?=after|then|once|when)|)
                  r"(?=\s+[a-z])|"
                  r"(?:before|after)(?!\s+(?:him|her|it|them|this|that)[\s.,;!?]*$)|"
                  r"(?:and\s+)?(?:once|when|as soon as)\s+(?:it|he|she|they|this|that|"
-                 r"(?:the|this|that|his|her|their)\s+[a-z]+)\s+(?:stops?|ends?|finish(?:es)?|fades?(?: out)?|dies? away|"
+                 r"(?:the|this|that|his|her|their)\s+[a-z]+)\s+(?:stops?|ends?|finish(?:es)?|fades?(?: out| away)?|"
+                 r"dies? (?:away|down)|quiets? down|settles?(?: down)?|"
                  r"(?:is|are|has|have)\s+(?:over|done|finished|ended|stopped|gone))|"
                  # 'B leads into C', 'gives way to', 'segues into': C after B
                  r"(?:leads?|leading|segues?|segueing|gives? way|giving way|hands? over|handing over|makes? way)\s+"
@@ -63,8 +64,11 @@ SEQ = re.compile(r"\s*(?:,\s*)?\b(?:(?:and\s+)?only\s+(?=after|then|once|when)|)
                  r"once(?=\s+(?:the|a|an|two|three|four|five|six|seven|eight|nine|ten|some|several|both|all)\b))"
                  r"\b\s*", re.IGNORECASE)
 # a clause that ends on a sequence word happens after the one before it ('... and a trombone comes later')
-TRAILING_SEQ = re.compile(r"\s+(?:later(?: on)?|afterwards?|after that|next|then|last|at the end|second|third|"
+TRAILING_SEQ = re.compile(r"\s+(?:later(?: on)?|afterwards?|after that|next|then|last|at the end|second|third|follows|"
+                          r"comes (?:next|after(?:wards)?)|"
                           r"fourth|after (?:him|her|it|them|this|that))[\s.,;!?]*$", re.IGNORECASE)
+# 'a man ... doesn't begin until around the four-second mark': after what came before (the verb kept)
+NOT_UNTIL = re.compile(r"\s+(?:does|did|do)(?:n't|\s+not)\s+(?P<v>[a-z]+(?:\s+(?:in|up))?)\s+until\b.*$", re.IGNORECASE)
 TRAILING_BEFORE = re.compile(r"\s+before (?:him|her|it|them|this|that)[\s.,;!?]*$", re.IGNORECASE)
 TRAILING_FIRST = re.compile(r"\s+(?:first|at first|to begin with|to start)(?=[\s.,;!?]*$)", re.IGNORECASE)
 # a bare subject left by a mid-clause 'then' ('a man then says ...'): it belongs to the next clause
@@ -98,7 +102,16 @@ BARE_NOUN = re.compile(r"^(?!.*\b(?:\d+|one|two|three|four|five|six|seven|eight|
 HEADLESS = re.compile(r"^\s*(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|several|a\s+few|it|they)\b",
                       re.IGNORECASE)
 ORDERED = re.compile(r",?\s*\b(?:in\s+(?:this|that|the\s+following)\s+order|one\s+after\s+(?:another|the\s+other)|"
-                     r"in\s+turn|in\s+sequence)\b", re.IGNORECASE)
+                     r"in\s+turn|in\s+sequence|in\s+a\s+row|back\s+to\s+back|one\s+(?:by|at\s+a\s+time)(?:\s+one)?)\b",
+                     re.IGNORECASE)
+# a comparison with what came before ('noticeably quieter than the crowd was'): no sound of its own
+COMPARISON = re.compile(r"^\s*(?:(?:\w+ly|much|far|a\s+(?:bit|little|lot))\s+)?(?:[a-z]+er|more\s+\w+|less\s+\w+)\s+than\b",
+                        re.IGNORECASE)
+# 'the clip opens with an axe': what it opens with comes first; 'and then he does: a blade ...': the action
+OPENS_WITH = re.compile(r"\b(?:the|this)\s+(?:clip|recording|audio|track|piece|sequence|scene)\s+(?:opens|starts|begins|"
+                        r"kicks\s+off|leads\s+off)\s+with\s+", re.IGNORECASE)
+PRO_DO = re.compile(r"\b(?:he|she|they|it|someone)\s+(?:does|did|do)(?:\s+(?:so|it|that|just\s+that))?\s*:\s*",
+                    re.IGNORECASE)
 ADJ_ONLY = re.compile(r"^(?:a|an|the|some)\s+([a-z]+)$", re.IGNORECASE)
 ADVERB = re.compile(r"^\s*(?:(?:first(?:ly)?|at first|initially|to begin with|to start(?= *,)|finally|at the end|"
                     r"in the end|next|then|afterwards?|later|eventually|at last|meanwhile)\b\s*,?\s*|"
@@ -128,6 +141,7 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
 
     # 'two (2) times', 'from one to five (1, 2, 3, 4, 5)': digits in brackets restate the words
     instruction = re.sub(r"\s*\(\s*\d+(?:\s*(?:[,;-]|to|through|until)\s*\d+)*\s*\)", "", instruction)
+    instruction = PRO_DO.sub("", OPENS_WITH.sub("", instruction))
     # a numbered list ('1) a man speaks, 2) an organ plays'): its items in their order
     instruction = re.sub(r"(?:^|(?<=[\s,;]))\(?(\d)\)\s*", lambda m: "" if m.group(1) == "1" else " then ",
                          instruction).strip()
@@ -169,6 +183,9 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
             continue
         if merged and r == "with" and _continues_subject(c):
             continue  # 'a car engine turns over, runs a moment and cuts out': one source doing more, no new sound
+        not_until = NOT_UNTIL.search(c)
+        if not_until and merged:
+            c, r = f"{c[:not_until.start()]} {not_until.group('v')}", "after"
         if TRAILING_SEQ.search(c) and merged:
             c, r = TRAILING_SEQ.sub("", c), "after"
         if TRAILING_BEFORE.search(c) and merged:  # '... and a gong sounds before him': before the one before
@@ -195,6 +212,14 @@ def _continues_subject(clause: str) -> bool:
     return len(words) == 1 or bool(_VP_NEXT.match(words[1]))
 
 
+def _subject_verb(clause: str) -> bool:
+    """A thing doing something ('a blade scrapes along a whetstone', 'a chisel tapping on stone'): a determiner,
+    a noun, then a verb form (WordNet); an event a listener hears even when no sound class names it."""
+    m = re.match(r"^\s*(?:a|an|the|some|two|three|four|five|several|his|her|their|its)\s+(?:[a-z-]+\s+){0,2}?"
+                 r"([a-z]+)\s+([a-z]+)\b", clause, re.IGNORECASE)
+    return bool(m) and not lexicon.verb_form(m.group(1)) and lexicon.verb_form(m.group(2))
+
+
 def _split_sentence(sentence: str) -> list[tuple[str, str | None]]:
     """One sentence's clauses (a header and its list, a clause said first, or a plain sequence)."""
     out: list[tuple[str, str | None]] = []
@@ -205,6 +230,11 @@ def _split_sentence(sentence: str) -> list[tuple[str, str | None]]:
         words = " ".join(colon.group(2).split()).strip(" .;")
         return [(f"{colon.group(1).strip()} '{words}'", None)]
     if colon:  # 'Two short tunes back to back: a recorder first, a viola second': the list says it all
+        # ... but a header's own requirement stays ('No voices at all, just three sounds in a row: ...')
+        out = [(h, None) for h in re.split(r"\s*,\s*", colon.group(1)) if NEGATED.match(h) or NOBODY.match(h)]
+        if ORDERED.search(colon.group(1)):
+            body = _sequence(colon.group(2), None)
+            return out + [(c, "after" if i and r in (None, "with") else r) for i, (c, r) in enumerate(body)]
         body = _sequence(colon.group(2), None)
         if BARE_NOUN.match(colon.group(1).strip()) and body and HEADLESS.match(body[0][0]):
             # 'Castanets: five clacks, ...', 'A crow: it caws twice', 'pickaxe: three strikes': the header is
@@ -387,6 +417,10 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
             locator = {"kind": "speech", "words": quoted, "nth": n_speech}
             n_speech += 1
         else:
+            if COMPARISON.match(clause):
+                add(f"Does the audio match: '{clause}'?", "loudness", clause,
+                    {"kind": "unverifiable", "why": "a comparison with another sound, not a sound of its own"})
+                continue
             if SIMILE.match(clause):  # 'like a volume control being nudged' says what it resembles, not a sound
                 add(f"Does the audio match: '{clause}'?", "other", clause,
                     {"kind": "unverifiable", "why": "a comparison (what the sound resembles), not a sound"})
@@ -396,7 +430,7 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
             # a sound event no AudioSet class is close to ('a triangle is struck', 'a chimpanzee') is still a
             # separate sound to find, count and order; only what it is stays unverifiable
             if (labels or SOUND_VERB.search(clause) or ev.phrase_gloss(phrase) is not None
-                    or ev.sounding_animal(phrase) is not None):
+                    or ev.sounding_animal(phrase) is not None or _subject_verb(clause)):
                 count = _count_in(clause)
                 add(f"Is the sound of '{phrase}' present?", "music" if MUSIC.search(phrase) else "sound_event",
                     clause, {"kind": "sound", "phrase": phrase})
