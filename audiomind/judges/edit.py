@@ -804,7 +804,9 @@ def pair_captions(exp: EditExpectation, pe: PairEvidence, facts: dict[str, Facts
         elif ce.gone is not None:
             part = "part of " if rem is not None and ("cut short" in rem.get("note", "") or "still heard" in
                                                       rem.get("note", "")) else ""
-            sentences.append(f"removes {part}{name(rem, ce.gone).rstrip(',')}{_removed_place(rem, c, fo)} "
+            # (where it was only for a removal asked alone: half a replacement is no better for its place)
+            where = _removed_place(rem, c, fo) if not exp.added else ""
+            sentences.append(f"removes {part}{name(rem, ce.gone).rstrip(',')}{where} "
                              f"(at {ce.gone.start_s:.2f} s)")
     if al.identical:
         diff = "There is no audible difference."

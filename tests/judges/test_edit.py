@@ -222,3 +222,7 @@ def test_the_place_of_a_removed_sound_is_checked_on_the_original(tmp_path):
              for name, r in results.items()}
     assert place == {"first": "as instructed", "last": "not as instructed"}, place
     assert results["first"].effectiveness.score > results["last"].effectiveness.score
+    # the difference caption says where the removed bell was, so Edit_score tells the two apart too
+    assert "at the very beginning" in results["first"].predicted_difference
+    assert "at the end" in results["last"].predicted_difference, results["last"].predicted_difference
+    assert results["first"].edit_score > results["last"].edit_score
