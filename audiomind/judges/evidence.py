@@ -73,7 +73,7 @@ SPEECH_VERBS = re.compile(
     r"announce\w*|whisper\w*|shout\w*|reads|reading|utter\w*|speaker|conversation|answer\w*|repl(?:y|ies|ied)|"
     r"respond\w*|asks?|asked|asking|greet\w*|remark\w*|tells?|telling|told|exclaim\w*|explain\w*|declar\w*|"
     r"recit\w*|calls? out|narrator|announcer|count(?:s|ing|ed)?\s+(?:out\s+loud|aloud)|words|sentences?|"
-    r"read(?:s|ing)?\s+(?:aloud|out)|aloud)\b", re.IGNORECASE)
+    r"read(?:s|ing)?\s+(?:aloud|out)|aloud|spoken|spell(?:s|ing|ed)?|the\s+letters)\b", re.IGNORECASE)
 # 'in Spanish', 'of Irish': a capitalised word after 'in' / 'of' that may name a language (WordNet decides)
 IN_LANGUAGE = re.compile(r"\b(?:in|of)\s+([A-Z][a-z]+)\b(?!\s+(?:style|music|songs?|folk|guitar|rhythms?|tunes?|melod))")
 # AudioSet's "Source-ambiguous sounds" (generic impact, surface contact, deformable shell, onomatopoeia,

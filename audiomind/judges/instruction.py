@@ -91,7 +91,8 @@ _PRONOUN = r"(?:it|them|that|those|this|these)"
 _ALONE = r"(?=\s*$|\s*[,.;!?]|\s+(?:out|away|off|from|please|too|as\s+well|entirely|completely|altogether|for\s+me)\b)"
 
 # ---- adding
-_ADD_VERB = (r"(?:add|insert|include|overlay|mix\s+in|introduce|append|put|place|bring\s+in|slip\s+in|throw\s+in|"
+_ADD_VERB = (r"(?:add|insert|include|overlay|mix\s+in|introduce|append|put|place|bring\s+in|slip\s+in|throw\s+in|lay|"
+             r"follow\s+(?:it|this|that|him|her|them|things)?\s*(?:up\s+)?with|"
              r"squeeze(?:\s+in)?|fit\s+in|wedge(?:\s+in)?|tuck(?:\s+in)?|"
              r"toss\s+in|pop\s+in|sneak\s+in|splice\s+in|work\s+in|layer(?:\s+in)?|lay\s+down|stick|tack|toss|throw|"
              r"drop\s+in|dub\s+in|slide\s+in|slap\s+on|attach|play|give\s+(?:me|us|it)|let\s+there\s+be|"
@@ -125,6 +126,7 @@ def _noun_phrase(s: str) -> str:
     if m and m.start() > 0:
         s = s[:m.start()]
     s = re.sub(r"^(?:out|in|off|away|up)\s+", "", s, flags=re.IGNORECASE)
+    s = re.sub(r"^(?:only|just)\s+(?=(?:the|that|those|this|these)\b)", "", s, flags=re.IGNORECASE)
     return _clean(_CLIP_REF.sub("", s))
 
 
@@ -141,8 +143,10 @@ def _new_sound(s: str) -> str:
 def _where_target(s: str) -> str:
     """'the dog barks' / 'the shaker is now' -> the sounding thing ('the dog', 'the shaker'); a plural noun
     after its article alone stays ('the drums')."""
+    s = _noun_phrase(s)
     s = re.sub(r"\s+(?:is|are|was|were)(?:\s+(?:now|playing|heard|at\s+the\s+moment))?$", "", _clean(s),
                flags=re.IGNORECASE)
+    s = re.sub(r"\s+(?:is|are|was|were)\s+(?=(?:at|in|near|after|before|under|behind)\b)", " ", s, flags=re.IGNORECASE)
     words = s.split()
     last = words[-1].lower() if words else ""
     if len(words) >= 3 and re.fullmatch(r"[a-z]+(?:s|es|ed)", last) and not last.endswith("ss"):
@@ -171,11 +175,14 @@ def _replace(s: str) -> Reading | None:
     if m:
         return "replace", [_new_sound(m.group("y"))], [_noun_phrase(m.group("x"))]
     m = _INSTEAD_LEAD.match(s)
-    if m and (y := _verb_object(m.group("rest"))):
+    should = _SHOULD_BE.match(m.group("rest")) if m else None
+    if m and (y := _verb_object(m.group("rest")) or (should.group("y") if should else None)):
         return "replace", [_new_sound(y)], [_noun_phrase(m.group("x"))]
     for rx in (_WHERE_LEAD, _WHERE_TAIL):
         m = rx.match(s)
-        if m and not _PLACE_NOT_SOUND.search(m.group("x")) and (y := _verb_object(m.group("rest"))):
+        # ('where the pause is' is a place; 'where the fizzing fuse is at the start' is a sound with a place)
+        head = re.split(r"\s+(?:is|are|was|were|sits?|plays?|used\s+to\s+be)\b", m.group("x"))[0] if m else ""
+        if m and not _PLACE_NOT_SOUND.search(head) and (y := _verb_object(m.group("rest"))):
             return "replace", [_new_sound(y)], [_where_target(m.group("x"))]
     m = _INSTEAD_TAIL.match(s)
     if m and (y := _verb_object(m.group("rest"))):
@@ -203,7 +210,10 @@ def _delete(s: str) -> Reading | None:
     if m and not _LEAD_PLACE.match(s) and re.match(rf"^(?:{_DEL_VERB}|take|pull|get|cut|leave)\s+{_PRONOUN}{_ALONE}",
                                                    _POLITE.sub("", m.group("rest")), re.IGNORECASE):
         return "delete", [], [_clean(m.group("topic"))]
-    if _DROP_IN.match(s) or re.match(r"^(?:(?:cut|trim|chop)\s+(?:in|to|back|down)|drop\s+in)\b", s, re.IGNORECASE):
+    drop = _DROP_IN.match(s)
+    if drop and re.match(r"^(?:the|that|those|this|these)\b", drop.group("x"), re.IGNORECASE):
+        drop = None  # 'drop the screech in the middle' removes a sound that is there
+    if drop or re.match(r"^(?:(?:cut|trim|chop)\s+(?:in|to|back|down)|drop\s+in)\b", s, re.IGNORECASE):
         return None  # 'drop a beep into the pause', 'drop in a bark' add; 'cut to', 'trim down' are no removals
     m = _DEL_PARTICLE.match(s)
     if m and not re.match(r"^(?:out|away|off)\b", m.group("x"), re.IGNORECASE):
@@ -229,6 +239,7 @@ def _add(s: str) -> Reading | None:
     if m:
         where = "at the start" if m.group("v").lower() in _OPENERS else "at the end"
         x = _clean(m.group("x"))
+        x = x if _keeps_place(x) else _clean(_NP_END.split(x, maxsplit=1)[0])
         return "add", [x if split_position(x)[1] is not None else f"{x} {where}"], []  # (its own place wins)
     particle = _PARTICLE_IN.match(s)
     if particle and (not particle.group("rest") or re.match(
@@ -294,6 +305,7 @@ _STATE_FRAME = re.compile(r"^(?:make\s+(?:it\s+)?(?:so\s+)?that|make\s+sure(?:\s
 def read_instruction(instruction: str) -> Reading | None:
     """(operation, added, removed) from an edit instruction, or None when it says no add, remove or replace."""
     s = " ".join(instruction.strip().split()).rstrip(".!?")
+    s = re.sub(r"\s*\([^()]*\)", "", s)  # ('a bowling strike (ball rolling, pins going down)' describes it)
     s = _POLITE_TAIL.sub("", _POLITE.sub("", s)).strip()
     state = _STATE_FRAME.match(s)
     if state:  # the state asked for: an edit verb inside it reads as usual, else it names what is new
@@ -308,6 +320,11 @@ def read_instruction(instruction: str) -> Reading | None:
             got = read(attempt)
             if got is not None and all(got[1] + got[2]) and (got[1] or got[2]):
                 return _resolve_pronoun(got, s)
+    topic = _TOPIC.match(s)
+    if topic and not _LEAD_PLACE.match(s):  # 'Those bat cracks at the end: make them a bouncing ball instead'
+        got = read_instruction(topic.group("rest"))
+        if got is not None and any(re.fullmatch(_PRONOUN, x.strip(), re.IGNORECASE) for x in got[2]):
+            return _resolve_pronoun(got, s)
     return None
 
 
@@ -367,7 +384,10 @@ _POS = [
                 r"(?:\s+of\s+.+)?|to\s+(?:close|finish|end)(?:\s+(?:it|things|everything)(?:\s+off)?)?|"
                 r"to\s+wrap\s+(?:it|things|everything)\s+up))$", re.IGNORECASE), "end"),
     (re.compile(r"\s*,?\s*\b((?:in|into)\s+the\s+middle(?:\s+of\s+.+)?|halfway\s+through(?:\s+.+)?|"
-                r"(?:(?:in|into)\s+(?:the|a)\s+(?:pause|gap|silence|break|space)\s+)?(?:in\s+)?between\s+.+)$",
+                r"(?:(?:in|into)\s+(?:the|a)\s+(?:pause|gap|silence|break|space)\s+)?(?:in\s+)?between\s+.+|"
+                # 'in the pause that separates his two sentences'
+                r"(?:in|into)\s+(?:the|a)\s+(?:pause|gap|silence|break|space)\s+(?:that|which)\s+(?:separates|"
+                r"divides|splits|comes\s+between)\s+.+)$",
                 re.IGNORECASE), "middle"),
     (re.compile(r"\s*,?\s*\b((?:in|into)\s+the\s+background|under(?:neath)?\s+.+|beneath\s+.+|behind\s+.+|"
                 r"throughout(?:\s+.+)?|(?:all\s+)?over\s+(?:the|her|his|their|it|everything|what)\b.*|"

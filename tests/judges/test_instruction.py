@@ -119,3 +119,20 @@ def test_a_passive_asked_as_a_question_a_squeezed_in_sound_and_a_pronoun_for_the
         "add", ["a short beep between the two questions"], [])
     assert read_instruction("The trumpet at the end: turn it into a trombone.") == (
         "replace", ["a trombone"], ["The trumpet at the end"])
+
+
+@pytest.mark.parametrize("instruction, expected", [
+    ("When she's done, follow it up with a dog barking twice.", ("add", ["a dog barking twice when she's done"], [])),
+    ("Lay a low hum under the whole announcement.", ("add", ["a low hum under the whole announcement"], [])),
+    ("Put a door slam (loud, wooden) in the gap that separates the two questions.",
+     ("add", ["a door slam in the gap that separates the two questions"], [])),
+    ("Open with a gong, then let the narrator start.", ("add", ["a gong at the start"], [])),
+    ("Drop the cough in the middle; keep the rest.", ("delete", [], ["the cough in the middle"])),
+    ("Delete only the claps at the end.", ("delete", [], ["the claps at the end"])),
+    ("That whistle at the start: make it a bicycle bell instead.",
+     ("replace", ["a bicycle bell"], ["That whistle at the start"])),
+    ("I want a harp where the piano is at the end; the voice stays.", ("replace", ["a harp"], ["the piano at the end"])),
+    ("Rather than a buzzer, the ending should be a soft chime.", ("replace", ["a soft chime"], ["a buzzer"])),
+])
+def test_more_ways_to_ask_for_an_edit(instruction, expected):
+    assert read_instruction(instruction) == expected

@@ -39,7 +39,7 @@ QUIETER = re.compile(r"\b(gets? quieter|getting quieter|fades? out|fading|diminu
 MUSIC = re.compile(r"\b(music|melody|melodies|tune|song|playing|plays|chord|beat|rhythm|piano|trumpet|violin|"
                    r"flute|guitar|organ|saxophone|sax|drum\w*|cello|harp|clarinet|orchestra|synth\w*)\b", re.IGNORECASE)
 SOUND_VERB = re.compile(r"\b(struck|strikes?|hit|hits|rings?|ringing|rang|plays?|playing|clicks?|clicking|bangs?|"
-                        r"knocks?|knocking|chimes?|chiming|beeps?|beeping|buzz\w*|shakes?|shaken|shaking|blows?|"
+                        r"knocks?|knocking|chimes?|chiming|beeps?|beeping|buzz\w*|shakes?|shaking|blows?|"
                         r"blowing|sounds?|rattles?|drips?|roars?|crash(?:es|ing)?|slams?|creaks?|taps?|tapping|"
                         r"honks?|whistles?|tolls?|tolling|clangs?|thuds?|pops?|pours?|claps?|clapping)\b", re.IGNORECASE)
 SEQ = re.compile(r"\s*(?:,\s*)?\b(?:(?:and\s+)?only\s+(?=after|then|once|when)|)(?:and then|then|followed by|after which|after that|afterwards?|and finally|finally|"
@@ -55,7 +55,7 @@ SEQ = re.compile(r"\s*(?:,\s*)?\b(?:(?:and\s+)?only\s+(?=after|then|once|when)|)
                  r"(?:before|after)(?!\s+(?:him|her|it|them|this|that)[\s.,;!?]*$)|"
                  r"(?:and\s+)?(?:once|when|as soon as)\s+(?:it|he|she|they|this|that|"
                  r"(?:the|this|that|his|her|their)\s+[a-z]+)\s+(?:stops?|ends?|finish(?:es)?|fades?(?: out| away)?|"
-                 r"dies? (?:away|down)|quiets? down|settles?(?: down)?|"
+                 r"dies? (?:away|down)|quiets? down|settles?(?: down)?|(?:falls?|goes?) (?:silent|quiet)|"
                  r"(?:is|are|has|have)\s+(?:over|done|finished|ended|stopped|gone))|"
                  # 'B leads into C', 'gives way to', 'segues into': C after B
                  r"(?:leads?|leading|segues?|segueing|gives? way|giving way|hands? over|handing over|makes? way)\s+"
@@ -104,6 +104,7 @@ HEADLESS = re.compile(r"^\s*(?:\d+|one|two|three|four|five|six|seven|eight|nine|
 ORDERED = re.compile(r",?\s*\b(?:in\s+(?:this|that|the\s+following)\s+order|one\s+after\s+(?:another|the\s+other)|"
                      r"in\s+turn|in\s+sequence|in\s+a\s+row|back\s+to\s+back|one\s+(?:by|at\s+a\s+time)(?:\s+one)?)\b",
                      re.IGNORECASE)
+ADJ_ALONE = re.compile(r"^\s*(?:very\s+|quite\s+|really\s+|so\s+)?([a-z]+)\s*$", re.IGNORECASE)
 # a comparison with what came before ('noticeably quieter than the crowd was'): no sound of its own
 COMPARISON = re.compile(r"^\s*(?:(?:\w+ly|much|far|a\s+(?:bit|little|lot))\s+)?(?:[a-z]+er|more\s+\w+|less\s+\w+)\s+than\b",
                         re.IGNORECASE)
@@ -142,6 +143,9 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
     # 'two (2) times', 'from one to five (1, 2, 3, 4, 5)': digits in brackets restate the words
     instruction = re.sub(r"\s*\(\s*\d+(?:\s*(?:[,;-]|to|through|until)\s*\d+)*\s*\)", "", instruction)
     instruction = PRO_DO.sub("", OPENS_WITH.sub("", instruction))
+    # "it's not until three seconds in that a ball rolls": the ball comes after what was said before
+    instruction = re.sub(r"\b(?:it's|it\s+is)\s+not\s+until\s+[^,;.]*?\s+that\s+", "then ", instruction,
+                         flags=re.IGNORECASE)
     # a numbered list ('1) a man speaks, 2) an organ plays'): its items in their order
     instruction = re.sub(r"(?:^|(?<=[\s,;]))\(?(\d)\)\s*", lambda m: "" if m.group(1) == "1" else " then ",
                          instruction).strip()
@@ -215,8 +219,8 @@ def _continues_subject(clause: str) -> bool:
 def _subject_verb(clause: str) -> bool:
     """A thing doing something ('a blade scrapes along a whetstone', 'a chisel tapping on stone'): a determiner,
     a noun, then a verb form (WordNet); an event a listener hears even when no sound class names it."""
-    m = re.match(r"^\s*(?:a|an|the|some|two|three|four|five|several|his|her|their|its)\s+(?:[a-z-]+\s+){0,2}?"
-                 r"([a-z]+)\s+([a-z]+)\b", clause, re.IGNORECASE)
+    m = re.match(r"^\s*(?:(?:you|we|one)\s+(?:can\s+)?hear\s+)?(?:(?:a|an|the|some|two|three|four|five|several|his|her|"
+                 r"their|its)\s+)?(?:[a-z-]+\s+){0,2}?([a-z]+)\s+([a-z]+)\b", clause, re.IGNORECASE)
     return bool(m) and not lexicon.verb_form(m.group(1)) and lexicon.verb_form(m.group(2))
 
 
@@ -224,11 +228,12 @@ def _split_sentence(sentence: str) -> list[tuple[str, str | None]]:
     """One sentence's clauses (a header and its list, a clause said first, or a plain sequence)."""
     out: list[tuple[str, str | None]] = []
     colon = HEADER.match(sentence)
-    if colon and ev.is_speech_phrase(colon.group(1)) and not ev.is_speech_phrase(colon.group(2)) \
-            and not SEQ.search(colon.group(2)):
+    if colon and ev.is_speech_phrase(re.split(r"[,;]", colon.group(1))[-1]) \
+            and not ev.is_speech_phrase(colon.group(2)) and not SEQ.search(colon.group(2)):
         # 'A woman counting in Spanish: uno, dos, tres': the list after a speaking header is what is said
         words = " ".join(colon.group(2).split()).strip(" .;")
-        return [(f"{colon.group(1).strip()} '{words}'", None)]
+        return [(f"{colon.group(1).strip()} '{words}'", None)] if "," not in colon.group(1) else \
+            _sequence(colon.group(1), None)[:-1] + [(f"{re.split(r'[,;]', colon.group(1))[-1].strip()} '{words}'", "with")]
     if colon:  # 'Two short tunes back to back: a recorder first, a viola second': the list says it all
         # ... but a header's own requirement stays ('No voices at all, just three sounds in a row: ...')
         out = [(h, None) for h in re.split(r"\s*,\s*", colon.group(1)) if NEGATED.match(h) or NOBODY.match(h)]
@@ -236,6 +241,9 @@ def _split_sentence(sentence: str) -> list[tuple[str, str | None]]:
             body = _sequence(colon.group(2), None)
             return out + [(c, "after" if i and r in (None, "with") else r) for i, (c, r) in enumerate(body)]
         body = _sequence(colon.group(2), None)
+        if len(body) >= 2 and len({c.strip(" ,.;!").lower() for c, _ in body}) == 1:
+            # 'a bat connects four times: crack, crack, crack, crack': the list spells the sound out
+            return out + _sequence(colon.group(1), None)
         if BARE_NOUN.match(colon.group(1).strip()) and body and HEADLESS.match(body[0][0]):
             # 'Castanets: five clacks, ...', 'A crow: it caws twice', 'pickaxe: three strikes': the header is
             # what sounds
@@ -263,7 +271,9 @@ def _sequence(sentence: str, rel: str | None) -> list[tuple[str, str | None]]:
         if chunk.strip(" ,.;"):
             out.extend(_subclauses(chunk, rel))
         word = " ".join(m.group(0).strip(" ,").lower().split())
-        rel = _REL.get(word, "after")
+        # ('...; after the last bounce a guy shouts ...': 'after' opening a sentence places it after the one before)
+        rel = "after" if not out and not sentence[:m.start()].strip(" ,.;") and word in ("after", "once") \
+            else _REL.get(word, "after")
         pos = m.end()
     tail = sentence[pos:]
     if tail.strip(" ,.;"):
@@ -417,6 +427,9 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
             locator = {"kind": "speech", "words": quoted, "nth": n_speech}
             n_speech += 1
         else:
+            if ADJ_ALONE.match(clause) and (lexicon.mostly_adjective(ADJ_ALONE.match(clause).group(1))
+                                            or clause.strip().lower().endswith("ly")):
+                continue  # 'pins crash down, loud, and then ...': how the sound before it sounds, no sound of its own
             if COMPARISON.match(clause):
                 add(f"Does the audio match: '{clause}'?", "loudness", clause,
                     {"kind": "unverifiable", "why": "a comparison with another sound, not a sound of its own"})

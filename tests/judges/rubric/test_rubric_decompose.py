@@ -256,3 +256,15 @@ def test_comparisons_openers_headers_and_things_doing_something():
     assert [i.check["kind"] for i in items][0] == "no_speech" and _order(items) == [("gong", "pan lid dropping")]
     items = rule_decompose("A spade digs into gravel, and only when it dies down does a girl laugh.")
     assert _order(items) and _order(items)[0][0] == "spade digs into gravel"
+
+
+def test_a_sentence_opening_on_after_a_spelled_out_sound_and_a_lone_adjective():
+    items = rule_decompose("A drum hits twice; after the second hit a woman whispers 'quiet now'.")
+    assert _order(items) == [("drum hits", "speech")]
+    items = rule_decompose("Once the man reads out a sentence in Welsh, a hammer strikes three times: bang, bang, bang.")
+    kinds = [i.check["kind"] for i in items]
+    assert "words" not in kinds and {"speech_present", "gender", "sound", "count"} <= set(kinds)
+    items = rule_decompose("Glass shatters, loud, and then, far more quietly, a boy says something in Finnish.")
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["glass shatters"]
+    items = rule_decompose("A boy talks first; it's not until near the end that a cat meows.")
+    assert _order(items) == [("speech", "cat meows")]
