@@ -38,7 +38,7 @@ LOUDER = re.compile(r"\b(gets? louder|grows? louder|getting louder|crescendo|fad
 QUIETER = re.compile(r"\b(gets? quieter|getting quieter|fades? out|fading|diminuendo|dies? away|decreasing)", re.IGNORECASE)
 MUSIC = re.compile(r"\b(music|melody|melodies|tune|song|playing|plays|chord|beat|rhythm|piano|trumpet|violin|"
                    r"flute|guitar|organ|saxophone|sax|drum\w*|cello|harp|clarinet|orchestra|synth\w*)\b", re.IGNORECASE)
-SOUND_VERB = re.compile(r"\b(struck|strikes?|hit|hits|rings?|ringing|rang|plays?|playing|clicks?|clicking|bangs?|"
+SOUND_VERB = re.compile(r"\b((?:is|are|was|were|being|been|gets?|got)\s+shaken|struck|strikes?|hit|hits|rings?|ringing|rang|plays?|playing|clicks?|clicking|bangs?|"
                         r"knocks?|knocking|chimes?|chiming|beeps?|beeping|buzz\w*|shakes?|shaking|blows?|"
                         r"blowing|sounds?|rattles?|drips?|roars?|crash(?:es|ing)?|slams?|creaks?|taps?|tapping|"
                         r"honks?|whistles?|tolls?|tolling|clangs?|thuds?|pops?|pours?|claps?|clapping)\b", re.IGNORECASE)
@@ -221,7 +221,12 @@ def _subject_verb(clause: str) -> bool:
     a noun, then a verb form (WordNet); an event a listener hears even when no sound class names it."""
     m = re.match(r"^\s*(?:(?:you|we|one)\s+(?:can\s+)?hear\s+)?(?:(?:a|an|the|some|two|three|four|five|several|his|her|"
                  r"their|its)\s+)?(?:[a-z-]+\s+){0,2}?([a-z]+)\s+([a-z]+)\b", clause, re.IGNORECASE)
-    return bool(m) and not lexicon.verb_form(m.group(1)) and lexicon.verb_form(m.group(2))
+    return bool(m) and m.group(1).lower() not in _PRONOUNS and not lexicon.verb_form(m.group(1)) \
+        and lexicon.verb_form(m.group(2))
+
+
+_PRONOUNS = {"it", "he", "she", "they", "this", "that", "these", "those", "someone", "somebody", "everyone",
+             "everybody", "nobody", "one", "there", "what", "which", "who", "we", "you", "i"}
 
 
 def _split_sentence(sentence: str) -> list[tuple[str, str | None]]:

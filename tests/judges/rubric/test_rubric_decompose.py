@@ -268,3 +268,10 @@ def test_a_sentence_opening_on_after_a_spelled_out_sound_and_a_lone_adjective():
     assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["glass shatters"]
     items = rule_decompose("A boy talks first; it's not until near the end that a cat meows.")
     assert _order(items) == [("speech", "cat meows")]
+
+
+def test_a_pronoun_doing_something_is_no_sound_and_a_shaken_instrument_is():
+    items = rule_decompose("Rain pours down; when it stops, a girl says 'finally'.")
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["rain pours down"]
+    items = rule_decompose("A guiro is shaken, and then a man, clearly tired, says 'enough'.")
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["guiro"]
