@@ -28,8 +28,8 @@ _POLITE_TAIL = re.compile(r"(?:[\s,]+(?:please|for\s+me|thanks?(?:\s+you)?|if\s+
                           re.IGNORECASE)
 
 # words that end the sound's noun phrase: another clause begins
-_NP_END = re.compile(r"\s*(?:,|;|:|[.?!](?:\s|$)|\s-\s|\s–\s|—|\bbut\b|\band\s+(?:keep|leave|make|don't|do\s+not|then)\b|"
-                     r"\bso\s+(?:that|it)\b|\bwhile\s+keeping\b|\bwithout\s+(?:touching|changing)\b|"
+_NP_END = re.compile(r"\s*(?:,|;|:|[.?!](?:\s|$)|\s-\s|\s--\s|\s–\s|—|\bbut\b|\band\s+(?:keep|leave|make|don't|do\s+not|then)\b|"
+                     r"\bso\s+(?:that|it)\b|\bwhile\s+keeping\b|\bwithout\s+(?:touching|changing|moving|shifting|altering)\b|"
                      r"\bkeeping\b|\bleaving\b)")
 # a place clause that may come first ('After he signs off, finish on a gong'): moved after the rest
 _LEAD_PLACE = re.compile(r"^(?P<pos>(?:(?:right|just|shortly|immediately)\s+)?(?:once|after|when|as\s+soon\s+as|"
@@ -220,7 +220,14 @@ def _delete(s: str) -> Reading | None:
         return "delete", [], [_noun_phrase(m.group("x"))]
     m = _DEL.match(s)
     if m:
-        x = re.sub(r"\s+(?:out|away|off)(?:\s+(?:of|from)\b.*)?$", "", m.group("x"), flags=re.IGNORECASE)
+        x = m.group("x")
+        # 'clear the shuffle away from the middle': the place stays ('in the middle'), the particle goes
+        place = re.search(r"\s+(?:(?:out|away|off)\s+)?from\s+the\s+(?:very\s+)?(start|beginning|end|middle)\b", x,
+                          re.IGNORECASE)
+        if place:
+            x = x[:place.start()] + (" in the middle" if place.group(1).lower() == "middle"
+                                     else f" at the {place.group(1).lower()}") + x[place.end():]
+        x = re.sub(r"\s+(?:out|away|off)(?:\s+(?:of|from)\b.*)?$", "", x, flags=re.IGNORECASE)
         x = re.sub(r"\s+from\s+(?:the\s+|this\s+)?(?:audio|clip|recording|track|file|mix|it|this|here|start|end|"
                    r"beginning)\b.*$", "", x, flags=re.IGNORECASE)
         return "delete", [], [_noun_phrase(x)]
@@ -373,10 +380,15 @@ class Position(BaseModel):
 
 _NEAR = r"(?:(?:right|just|shortly|immediately|directly)\s+)?"
 _POS = [
-    (re.compile(rf"\s*,?\s*\b({_NEAR}(?:after|once|when|as\s+soon\s+as|following|the\s+moment)\s+(?P<ref>.+))$",
-                re.IGNORECASE), "after"),
+    (re.compile(rf"\s*,?\s*\b({_NEAR}(?:after|once|when|as\s+soon\s+as|following|the\s+moment|"
+                r"(?:that|which)\s+(?:follows?|comes?\s+after))\s+(?P<ref>.+))$", re.IGNORECASE), "after"),
+    # 'the card shuffle she opens with' / 'the gong he ends on'
+    (re.compile(r"\s*,?\s*\b((?:that\s+)?(?:he|she|they|it|the\s+\w+)\s+(?:opens|starts|begins|kicks\s+off)\s+"
+                r"(?:with|on))$", re.IGNORECASE), "start"),
+    (re.compile(r"\s*,?\s*\b((?:that\s+)?(?:he|she|they|it|the\s+\w+)\s+(?:ends|closes|finishes|signs\s+off)\s+"
+                r"(?:with|on))$", re.IGNORECASE), "end"),
     (re.compile(rf"\s*,?\s*\b({_NEAR}(?:before|leading\s+(?:up\s+)?(?:in)?to|going\s+into|ahead\s+of|in\s+front\s+of|"
-                r"prior\s+to)\s+(?P<ref>.+))$", re.IGNORECASE), "before"),
+                r"prior\s+to|(?:that|which)\s+(?:precedes?|comes?\s+before))\s+(?P<ref>.+))$", re.IGNORECASE), "before"),
     (re.compile(rf"\s*,?\s*\b({_NEAR}(?:(?:at|to|from)\s+the\s+(?:very\s+)?(?:beginning|start|top|outset|head)"
                 r"(?:\s+of\s+.+)?|up\s+front|to\s+open(?:\s+.+)?|to\s+(?:start|kick)\s+(?:it|things|everything)\s+off))$",
                 re.IGNORECASE), "start"),

@@ -155,10 +155,12 @@ def mostly_verb(word: str) -> bool:
 
 
 def verb_form(word: str) -> bool:
-    """Is the word a third-person or -ing form of a WordNet verb ('scrapes', 'creaking', 'drips')?"""
+    """Is the word a third-person, -ing or -ed form of a WordNet verb ('scrapes', 'creaking', 'turned')?"""
     w = word.lower()
     if w.endswith("ing") and len(w) > 5:
         stems = [w[:-3], w[:-3] + "e", w[:-4]]  # 'creaking', 'scraping', 'dripping'
+    elif w.endswith("ed") and len(w) > 4:
+        stems = [w[:-2], w[:-1], w[:-3]]  # 'turned', 'shuffled', 'dropped'
     elif w.endswith("s") and len(w) > 3:
         stems = [w[:-1]] + ([w[:-2]] if w.endswith("es") else []) + ([w[:-3] + "y"] if w.endswith("ies") else [])
     else:

@@ -136,3 +136,18 @@ def test_a_passive_asked_as_a_question_a_squeezed_in_sound_and_a_pronoun_for_the
 ])
 def test_more_ways_to_ask_for_an_edit(instruction, expected):
     assert read_instruction(instruction) == expected
+
+
+@pytest.mark.parametrize("instruction, expected, relation", [
+    ("Mute the whistle at the start without shifting anything else.", ("delete", [], ["the whistle at the start"]),
+     "start"),
+    ("Clear the hum away from the end -- the talking stays.", ("delete", [], ["the hum at the end"]), "end"),
+    ("Swap the cough that follows the woman for a sneeze.", ("replace", ["a sneeze"], ["the cough that follows the woman"]),
+     "after"),
+    ("Instead of the drum roll he opens with, I'd like a gong there.",
+     ("replace", ["a gong"], ["the drum roll he opens with"]), "start"),
+])
+def test_places_said_with_relative_clauses_and_from(instruction, expected, relation):
+    got = read_instruction(instruction)
+    assert got == expected
+    assert split_position(got[2][0])[1].relation == relation

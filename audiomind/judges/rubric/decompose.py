@@ -105,6 +105,11 @@ ORDERED = re.compile(r",?\s*\b(?:in\s+(?:this|that|the\s+following)\s+order|one\
                      r"in\s+turn|in\s+sequence|in\s+a\s+row|back\s+to\s+back|one\s+(?:by|at\s+a\s+time)(?:\s+one)?)\b",
                      re.IGNORECASE)
 ADJ_ALONE = re.compile(r"^\s*(?:very\s+|quite\s+|really\s+|so\s+)?([a-z]+)\s*$", re.IGNORECASE)
+# 'and nothing else', 'nothing else in the clip': a claim about every other sound
+ONLY_THESE = re.compile(r"^\s*(?:and\s+)?(?:nothing|no\s*one|nobody)\s+else\b", re.IGNORECASE)
+# a count on its own after a sound ('5 page turns', '5 times')
+BARE_COUNT = re.compile(r"^\s*(\d+|one|two|three|four|five|six|seven|eight|nine|ten)\s+(?:[a-z-]+\s+){0,2}?"
+                        r"(?:times|[a-z]+s)(?:\s+(?:in\s+all|total|altogether))?\s*$", re.IGNORECASE)
 # a comparison with what came before ('noticeably quieter than the crowd was'): no sound of its own
 COMPARISON = re.compile(r"^\s*(?:(?:\w+ly|much|far|a\s+(?:bit|little|lot))\s+)?(?:[a-z]+er|more\s+\w+|less\s+\w+)\s+than\b",
                         re.IGNORECASE)
@@ -143,6 +148,8 @@ def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:
     # 'two (2) times', 'from one to five (1, 2, 3, 4, 5)': digits in brackets restate the words
     instruction = re.sub(r"\s*\(\s*\d+(?:\s*(?:[,;-]|to|through|until)\s*\d+)*\s*\)", "", instruction)
     instruction = PRO_DO.sub("", OPENS_WITH.sub("", instruction))
+    instruction = re.sub(r"\s+--\s+", ", ", instruction)  # ('leafs through a book -- 5 page turns -- and then')
+    instruction = re.sub(r"(?<![\w-])[x\u00d7](\d+)\b", r"\1 times", instruction)  # ('page turning, x5')
     # "it's not until three seconds in that a ball rolls": the ball comes after what was said before
     instruction = re.sub(r"\b(?:it's|it\s+is)\s+not\s+until\s+[^,;.]*?\s+that\s+", "then ", instruction,
                          flags=re.IGNORECASE)
@@ -219,7 +226,22 @@ def _continues_subject(clause: str) -> bool:
 def _subject_verb(clause: str) -> bool:
     """A thing doing something ('a blade scrapes along a whetstone', 'a chisel tapping on stone'): a determiner,
     a noun, then a verb form (WordNet); an event a listener hears even when no sound class names it."""
-    m = re.match(r"^\s*(?:(?:you|we|one)\s+(?:can\s+)?hear\s+)?(?:(?:a|an|the|some|two|three|four|five|several|his|her|"
+    clause = re.sub(r"^\s*(?:(?:you|we|one)\s+(?:can\s+)?hear\s+)", "", clause, flags=re.IGNORECASE)
+    # a pronoun or 'someone' acting on something ('he flips four pages', 'someone leafs through a book')
+    acting = re.match(r"^\s*(?:he|she|they|someone|somebody)\s+([a-z]+)\s+(?:a|an|the|some|his|her|their|its|\d+|one|two|"
+                      r"three|four|five|six|seven|eight|nine|ten|through|on|at|across|over|into)\b", clause, re.IGNORECASE)
+    if acting:
+        return lexicon.verb_form(acting.group(1)) and not ev.is_speech_phrase(clause)
+    # ... or a thing acted on ('four pages are turned', 'a deck gets shuffled')
+    if re.match(r"^\s*(?:(?:a|an|the|some|\d+|two|three|four|five|six|several)\s+(?:[a-z-]+\s+){0,2}?[a-z]+|[a-z]+s)\s+"
+                r"(?:is|are|gets?|was|were)\s+([a-z]+ed)\b", clause, re.IGNORECASE):
+        return True
+    # a verb with an object and no subject, after someone who does it ('... he mutters, and flips two pages')
+    vp = re.match(r"^\s*([a-z]+)\s+(?:a|an|the|some|his|her|their|its|\d+|one|two|three|four|five|six|seven|eight|"
+                  r"nine|ten|through|on|at)\b", clause, re.IGNORECASE)
+    if vp and vp.group(1).lower().endswith("s") and lexicon.verb_form(vp.group(1)) and not ev.is_speech_phrase(clause):
+        return True
+    m = re.match(r"^\s*(?:(?:a|an|the|some|two|three|four|five|several|his|her|"
                  r"their|its)\s+)?(?:[a-z-]+\s+){0,2}?([a-z]+)\s+([a-z]+)\b", clause, re.IGNORECASE)
     return bool(m) and m.group(1).lower() not in _PRONOUNS and not lexicon.verb_form(m.group(1)) \
         and lexicon.verb_form(m.group(2))
@@ -391,6 +413,19 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
             quoted = None  # "a choir holds an 'aah'": the quote names a sound, it is no words said
             clause = clause.replace("'", "").replace('"', "")
         locator: dict[str, Any] | None = None
+        if ONLY_THESE.match(clause):
+            add("Is there nothing else in the audio?", "other", clause,
+                {"kind": "unverifiable", "why": "that no other sound occurs is not checked"})
+            continue
+        bare = BARE_COUNT.match(clause)
+        if bare and subjects and subjects[-1][1].get("kind") == "sound":
+            # 'leafs through a book, 5 page turns': a bare count after a sound counts that sound
+            n = int(bare.group(1)) if bare.group(1).isdigit() else NUMBERS.get(bare.group(1).lower())
+            phrase = subjects[-1][1]["phrase"]
+            if n is not None:
+                add(f"Does {phrase} occur exactly {n} time{'s' if n != 1 else ''}?", "count", clause,
+                    {"kind": "count", "phrase": phrase, "n": n})
+                continue
         neg = NEGATED.match(clause)
         if (neg and not quoted and ev.is_speech_phrase(neg.group(1))) or NOBODY.match(clause):
             add("Is the audio free of speech?", "speech", clause, {"kind": "no_speech"})  # 'no one speaks'

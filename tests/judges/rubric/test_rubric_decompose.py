@@ -275,3 +275,18 @@ def test_a_pronoun_doing_something_is_no_sound_and_a_shaken_instrument_is():
     assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["rain pours down"]
     items = rule_decompose("A guiro is shaken, and then a man, clearly tired, says 'enough'.")
     assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["guiro"]
+
+
+def test_things_acted_on_people_acting_bare_counts_and_nothing_else():
+    items = rule_decompose("Three plates are stacked; afterwards a girl says 'done'.")
+    assert [i.check["phrase"] for i in items if i.check["kind"] == "sound"] == ["plates"]
+    assert _order(items) == [("plates", "speech")]
+    items = rule_decompose("'one moment,' she says, and taps the desk twice.")
+    assert [(i.check["kind"], i.check.get("n")) for i in items if i.check["kind"] in ("sound", "count")] == [
+        ("sound", None), ("count", 2)]
+    items = rule_decompose("Somebody rummages through a drawer -- 3 clatters -- then a phone rings.")
+    count = next(i for i in items if i.check["kind"] == "count")
+    assert count.check["n"] == 3 and count.check["phrase"].startswith("somebody rummages")
+    items = rule_decompose("whistle blowing, x2, and nothing else")
+    assert [i.check.get("n") for i in items if i.check["kind"] == "count"] == [2]
+    assert next(i for i in items if "nothing else" in i.question).check["kind"] == "unverifiable"
