@@ -148,24 +148,26 @@ def mostly_verb(word: str) -> bool:
     """Is a third-person form ('runs', 'pulls', 'fades') used as a verb clearly more often than its stem as a
     noun (twice as often in WordNet's tagged corpus, and at least 3 times)? 'birds', 'horns', 'waves' are not."""
     w = word.lower()
-    stems = [w[:-1]] + ([w[:-2]] if w.endswith("es") else []) + ([w[:-3] + "y"] if w.endswith("ies") else [])
-    verb = max(_index("verb").get(x, (0, []))[0] for x in stems)
-    noun = max(_index("noun").get(x, (0, []))[0] for x in stems)
-    return w.endswith("s") and verb >= 3 and verb >= 2 * noun
+    stems = _verb_stems(w) if w.endswith("s") else []
+    verb = max((_index("verb").get(x, (0, []))[0] for x in stems), default=0)
+    noun = max((_index("noun").get(x, (0, []))[0] for x in stems), default=0)
+    return verb >= 3 and verb >= 2 * noun
 
 
 def verb_form(word: str) -> bool:
     """Is the word a third-person, -ing or -ed form of a WordNet verb ('scrapes', 'creaking', 'turned')?"""
-    w = word.lower()
+    return any(x in _index("verb") for x in _verb_stems(word.lower()))
+
+
+def _verb_stems(w: str) -> list[str]:
+    """Candidate base forms of an inflected verb form ([] when it is none of -s, -ing, -ed)."""
     if w.endswith("ing") and len(w) > 5:
-        stems = [w[:-3], w[:-3] + "e", w[:-4]]  # 'creaking', 'scraping', 'dripping'
-    elif w.endswith("ed") and len(w) > 4:
-        stems = [w[:-2], w[:-1], w[:-3]]  # 'turned', 'shuffled', 'dropped'
-    elif w.endswith("s") and len(w) > 3:
-        stems = [w[:-1]] + ([w[:-2]] if w.endswith("es") else []) + ([w[:-3] + "y"] if w.endswith("ies") else [])
-    else:
-        return False
-    return any(x in _index("verb") for x in stems)
+        return [w[:-3], w[:-3] + "e", w[:-4]]  # 'creaking', 'scraping', 'dripping'
+    if w.endswith("ed") and len(w) > 4:
+        return [w[:-2], w[:-1], w[:-3]]  # 'turned', 'shuffled', 'dropped'
+    if w.endswith("s") and len(w) > 3:
+        return [w[:-1]] + ([w[:-2]] if w.endswith("es") else []) + ([w[:-3] + "y"] if w.endswith("ies") else [])
+    return []
 
 
 @functools.lru_cache(maxsize=1024)
@@ -173,19 +175,23 @@ def names_language(word: str) -> bool:
     """Does one of the word's noun senses (any, not only the most frequent) name a language ('Spanish',
     'Irish', 'Tagalog')? False without WordNet."""
     index = _noun_index()
-    for form in _base_forms(word):
-        for off in index.get(form, (0, []))[1]:
-            todo, seen = list(_synset(off)[1]), set()
-            while todo and len(seen) < 40:
-                h = todo.pop(0)
-                if h in seen:
-                    continue
-                seen.add(h)
-                lem, up, _ = _synset(h)
-                if "language" in lem:
-                    return True
-                todo.extend(up)
-    return False
+    return any("language" in lem for form in _base_forms(word) for off in index.get(form, (0, []))[1]
+               for lem in _hypernym_lemmas(_synset(off)[1]))
+
+
+def _hypernym_lemmas(hyper: tuple[int, ...]) -> list[tuple[str, ...]]:
+    """The lemmas of every hypernym up the chain from `hyper`, nearest first (at most 40 synsets)."""
+    out: list[tuple[str, ...]] = []
+    todo, seen = list(hyper), set()
+    while todo and len(seen) < 40:
+        h = todo.pop(0)
+        if h in seen:
+            continue
+        seen.add(h)
+        lem, up, _ = _synset(h)
+        out.append(lem)
+        todo.extend(up)
+    return out
 
 
 @functools.lru_cache(maxsize=1)
@@ -240,16 +246,7 @@ def noun_senses(word: str) -> tuple[Sense, ...]:
         out = []
         for off in offsets[:_MAX_SENSES]:
             lemmas, hyper, gloss = _synset(off)
-            closure: list[str] = []
-            todo, seen = list(hyper), set()
-            while todo and len(seen) < 40:
-                h = todo.pop(0)
-                if h in seen:
-                    continue
-                seen.add(h)
-                lem, up, _ = _synset(h)
-                closure.append(lem[0])
-                todo.extend(up)
+            closure = [lem[0] for lem in _hypernym_lemmas(hyper)]
             out.append(Sense(word=form.replace("_", " "), lemmas=list(lemmas),
                              hypernym=closure[0] if closure else "", closure=closure, gloss=gloss))
         return tuple(out)
