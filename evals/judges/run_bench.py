@@ -91,6 +91,9 @@ def main(
             if line.strip():
                 r = json.loads(line)
                 done[r["id"]] = r
+    if done:  # a folder from an earlier run: say so, its rows were made by whatever code ran then
+        typer.echo(f"resuming: {len(done)} of {len(items)} items kept from {rows_path} (a new folder judges them "
+                   "all again)", err=True)
     registry = ToolRegistry.load()
     cache = ToolCache(out / "tool-cache")
     t0 = time.monotonic()
