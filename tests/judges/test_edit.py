@@ -177,6 +177,16 @@ def test_a_caption_names_what_was_heard_when_the_identity_leans_to_no():
     assert _named("a ticking metronome", against, side) == "a drum"
 
 
+def _judged_placements(original, edits: dict, instruction: str, tmp_path) -> tuple[dict, dict]:
+    """Judge each edited clip against the original: (results by name, where its first instructed change was
+    placed by name: 'as instructed' / 'not as instructed')."""
+    results = {name: judge_edit(original, p, instruction=instruction, trace_dir=tmp_path / "tr")
+               for name, p in edits.items()}
+    place = {name: next(c for c in r.effectiveness.data["checks"] if c.get("phrase"))["position"]
+             for name, r in results.items()}
+    return results, place
+
+
 def test_a_bed_added_under_a_whole_voice_is_placed_as_instructed(tmp_path):
     """A drone mixed under every word leaves no stretch of the original unchanged: it lies under the edited
     clip's speech, which is what 'underneath the voice' asks; the same drone after the voice does not."""
@@ -189,10 +199,7 @@ def test_a_bed_added_under_a_whole_voice_is_placed_as_instructed(tmp_path):
     under = synth.mix(voice, drone, tmp_path / "under.wav", b_gain_db=-8.0)
     after = synth.concat([voice, drone], tmp_path / "after.wav", gap_s=0.3)
     instruction = "Put a soft organ drone underneath his voice."
-    results = {name: judge_edit(voice, p, instruction=instruction, trace_dir=tmp_path / "tr")
-               for name, p in (("under", under), ("after", after))}
-    place = {name: next(c for c in r.effectiveness.data["checks"] if c.get("phrase"))["position"]
-             for name, r in results.items()}
+    results, place = _judged_placements(voice, {"under": under, "after": after}, instruction, tmp_path)
     assert place == {"under": "as instructed", "after": "not as instructed"}, place
     assert results["under"].effectiveness.score > results["after"].effectiveness.score
 
@@ -216,10 +223,7 @@ def test_the_place_of_a_removed_sound_is_checked_on_the_original(tmp_path):
     first_gone = synth.concat([voice, bell], tmp_path / "first_gone.wav", gap_s=0.4)
     last_gone = synth.concat([bell, voice], tmp_path / "last_gone.wav", gap_s=0.4)
     instruction = "Take out the bell at the very beginning, and keep the voice."
-    results = {name: judge_edit(original, p, instruction=instruction, trace_dir=tmp_path / "tr")
-               for name, p in (("first", first_gone), ("last", last_gone))}
-    place = {name: next(c for c in r.effectiveness.data["checks"] if c.get("phrase"))["position"]
-             for name, r in results.items()}
+    results, place = _judged_placements(original, {"first": first_gone, "last": last_gone}, instruction, tmp_path)
     assert place == {"first": "as instructed", "last": "not as instructed"}, place
     assert results["first"].effectiveness.score > results["last"].effectiveness.score
     # the difference caption says where the removed bell was, so Edit_score tells the two apart too

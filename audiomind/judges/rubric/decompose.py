@@ -223,6 +223,11 @@ def _continues_subject(clause: str) -> bool:
     return len(words) == 1 or bool(_VP_NEXT.match(words[1]))
 
 
+# words that stand for a subject without naming what sounds ('when it stops')
+_PRONOUNS = {"it", "he", "she", "they", "this", "that", "these", "those", "someone", "somebody", "everyone",
+             "everybody", "nobody", "one", "there", "what", "which", "who", "we", "you", "i"}
+
+
 def _subject_verb(clause: str) -> bool:
     """A thing doing something ('a blade scrapes along a whetstone', 'a chisel tapping on stone'): a determiner,
     a noun, then a verb form (WordNet); an event a listener hears even when no sound class names it."""
@@ -247,20 +252,20 @@ def _subject_verb(clause: str) -> bool:
         and lexicon.verb_form(m.group(2))
 
 
-_PRONOUNS = {"it", "he", "she", "they", "this", "that", "these", "those", "someone", "somebody", "everyone",
-             "everybody", "nobody", "one", "there", "what", "which", "who", "we", "you", "i"}
-
 
 def _split_sentence(sentence: str) -> list[tuple[str, str | None]]:
     """One sentence's clauses (a header and its list, a clause said first, or a plain sequence)."""
     out: list[tuple[str, str | None]] = []
     colon = HEADER.match(sentence)
-    if colon and ev.is_speech_phrase(re.split(r"[,;]", colon.group(1))[-1]) \
-            and not ev.is_speech_phrase(colon.group(2)) and not SEQ.search(colon.group(2)):
-        # 'A woman counting in Spanish: uno, dos, tres': the list after a speaking header is what is said
-        words = " ".join(colon.group(2).split()).strip(" .;")
-        return [(f"{colon.group(1).strip()} '{words}'", None)] if "," not in colon.group(1) else \
-            _sequence(colon.group(1), None)[:-1] + [(f"{re.split(r'[,;]', colon.group(1))[-1].strip()} '{words}'", "with")]
+    header = colon.group(1).split(",") if colon else []
+    if colon and ev.is_speech_phrase(header[-1]) and not ev.is_speech_phrase(colon.group(2)) \
+            and not SEQ.search(colon.group(2)):
+        # 'A woman counting in Spanish: uno, dos, tres': the list after a speaking header (its last clause) is
+        # what is said; the header's clauses before it stay as they are
+        said = f"{header[-1].strip()} '{' '.join(colon.group(2).split()).strip(' .;')}'"
+        if len(header) == 1:
+            return [(said, None)]
+        return _sequence(colon.group(1), None)[:-1] + [(said, "with")]
     if colon:  # 'Two short tunes back to back: a recorder first, a viola second': the list says it all
         # ... but a header's own requirement stays ('No voices at all, just three sounds in a row: ...')
         out = [(h, None) for h in re.split(r"\s*,\s*", colon.group(1)) if NEGATED.match(h) or NOBODY.match(h)]
@@ -467,8 +472,8 @@ def rule_decompose(instruction: str) -> list[RubricItem]:
             locator = {"kind": "speech", "words": quoted, "nth": n_speech}
             n_speech += 1
         else:
-            if ADJ_ALONE.match(clause) and (lexicon.mostly_adjective(ADJ_ALONE.match(clause).group(1))
-                                            or clause.strip().lower().endswith("ly")):
+            alone = ADJ_ALONE.match(clause)
+            if alone and (lexicon.mostly_adjective(alone.group(1)) or alone.group(1).lower().endswith("ly")):
                 continue  # 'pins crash down, loud, and then ...': how the sound before it sounds, no sound of its own
             if COMPARISON.match(clause):
                 add(f"Does the audio match: '{clause}'?", "loudness", clause,
