@@ -1,0 +1,111 @@
+"""Spoken numbers, quantities and days, from the tables in data/numbers.toml.
+
+`spoken_quantities` reads what a transcript states ('four dollars', '$4.50', 'twenty-five people') as typed
+`Quantity` values: a number, the unit named within three words after it, and the noun it counts.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+from pydantic import BaseModel
+
+DATA = Path(__file__).parent / "data" / "numbers.toml"
+
+
+@lru_cache(maxsize=1)
+def _tables() -> dict:
+    return tomllib.loads(DATA.read_text(encoding="utf-8"))
+
+
+DAYS: tuple[str, ...] = tuple(_tables()["days"])
+
+
+class Quantity(BaseModel):
+    value: float
+    unit: str | None = None
+    noun: str | None = None
+    text: str
+    position: int
+
+
+def number_in(word: str) -> float | None:
+    """The number one word states: '4', '4.50', 'four', 'twenty-five'; None if it states none."""
+    w = word.lower().strip(".,;:!?")
+    if re.fullmatch(r"\d+(\.\d+)?", w):
+        return float(w)
+    nums = _tables()["numbers"]
+    if w in nums:
+        return float(nums[w])
+    if "-" in w:
+        parts = w.split("-")
+        if all(p in nums for p in parts):
+            return float(sum(nums[p] for p in parts))
+    return None
+
+
+_TOKEN = re.compile(r"[$€£]?\d+(?:\.\d+)?|[a-z]+(?:-[a-z]+)*|[$€£]")
+
+
+def spoken_quantities(text: str) -> list[Quantity]:
+    """The quantities a text states, in order: number (with 'twenty five' and 'four fifty' joined as said),
+    unit (a money symbol before it, or a unit word within three words after), and the noun after it."""
+    t = _tables()
+    units, symbols = t["units"], t["symbols"]
+    toks = _TOKEN.findall(text.lower())
+    out: list[Quantity] = []
+    i = 0
+    while i < len(toks):
+        tok = toks[i]
+        unit = None
+        if tok[:1] in symbols:  # '$4.50', or '$' then 'four'
+            unit = symbols[tok[:1]]
+            if len(tok) == 1:
+                i += 1
+                if i >= len(toks):
+                    break
+                tok = toks[i]
+            else:
+                tok = tok[1:]
+        value = number_in(tok)
+        if value is None or tok in ("half",):
+            i += 1
+            continue
+        j = i + 1
+        # 'twenty five' -> 25; 'one hundred' -> 100
+        while j < len(toks):
+            nxt = number_in(toks[j])
+            if nxt is None:
+                break
+            if value >= 20 and value % 10 == 0 and 0 < nxt < 10:
+                value += nxt
+            elif nxt == 100 and value < 100:
+                value *= 100
+            else:
+                break
+            j += 1
+        noun = None
+        for k in range(j, min(len(toks), j + 3)):
+            if toks[k] in units and unit is None:
+                unit = units[toks[k]]
+                break
+        if j < len(toks) and toks[j] not in ("and", "or", "of", "to", "the", "a") and number_in(toks[j]) is None:
+            noun = toks[j] if toks[j] not in units else None
+        out.append(Quantity(value=value, unit=unit, noun=noun, text=" ".join(toks[i:j + 1]), position=i))
+        i = j
+    return out
+
+
+def same_noun(a: str | None, b: str | None) -> bool:
+    """'person' and 'people', 'apple' and 'apples' name the same thing."""
+    if not a or not b:
+        return False
+    irregular = {"people": "person", "men": "man", "women": "woman", "children": "child", "mice": "mouse",
+                 "geese": "goose", "feet": "foot", "teeth": "tooth"}
+    a, b = irregular.get(a, a), irregular.get(b, b)
+    strip = lambda w: w[:-3] + "y" if w.endswith("ies") else w[:-2] if w.endswith("es") and len(w) > 4 else (  # noqa: E731
+        w[:-1] if w.endswith("s") and not w.endswith("ss") else w)
+    return strip(a) == strip(b)
