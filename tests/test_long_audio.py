@@ -114,7 +114,9 @@ def test_streamed_resampling_is_the_one_shot_resampling(tmp_path):
     p = tmp_path / "n.wav"
     sf.write(str(p), x.T, 44100, subtype="FLOAT")
     ref = librosa.resample(x.mean(axis=0), orig_sr=44100, target_sr=16000, res_type="soxr_hq")
-    np.testing.assert_array_equal(aio.load(p, sr=16000), ref)
+    # two code paths (streamed soxr chunks, one-shot soxr): the same up to float32 rounding; 1e-6 absolute
+    # on a signal of rms 0.1 (another CPU's kernels differ in the last bits)
+    np.testing.assert_allclose(aio.load(p, sr=16000), ref, rtol=0, atol=1e-6)
 
 
 # ---- windowed tools give the single-pass numbers -----------------------------------------------------------
@@ -156,7 +158,10 @@ def test_tagging_patches_per_window_are_the_single_pass_patches():
     plan = patch_windows(len(y))
     assert len(plan) == 3 and plan[-1][1] == len(whole)
     for p0, p1, s0, s1 in plan:
-        np.testing.assert_array_equal(log_mel_patches(y[s0:s1], mel), whole[p0:p1])
+        # the same log-mel values up to float32 rounding: OpenBLAS picks its kernel by CPU and by the
+        # array's length, so a window and the whole clip can differ in the last bits (seen: 9.5e-7 on
+        # values of order 1-10). Bit-identity is a benchmark's claim, not a test's.
+        np.testing.assert_allclose(log_mel_patches(y[s0:s1], mel), whole[p0:p1], rtol=1e-5, atol=1e-5)
 
 
 def test_the_event_envelope_per_window_is_the_single_pass_envelope(four_minutes):

@@ -171,6 +171,19 @@ def speech_pieces(probs, n_samples: int, pad_s: float = SPEECH_PAD_S, gap_s: flo
     return [w for a, b in pieces if b > a for w in plan_windows(a, b, piece_s)]
 
 
+def dropped_segment(s, probs, rel: float, offset: float) -> dict | None:
+    """Why a decoded segment is no speech, in artifact time, or None to keep it: Whisper and Silero agree
+    there is no speech, or its text is a runaway repetition (compressing beyond Whisper's own 2.4x)."""
+    s_start, s_end = s.start + rel, s.end + rel
+    where = {"start": _r(s_start + offset, 2), "end": _r(s_end + offset, 2), "text": s.text.strip(),
+             "no_speech_prob": _r(s.no_speech_prob)}
+    if probs is not None and s.no_speech_prob > NO_SPEECH_PROB and not _has_speech(probs, s_start, s_end):
+        return {**where, "reason": "no_speech"}
+    if s.compression_ratio > MAX_COMPRESSION_RATIO:
+        return {**where, "reason": "repetition", "compression_ratio": _r(s.compression_ratio, 2)}
+    return None
+
+
 def _transcribe(args: AsrArgs, language: str | None, clip, probs, rel: float, offset: float,
                 n_words: int, segments: list, dropped: list):
     """Whisper on `clip` (starting `rel` s into the window, which starts at `offset` s of the artifact);
@@ -189,14 +202,9 @@ def _transcribe(args: AsrArgs, language: str | None, clip, probs, rel: float, of
         raw_segments = list(seg_iter)
     for s in raw_segments:
         s_start, s_end = s.start + rel, s.end + rel  # window time (probs are per window frame)
-        if probs is not None and s.no_speech_prob > NO_SPEECH_PROB and not _has_speech(probs, s_start, s_end):
-            dropped.append({"start": _r(s_start + offset, 2), "end": _r(s_end + offset, 2), "text": s.text.strip(),
-                            "no_speech_prob": _r(s.no_speech_prob), "reason": "no_speech"})
-            continue
-        if s.compression_ratio > MAX_COMPRESSION_RATIO:
-            dropped.append({"start": _r(s_start + offset, 2), "end": _r(s_end + offset, 2), "text": s.text.strip(),
-                            "no_speech_prob": _r(s.no_speech_prob), "reason": "repetition",
-                            "compression_ratio": _r(s.compression_ratio, 2)})
+        drop = dropped_segment(s, probs, rel, offset)
+        if drop is not None:
+            dropped.append(drop)
             continue
         words = []
         for w in s.words or []:

@@ -93,10 +93,35 @@ def test_asr_drops_whisper_no_speech_hallucination_on_silence(silence_clip, tool
     assert all(d["no_speech_prob"] > 0.5 for d in res.output["dropped_non_speech_segments"])
 
 
-def test_asr_drops_a_runaway_repetition_on_a_synth_bass_and_gives_the_same_output_every_run(tmp_path, tool_runner):
-    """Silero VAD fires on a low synth bass under a shaker, so Whisper runs; at temperature 0 it writes ' . .'
-    (the text compresses far beyond 2.4x). That segment is dropped with its reason, and with no sampled
-    fallback three runs give the same output."""
+def test_a_runaway_repetition_is_dropped_with_its_reason_and_real_speech_is_kept():
+    """The condition is forced, not hoped for: a decoded segment whose text is a runaway repetition (its
+    compression ratio computed by faster-whisper's own function, as Whisper computes it while decoding) is
+    dropped with its reason; an ordinary sentence is kept."""
+    from faster_whisper.transcribe import Segment, get_compression_ratio
+
+    from audiomind.tools.asr import MAX_COMPRESSION_RATIO, dropped_segment
+
+    def segment(text: str) -> Segment:
+        return Segment(id=1, seek=0, start=1.0, end=4.0, text=text, tokens=[], avg_logprob=-0.4,
+                       compression_ratio=get_compression_ratio(text), no_speech_prob=0.1, words=None,
+                       temperature=0.0)
+
+    runaway = segment(" ." * 60)
+    assert runaway.compression_ratio > MAX_COMPRESSION_RATIO
+    drop = dropped_segment(runaway, None, rel=0.5, offset=10.0)
+    assert drop is not None and drop["reason"] == "repetition"
+    assert drop["compression_ratio"] > 2.4 and drop["start"] == 11.5 and drop["end"] == 14.5
+    sentence = segment(" The quick brown fox jumps over the lazy dog.")
+    assert sentence.compression_ratio <= MAX_COMPRESSION_RATIO
+    assert dropped_segment(sentence, None, rel=0.0, offset=0.0) is None
+
+
+def test_asr_on_a_synth_bass_gives_the_same_output_every_run(tmp_path, tool_runner):
+    """What holds on any CPU: Silero may or may not fire on a low synth bass under a shaker, and Whisper may
+    or may not write a runaway ' . .' there; whatever it writes, three runs give the same output (one
+    temperature-0 decode, no sampled fallback), and a dropped segment says why."""
+    from audiomind.tools.asr import MAX_COMPRESSION_RATIO
+
     bass = synth.melody(["C2", "C2", "G2", "C2", "F2", "C2", "G2", "C2"], tmp_path / "bass.wav", note_s=0.4,
                         lead_s=0.1, program=38)
     shaker = synth.midi_track([(0.1 + 0.2 * i, 0.1, 82, 110) for i in range(16)], tmp_path / "shaker.wav", channel=9)
@@ -104,10 +129,9 @@ def test_asr_drops_a_runaway_repetition_on_a_synth_bass_and_gives_the_same_outpu
     runs = [tool_runner(asr, {}, clip).output for _ in range(3)]
     assert runs[0] == runs[1] == runs[2]
     out = runs[0]
-    assert "skipped" not in out, "Silero VAD no longer fires on the bass: this test no longer runs Whisper"
-    assert out["text"] == "" and out["n_words"] == 0
-    rep = [d for d in out["dropped_non_speech_segments"] if d["reason"] == "repetition"]
-    assert rep and all(d["compression_ratio"] > 2.4 for d in rep), out["dropped_non_speech_segments"]
+    for d in out.get("dropped_non_speech_segments", []):
+        assert d["reason"] in ("no_speech", "repetition")
+        assert d["reason"] != "repetition" or d["compression_ratio"] > MAX_COMPRESSION_RATIO
 
 
 @pytest.mark.slow  # loads the 145 MB multilingual model (assembled into the cache on first use)
