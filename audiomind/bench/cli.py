@@ -5,6 +5,7 @@
     audiomind bench mmar --meta MMAR-meta.jsonl --audio-dir DIR --out RUN_DIR [...]   = bench run --task mmar
     audiomind bench report RUN_DIR                                    report.md + PNG plots
     audiomind bench mmar-score PREDICTIONS.jsonl                      official-compatible MMAR scoring
+    audiomind bench rubrics RUN_DIR [--judge SPEC]                    MMAR-Rubrics, official defaults
 
 Re-running the same command resumes: committed items are skipped, a torn last line is re-run.
 """
@@ -12,6 +13,7 @@ Re-running the same command resumes: committed items are skipped, a torn last li
 from __future__ import annotations
 
 import functools
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -122,6 +124,31 @@ _AGENT = AgentConfig()  # placeholders the option groups replace
 _RUN = RunOptions(1, None, None, None, None, None, None, True, False)
 
 
+EXIT_NO_AUDIO = 3
+"""`bench run` / `bench mmar` exit code when every item of the run is missing_audio (nothing was answered)."""
+
+
+def _fail_rows(exc: Exception) -> None:
+    """A refused input file (--strict, RowsError): its header line, then each bad row on a line of its own
+    (each kept to one line, control characters shown as escapes), and exit code 2."""
+    from audiomind.bench.rows import RowsError
+    from audiomind.cli_common import one_line
+
+    if not isinstance(exc, RowsError):
+        _fail(str(exc))
+    head = str(exc).split("\n", 1)[0]
+    lines = [f"[bold red]error:[/] {escape(one_line(head))}"]
+    shown = exc.messages[:MAX_ROW_MESSAGES]
+    lines += [f"  {escape(one_line(m))}" for m in shown]
+    if len(exc.messages) > len(shown):
+        lines.append(f"  … {len(exc.messages) - len(shown)} more")
+    err.print("\n".join(lines), soft_wrap=True)
+    raise typer.Exit(2)
+
+
+MAX_ROW_MESSAGES = 20
+
+
 def _report_bad_row(message: str) -> None:
     err.print(f"[yellow]bad row[/] {escape(message)}")
 
@@ -204,7 +231,7 @@ def _run_task(task_name: str, options: dict[str, str], source: Path, audio_dir: 
         loaded = task.load_items(source, audio_dir=audio_dir, work_dir=out / "inputs", limit=run.limit,
                                  strict=run.strict)  # refused here under --strict
     except ValueError as exc:
-        _fail(str(exc))
+        _fail_rows(exc)
     for message in loaded.errors:
         _report_bad_row(message)
     make_agent = agent_factory(out, config)
@@ -224,7 +251,13 @@ def _run_task(task_name: str, options: dict[str, str], source: Path, audio_dir: 
     _summary_line(summary)
     _bad_rows_note(loaded.items)
     lines = [f"{label}: {path}" for label, path in outputs.items()] or [f"results: {out / 'results.jsonl'}"]
-    console.print("\n".join([*lines, f"traces: {out / 'traces'}"]))
+    traces = out / "traces"
+    if traces.is_dir() and any(traces.iterdir()):  # no folder is made when no item ran (e.g. no audio at all)
+        lines.append(f"traces: {traces}")
+    console.print("\n".join(lines))
+    if summary.total and summary.statuses.get("missing_audio", 0) == summary.total:
+        _fail(f"every one of the {summary.total} item(s) is missing_audio: no audio was found (check --audio-dir); "
+              "nothing was answered", code=EXIT_NO_AUDIO)
 
 
 @bench_app.command("run")
@@ -329,10 +362,15 @@ def mmar_score_cmd(
     meta: Optional[Path] = typer.Option(None, "--meta", help="the MMAR-meta.jsonl the predictions answer: its "
                                         "sha256 is recorded, and the strict score counts every meta row (a row "
                                         "the predictions leave out is wrong)"),
+    skip_malformed: bool = typer.Option(False, "--skip-malformed", help="leave out (and list) the rows the official "
+                                        "script could not score instead of refusing the file"),
 ) -> None:
-    """Score any MMAR predictions file exactly as the official evaluation.py does (token string match), with
-    the strict score beside it (a missing prediction is wrong; only the exact option is right) and the
-    order-swapped items listed."""
+    """Score any MMAR predictions file exactly as the official evaluation.py does (token string match; each
+    percentage (correct / total) * 100 to 2 places), with the strict score beside it (a missing prediction is
+    wrong; only the exact option is right) and the order-swapped items listed. A row the official script would
+    crash on (a blank line, a prediction that is not a string, no answer, an unknown modality or category) is
+    named with its line and what is wrong, and the file is refused (--skip-malformed: those rows left out)."""
+    from audiomind.bench.rows import RowsError
     from audiomind.bench.tasks import mmar as mm
 
     if not predictions.is_file():
@@ -340,12 +378,106 @@ def mmar_score_cmd(
     if meta is not None and not meta.is_file():
         _fail(f"no meta file at {meta}")
     try:
-        scores = mm.score_file(predictions, meta=meta)
-    except (ValueError, KeyError, TypeError) as exc:  # RowsError names each bad line
+        scores = mm.score_file(predictions, meta=meta, skip_malformed=skip_malformed)
+    except RowsError as exc:  # names each bad line (also a bad meta file)
+        _fail_rows(exc)
+    except (ValueError, KeyError, TypeError) as exc:
         _fail(f"{predictions}: not MMAR prediction rows ({type(exc).__name__}: {clip_text(exc, 2000)})")
+    for message in scores.malformed:
+        _report_bad_row(f"{message} (not scored)")
     console.print(mm.scores_table(scores, title=f"MMAR accuracy ({predictions.name})"))
     if out:
         out.write_text(scores.model_dump_json(indent=2, by_alias=True) + "\n", encoding="utf-8")
+
+
+@bench_app.command("rubrics")
+def rubrics_cmd(
+    run_dir: Path = typer.Argument(..., help="an MMAR run directory (its predictions.jsonl), or a predictions file "
+                                   "(MMAR meta rows with answer_prediction and thinking_prediction)"),
+    judge: Optional[str] = typer.Option(None, "--judge", help="judge backend spec: openai:MODEL[@BASE_URL] (any "
+                                        "OpenAI-compatible server) or gemini:MODEL (default: the official "
+                                        "openai:gpt-4o-2024-11-20)"),
+    out: Optional[Path] = typer.Option(None, "--out", help="output folder (default RUN_DIR/rubrics, or "
+                                       "PREDICTIONS.rubrics/); rerun to resume"),
+    meta: Optional[Path] = typer.Option(None, "--meta", help="MMAR-meta.jsonl: fills the fields a prediction row "
+                                        "lacks (rubric, thinking, cue, ...) by id, as the official --meta does"),
+    protocol: str = typer.Option("official", "--protocol", help="official (MMAR's evaluation_rubrics.py: its "
+                                 "prompt's content, temperature 0, seed 42, rows without a prediction skipped) or "
+                                 "project (the earlier project protocol: own prompt, temperature 0.7, such rows "
+                                 "scored 0); the options below override either"),
+    temperature: Optional[float] = typer.Option(None, "--temperature", min=0.0, max=2.0,
+                                                help="judge temperature (official 0; project 0.7)"),
+    seed: Optional[int] = typer.Option(None, "--seed", help="seed sent with each request (official 42)"),
+    runs: Optional[int] = typer.Option(None, "--runs", min=1, max=50, help="raters per correct item (5)"),
+    keep: Optional[int] = typer.Option(None, "--keep", min=1, max=50, help="middle runs averaged (3)"),
+    missing: Optional[str] = typer.Option(None, "--missing", help="rows without a prediction: skip (official: in "
+                                          "no total) or zero (scored 0 and kept)"),
+    workers: int = typer.Option(4, "--workers", min=1, max=256, help="items judged concurrently"),
+    timeout_s: float = typer.Option(120.0, "--timeout", min=1.0, help="seconds per judge request"),
+) -> None:
+    """MMAR-Rubrics: grade the reasoning behind each right MMAR answer with an LLM judge, by default exactly as
+    MMAR's own code/evaluation_rubrics.py does (judge gpt-4o-2024-11-20, temperature 0, seed 42, five raters,
+    the middle three averaged, a wrong answer 0 without a judge call, rows without a prediction skipped).
+    Writes OUT/evaluated.jsonl (one line per judged item; resumable), OUT/settings.json, OUT/summary.json."""
+    from audiomind.backends.base import BackendError
+    from audiomind.bench import rubrics as rb
+    from audiomind.bench.tasks.mmar import PREDICTIONS_FILE, load_meta
+    from audiomind.fsutil import atomic_write_text
+
+    preds = run_dir / PREDICTIONS_FILE if run_dir.is_dir() else run_dir
+    if not preds.is_file():
+        _fail(f"no {PREDICTIONS_FILE} at {run_dir} (run `audiomind bench mmar` first, or name a predictions file)")
+    out_dir = out if out is not None else (run_dir / "rubrics" if run_dir.is_dir() else
+                                           preds.with_name(preds.stem + ".rubrics"))
+    if protocol not in ("official", "project"):
+        _fail(f"--protocol must be official or project, not {protocol!r}")
+    base = rb.RubricSettings.official() if protocol == "official" else rb.RubricSettings.project()
+    changes = {k: v for k, v in {"judge": judge, "temperature": temperature, "seed": seed, "runs": runs,
+                                 "keep": keep, "missing": missing}.items() if v is not None}
+    try:
+        settings = base.model_copy(update=changes).check()
+        rows = load_meta(preds)
+        if meta is not None:
+            by_id = {str(m.get("id")): m for m in load_meta(meta)}
+            rows = [{**by_id.get(str(r.get("id")), {}), **r} for r in rows]  # the row's own fields win
+    except ValueError as exc:
+        _fail_rows(exc)
+    clash = rb.settings_clash(out_dir, settings)
+    if clash:
+        _fail(clash)
+    try:
+        rjudge = rb.make_settings_judge(settings, timeout_s=timeout_s)
+    except (ValueError, BackendError) as exc:
+        _fail(str(exc))
+    summary = rb.run_rubrics(rows, out_dir / rb.RESULTS_FILE, rjudge, workers=workers, missing=settings.missing)
+    summary["settings"] = settings.model_dump()
+    atomic_write_text(out_dir / rb.SUMMARY_FILE, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
+    console.print(_rubrics_table(summary, title=f"MMAR-Rubrics ({preds.name}, judge {settings.judge})"))
+    notes = [f"judged {summary['overall']['n']}", f"skipped {summary['skipped']} (no prediction or a required "
+             "field missing; in no total)" if settings.missing == "skip" else "rows without a prediction scored 0",
+             f"judge failures {summary['judge_failures']} (rerun to retry)"]
+    err.print("; ".join(notes))
+    console.print(f"rubrics: {out_dir / rb.RESULTS_FILE}\nsummary: {out_dir / rb.SUMMARY_FILE}")
+    if summary["judge_failures"]:
+        raise typer.Exit(1)
+
+
+def _rubrics_table(summary: dict[str, Any], title: str) -> Table:
+    """Score and accuracy overall and per modality / category / sub-category, as the official scorer prints
+    them ((sum / n) * 100 to 2 places)."""
+    t = Table("group", "value", "score", "accuracy %", "n", title=escape(title))
+
+    def fmt(v: float | None) -> str:
+        return "-" if v is None else f"{v:.2f}"
+
+    def row(group: str, name: str, d: dict[str, Any]) -> None:
+        t.add_row(group, escape(name), fmt(d["score"]), fmt(d["acc"]), str(d["n"]))
+
+    row("overall", "all", summary["overall"])
+    for group in ("modality", "category", "sub-category"):
+        for name, d in summary[group].items():
+            row(group, name, d)
+    return t
 
 
 if __name__ == "__main__":  # `python -m audiomind.bench.cli ...` works without the top-level CLI

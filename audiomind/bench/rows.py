@@ -97,10 +97,13 @@ def check_rows(
     audio_keys: tuple[str, ...] = ("audio_path",),
     require_choices: bool = False,
     extra_checks: Iterable[Any] = (),
+    empty_choices_ok: bool = False,
 ) -> list[Row]:
     """Every row of `path`, checked: JSON object, `id` (string or integer, unique), non-empty `question`,
     an audio path under one of `audio_keys`, `choices` (required when `require_choices`: a list of at
-    least 2 one-line strings), `answer` a string when given, plus `extra_checks` (row -> problem or None).
+    least 2 one-line strings; with `empty_choices_ok` an option that is exactly "" is allowed and not counted,
+    as MMAR publishes four rows with a trailing ""), `answer` a string when given, plus `extra_checks`
+    (row -> problem or None).
     Bad rows get an error 'FILE:LINE: problem; problem' and an id of their own ('FILE:LINE' when the row has
     no usable id, 'ID@FILE:LINE' for a repeated id), so they can be recorded without clobbering a good row."""
     p = Path(path)
@@ -144,7 +147,8 @@ def check_rows(
                 if require_choices:
                     problems.append('missing "choices" (a multiple-choice benchmark; it would silently run as free text)')
             else:
-                c_problem = choices_problem(data["choices"])
+                c_problem = choices_problem([c for c in data["choices"] if not (empty_choices_ok and c == "")]
+                                            if empty_choices_ok and isinstance(data["choices"], list) else data["choices"])
                 if c_problem is None and require_choices and not data["choices"]:
                     c_problem = '"choices" is empty (a multiple-choice benchmark)'
                 if c_problem:

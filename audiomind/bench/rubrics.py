@@ -16,13 +16,30 @@ already there, so a crash loses at most the item being judged.
 
 The judge is any LangChain chat model, or a backend spec string (`openai:MODEL@http://HOST:PORT/v1`,
 `gemini:MODEL`, ...) built through audiomind.backends.registry (ChatOpenAI for OpenAI-compatible servers).
+
+Two protocols (`RubricSettings`):
+
+- "official" (the default of `audiomind bench rubrics`): MMAR's own `code/evaluation_rubrics.py` (ddlBoJack/MMAR,
+  commit 3bce090), as it behaves: judge gpt-4o-2024-11-20 at temperature 0 with seed 42; five raters sent the
+  same prompt; the lowest and the highest run dropped (the middle three kept); the prompt gives the question,
+  the correct answer and the reference reasoning, each rubric criterion's name, scoring rule and score options,
+  and the test-taker's reasoning followed by "The answer is X." (neither the options nor the rubric's notes:
+  the official prompt shows neither; the wording here is the project's own); the reply is a JSON list with
+  one {name, score, justification} per criterion, in rubric order, each score one of that criterion's options
+  (a name that differs is accepted, as officially); an unusable reply is asked again, unchanged. A row
+  without `answer_prediction` (or any other field the official script requires: id, question, answer,
+  thinking, cue, choices, rubric, thinking_prediction, modality, category) is SKIPPED: it is in no total,
+  as officially (the official "No prediction count" is the rows read minus the rows judged). Figures are
+  (sum / n) * 100 printed to 2 places.
+- "project": this module's earlier protocol: its own prompt (options shown, the rubric's notes, a
+  {"scores": [...]} object, a reply retried with the reason it was refused), temperature 0.7, and a row
+  without a prediction scored 0 and kept. Only by flag (`--protocol project`, or each setting on its own).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import statistics
 import threading
 import time
 from collections import defaultdict
@@ -62,6 +79,131 @@ Rubric ({n} points to grade):
 Reply with JSON exactly like:
 {{"scores": [{{"name": "<rubric point name>", "score": <one of that point's allowed values>, "reason": "<one sentence>"}}, ...]}}
 with one entry per rubric point, in the order given."""
+
+
+OFFICIAL_JUDGE = "openai:gpt-4o-2024-11-20"
+OFFICIAL_SEED = 42
+OFFICIAL_RAW_TRIES = 20
+"""The official scorer asks again up to 20 times in all when a reply cannot be used."""
+REQUIRED_FIELDS = ("id", "question", "answer", "thinking", "cue", "choices", "rubric", THINKING_KEY, PREDICTION_KEY,
+                   "modality", "category")
+"""What the official script requires of a row before it judges it (a row lacking any is skipped)."""
+
+
+class RubricSettings(BaseModel):
+    """How MMAR-Rubrics is run; `official()` is what MMAR's own scorer does, `project()` the earlier protocol."""
+
+    protocol: str = Field(default="official", description="prompt and reply format: official | project")
+    judge: str = Field(default=OFFICIAL_JUDGE, description="backend spec of the judge model")
+    temperature: float = 0.0
+    seed: int | None = Field(default=OFFICIAL_SEED, description="sent with each request (OpenAI-compatible "
+                             "judges; None: not sent)")
+    runs: int = Field(default=5, ge=1, description="independent raters per correct item")
+    keep: int = Field(default=3, ge=1, description="the middle runs averaged (5 runs, keep 3: min and max dropped)")
+    missing: str = Field(default="skip", description="rows without a prediction: skip (official: in no total) | "
+                         "zero (scored 0 and kept)")
+    retries: int = Field(default=OFFICIAL_RAW_TRIES - 1, ge=0, description="asks again after an unusable reply")
+
+    @classmethod
+    def official(cls, **overrides: Any) -> RubricSettings:
+        return cls(**overrides)
+
+    @classmethod
+    def project(cls, **overrides: Any) -> RubricSettings:
+        return cls(**{"protocol": "project", "temperature": 0.7, "seed": None, "missing": "zero", "retries": 2,
+                      **overrides})
+
+    def check(self) -> RubricSettings:
+        if self.protocol not in ("official", "project"):
+            raise ValueError(f"protocol must be official or project, not {self.protocol!r}")
+        if self.missing not in ("skip", "zero"):
+            raise ValueError(f"missing must be skip or zero, not {self.missing!r}")
+        if self.keep > self.runs:
+            raise ValueError(f"keep ({self.keep}) cannot exceed runs ({self.runs})")
+        return self
+
+
+OFFICIAL_SYSTEM_PROMPT = (
+    "You grade another model's answer to a question fairly and carefully, judging both its reasoning and its "
+    "final answer. Hold to the ground truth you are given and apply the scoring rubric exactly as written."
+)
+
+
+def official_user_prompt(row: dict[str, Any], prediction: str, reasoning: str) -> str:
+    """The official prompt's content in the project's own words: ground truth (question, correct answer,
+    reference reasoning), each criterion's name, rule and score options, the reply format (a JSON list, one
+    object per criterion), and the submission: the reasoning followed by "The answer is X."."""
+    rubric = row.get("rubric") or []
+    criteria = "\n".join(
+        f"Criterion {i}: {r.get('name', '')}\n  Rule: {r.get('scoring_point', '')}\n  Allowed scores: {r.get('choices')}"
+        for i, r in enumerate(rubric, 1))
+    shape = ",\n".join(
+        f'  {{"name": {json.dumps(str(r.get("name", "")), ensure_ascii=False)}, "score": <one of {r.get("choices")}>, '
+        '"justification": "<under 50 words, citing the submission>"}' for r in rubric)
+    return (f"GROUND TRUTH\nQuestion: {row.get('question', '')}\nCorrect answer: {row.get('answer', '')}\n"
+            f"Reference reasoning: {row.get('thinking', '')}\n\n"
+            f"RUBRIC\nScore the submission on every criterion below and justify each score briefly.\n{criteria}\n\n"
+            f"REPLY FORMAT\nReply with one valid JSON list and nothing before or after it, one object per "
+            f"criterion in the order above:\n[\n{shape}\n]\n\n"
+            f"SUBMISSION\nReasoning: {reasoning} The answer is {prediction}.")
+
+
+def parse_official(text: str, rubric: list[dict[str, Any]]) -> RunScore:
+    """A reply to the official prompt -> the run's score, checked as the official scorer checks it: a JSON
+    list (the outermost [ {...} ] in the text), one entry per criterion in rubric order, each with a name and a
+    numeric score among that criterion's options (a differing name is accepted); score = points / the sum
+    of each criterion's highest option (0 when that sum is 0). Raises ValueError when it cannot be used."""
+    start = text.find("[")
+    while start != -1 and not text[start + 1:].lstrip().startswith("{"):
+        start = text.find("[", start + 1)
+    end = text.rfind("]")
+    body = text[start:end + 1] if start != -1 and end > start and text[:end].rstrip().endswith("}") else text
+    try:
+        value = json.loads(body)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"the reply is not valid JSON ({exc.msg})") from None
+    if not isinstance(value, list):
+        raise ValueError("the reply must be a JSON list")  # noqa: TRY004 - an unusable reply, asked again
+    if len(value) != len(rubric):
+        raise ValueError(f"the reply has {len(value)} entries for {len(rubric)} rubric criteria")
+    points, reasons, available = [], [], 0.0
+    for i, (entry, crit) in enumerate(zip(value, rubric), 1):
+        if not isinstance(entry, dict) or "name" not in entry or "score" not in entry:
+            raise ValueError(f"entry {i} needs a name and a score")  # noqa: TRY004 - an unusable reply, asked again
+        score = entry["score"]
+        if not isinstance(score, (int, float)):
+            raise ValueError(f"entry {i}: score {score!r} is not a number")
+        allowed = list(crit.get("choices") or [])
+        if not allowed or score not in allowed:
+            raise ValueError(f"entry {i}: score {score!r} is not one of {allowed}")
+        points.append(float(score))
+        reasons.append(str(entry.get("justification", ""))[:500])
+        available += max(allowed)
+    return RunScore(points=points, score=(sum(points) / available) if available else 0.0, reasons=reasons)
+
+
+def official_trim(values: list[float]) -> tuple[float, list[float]]:
+    """The official trimming: sorted, the lowest and the highest dropped when there are 3 or more; the mean."""
+    xs = sorted(values)
+    kept = xs[1:-1] if len(xs) >= 3 else xs
+    return sum(kept) / len(kept), kept
+
+
+def row_problem(row: dict[str, Any], missing: str = "skip") -> str | None:
+    """Why a prediction row is not judged (skipped, in no total), or None. With missing="skip" (official) a
+    row lacking any field the official script requires is skipped; with "zero" only a row without an id or a
+    ground truth is. A prediction that is not a string is never judged."""
+    if not isinstance(row, dict) or "id" not in row:
+        return "not a row with an id"
+    if missing == "skip":
+        absent = [k for k in REQUIRED_FIELDS if k not in row]
+        if absent:
+            return "no " + ", ".join(absent)
+    elif not isinstance(row.get("answer"), str):
+        return "no answer"
+    if PREDICTION_KEY in row and not isinstance(row[PREDICTION_KEY], str):
+        return f"{PREDICTION_KEY} is not a string"
+    return None
 
 
 class RunScore(BaseModel):
@@ -158,28 +300,52 @@ def make_judge(spec: Any, *, temperature: float = 0.7, timeout_s: float = 120) -
     return model, bs.raw
 
 
-class RubricJudge:
-    """Runs the judge `runs` times per correct item, retrying an unusable reply up to `retries` times."""
+def make_settings_judge(settings: RubricSettings, *, timeout_s: float = 120) -> RubricJudge:
+    """The RubricJudge `settings` describe: its backend built from the spec at the settings' temperature, with
+    the seed bound to every request where the backend takes one (OpenAI-compatible servers)."""
+    settings.check()
+    model, name = make_judge(settings.judge, temperature=settings.temperature, timeout_s=timeout_s)
+    if settings.seed is not None and settings.judge.split(":", 1)[0] == "openai":
+        model = model.bind(seed=settings.seed)
+    return RubricJudge(model, runs=settings.runs, keep=settings.keep, retries=settings.retries, name=name,
+                       protocol=settings.protocol)
 
-    def __init__(self, model: Any, *, runs: int = 5, keep: int = 3, retries: int = 2, name: str = ""):
+
+class RubricJudge:
+    """Runs the judge `runs` times per correct item, retrying an unusable reply up to `retries` times.
+    protocol "project" (this class's default): the project's prompt, a refused reply answered with the reason;
+    "official": the official prompt's content and reply format, the same prompt sent again, trimming as
+    officially (see the module doc)."""
+
+    def __init__(self, model: Any, *, runs: int = 5, keep: int = 3, retries: int = 2, name: str = "",
+                 protocol: str = "project"):
         if runs < 1 or keep < 1 or keep > runs:
             raise ValueError("need 1 <= keep <= runs")
+        if protocol not in ("official", "project"):
+            raise ValueError(f"protocol must be official or project, not {protocol!r}")
         self.model, self.runs, self.keep, self.retries = model, runs, keep, retries
+        self.protocol = protocol
         self.name = name or type(model).__name__
 
     def one_run(self, row: dict[str, Any], prediction: str, reasoning: str) -> RunScore:
         from audiomind.backends.jsonparse import message_text
 
-        msgs = judge_messages(row, prediction, reasoning)
+        rubric = row.get("rubric") or []
+        if self.protocol == "official":
+            msgs = [("system", OFFICIAL_SYSTEM_PROMPT), ("user", official_user_prompt(row, prediction, reasoning))]
+        else:
+            msgs = judge_messages(row, prediction, reasoning)
         last: Exception | None = None
         for _ in range(self.retries + 1):
             reply = self.model.invoke(msgs)
+            text = message_text(getattr(reply, "content", reply))
             try:
-                return parse_judgement(message_text(getattr(reply, "content", reply)), row.get("rubric") or [])
+                return parse_official(text, rubric) if self.protocol == "official" else parse_judgement(text, rubric)
             except ValueError as exc:  # includes JSONExtractError
                 last = exc
-                msgs = msgs + [("assistant", message_text(getattr(reply, "content", reply))),
-                               ("user", f"That reply could not be used: {exc}. Reply again with only the JSON object.")]
+                if self.protocol == "project":
+                    retry = f"That reply could not be used: {exc}. Reply again with only the JSON object."
+                    msgs = [*msgs, ("assistant", text), ("user", retry)]
         raise ValueError(f"judge reply unusable after {self.retries + 1} tries: {last}")
 
     def grade(self, row: dict[str, Any], prediction: str, reasoning: str) -> ItemRubricResult:
@@ -193,9 +359,12 @@ class RubricJudge:
             return ItemRubricResult(id=str(row["id"]), correct=True, score=0.0, group=group, judge=self.name,
                                     error="item has no rubric", wall_time_s=round(time.monotonic() - t0, 3))
         runs = [self.one_run(row, prediction, reasoning) for _ in range(self.runs)]
-        score, kept = middle_mean([r.score for r in runs], self.keep)
-        return ItemRubricResult(id=str(row["id"]), correct=True, score=round(score, 6), runs=runs,
-                                kept=[round(k, 6) for k in kept], group=group, judge=self.name,
+        if self.protocol == "official" and self.keep == max(1, self.runs - 2):
+            score, kept = official_trim([r.score for r in runs])
+        else:
+            score, kept = middle_mean([r.score for r in runs], self.keep)
+        return ItemRubricResult(id=str(row["id"]), correct=True, score=score, runs=runs,
+                                kept=kept, group=group, judge=self.name,
                                 wall_time_s=round(time.monotonic() - t0, 3))
 
 
@@ -231,11 +400,15 @@ def run_rubrics(
     *,
     workers: int = 1,
     on_result: Callable[[ItemRubricResult], None] | None = None,
+    missing: str = "zero",
 ) -> dict[str, Any]:
     """Grade prediction rows (MMAR meta rows with `answer_prediction` and, optionally,
     `thinking_prediction`), appending one line per item to out_path; items already there are skipped.
-    A judge failure is committed with its error (and retried on the next run). Returns `summarize`."""
-    rows = list(rows)
+    A judge failure is committed with its error (and retried on the next run). Returns `summarize`.
+    `missing`: "skip" (official) leaves out, in every total, a row lacking a field the official script
+    requires (a row without a prediction above all); "zero" (this function's earlier default) scores a row
+    without a prediction 0 and keeps it."""
+    rows, skipped = split_rows(rows, missing)
     out = Path(out_path)
     out.parent.mkdir(parents=True, exist_ok=True)
     _repair(out)
@@ -267,12 +440,32 @@ def run_rubrics(
     else:
         with ThreadPoolExecutor(max_workers=workers) as pool:
             list(pool.map(task, todo))
-    return summarize(out, rows)
+    return summarize(out, rows, skipped=skipped)
 
 
-def summarize(out_path: str | Path, rows: Iterable[dict[str, Any]] | None = None) -> dict[str, Any]:
+def split_rows(rows: Iterable[Any], missing: str = "zero") -> tuple[list[dict[str, Any]], list[str]]:
+    """(the rows to judge, 'ID: why' for each row skipped); see `row_problem`."""
+    keep, skipped = [], []
+    for n, r in enumerate(rows, start=1):
+        why = row_problem(r, missing)
+        if why is None:
+            keep.append(r)
+        else:
+            skipped.append(f"{r.get('id') if isinstance(r, dict) and 'id' in r else f'row {n}'}: {why}")
+    return keep, skipped
+
+
+def official_figure(total: float, n: int) -> float | None:
+    """(total / n) * 100 to 2 places, as the official scorer prints its score and accuracy; None when n is 0."""
+    return float(f"{(total / n) * 100:.2f}") if n else None
+
+
+def summarize(out_path: str | Path, rows: Iterable[dict[str, Any]] | None = None,
+              skipped: list[str] | None = None) -> dict[str, Any]:
     """Mean item score x100 overall and by modality / category / sub-category, over the graded items
-    (restricted to `rows` when given); accuracy alongside; judge failures counted separately."""
+    (restricted to `rows` when given); accuracy alongside (a fraction; `acc`: percent as the official scorer
+    prints it); judge failures counted separately; `skipped`: the rows left out of every total, and
+    `no_prediction`: rows given minus rows judged (the official "No prediction count")."""
     p = Path(out_path)
     lines = {}
     if p.exists():
@@ -287,16 +480,50 @@ def summarize(out_path: str | Path, rows: Iterable[dict[str, Any]] | None = None
     failed = [i for i, d in lines.items() if (wanted is None or i in wanted) and d.get("error") is not None]
 
     def agg(ds: list[dict[str, Any]]) -> dict[str, Any]:
-        return {"n": len(ds), "score": round(100 * statistics.fmean(d["score"] for d in ds), 2) if ds else None,
-                "accuracy": round(statistics.fmean(1.0 if d["correct"] else 0.0 for d in ds), 4) if ds else None}
+        n, total, right = len(ds), 0.0, 0
+        for d in ds:  # accumulated in file order, as the official scorer accumulates
+            total += d["score"]
+            right += bool(d["correct"])
+        return {"n": n, "score": official_figure(total, n), "acc": official_figure(right, n),
+                "correct": right, "accuracy": round(right / n, 4) if n else None}
 
     groups: dict[str, dict[str, list[dict[str, Any]]]] = {g: defaultdict(list) for g in GROUPS}
     for d in graded:
         for g in GROUPS:
             groups[g][str((d.get("group") or {}).get(g))].append(d)
+    skipped = list(skipped or [])
     return {"overall": agg(graded), "judge_failures": len(failed), "missing": (len(wanted) - len(graded) - len(failed))
-            if wanted is not None else None,
+            if wanted is not None else None, "skipped": len(skipped), "skipped_rows": skipped[:50],
+            "no_prediction": (len(wanted) + len(skipped) - len(graded)) if wanted is not None else None,
             **{g: {k: agg(v) for k, v in sorted(groups[g].items())} for g in GROUPS}}
+
+
+SETTINGS_FILE = "settings.json"
+RESULTS_FILE = "evaluated.jsonl"
+SUMMARY_FILE = "summary.json"
+
+
+def settings_clash(out_dir: str | Path, settings: RubricSettings) -> str | None:
+    """Why `out_dir` cannot be resumed with `settings` (its lines were judged under other settings), or None;
+    the settings are recorded there the first time."""
+    from audiomind.fsutil import atomic_write_text
+
+    d = Path(out_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    path = d / SETTINGS_FILE
+    mine = settings.model_dump()
+    if path.exists():
+        try:
+            theirs = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError:
+            theirs = None
+        if theirs != mine:
+            diff = sorted(k for k in mine if not isinstance(theirs, dict) or theirs.get(k) != mine[k])
+            return (f"{d.name} holds rows judged with other settings ({', '.join(diff)} differ); use another "
+                    "--out folder, or the same settings to resume")
+        return None
+    atomic_write_text(path, json.dumps(mine, indent=2) + "\n")
+    return None
 
 
 def read_predictions(path: str | Path) -> list[dict[str, Any]]:

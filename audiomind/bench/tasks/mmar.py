@@ -14,6 +14,17 @@ Official scoring, as that script does it (reimplemented here, rules cited rather
   another choice.
 - Rows without an `answer_prediction` key are skipped (not counted in any total); accuracy is reported
   overall and per `modality`, `category` and `sub-category`, each as correct / rows scored.
+- A percentage is (correct / total) * 100 printed to 2 places (`official_percent`): 23 of 160 is 14.37, where
+  round(100 * 23 / 160, 2) would give 14.38.
+- The official script crashes on a row it cannot read (a blank line, a prediction that is not a string, no
+  `answer`, a modality or category outside its fixed tables, choices that are not strings); here such a row
+  is named with its line and what is wrong (`PredictionRowsError`), and not scored: `score_file` refuses the
+  file by default, or leaves those rows out and lists them (`malformed`) when asked to.
+
+The published meta has four rows (lines 396, 596, 615 and 886) whose last option is an empty string "". They
+run as published: the empty option stays in the row (predictions.jsonl, scoring: it has no tokens, so it
+changes no verdict), the item records where it was (`empty_options`) and the agent is offered the other
+options only, so it can never choose it.
 
 Strict scoring, reported next to the official number (which stays exactly as above): every meta row with a
 ground truth counts (a row without a prediction is wrong, not skipped), and a prediction is right only when it
@@ -51,7 +62,7 @@ from audiomind.bench.rows import Row, RowsError, check_rows, parse_lines, refuse
 from audiomind.bench.runner import load_results
 from audiomind.bench.tasks.base import BaseTask, TaskItems, TaskReport
 from audiomind.fsutil import atomic_write_text
-from audiomind.paths import MissingPathError, PathPolicyError, resolve_under
+from audiomind.paths import MissingPathError, PathPolicyError, clip_text, resolve_under
 
 PREDICTION_KEY = "answer_prediction"
 THINKING_KEY = "thinking_prediction"
@@ -146,7 +157,7 @@ def read_meta(path: str | Path) -> list[Row]:
     """Every meta row, checked on its own (see audiomind.bench.rows): a malformed line, a row without
     `id`, `question`, `audio_path` or `choices`, wrong types or a repeated id is a bad row with its file and
     line; the others are good."""
-    return check_rows(path, audio_keys=("audio_path",), require_choices=True)
+    return check_rows(path, audio_keys=("audio_path",), require_choices=True, empty_choices_ok=True)
 
 
 def resolve_audio(row: dict[str, Any], audio_dir: str | Path) -> Path:
@@ -183,6 +194,10 @@ def item_from_row(row: dict[str, Any], audio_dir: str | Path, *, item_id: str | 
             error = f"{where + ': ' if where else ''}audio_path refused: {exc}"
     good = error is None
     choices = row.get("choices") if isinstance(row.get("choices"), list) else []
+    empty = [n for n, c in enumerate(choices, start=1) if c == ""]
+    if empty:  # published as is (MMAR has four such rows); never offered, so never chosen
+        meta["empty_options"] = empty
+        choices = [c for c in choices if c != ""]
     return BenchItem(
         id=item_id if item_id is not None else str(row["id"]), benchmark="mmar", audio_path=audio,
         question=row["question"] if good else str(row.get("question") or ""),
@@ -244,6 +259,87 @@ def write_predictions(rows: list[dict[str, Any]], results: dict[str, dict[str, A
 # ---------------------------------------------------------------- scoring
 
 
+def official_percent(correct: int, total: int) -> float | None:
+    """A percentage as the official script prints it: (correct / total) * 100 formatted to 2 places (the
+    float of that text); None when total is 0 (the official script prints 0.00 there)."""
+    if not total:
+        return None
+    return float(f"{(correct / total) * 100:.2f}")
+
+
+class PredictionRowsError(RowsError):
+    """A predictions file with rows the official script could not score (it would crash on them)."""
+
+
+def prediction_row_problem(row: Any) -> str | None:
+    """Why a prediction row cannot be scored as the official script scores it (it would crash), or None.
+    A row without `answer_prediction` is fine: it is skipped, as officially."""
+    if not isinstance(row, dict):
+        return f"a row must be a JSON object, not {type(row).__name__}"
+    if PREDICTION_KEY not in row:
+        return None
+    problems = []
+    pred = row[PREDICTION_KEY]
+    if not isinstance(pred, str):
+        problems.append(f'"{PREDICTION_KEY}" must be a string, not '
+                        f'{"null" if pred is None else type(pred).__name__}')
+    if "answer" not in row:
+        problems.append('missing "answer"')
+    elif not isinstance(row["answer"], str):
+        problems.append(f'"answer" must be a string, not {"null" if row["answer"] is None else type(row["answer"]).__name__}')
+    for key, known in (("modality", MODALITIES), ("category", CATEGORIES)):
+        if key not in row:
+            problems.append(f'missing "{key}"')
+        elif row[key] not in known:
+            problems.append(f'unknown {key} {clip_text(repr(row[key]), 60)} (the official script knows '
+                            f'{", ".join(known)})')
+    choices = row.get("choices")
+    if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
+        problems.append('"choices" must be a list of strings')
+    sub = row.get("sub-category")
+    if sub is not None and not isinstance(sub, str):
+        problems.append(f'"sub-category" must be a string, not {type(sub).__name__}')
+    return "; ".join(problems) or None
+
+
+def read_prediction_rows(path: str | Path) -> tuple[list[dict[str, Any]], list[str]]:
+    """(the rows that can be scored, 'FILE:LINE: problem' for each that cannot). Every line counts: a blank
+    line is a problem (the official script's json.loads fails on it), as is invalid JSON; a `.json` file
+    holds one list of rows ('FILE:item N')."""
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        raise PredictionRowsError(p, [f"{p.name}: not UTF-8 text ({exc.reason} at byte {exc.start})"]) from None
+    good: list[dict[str, Any]] = []
+    bad: list[str] = []
+    if p.suffix == ".json":
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise PredictionRowsError(p, [f"{p.name}:{exc.lineno}: not valid JSON ({exc.msg})"]) from None
+        if not isinstance(data, list):
+            raise PredictionRowsError(p, [f"{p.name}: a .json predictions file must hold one list of rows"])
+        entries = [(f"item {i}", v, None) for i, v in enumerate(data, start=1)]
+    else:
+        entries = []
+        for n, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                entries.append((str(n), None, "blank line"))
+                continue
+            try:
+                entries.append((str(n), json.loads(line), None))
+            except json.JSONDecodeError as exc:
+                entries.append((str(n), None, f"not valid JSON ({exc.msg}, column {exc.colno})"))
+    for where, value, problem in entries:
+        problem = problem or prediction_row_problem(value)
+        if problem:
+            bad.append(f"{p.name}:{where}: {problem}")
+        else:
+            good.append(value)
+    return good, bad
+
+
 class GroupScore(BaseModel):
     correct: int = 0
     total: int = 0
@@ -253,9 +349,7 @@ class GroupScore(BaseModel):
         return self.correct / self.total if self.total else None
 
     def as_dict(self) -> dict[str, Any]:
-        acc = self.accuracy
-        return {"correct": self.correct, "total": self.total,
-                "accuracy": None if acc is None else round(100.0 * acc, 2)}
+        return {"correct": self.correct, "total": self.total, "accuracy": official_percent(self.correct, self.total)}
 
 
 class StrictScores(BaseModel):
@@ -304,6 +398,8 @@ class MMARScores(BaseModel):
     meta_path: str | None = Field(default=None, description="the meta file the predictions were scored against")
     meta_sha256: str | None = Field(default=None, description="its sha256 (None: no meta file was named)")
     predictions_sha256: str | None = Field(default=None, description="the sha256 of the predictions file scored")
+    malformed: list[str] = Field(default_factory=list, description="'FILE:LINE: problem' for each row left out "
+                                 "because the official script could not score it (it would crash)")
 
     model_config = {"populate_by_name": True}
 
@@ -327,7 +423,7 @@ def _prediction_text(row: dict[str, Any]) -> str | None:
     if PREDICTION_KEY not in row:
         return None
     pred = row[PREDICTION_KEY]
-    return pred if isinstance(pred, str) else ("" if pred is None else str(pred))
+    return pred if isinstance(pred, str) else None  # not a usable prediction (never str() of a list)
 
 
 def score_rows(rows: Iterable[dict[str, Any]], meta: Iterable[dict[str, Any]] | None = None) -> MMARScores:
@@ -336,8 +432,13 @@ def score_rows(rows: Iterable[dict[str, Any]], meta: Iterable[dict[str, Any]] | 
     of them (a meta row whose id no prediction row carries is wrong), else it counts the prediction rows."""
     rows = list(rows)
     n_rows = scored = correct = 0
+    malformed: list[str] = []
     groups: dict[str, dict[str, GroupScore]] = {g: defaultdict(GroupScore) for g in GROUP_FIELDS}
-    for row in rows:
+    for i, row in enumerate(rows, start=1):
+        problem = prediction_row_problem(row)
+        if problem:
+            malformed.append(f"row {i}: {problem}")
+            continue
         n_rows += 1
         pred = _prediction_text(row)
         if pred is None or not isinstance(row.get("answer"), str):
@@ -347,7 +448,7 @@ def score_rows(rows: Iterable[dict[str, Any]], meta: Iterable[dict[str, Any]] | 
         correct += ok
         _add(groups, row, ok)
 
-    by_id = {str(r.get("id")): r for r in rows}
+    by_id = {str(r.get("id")): r for r in rows if isinstance(r, dict)}
     universe = list(meta) if meta is not None else rows
     s_total = s_missing = s_correct = 0
     s_groups: dict[str, dict[str, GroupScore]] = {g: defaultdict(GroupScore) for g in GROUP_FIELDS}
@@ -372,23 +473,29 @@ def score_rows(rows: Iterable[dict[str, Any]], meta: Iterable[dict[str, Any]] | 
                 official=None if pred is None else string_match(m["answer"], pred, choices), strict=ok))
     strict = StrictScores(
         total=s_total, missing=s_missing, correct=s_correct,
-        accuracy=round(100.0 * s_correct / s_total, 2) if s_total else None,
+        accuracy=official_percent(s_correct, s_total),
         modality=_ordered(s_groups["modality"], MODALITIES), category=_ordered(s_groups["category"], CATEGORIES),
         **{"sub-category": _ordered(s_groups["sub-category"], ())},
     )
     return MMARScores(
         rows=n_rows, scored=scored, no_prediction=n_rows - scored, correct=correct,
-        accuracy=round(100.0 * correct / scored, 2) if scored else None,
+        accuracy=official_percent(correct, scored),
         modality=_ordered(groups["modality"], MODALITIES), category=_ordered(groups["category"], CATEGORIES),
         **{"sub-category": _ordered(groups["sub-category"], ())},
-        strict=strict, order_swapped_count=len(swapped), order_swapped=swapped,
+        strict=strict, order_swapped_count=len(swapped), order_swapped=swapped, malformed=malformed,
     )
 
 
-def score_file(path: str | Path, meta: str | Path | None = None) -> MMARScores:
+def score_file(path: str | Path, meta: str | Path | None = None, *, skip_malformed: bool = False) -> MMARScores:
     """Score a predictions file; with `meta` (the meta file the predictions answer) the strict score counts
-    every meta row, and the meta file's sha256 is recorded."""
-    scores = score_rows(load_meta(path), load_meta(meta) if meta is not None else None)
+    every meta row, and the meta file's sha256 is recorded. A row the official script could not score is
+    named with its line and what is wrong: the file is refused (`PredictionRowsError`), or with
+    `skip_malformed` those rows are left out and listed in `malformed`."""
+    rows, bad = read_prediction_rows(path)
+    if bad and not skip_malformed:
+        raise PredictionRowsError(path, bad)
+    scores = score_rows(rows, load_meta(meta) if meta is not None else None)
+    scores.malformed = bad
     scores.predictions_sha256 = file_sha256(path)
     if meta is not None:
         scores.meta_path = str(Path(meta).resolve())
@@ -399,7 +506,7 @@ def score_file(path: str | Path, meta: str | Path | None = None) -> MMARScores:
 def score_run(predictions: str | Path, meta: str | Path | None) -> MMARScores:
     """A run's scores: its predictions file (every selected meta row, in order, so the strict score counts
     exactly the rows the run was given) with the sha256 of the meta file they were read from."""
-    scores = score_file(predictions)
+    scores = score_file(predictions, skip_malformed=True)
     if meta is not None and Path(meta).is_file():
         scores.meta_path = str(Path(meta).resolve())
         scores.meta_sha256 = file_sha256(meta)
@@ -433,6 +540,8 @@ def scores_table(scores: MMARScores, title: str = "MMAR accuracy") -> Any:
     notes = []
     if scores.no_prediction:
         notes.append(f"{scores.no_prediction} row(s) without answer_prediction skipped (as the official script does)")
+    if scores.malformed:
+        notes.append(f"{len(scores.malformed)} malformed row(s) not scored (listed in scores.json)")
     if scores.order_swapped_count:
         notes.append(f"{scores.order_swapped_count} order-swapped item(s) (options sharing a word set; listed in "
                      "scores.json)")

@@ -287,6 +287,42 @@ def test_bench_run_item_lists_row_by_row(layout, llm):
     strict = bench(["run", "--items", str(items), "--out", str(layout["tmp"] / "strict"), "--strict"], llm)
     assert strict.exit_code == 2 and "7 bad row(s), file refused" in strict.output
     assert "Traceback" not in strict.output
+    # each refused row on a line of its own: real line breaks, never a literal "\n"
+    assert "\\n" not in strict.output
+    refused = [ln.strip() for ln in strict.output.splitlines() if ln.strip().startswith("items.jsonl:")]
+    assert [ln.split(":")[1] for ln in refused] == ["2", "3", "4", "5", "6", "7", "8"]
+
+
+def test_a_run_where_no_audio_exists_fails_and_names_no_trace_folder(layout, llm):
+    meta = write_lines(layout["root"] / META_NAME, [mmar_row("gone1", "./audio/gone1.wav"),
+                                                    mmar_row("gone2", "./audio/gone2.wav")])
+    out = layout["tmp"] / "run-no-audio"
+    res = bench(["mmar", "--meta", str(meta), "--audio-dir", str(layout["root"]), "--out", str(out)], llm)
+    flat = " ".join(res.output.split())
+    assert res.exit_code == 3 and "every one of the 2 item(s) is missing_audio" in flat, res.output
+    assert not (out / "traces").exists() and "traces:" not in res.output  # no folder, so none is named
+    assert {r["status"] for r in load_results(out).values()} == {"missing_audio"}
+    # one item with audio: the run answers it, exits 0 and names the trace folder it made
+    meta = write_lines(layout["root"] / META_NAME, [mmar_row("good1", "./audio/good1.wav"),
+                                                    mmar_row("gone2", "./audio/gone2.wav")])
+    out2 = layout["tmp"] / "run-some-audio"
+    res = bench(["mmar", "--meta", str(meta), "--audio-dir", str(layout["root"]), "--out", str(out2)], llm)
+    assert res.exit_code == 0, res.output
+    assert "traces:" in res.output and (out2 / "traces" / "good1.json").is_file()
+
+
+def test_mmar_meta_with_a_trailing_empty_option_runs_as_published(layout, llm):
+    """The published MMAR meta has four rows whose last option is "": kept in predictions, never offered."""
+    meta = write_lines(layout["root"] / META_NAME, [
+        mmar_row("good1", "./audio/good1.wav", choices=("A steady tone", "Speech", "Birdsong", ""))])
+    out = layout["tmp"] / "run-empty-option"
+    res = bench(["mmar", "--meta", str(meta), "--audio-dir", str(layout["root"]), "--out", str(out), "--strict"], llm)
+    assert res.exit_code == 0, res.output
+    pred = json.loads((out / "predictions.jsonl").read_text().splitlines()[0])
+    assert pred["choices"] == ["A steady tone", "Speech", "Birdsong", ""]  # as published
+    assert pred["answer_prediction"] in ("A steady tone", "Speech", "Birdsong")  # never the empty option
+    result = load_results(out)["good1"]
+    assert result["metadata"]["empty_options"] == [4] and result["status"] == "answered"
 
 
 def test_mmar_score_names_the_bad_line(layout):
