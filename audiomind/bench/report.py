@@ -13,6 +13,12 @@ that paid off):
   and calibration bins (confidence range -> accuracy, count), overall and per category.
 Accuracy counts only items the benchmark's scorer could judge (`correct` not None).
 
+A judge task's run (edit-eval, rubric-judge, aura: audiomind.bench.tasks.judging) gets a judge section
+instead of the selective / calibration tables (its `confidence` is the verdict's p of the positive side, not
+an answer's confidence): edit-eval's mean Edit_score, Faith_score and effectiveness per operation (add /
+delete / replace), and where items carry labels each score's accuracy, ROC-AUC, reliability bins (a
+reliability diagram PNG), ECE, and the share and accuracy of decisive verdicts (p <= 0.2 or >= 0.8).
+
 When the run holds the task's own score file (MMAR's scores.json), its official and strict numbers, the
 order-swapped item count and the sha256 of the meta file scored are shown too. `compare_runs` (`bench report
 RUN --compare OTHER`) sets two runs of the same items side by side, e.g. the agent and the direct baseline
@@ -133,6 +139,267 @@ class TaskScores(BaseModel):
     meta_sha256: str | None = None
 
 
+# ---------------------------------------------------------------- judge tasks (edit-eval, rubric-judge, aura)
+
+DECISIVE_AT = (0.2, 0.8)
+"""A verdict is decisive when its p is <= 0.2 or >= 0.8."""
+RELIABILITY_BINS = 10
+"""Equal-width bins of p for the reliability diagram and the ECE."""
+JUDGE_SCORERS: dict[str, tuple[tuple[str, str, float | None, bool], ...]] = {
+    # kind -> (scorer name, figure key, decision threshold or None (ranking only), p is a probability)
+    "edit": (("effectiveness", "effectiveness", 0.6, True), ("Edit_score", "edit_score", None, False),
+             ("Faith agreement (-Faith_score)", "faith_agreement", None, False)),
+    "rubric": (("rubric score", "rubric_score", None, True), ("holistic p_yes", "holistic_p_yes", 0.5, True)),
+    "aura": (("AURA S", "aura", 0.5, True),),
+}
+"""The scores each judge's report tables against the labels; the first is the verdict (its accuracy is the
+task's own `correct`: the rubric judge decides at its threshold and only with a verifiable item)."""
+
+
+class RelBin(BaseModel):
+    lo: float
+    hi: float
+    n: int = 0
+    mean_p: float | None = None
+    positive_rate: float | None = Field(default=None, description="share of items labelled positive (0-1)")
+
+
+class VerdictScores(BaseModel):
+    """One judge score against binary labels (1 = the positive side: effective edit, aligned, correct)."""
+
+    scorer: str
+    threshold: float | None = Field(default=None, description="decision threshold (None: ranked only)")
+    n: int
+    positives: int
+    negatives: int
+    accuracy: float | None = Field(default=None, description="percent")
+    roc_auc: float | None = None
+    probability: bool = Field(default=False, description="the score is read as p(positive): calibration shown")
+    ece: float | None = Field(default=None, description="expected calibration error over RELIABILITY_BINS bins")
+    decisive: int = 0
+    decisive_share: float | None = Field(default=None, description="percent of items with p <= 0.2 or >= 0.8")
+    decisive_correct: int = 0
+    decisive_accuracy: float | None = Field(default=None, description="percent")
+    bins: list[RelBin] = Field(default_factory=list)
+
+
+class OperationScores(BaseModel):
+    """edit-eval, one edit operation: mean scores of the judged pairs (and the verdict's accuracy on labels)."""
+
+    operation: str
+    n: int
+    edit_score: float | None = None
+    faith_score: float | None = None
+    effectiveness: float | None = None
+    effective_share: float | None = Field(default=None, description="percent judged 'effective'")
+    labelled: int = 0
+    accuracy: float | None = Field(default=None, description="percent of labelled items")
+
+
+class JudgeReport(BaseModel):
+    kind: str
+    judged: int = Field(description="items the judge answered")
+    labelled: int = Field(description="answered items with a label")
+    operations: list[OperationScores] = Field(default_factory=list)
+    operation_source: dict[str, int] = Field(default_factory=dict, description="row | judge -> items")
+    verdicts: list[VerdictScores] = Field(default_factory=list)
+    correlation: dict[str, float | None] | None = Field(default=None, description="aura: Pearson / Spearman of "
+                                                        "S against every label (graded human scores included)")
+    plots: dict[str, str] = Field(default_factory=dict)
+
+
+def roc_auc(scores: list[float], labels: list[bool]) -> float | None:
+    """Mann-Whitney AUC (ties count half); None when one class is missing."""
+    pos = [s for s, y in zip(scores, labels) if y]
+    neg = [s for s, y in zip(scores, labels) if not y]
+    if not pos or not neg:
+        return None
+    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
+    return round(wins / (len(pos) * len(neg)), 4)
+
+
+def reliability(ps: list[float], labels: list[bool], n_bins: int = RELIABILITY_BINS) -> tuple[list[RelBin], float | None]:
+    """Equal-width bins of p ([lo, hi), the last closed): mean p and share of positives; and the ECE
+    (sum over bins of n_b / N * |mean p - positive rate|)."""
+    bins = []
+    ece = 0.0
+    for i in range(n_bins):
+        lo, hi = i / n_bins, (i + 1) / n_bins
+        idx = [j for j, p in enumerate(ps) if lo <= p and (p < hi or (i == n_bins - 1 and p <= hi))]
+        if not idx:
+            bins.append(RelBin(lo=lo, hi=hi))
+            continue
+        mp = statistics.fmean(ps[j] for j in idx)
+        pr = sum(1 for j in idx if labels[j]) / len(idx)
+        ece += len(idx) / len(ps) * abs(mp - pr)
+        bins.append(RelBin(lo=lo, hi=hi, n=len(idx), mean_p=round(mp, 4), positive_rate=round(pr, 4)))
+    return bins, (round(ece, 4) if ps else None)
+
+
+def verdict_scores(name: str, ps: list[float], labels: list[bool], threshold: float | None, probability: bool,
+                   decisions: list[bool] | None = None) -> VerdictScores:
+    """A score against binary labels: accuracy (of `decisions`, else p >= threshold), ROC-AUC and, for a
+    probability, the reliability bins, ECE and the decisive verdicts (p <= 0.2 or >= 0.8) with their accuracy."""
+    n = len(ps)
+    vs = VerdictScores(scorer=name, threshold=threshold, n=n, positives=sum(labels), negatives=n - sum(labels),
+                       roc_auc=roc_auc(ps, labels), probability=probability)
+    if decisions is None and threshold is not None:
+        decisions = [p >= threshold for p in ps]
+    if decisions is not None and n:
+        vs.accuracy = round(100.0 * sum(d == y for d, y in zip(decisions, labels)) / n, 2)
+    if probability and n:
+        vs.bins, vs.ece = reliability(ps, labels)
+        lo, hi = DECISIVE_AT
+        dec = [(p >= hi) == y for p, y in zip(ps, labels) if p <= lo or p >= hi]
+        vs.decisive, vs.decisive_correct = len(dec), sum(dec)
+        vs.decisive_share = round(100.0 * len(dec) / n, 2)
+        vs.decisive_accuracy = round(100.0 * sum(dec) / len(dec), 2) if dec else None
+    return vs
+
+
+def _mean4(xs: list[float]) -> float | None:
+    return round(statistics.fmean(xs), 4) if xs else None
+
+
+def judge_report(run_dir: str | Path, kind: str) -> JudgeReport:
+    """The judge section of a judge task's run: per operation (edit-eval), and against the labels: accuracy,
+    ROC-AUC, reliability bins, ECE and decisive verdicts of each score (JUDGE_SCORERS)."""
+    from audiomind.bench.tasks.judging import judge_rows
+
+    rows = [r for r in judge_rows(run_dir, kind) if r.status == "answered"]
+    binary = [r for r in rows if r.label in (0.0, 1.0)]
+    rep = JudgeReport(kind=kind, judged=len(rows), labelled=sum(1 for r in rows if r.label is not None))
+    if kind == "edit":
+        rep.operation_source = dict(Counter(r.operation_from or "unknown" for r in rows))
+        by: dict[str, list[Any]] = defaultdict(list)
+        for r in rows:
+            by[r.operation or "unknown"].append(r)
+        from audiomind.bench.tasks.judging import OPERATIONS
+
+        names = [o for o in OPERATIONS if o in by] + sorted(k for k in by if k not in OPERATIONS)
+        for name, rs in [(o, by[o]) for o in names] + ([("all", rows)] if rows else []):
+            fig = [r.figures for r in rs]
+            lab = [r for r in rs if r.correct is not None]
+            rep.operations.append(OperationScores(
+                operation=name, n=len(rs),
+                edit_score=_mean4([f["edit_score"] for f in fig if f.get("edit_score") is not None]),
+                faith_score=_mean4([f["faith_score"] for f in fig if f.get("faith_score") is not None]),
+                effectiveness=_mean4([f["effectiveness"] for f in fig if f.get("effectiveness") is not None]),
+                effective_share=_pct(sum(1 for f in fig if f.get("effectiveness_label") == "effective"), len(rs)),
+                labelled=len(lab), accuracy=_pct(sum(1 for r in lab if r.correct), len(lab))))
+    for i, (name, key, thr, prob) in enumerate(JUDGE_SCORERS.get(kind, ())):
+        have = [r for r in binary if r.figures.get(key) is not None]
+        if not have:
+            continue
+        decisions = [r.prediction == {"edit": "effective", "rubric": "aligned", "aura": "correct"}[kind]
+                     for r in have] if i == 0 else None
+        rep.verdicts.append(verdict_scores(name, [float(r.figures[key]) for r in have],
+                                           [r.label == 1.0 for r in have], thr, prob, decisions))
+    if kind == "aura":
+        from audiomind.judges.aura import correlations
+
+        graded = [r for r in rows if r.label is not None and r.figures.get("aura") is not None]
+        rep.correlation = correlations([float(r.figures["aura"]) for r in graded], [float(r.label) for r in graded])
+    return rep
+
+
+def judge_table(rep: JudgeReport) -> Any:
+    """The judge section as a rich table (printed after `bench run` of a judge task)."""
+    from rich.table import Table
+
+    t = Table("group", "measure", "value", title=f"{rep.kind} judge: {rep.judged} judged, {rep.labelled} labelled")
+    for o in rep.operations:
+        t.add_row(f"operation {o.operation} (n={o.n})", "Edit_score / Faith_score / effectiveness / effective %",
+                  f"{_fmt4(o.edit_score)} / {_fmt4(o.faith_score)} / {_fmt4(o.effectiveness)} / {_fmt(o.effective_share)}"
+                  + (f"; accuracy {_fmt(o.accuracy)}% of {o.labelled}" if o.labelled else ""))
+    for v in rep.verdicts:
+        t.add_row(v.scorer, "accuracy % / ROC-AUC / ECE / decisive % (their accuracy %)",
+                  f"{_fmt(v.accuracy)} / {_fmt4(v.roc_auc)} / {_fmt4(v.ece)} / {_fmt(v.decisive_share)} "
+                  f"({_fmt(v.decisive_accuracy)})")
+    if rep.correlation:
+        t.add_row("AURA S vs labels", "Pearson / Spearman",
+                  f"{_fmt4(rep.correlation.get('pearson'))} / {_fmt4(rep.correlation.get('spearman'))}")
+    return t
+
+
+def _fmt4(x: float | None) -> str:
+    return "-" if x is None else f"{x:.4f}"
+
+
+def _judge_lines(rep: JudgeReport | None) -> list[str]:
+    if rep is None:
+        return []
+    out = [f"## Judge: {rep.kind}", "",
+           (f"Items judged: {rep.judged}; with a label: {rep.labelled}. Each item's figures come from its trace "
+            "(the judge's typed result)."), ""]
+    if rep.operations:
+        src = ", ".join(f"{k}: {v}" for k, v in sorted(rep.operation_source.items()))
+        out += [f"### Per operation (operation from: {src})", "",
+                "| operation | n | Edit_score | Faith_score | effectiveness | effective % | labelled | accuracy % |",
+                "|---|---:|---:|---:|---:|---:|---:|---:|"]
+        out += [(f"| {o.operation} | {o.n} | {_fmt4(o.edit_score)} | {_fmt4(o.faith_score)} | "
+                 f"{_fmt4(o.effectiveness)} | {_fmt(o.effective_share)} | {o.labelled} | {_fmt(o.accuracy)} |")
+                for o in rep.operations]
+        out += ["", ("Edit_score and Faith_score are the seed's Eqs. 2-3 (Faith_score as printed: negative, lower = "
+                     "more agreement); effectiveness is the measured score of the instructed change (effective at "
+                     ">= 0.6)."), ""]
+    if rep.verdicts:
+        lo, hi = DECISIVE_AT
+        out += ["### Against the labels", "",
+                (f"Decisive: p <= {lo:g} or p >= {hi:g}. ECE over {RELIABILITY_BINS} equal-width bins of p. "
+                 "Accuracy of the first score is the judge's own verdict."), "",
+                "| score | n (pos / neg) | threshold | accuracy % | ROC-AUC | ECE | decisive % | decisive accuracy % |",
+                "|---|---|---:|---:|---:|---:|---:|---:|"]
+        for v in rep.verdicts:
+            out.append(f"| {v.scorer} | {v.n} ({v.positives} / {v.negatives}) | "
+                       f"{'verdict' if v.threshold is None and v.accuracy is not None else _fmt(v.threshold)} | "
+                       f"{_fmt(v.accuracy)} | {_fmt4(v.roc_auc)} | {_fmt4(v.ece)} | {_fmt(v.decisive_share)} | "
+                       f"{_fmt(v.decisive_accuracy)} |")
+        out.append("")
+        for v in rep.verdicts:
+            if v.probability:
+                out += [f"Reliability of {v.scorer}:", "", "| p bin | n | mean p | positive rate |",
+                        "|---|---:|---:|---:|"]
+                out += [f"| {b.lo:.1f}-{b.hi:.1f} | {b.n} | {_fmt4(b.mean_p)} | {_fmt4(b.positive_rate)} |"
+                        for b in v.bins if b.n]
+                out.append("")
+        if "reliability" in rep.plots:
+            out += [f"![reliability diagram]({rep.plots['reliability']})", ""]
+    if rep.correlation is not None:
+        c = rep.correlation
+        out += [(f"AURA S against every label (graded scores included): Pearson {_fmt4(c.get('pearson'))}, "
+                 f"Spearman {_fmt4(c.get('spearman'))}."), ""]
+    return out
+
+
+def _plot_reliability(path: Path, rep: JudgeReport) -> Path | None:
+    probs = [v for v in rep.verdicts if v.probability and v.n]
+    if not probs:
+        return None
+    plt = _plt()
+    fig, (ax, axh) = plt.subplots(2, 1, figsize=(6, 6.4), sharex=True, gridspec_kw={"height_ratios": [3, 1]})
+    ax.plot([0, 1], [0, 1], "k--", linewidth=1, label="perfect calibration")
+    width = 1.0 / RELIABILITY_BINS / (len(probs) + 1)
+    for k, v in enumerate(probs):
+        pts = [b for b in v.bins if b.n]
+        line, = ax.plot([b.mean_p for b in pts], [b.positive_rate for b in pts], "o-",
+                        label=f"{v.scorer} (ECE {_fmt4(v.ece)}, AUC {_fmt4(v.roc_auc)})")
+        axh.bar([b.lo + (k + 0.5) * width for b in v.bins], [b.n for b in v.bins], width=width, color=line.get_color())
+    for x in DECISIVE_AT:
+        ax.axvline(x, color="grey", linestyle=":", linewidth=1)
+    ax.set_xlim(0, 1)
+    ax.set_ylim(-0.02, 1.02)
+    ax.set_ylabel("share labelled positive")
+    ax.set_title(f"Reliability of the {rep.kind} judge's verdicts (n={probs[0].n})")
+    ax.legend(fontsize=8, loc="upper left")
+    axh.set_xlabel("p (the verdict's probability of the positive side)")
+    axh.set_ylabel("items")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
 class Report(BaseModel):
     run_dir: str
     benchmarks: list[str]
@@ -152,6 +419,7 @@ class Report(BaseModel):
     calibration_by: dict[str, dict[str, list[CalBin]]] = Field(default_factory=dict)
     task_scores: TaskScores | None = Field(default=None, description="the task's own score file, when the run has one")
     comparison: Comparison | None = Field(default=None, description="set side by side with another run")
+    judge: JudgeReport | None = Field(default=None, description="a judge task's run (edit-eval, rubric-judge, aura)")
 
 
 def task_scores(run_dir: Path) -> TaskScores | None:
@@ -337,7 +605,9 @@ def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) ->
         output_tokens=sum(int(r.get("output_tokens") or 0) for r in rows),
         cost_usd=round(sum(costs), 6) if costs else None, config=config, task_scores=task_scores(run_dir),
     )
-    if any(r.get("confidence") is not None for r in rows):
+    if config.get("judge"):  # a judge task: `confidence` is the verdict's p(positive), tabled in its own section
+        rep.judge = judge_report(run_dir, str(config["judge"]))
+    elif any(r.get("confidence") is not None for r in rows):
         rep.selective = selective(rows)
         rep.calibration = calibration(rows)
         for key in SELECTIVE_KEYS:
@@ -529,6 +799,7 @@ def render_markdown(rep: Report) -> str:
     out += ["", f"Tokens: {rep.input_tokens:,} in + {rep.output_tokens:,} out = {tokens:,}"
             + (f"; cost: ${rep.cost_usd:.4f}" if rep.cost_usd is not None else "; cost: not priced"), ""]
     out += _task_score_lines(rep.task_scores)
+    out += _judge_lines(rep.judge)
     out += comparison_lines(rep.comparison)
     for key, table in rep.groups.items():
         out += [f"## Accuracy by {key}", ""] + _acc_table(key, table) + [""]
@@ -580,5 +851,7 @@ def write_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS, pl
                  if r.get("status") != "missing_audio"]
         _plot_latency(pdir / "latency.png", times)
         rep.plots["latency"] = "plots/latency.png"
+        if rep.judge is not None and _plot_reliability(pdir / "reliability.png", rep.judge) is not None:
+            rep.judge.plots["reliability"] = "plots/reliability.png"
     atomic_write_text(run_dir / REPORT_JSON, rep.model_dump_json(indent=2) + "\n")
     return atomic_write_text(run_dir / REPORT_FILE, render_markdown(rep) + "\n")

@@ -151,3 +151,65 @@ def test_no_confidence_no_selective_section(run_dir):
     rep = build_report(run_dir)
     assert rep.selective is None and not rep.calibration
     assert "Selective accuracy" not in write_report(run_dir, plots=False).read_text()
+
+
+# ---------------------------------------------------------------- a judge task's run (edit-eval)
+
+
+def _edit_output(edit_score: float, faith_score: float, eff: float, op: str) -> dict:
+    """The fields of an EditJudgeResult the report reads, as a judge trace records them."""
+    label = "effective" if eff >= 0.6 else "partial" if eff >= 0.3 else "ineffective"
+    return {"edit_score": edit_score, "faith_score": faith_score, "faith_agreement": -faith_score,
+            "effectiveness": {"label": label, "score": eff}, "preservation": {"score": 1.0},
+            "quality": {"score": 1.0}, "expectation": {"operation": op, "expected_difference": "x"},
+            "predicted_difference": "y", "predicted_commonality": "z", "unverifiable": []}
+
+
+def test_judge_run_gets_per_operation_and_label_tables(tmp_path):
+    """An edit-eval run folder built by hand (results.jsonl, one trace per item with the judge's output, the
+    task's run.json): per-operation means and the verdicts' figures against the labels, computed by hand."""
+    run = tmp_path / "edit_run"
+    (run / "traces").mkdir(parents=True)
+    # id, operation given by the row (None: the judge's reading), label, Edit_score, Faith_score, effectiveness
+    table = [("a1", "add", True, 0.80, -0.30, 0.90), ("a2", "add", False, 0.20, -0.10, 0.10),
+             ("d1", "delete", True, 0.60, -0.50, 0.70), ("d2", None, False, 0.40, -0.20, 0.65),
+             ("r1", "replace", True, 0.70, -0.40, 0.15)]
+    lines = []
+    for i, op, label, es, fs, eff in table:
+        trace = {"tool_calls": [{"tool": "tagging", "output": {}},
+                                {"tool": "judge_edit", "output": _edit_output(es, fs, eff, op or "delete")}]}
+        (run / "traces" / f"{i}.json").write_text(json.dumps(trace))
+        pred = "effective" if eff >= 0.6 else "partial" if eff >= 0.3 else "ineffective"
+        meta = {"operation": op} if op else {}
+        lines.append(ItemResult(id=i, status="answered", prediction=pred, confidence=eff, benchmark="edit-eval",
+                                answer="true" if label else "false", correct=(pred == "effective") == label,
+                                metadata=meta, trace_path=f"traces/{i}.json").model_dump_json())
+    (run / "results.jsonl").write_text("\n".join(lines) + "\n")
+    (run / "run.json").write_text(json.dumps({"config": {"task": "edit-eval", "judge": "edit"}}))
+    write_report(run)
+    rep = json.loads((run / "report.json").read_text())
+    assert rep["selective"] is None  # p(positive) is not an answer's confidence
+    judge = rep["judge"]
+    ops = {o["operation"]: o for o in judge["operations"]}
+    assert judge["operation_source"] == {"row": 4, "judge": 1}
+    assert ops["add"]["n"] == 2 and ops["add"]["edit_score"] == pytest.approx(0.5, abs=1e-4)
+    assert ops["delete"]["n"] == 2 and ops["delete"]["faith_score"] == pytest.approx(-0.35, abs=1e-4)
+    assert ops["delete"]["effectiveness"] == pytest.approx(0.675, abs=1e-4)
+    assert ops["delete"]["effective_share"] == 100.0 and ops["delete"]["accuracy"] == 50.0
+    assert ops["all"]["n"] == 5 and ops["all"]["edit_score"] == pytest.approx(0.54, abs=1e-4)
+    eff = judge["verdicts"][0]
+    # verdicts (effective at >= 0.6) vs labels: a1 right, a2 right, d1 right, d2 wrong, r1 wrong -> 60 %
+    assert eff["scorer"] == "effectiveness" and eff["accuracy"] == 60.0
+    # AUC: positives 0.9, 0.7, 0.15 vs negatives 0.1, 0.65: wins 2 + 2 + 1 = 5 of 6
+    assert eff["roc_auc"] == pytest.approx(5 / 6, abs=1e-4)
+    # decisive (p <= 0.2 or >= 0.8): 0.9 (right), 0.1 (right), 0.15 (wrong) -> 3 of 5, 2 right
+    assert (eff["decisive"], eff["decisive_share"], eff["decisive_accuracy"]) == (3, 60.0, 66.67)
+    # ECE: bin 0.1-0.2 holds 0.1 (neg) and 0.15 (pos): |0.125 - 0.5| x 2; the rest one item each
+    assert eff["ece"] == pytest.approx((2 * 0.375 + 0.1 + 0.3 + 0.65) / 5, abs=1e-4)
+    es = judge["verdicts"][1]
+    # Edit_score ranks every positive (0.8, 0.6, 0.7) above every negative (0.2, 0.4); no threshold: no accuracy
+    assert es["scorer"] == "Edit_score" and es["accuracy"] is None and es["roc_auc"] == 1.0
+    md = (run / "report.md").read_text()
+    assert "## Judge: edit" in md and "| delete | 2 | 0.5000 | -0.3500 | 0.6750 | 100.00 | 2 | 50.00 |" in md
+    assert "![reliability diagram](plots/reliability.png)" in md
+    assert (run / "plots" / "reliability.png").stat().st_size > 1000

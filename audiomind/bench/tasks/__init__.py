@@ -4,6 +4,13 @@
     msu        MSU-Bench root (task files)      msu/summary.json, summary_by_*.csv, scored task files
     synthetic  one generated split set          predictions.jsonl (MMAR format), evaluation.json
     items      any item list (JSON lines)       (results.jsonl only)
+    edit-eval     edit pairs (JSON lines)       judgments.jsonl (the edit judge's figures per item)
+    rubric-judge  (audio, instruction) rows     judgments.jsonl (rubric score, holistic p_yes per item)
+    aura          (audio, question, response,   judgments.jsonl (AURA score per item)
+                  reference) rows
+
+The three judge tasks (judging.py) run a judge instead of an agent on each item: a task with an
+`agent_factory(run_dir, default)` hook supplies the runner's agents itself.
 
 `audiomind bench run --task NAME --source PATH --out RUN_DIR` runs any of them through the resumable batch
 runner (`run_task` here); every run folder holds results.jsonl (one line per item), traces/, run.json and
@@ -28,6 +35,9 @@ REGISTRY: dict[str, str] = {
     "msu": "audiomind.bench.tasks.msu:MSUTask",
     "synthetic": "audiomind.bench.tasks.synthetic:SyntheticTask",
     "items": "audiomind.bench.tasks.item_list:ItemListTask",
+    "edit-eval": "audiomind.bench.tasks.judging:EditEvalTask",
+    "rubric-judge": "audiomind.bench.tasks.judging:RubricJudgeTask",
+    "aura": "audiomind.bench.tasks.judging:AuraTask",
 }
 """Task name -> 'module:class' (imported on first use, so naming a task loads only that one)."""
 
@@ -67,6 +77,8 @@ def run_task(
     `config` (the agent's settings) is recorded in run.json with the task's own input settings."""
     run_dir = Path(run_dir)
     cfg = {**task.run_config(loaded), **(config or {}), "task": task.name}
+    if hasattr(task, "agent_factory"):  # a task that answers with its own runner (the judges), not the agent
+        make_agent = task.agent_factory(run_dir, make_agent)
     try:
         summary = run_batch(loaded.items, run_dir, make_agent, workers=workers, ray_address=ray_address,
                             progress=progress, prices=prices, score=task.score, retry_statuses=tuple(retry_statuses),
