@@ -131,7 +131,6 @@ ERROR_TYPES = ("wrong_speaker", "hallucination", "unknown", "instruction_not_fol
 _OPTION = re.compile(r"^\s*([A-Za-z])\s*[.)、．:：]\s*(.*)$", re.DOTALL)
 _PAIR_REF = re.compile(r"^(spk_[A-Za-z0-9]+)\[(\d+)\]$")
 _LEVEL = re.compile(r"level(\d+)", re.IGNORECASE)
-_CJK = re.compile(r"[\u4e00-\u9fff]")
 
 
 # ---------------------------------------------------------------- reading
@@ -178,19 +177,49 @@ def option_letters(options: list[str]) -> list[str]:
     return out
 
 
-_UPSTREAM_LETTER = re.compile(r"(?<![A-Z])([A-Z])(?![A-Z])")
+ANSWER_LETTERS = "ABCD"
+"""The only letters the upstream grader reads in `answer` and `reference_result` (an "E" is no answer)."""
+_UPSTREAM_LETTER = re.compile(r"(?<![A-Z])([ABCD])(?![A-Z])")
+_UPSTREAM_OPTION = re.compile(r"\s*([A-Za-z])\s*[.)、]")
 
 
 def normalize_letter(value: Any) -> str | None:
     """A letter as the upstream summary reads `answer` and `reference_result`: the value itself when it is one
-    letter, else the first standalone capital letter in it; None when there is none."""
+    of A-D, else the first A-D standing alone (no capital letter beside it) in its upper-cased text; None when
+    there is none."""
     if value is None:
         return None
     text = str(value).strip().upper()
-    if len(text) == 1 and "A" <= text <= "Z":
+    if len(text) == 1 and text in ANSWER_LETTERS:
         return text
     m = _UPSTREAM_LETTER.search(text)
     return m.group(1) if m else None
+
+
+def upstream_letters(options: list[Any]) -> list[str]:
+    """The allowed letters as upstream reads them: the leading letter of each option that has one ("A." "B)"
+    "C、"), de-duplicated in order; positional A, B, ... only when no option has one."""
+    found = [m.group(1).upper() for o in options or [] if (m := _UPSTREAM_OPTION.match(str(o or "")))]
+    if not found and options:
+        found = [chr(65 + i) for i in range(len(options))]
+    return list(dict.fromkeys(found))
+
+
+def extract_letter(reply: str, allowed: list[str]) -> str | None:
+    """One letter from a free-form reply, by upstream step 2's rule: the whole reply when it is one allowed
+    letter; else the first allowed letter, in the order the options list them, that stands alone as a word
+    anywhere in the upper-cased reply ("I think it is D, not A" gives A); else the first standalone A-D when
+    allowed; None otherwise."""
+    if not reply:
+        return None
+    text = reply.strip().upper()
+    if len(text) == 1 and text in allowed:
+        return text
+    for letter in allowed:
+        if re.search(rf"\b{re.escape(letter)}\b", text):
+            return letter
+    m = _UPSTREAM_LETTER.search(text)
+    return m.group(1) if m and m.group(1) in allowed else None
 
 
 def option_text(option: str) -> str:
@@ -277,17 +306,20 @@ def _level(path: Path, data: dict[str, Any], task: str | None) -> int:
 
 
 def _language(path: Path, root: Path | None, data: dict[str, Any], questions: list[dict[str, Any]]) -> str:
+    """The language as upstream's step 3 names it: the file's `_msu_meta.language` (set by the upstream merge
+    step), else the first folder under the root when it is zh / cn ("zh") or en ("en"), else "unknown" (a raw
+    sample folder or the Hugging Face `annotations/<scenario+lang>/` tree says nothing upstream reads: the
+    questions' script is not the conversation's language)."""
     lang = (data.get("_msu_meta") or {}).get("language")
     if lang:
-        return {"cn": "zh"}.get(str(lang), str(lang))
-    parts = path.relative_to(root).parts if root and root in path.parents else path.parts
-    for p in parts:
-        if p.lower() in ("zh", "cn", "bench_cn", "qa_cn"):
+        return str(lang)
+    if root is not None and root in path.parents:
+        first = path.relative_to(root).parts[0].lower()
+        if first in ("zh", "cn"):
             return "zh"
-        if p.lower() in ("en", "bench_en", "qa_en"):
+        if first == "en":
             return "en"
-    text = " ".join(str(q.get("question", "")) for q in questions)
-    return "zh" if _CJK.search(text) else "en"
+    return "unknown"
 
 
 def audio_root(path: Path, root: Path | None) -> Path:
@@ -508,9 +540,6 @@ def build_items(source: str | Path | Iterable[TaskFile], work_dir: str | Path, *
 
 # ---------------------------------------------------------------- scoring
 
-_LETTER = re.compile(r"(?<![A-Za-z])([A-Z])(?![A-Za-z])")
-
-
 def predicted_letter(item: BenchItem, result: ItemResult | dict[str, Any]) -> str | None:
     """The option letter the agent chose (what goes into `reference_result`): from the chosen index, else from
     its text (a bare letter, a 'Final answer: X' line, or an option's text verbatim). A bare letter that is no
@@ -526,27 +555,34 @@ def predicted_letter(item: BenchItem, result: ItemResult | dict[str, Any]) -> st
     norm = pred.casefold()
     for letter, choice in zip(letters, item.choices):
         if norm == choice.strip().casefold():
-            return letter
-    m = re.search(r"(final answer|answer|最后答案|答案)\s*[:：]?\s*([A-Za-z])\b", pred, re.IGNORECASE)
-    if m and m.group(2).upper() in letters:
-        return m.group(2).upper()
+            return letter  # the agent named an option by its text: that option's letter
     bare = pred.strip(" .)(").upper()
-    if len(bare) == 1 and "A" <= bare <= "Z":
-        return bare  # a bare letter, allowed or not (one that is no option is instruction_not_follow)
-    found = [x for x in _LETTER.findall(pred.upper()) if x in letters]
-    return found[-1] if len(set(found)) == 1 else None
+    if len(bare) == 1 and "A" <= bare <= "Z" and bare not in letters:
+        return bare  # a bare letter that is no option's: kept, and scored instruction_not_follow
+    allowed = upstream_letters(item.raw.get("question", {}).get("options", [])) or letters
+    return extract_letter(pred, allowed)  # free text: upstream step 2's rule
+
+
+# How upstream's step 3 reads a rationale: the first rule whose every keyword group matches (any keyword of a
+# group) names the tag; Chinese rules are tried before English ones ("wrong speaker; unknown" is a wrong speaker).
+_RATIONALE_RULES: tuple[tuple[str, tuple[tuple[str, ...], ...]], ...] = (
+    ("hallucination", (("幻觉",),)),
+    ("unknown", (("无法判断", "证据不足", "信息不足"),)),
+    ("wrong_speaker", (("错",), ("说话人",))),
+    ("ground_truth", (("正确", "标准答案", "参考答案"),)),
+    ("wrong_speaker", (("wrong speaker", "wrong_speaker", "wrong-speaker"),)),
+    ("hallucination", (("hallucination", "hallucinate"),)),
+    ("unknown", (("unknown", "cannot determine", "insufficient"),)),
+    ("ground_truth", (("ground truth", "ground_truth", "correct"),)),
+)
+_RATIONALE_LETTER = re.compile(r"^\s*([A-Za-z])\s*[.)、]\s*(.*)$")
 
 
 def _rationale_tag(text: str) -> str:
     s = (text or "").strip().lower()
-    if "幻觉" in s or "hallucinat" in s:
-        return "hallucination"
-    if any(k in s for k in ("无法判断", "证据不足", "信息不足", "unknown", "cannot determine", "insufficient")):
-        return "unknown"
-    if ("错" in s and "说话人" in s) or re.search(r"wrong[ _-]speaker", s):
-        return "wrong_speaker"
-    if any(k in s for k in ("正确", "标准答案", "参考答案", "ground truth", "ground_truth", "correct")):
-        return "ground_truth"
+    for tag, groups in _RATIONALE_RULES:
+        if all(any(k in s for k in group) for group in groups):
+            return tag
     return "other"
 
 
@@ -556,21 +592,24 @@ def rationale_map(rationale: Any, letters: list[str]) -> dict[str, str]:
     if not isinstance(rationale, list) or not rationale:
         return {}
     out: dict[str, str] = {}
-    prefixed = [_OPTION.match(str(r)) for r in rationale]
+    prefixed = [_RATIONALE_LETTER.match(str(r or "")) for r in rationale]
     if any(prefixed):
         for m in prefixed:
             if m:
                 out[m.group(1).upper()] = _rationale_tag(m.group(2))
         return out
     for letter, r in zip(letters, rationale):
-        out[letter] = _rationale_tag(str(r))
+        out[letter] = _rationale_tag(str(r or ""))
     return out
 
 
-def error_class(item: BenchItem, result: ItemResult | dict[str, Any]) -> str:
-    """correct | wrong_speaker | hallucination | unknown | other_wrong | instruction_not_follow."""
-    letters = list(item.metadata.get("letters") or [])
-    pred = predicted_letter(item, result)
+def error_class(item: BenchItem, result: ItemResult | dict[str, Any] | None) -> str:
+    """correct | wrong_speaker | hallucination | unknown | other_wrong | instruction_not_follow, as upstream's
+    step 3 classes a question from its `reference_result`: no result (the item never ran: no audio, a refused
+    row, a run not finished) is an empty one, so instruction_not_follow; the letter is read as upstream reads
+    it (A-D only) and must be one of the options' letters."""
+    letters = upstream_letters(item.raw.get("question", {}).get("options", [])) or list(item.metadata.get("letters") or [])
+    pred = normalize_letter(predicted_letter(item, result)) if result is not None else None
     if pred is None or (letters and pred not in letters):
         return "instruction_not_follow"
     if item.answer and pred == item.answer:
@@ -626,16 +665,20 @@ class Bucket:
 
 
 def summarize(items: Iterable[BenchItem], results: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Accuracy and error classes by task, capability, tier, language x tier, index scheme x tier.
-    Items without a committed result, or that never ran (missing audio), are left out."""
+    """Accuracy and error classes by task, capability, tier, language x tier, index scheme x tier, over EVERY
+    question of the set, as upstream's step 3 counts them: a question that never ran (its audio missing or
+    refused, its row refused, the run not finished) has no `reference_result` and counts as
+    instruction_not_follow (`not_run` says how many); with no audio at all accuracy is 0 over N, not 0/0."""
     views: dict[str, dict[str, Bucket]] = {v: defaultdict(Bucket) for v in
                                            ("task", "capability", "tier", "language", "index_scheme")}
     overall = Bucket()
     items = list(items)
+    not_run = 0
     for it in items:
         r = results.get(it.id)
-        if r is None or r.get("status") == "missing_audio" or r.get("input_error") or it.answer is None:
-            continue
+        if r is None or r.get("status") == "missing_audio" or r.get("input_error"):
+            r = None
+            not_run += 1
         cls = error_class(it, r)
         m = it.metadata
         tier = int(m.get("tier") or TASKS.get(str(m.get("task")), (0,))[0])
@@ -650,15 +693,32 @@ def summarize(items: Iterable[BenchItem], results: dict[str, dict[str, Any]]) ->
             **{name: {k: b.as_dict() for k, b in sorted(v.items())} for name, v in views.items()},
             "version": versions[0] if len(versions) == 1 else versions,
             "version_label": "; ".join(VERSIONS.get(v, v) for v in versions),
-            "items_in_set": len(items)}
+            "items_in_set": len(items), "not_run": not_run}
+
+
+def _fmt4(x: float) -> str:
+    return f"{x:.4f}"
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else 0.0
+
+
+def _tier_no(key: str) -> int:
+    m = re.search(r"tier(\d+)", key)
+    return int(m.group(1)) if m else 0
 
 
 def write_summary_csvs(summary: dict[str, Any], out_dir: str | Path, model: str = "audiomind") -> list[Path]:
-    """The upstream step-3 views as CSV files (summary_by_task.csv, ..._capability, _tier, _language,
-    _index_scheme, _error_type)."""
+    """The upstream step-3 CSV files with upstream's columns and rows: summary_by_task.csv (the 16 tasks, in the
+    taxonomy's order, with their tier), _capability (the 5 capabilities with their tier), _tier (tiers seen,
+    by number), _language (language, tier), _index_scheme (every tier seen x all five schemes, with the
+    scheme's share of the tier), _error_type (counts and shares per tier). Accuracies and shares are 4-place
+    decimals, "0.0000" where nothing was counted. A first-release (v1) set adds its own task names."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     written = []
+    empty = Bucket().as_dict()
 
     def write(name: str, header: list[str], rows: list[list[Any]]) -> None:
         p = out / name
@@ -669,33 +729,51 @@ def write_summary_csvs(summary: dict[str, Any], out_dir: str | Path, model: str 
         written.append(p)
 
     def acc(d: dict[str, Any]) -> str:
-        return f"{d['accuracy']:.4f}" if d.get("accuracy") is not None else ""
+        return _fmt4(_ratio(d["correct"], d["total"]))
 
     v1 = summary.get("version") == "v1"
     task_rows = [] if v1 else [[model, t, c, code, label, d["total"], d["correct"], acc(d)]
-                               for code, (t, c, label) in TASKS.items()
-                               for d in [summary["task"].get(code, Bucket().as_dict())]]
+                               for code, (t, c, label) in TASKS.items() for d in [summary["task"].get(code, empty)]]
     known = set() if v1 else set(TASKS)
     task_rows += [[model, "", "", code, TASKS[code][2] if code in TASKS else code, d["total"], d["correct"], acc(d)]
                   for code, d in summary["task"].items() if code not in known]  # first-release tasks
     write("summary_by_task.csv", ["model", "tier", "capability", "task_code", "task_label", "total", "correct",
                                   "accuracy"], task_rows)
-    caps = {f"T{n}": label for n, label in V1_TIERS.items()} if v1 else CAPABILITIES
-    write("summary_by_capability.csv", ["model", "capability_code", "capability_label", "total", "correct", "accuracy"],
-          [[model, c, caps[c], d["total"], d["correct"], acc(d)]
-           for c in caps for d in [summary["capability"].get(c, Bucket().as_dict())]])
+    if v1:
+        caps = {f"T{n}": (n, label) for n, label in V1_TIERS.items()}
+    else:
+        caps = {c: (next(t for t, cap, _ in TASKS.values() if cap == c), label) for c, label in CAPABILITIES.items()}
+    write("summary_by_capability.csv", ["model", "tier", "capability_code", "capability_label", "total", "correct",
+                                        "accuracy"],
+          [[model, tier, c, label, d["total"], d["correct"], acc(d)]
+           for c, (tier, label) in caps.items() for d in [summary["capability"].get(c, empty)]])
+    tiers = sorted((_tier_no(k), d) for k, d in summary["tier"].items())
     write("summary_by_tier.csv", ["model", "tier", "total", "correct", "accuracy"],
-          [[model, k, d["total"], d["correct"], acc(d)] for k, d in summary["tier"].items()])
-    write("summary_by_language.csv", ["model", "language_tier", "total", "correct", "accuracy"],
-          [[model, k, d["total"], d["correct"], acc(d)] for k, d in summary["language"].items()])
-    write("summary_by_index_scheme.csv", ["model", "tier_index_scheme", "total", "correct", "accuracy"],
-          [[model, k, d["total"], d["correct"], acc(d)] for k, d in summary["index_scheme"].items()])
+          [[model, t, d["total"], d["correct"], acc(d)] for t, d in tiers])
+    langs = sorted((k.split("/", 1)[0], _tier_no(k), d) for k, d in summary["language"].items())
+    write("summary_by_language.csv", ["model", "language", "tier", "total", "correct", "accuracy"],
+          [[model, lang, t, d["total"], d["correct"], acc(d)] for lang, t, d in langs])
+    idx_rows = []
+    for t, td in tiers:
+        for scheme in INDEX_SCHEMES:
+            d = summary["index_scheme"].get(f"tier{t}/{scheme}", empty)
+            idx_rows.append([model, t, scheme, d["total"], _fmt4(_ratio(d["total"], td["total"] or 1)), d["correct"],
+                             acc(d)])
+    write("summary_by_index_scheme.csv", ["model", "tier", "index_scheme", "total", "share_within_tier", "correct",
+                                          "accuracy"], idx_rows)
+    err_rows = []
+    for t, d in tiers:
+        wrong = d["wrong_speaker"] + d["hallucination"] + d["unknown"] + d["other_wrong"] + d["instruction_not_follow"]
+        unknown = d["unknown"] + d["other_wrong"]
+        err_rows.append([model, t, d["total"], d["correct"], wrong,
+                         d["wrong_speaker"], _fmt4(_ratio(d["wrong_speaker"], wrong)),
+                         d["hallucination"], _fmt4(_ratio(d["hallucination"], wrong)),
+                         unknown, _fmt4(_ratio(unknown, wrong)),
+                         d["instruction_not_follow"], _fmt4(_ratio(d["instruction_not_follow"], wrong))])
     write("summary_by_error_type.csv",
-          ["model", "tier", "total", "correct", "total_wrong", *[f"{e}_cnt" for e in ERROR_TYPES],
-           *[f"{e}_share" for e in ERROR_TYPES]],
-          [[model, k, d["total"], d["correct"], d["total"] - d["correct"], d["wrong_speaker"], d["hallucination"],
-            d["unknown"] + d["other_wrong"], d["instruction_not_follow"],
-            *[f"{d['error_share'][e]:.4f}" for e in ERROR_TYPES]] for k, d in summary["tier"].items()])
+          ["model", "tier", "total", "correct", "total_wrong", "wrong_speaker_cnt", "wrong_speaker_share",
+           "hallucination_cnt", "hallucination_share", "unknown_cnt", "unknown_share", "instruction_not_follow_cnt",
+           "instruction_not_follow_share"], err_rows)
     return written
 
 

@@ -290,3 +290,57 @@ def test_bench_run_task_msu_writes_the_upstream_views(msu_set, loopback_llm, tmp
     assert more.exit_code == 0, more.output
     again = load_results(tmp_path / "run2")
     assert len(again) == 8 and all(r["metadata"]["pack"] == "concat" for r in again.values())
+
+
+# ---------------------------------------------------------------- upstream step 2/3 rules (issue 24, point 5)
+
+
+def test_letters_are_read_as_upstream_reads_them(msu_set):
+    assert msu.normalize_letter("E") is None and msu.normalize_letter("d") == "D"  # A-D only
+    assert msu.normalize_letter("Answer: (C)") == "C" and msu.normalize_letter("") is None
+    assert msu.extract_letter("I think it is D, not A", ["A", "B", "C", "D"]) == "A"  # upstream's order
+    assert msu.extract_letter("Final answer: B.", ["A", "B", "C", "D"]) == "B"
+    assert msu.extract_letter("E", ["A", "B", "C", "D"]) is None
+    assert msu.upstream_letters(["A. yes", "B) no", "C、maybe"]) == ["A", "B", "C"]
+    assert msu.upstream_letters(["yes", "no"]) == ["A", "B"]
+    items = msu.build_items(msu_set["root"], msu_set["work"])
+    sv_d = next(i for i in items if i.metadata["task"] == "SV" and i.answer == "D")
+    assert msu.predicted_letter(sv_d, _result(sv_d, text="I think it is D, not A")) == "A"
+    assert msu.error_class(sv_d, _result(sv_d, text="E")) == "instruction_not_follow"
+
+
+def test_rationale_tags_follow_upstream_order():
+    assert msu._rationale_tag("wrong speaker; unknown") == "wrong_speaker"
+    assert msu._rationale_tag("说话人错误") == "wrong_speaker" and msu._rationale_tag("幻觉") == "hallucination"
+    assert msu._rationale_tag("hallucinating") == "other"  # upstream matches 'hallucination' / 'hallucinate' only
+    assert msu._rationale_tag("insufficient evidence") == "unknown"
+
+
+def test_items_that_never_ran_count_as_instruction_not_followed(msu_set, tmp_path):
+    items = msu.build_items(msu_set["root"], msu_set["work"])
+    none_ran = {i.id: ItemResult(id=i.id, status="missing_audio").model_dump() for i in items}
+    s = msu.summarize(items, none_ran)
+    assert (s["overall"]["total"], s["overall"]["correct"], s["overall"]["accuracy"]) == (7, 0, 0.0)  # 0 over 7
+    assert s["overall"]["instruction_not_follow"] == 7 and s["not_run"] == 7
+    assert msu.summarize(items, {})["overall"]["total"] == 7  # nothing committed: same
+    msu.write_summary_csvs(s, tmp_path / "csv", model="m")
+    tier = (tmp_path / "csv" / "summary_by_tier.csv").read_text("utf-8").splitlines()
+    assert tier == ["model,tier,total,correct,accuracy", "m,1,6,0,0.0000", "m,2,1,0,0.0000"]
+    task = list(csv.DictReader((tmp_path / "csv" / "summary_by_task.csv").read_text("utf-8").splitlines()))
+    assert next(r for r in task if r["task_code"] == "AI") == {
+        "model": "m", "tier": "1", "capability": "SAR", "task_code": "AI", "task_label": "Accent Identification",
+        "total": "0", "correct": "0", "accuracy": "0.0000"}
+    idx = list(csv.DictReader((tmp_path / "csv" / "summary_by_index_scheme.csv").read_text("utf-8").splitlines()))
+    assert [(r["tier"], r["index_scheme"]) for r in idx] == [(t, x) for t in ("1", "2") for x in msu.INDEX_SCHEMES]
+    lang = (tmp_path / "csv" / "summary_by_language.csv").read_text("utf-8").splitlines()
+    assert lang[0] == "model,language,tier,total,correct,accuracy" and lang[1] == "m,en,1,6,0,0.0000"
+
+
+def test_language_is_unknown_where_upstream_says_so(msu_set, tmp_path):
+    """The raw sample layout (no language folder, no _msu_meta) is 'unknown' upstream, whatever the script."""
+    import shutil
+
+    raw = tmp_path / "cn_sample_part001"
+    shutil.copytree(msu_set["root"] / SEG, raw / "seg")
+    files = msu.find_task_files(tmp_path)
+    assert files and {f.language for f in files} == {"unknown"}
