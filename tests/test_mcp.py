@@ -98,7 +98,7 @@ def test_stdio_lists_tools_runs_count_events_and_refuses_clearly(root, outside, 
         async with _stdio(root, tmp_path / "runs", extra=("--tools-dir", str(extra_dir))) as client:
             tools = {t.name: t for t in (await client.list_tools()).tools}
             assert {"asr", "count_events", "crop"} <= set(tools)
-            assert set(tools) == usable  # every usable manifest, judges included; nothing unusable
+            assert set(tools) == usable | {"ask"}  # every usable manifest, judges included, and the agent
             assert {"judge_edit", "judge_rubric", "judge_aura"} <= usable  # the judges are tools too
             assert "count_with_missing_model" not in tools
             ce = tools["count_events"]

@@ -24,6 +24,11 @@ def register(app: typer.Typer) -> None:
         runs_dir: Path | None = typer.Option(
             None, help="where each call's run folder (trace.json, derived audio) goes (default: a new temp folder)"),
         no_cache: bool = typer.Option(False, "--no-cache", help="do not reuse cached tool results"),
+        max_duration: float = typer.Option(
+            10800.0, "--max-duration", min=0, metavar="SECONDS",
+            help="refuse audio longer than this, from its header, before any tool reads it (0: no limit)"),
+        planner: str = typer.Option("rules", help="planner spec of the `ask` tool (the agent as a tool)"),
+        frontend: str = typer.Option("cascade", help="front-end spec of the `ask` tool"),
     ) -> None:
         """Serve the usable tools over the Model Context Protocol: typed inputs and outputs, each tool's
         evidence boundary in its description, derived audio as resources with provenance."""
@@ -32,12 +37,15 @@ def register(app: typer.Typer) -> None:
             import mcp  # noqa: F401
         except ImportError:
             fail("the `mcp` package is not installed (pip install 'mcp>=2.3')")
+        from audiomind.config import AgentConfig
         from audiomind.tools.manifest import ManifestError, ToolRegistry
         from audiomind.tools.mcp_server import ToolServer, serve_http, serve_stdio
 
         try:
             core = ToolServer(list(root or [Path.cwd()]), registry=ToolRegistry.load(list(tools_dir or [])),
-                              runs_dir=runs_dir, use_cache=not no_cache)
+                              runs_dir=runs_dir, use_cache=not no_cache, max_duration_s=max_duration or None,
+                              agent_config=AgentConfig(planner=planner, frontend=frontend, use_cache=not no_cache,
+                                                       tools_dirs=tuple(str(d) for d in tools_dir or [])))
         except (ValueError, ManifestError) as exc:
             fail(str(exc))
         roots = escape(", ".join(str(r) for r in core.roots))

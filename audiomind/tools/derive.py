@@ -9,6 +9,13 @@ channels, levels), which lets the planner check the transformation did what it a
 Every tool reads the source at its own sample rate and channel count and writes 16-bit PCM WAV at the
 same rate and channel count, unless changing them is the point of the tool (resample, channel_split,
 mixdown, separate's model rate is converted back).
+
+Memory is bounded for long audio: crop reads only its window; gain, peak normalisation, resample,
+channel_split and mixdown stream the file in BLOCK_S blocks (libsndfile formats; soxr's streaming
+resampler), so an hour costs what a block costs. The tools that need the whole clip at once (filter's
+zero-phase pass, loudness normalisation, hpss, denoise's floor estimate, separate), and the streaming ones
+on a format libsndfile cannot read, refuse audio longer than MAX_WHOLE_CLIP_S with a message saying to crop
+first.
 """
 
 from __future__ import annotations
@@ -26,9 +33,12 @@ from pydantic import Field, model_validator
 
 from audiomind import audio as audio_io
 from audiomind.embedded import sessions
+from audiomind.fsutil import atomic_path
 from audiomind.tools.base import AudioInput, DerivedAudio, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 MIN_SAMPLES = 16  # a derived clip shorter than this is almost certainly a mistaken request
+BLOCK_S = 30.0  # streamed tools read and write this much audio at a time
+MAX_WHOLE_CLIP_S = 600.0  # a tool that holds the whole clip in memory takes at most this much audio
 
 
 # ---- output models -----------------------------------------------------------------------------------
@@ -132,14 +142,96 @@ class SeparateOutput(ToolOutput):
 
 
 # ---- shared helpers -----------------------------------------------------------------------------------
-def _source(ctx: ToolContext, artifact_id: str) -> tuple[AudioInput, np.ndarray, int]:
-    """(input, samples as (channels, n) float32 at the artifact's own rate, that rate)."""
+def _source(ctx: ToolContext, artifact_id: str, tool: str = "", *, capped: bool = True
+            ) -> tuple[AudioInput, np.ndarray, int]:
+    """(input, samples as (channels, n) float32 at the artifact's own rate, that rate). The whole clip is
+    decoded, so (when `capped`) audio longer than MAX_WHOLE_CLIP_S is refused first."""
     a = ctx.audio(artifact_id)
+    if capped:
+        _check_whole(a, artifact_id, tool)
     sr = int(a.artifact.sample_rate)
     y = a.samples(sr=sr, mono=False)
     if y.ndim == 1:
         y = y[None, :]
     return a, y, sr
+
+
+def _check_whole(a: AudioInput, artifact_id: str, tool: str) -> None:
+    duration = float(a.artifact.duration_s or 0.0)
+    if duration > MAX_WHOLE_CLIP_S:
+        raise ValueError(f"{tool or 'this tool'} holds the whole clip in memory and takes at most "
+                         f"{MAX_WHOLE_CLIP_S:g} s of audio; {artifact_id} is {duration:,.1f} s long: crop the "
+                         "stretch of interest first (crop reads only its window)")
+
+
+def _streamable(a: AudioInput) -> bool:
+    """libsndfile reads the file at the artifact's own rate: it can be streamed block by block."""
+    return _sndfile_frames(a.path, int(a.artifact.sample_rate)) is not None
+
+
+def _blocks(path: str, sr: int):
+    """(channels, n) float32 blocks of BLOCK_S seconds, NaN/Inf zeroed as at ingest."""
+    for block in sf.blocks(path, blocksize=max(1, int(BLOCK_S * sr)), dtype="float32", always_2d=True):
+        yield audio_io.finite(block.T)
+
+
+class _StreamWriter:
+    """Writes (channels, n) blocks as 16-bit WAV (atomically) and measures what `_describe` reports."""
+
+    def __init__(self, path: Path, sr: int, channels: int):
+        self.path, self.sr, self.channels = path, sr, channels
+        self.n = 0
+        self.peak = 0.0
+        self.sumsq = 0.0
+        self.clipped = 0
+
+    def __enter__(self):
+        self._atomic = atomic_path(self.path)
+        tmp = self._atomic.__enter__()
+        self._file = sf.SoundFile(str(tmp), "w", samplerate=self.sr, channels=self.channels, subtype="PCM_16",
+                                  format="WAV")
+        return self
+
+    def write(self, y: np.ndarray) -> None:
+        y = y if y.ndim == 2 else y[None, :]
+        if not y.size:
+            return
+        self.clipped += int(np.count_nonzero(np.abs(y) > 1.0))
+        z = np.clip(y, -1.0, 1.0)
+        self.peak = max(self.peak, float(np.max(np.abs(z))))
+        self.sumsq += float(np.sum(np.square(z, dtype=np.float64)))
+        self.n += y.shape[1]
+        self._file.write(z.T)
+
+    def __exit__(self, *exc) -> bool | None:
+        self._file.close()
+        if exc[0] is None and self.n < MIN_SAMPLES:
+            exc = (ValueError, ValueError(f"would produce only {self.n} samples; nothing to write"), None)
+            self._atomic.__exit__(*exc)
+            raise exc[1]
+        return self._atomic.__exit__(*exc)
+
+    def meta(self) -> dict:
+        total = self.n * self.channels
+        return {"path": str(self.path), "duration_s": round(self.n / self.sr, 6), "samples": int(self.n),
+                "sample_rate": int(self.sr), "channels": int(self.channels), "peak_dbfs": _dbfs(self.peak),
+                "rms_dbfs": _dbfs(float(np.sqrt(self.sumsq / total)) if total else 0.0),
+                "clipped_ratio": round(self.clipped / total, 6) if total else 0.0}
+
+
+def _stream(ctx: ToolContext, a: AudioInput, source_id: str, stem: str, sr_out: int, channels_out: int,
+            operation: str, parameters: dict, blocks) -> tuple[DerivedAudio, dict]:
+    """Write the blocks `blocks` yields as a derived clip (bounded memory); the record and its metadata."""
+    path = ctx.new_derived_path(f"{source_id}_{stem}")
+    with _StreamWriter(path, sr_out, channels_out) as w:
+        for block in blocks:
+            w.write(block)
+    return DerivedAudio(path=str(path), operation=operation, parameters=parameters, source_artifact=source_id), w.meta()
+
+
+def _stream_peak(a: AudioInput) -> float:
+    return max((float(np.max(np.abs(b))) for b in _blocks(a.path, int(a.artifact.sample_rate)) if b.size),
+               default=0.0)
 
 
 def _dbfs(x: float) -> float | None:
@@ -212,7 +304,7 @@ def crop(args: CropArgs, ctx: ToolContext) -> ToolResult:
     n = _sndfile_frames(a.path, sr)
     full = None
     if n is None:
-        _, full, sr = _source(ctx, args.artifact)
+        _, full, sr = _source(ctx, args.artifact, "crop", capped=False)  # (a format libsndfile cannot read)
         n = full.shape[1]
     total = n / sr
     if args.start_s >= total:
@@ -237,7 +329,21 @@ class GainArgs(ToolArgs):
 
 def gain(args: GainArgs, ctx: ToolContext) -> ToolResult:
     """Multiply by 10^(gain_db/20). Samples pushed past full scale are clipped, and the share is reported."""
-    _, y, sr = _source(ctx, args.artifact)
+    a = ctx.audio(args.artifact)
+    if _streamable(a):
+        sr, g = int(a.artifact.sample_rate), np.float32(10 ** (args.gain_db / 20))
+        peak = [0.0]
+
+        def scaled():
+            for b in _blocks(a.path, sr):
+                peak[0] = max(peak[0], float(np.max(np.abs(b))) if b.size else 0.0)
+                yield b * g
+
+        derived, meta = _stream(ctx, a, args.artifact, f"gain{args.gain_db:+g}dB", sr, int(a.artifact.channels),
+                                "gain", _params(args), scaled())
+        return ToolResult(output={"derived": [meta], "gain_db": args.gain_db, "source_peak_dbfs": _dbfs(peak[0])},
+                          derived=[derived])
+    _, y, sr = _source(ctx, args.artifact, "gain")
     z = y * np.float32(10 ** (args.gain_db / 20))
     derived, meta = _emit(ctx, args.artifact, f"gain{args.gain_db:+g}dB", z, sr, "gain", _params(args))
     return ToolResult(output={"derived": [meta], "gain_db": args.gain_db,
@@ -264,7 +370,19 @@ def integrated_lufs(y: np.ndarray, sr: int) -> float:
 
 def normalize(args: NormalizeArgs, ctx: ToolContext) -> ToolResult:
     """One gain for the whole clip (no compression), chosen to hit a peak or loudness target."""
-    _, y, sr = _source(ctx, args.artifact)
+    a = ctx.audio(args.artifact)
+    if args.mode == "peak" and _streamable(a):  # two streamed passes: the peak, then the scaled copy
+        sr = int(a.artifact.sample_rate)
+        peak = _stream_peak(a)
+        if peak <= 0:
+            raise ValueError(f"{args.artifact} is digitally silent; there is no level to normalise")
+        g_db = args.target_peak_dbfs - 20 * math.log10(peak)
+        g = np.float32(10 ** (g_db / 20))
+        derived, meta = _stream(ctx, a, args.artifact, "norm_peak", sr, int(a.artifact.channels), "normalize",
+                                _params(args, applied_gain_db=round(g_db, 3)), (b * g for b in _blocks(a.path, sr)))
+        return ToolResult(output={"mode": "peak", "source_peak_dbfs": _dbfs(peak), "applied_gain_db": round(g_db, 3),
+                                  "derived": [meta]}, derived=[derived])
+    _, y, sr = _source(ctx, args.artifact, f"normalize (mode={args.mode})")
     peak = float(np.max(np.abs(y)))
     if peak <= 0:
         raise ValueError(f"{args.artifact} is digitally silent; there is no level to normalise")
@@ -311,7 +429,7 @@ def filter_audio(args: FilterArgs, ctx: ToolContext) -> ToolResult:
     """Zero-phase Butterworth filter (scipy butter + sosfiltfilt), so event times do not shift."""
     from scipy import signal
 
-    _, y, sr = _source(ctx, args.artifact)
+    _, y, sr = _source(ctx, args.artifact, "filter (zero-phase)")
     nyq = sr / 2
     edges = {"highpass": [args.low_hz], "lowpass": [args.high_hz]}.get(args.kind, [args.low_hz, args.high_hz])
     if any(e >= nyq for e in edges):  # type: ignore[operator]
@@ -336,7 +454,24 @@ def resample(args: ResampleArgs, ctx: ToolContext) -> ToolResult:
     (to one output sample)."""
     import soxr
 
-    _, y, sr = _source(ctx, args.artifact)
+    a = ctx.audio(args.artifact)
+    if _streamable(a):
+        sr, ch = int(a.artifact.sample_rate), int(a.artifact.channels)
+
+        def converted():
+            if sr == args.target_rate:
+                yield from _blocks(a.path, sr)
+                return
+            stream = soxr.ResampleStream(sr, args.target_rate, ch, dtype="float32", quality="HQ")
+            for b in _blocks(a.path, sr):
+                yield stream.resample_chunk(np.ascontiguousarray(b.T), last=False).T
+            yield stream.resample_chunk(np.zeros((0, ch), dtype=np.float32), last=True).T
+
+        derived, meta = _stream(ctx, a, args.artifact, f"{args.target_rate}Hz", args.target_rate, ch, "resample",
+                                _params(args, source_rate=sr), converted())
+        return ToolResult(output={"derived": [meta], "source_rate": sr, "target_rate": args.target_rate},
+                          derived=[derived])
+    _, y, sr = _source(ctx, args.artifact, "resample")
     if sr == args.target_rate:
         z = y
     else:
@@ -357,16 +492,34 @@ class ChannelSplitArgs(ToolArgs):
                                        max_length=32)
 
 
-def channel_split(args: ChannelSplitArgs, ctx: ToolContext) -> ToolResult:
-    """One mono artifact per channel, e.g. to ask what is on the left and what is on the right."""
-    _, y, sr = _source(ctx, args.artifact)
-    n = y.shape[0]
+def _wanted_channels(args: ChannelSplitArgs, n: int) -> list[int]:
     if n < 2:
         raise ValueError(f"{args.artifact} is mono (1 channel); there are no channels to split")
     wanted = list(range(n)) if args.channels is None else list(dict.fromkeys(args.channels))
     bad = [k for k in wanted if not 0 <= k < n]
     if bad:
         raise ValueError(f"channel index {bad} out of range: {args.artifact} has {n} channels (0..{n - 1})")
+    return wanted
+
+
+def channel_split(args: ChannelSplitArgs, ctx: ToolContext) -> ToolResult:
+    """One mono artifact per channel, e.g. to ask what is on the left and what is on the right."""
+    a = ctx.audio(args.artifact)
+    if _streamable(a):  # one streamed pass per channel
+        sr, n = int(a.artifact.sample_rate), int(a.artifact.channels)
+        wanted = _wanted_channels(args, n)
+        derived, metas = [], []
+        for k in wanted:
+            label = _channel_label(k, n)
+            d, meta = _stream(ctx, a, args.artifact, label, sr, 1, "channel_split", {"channel": k, "label": label},
+                              (b[k:k + 1] for b in _blocks(a.path, sr)))
+            meta["channel"], meta["label"] = k, label
+            derived.append(d)
+            metas.append(meta)
+        return ToolResult(output={"derived": metas, "source_channels": n}, derived=derived)
+    _, y, sr = _source(ctx, args.artifact, "channel_split")
+    n = y.shape[0]
+    wanted = _wanted_channels(args, n)
     derived, metas = [], []
     for k in wanted:
         label = _channel_label(k, n)
@@ -385,7 +538,17 @@ class MixdownArgs(ToolArgs):
 
 def mixdown(args: MixdownArgs, ctx: ToolContext) -> ToolResult:
     """Mono mixdown (mean of the channels) or the stereo side signal."""
-    _, y, sr = _source(ctx, args.artifact)
+    a = ctx.audio(args.artifact)
+    if _streamable(a):
+        sr, n = int(a.artifact.sample_rate), int(a.artifact.channels)
+        if args.mode == "side" and n != 2:
+            raise ValueError(f"mode=side needs a stereo artifact; {args.artifact} has {n} channel(s)")
+        mix = ((lambda b: (b[0] - b[1]) / 2) if args.mode == "side" else (lambda b: b.mean(axis=0)))
+        derived, meta = _stream(ctx, a, args.artifact, f"mix_{args.mode}", sr, 1, "mixdown",
+                                _params(args, source_channels=n), (mix(b) for b in _blocks(a.path, sr)))
+        return ToolResult(output={"derived": [meta], "source_channels": n, "already_mono": n == 1},
+                          derived=[derived])
+    _, y, sr = _source(ctx, args.artifact, "mixdown")
     n = y.shape[0]
     if args.mode == "side":
         if n != 2:
@@ -410,7 +573,7 @@ def hpss(args: HpssArgs, ctx: ToolContext) -> ToolResult:
     tones and transients (drums, clicks, knocks)."""
     import librosa
 
-    _, y, sr = _source(ctx, args.artifact)
+    _, y, sr = _source(ctx, args.artifact, "hpss")
     n_fft = 2048 if sr > 24000 else 1024
     S = librosa.stft(y, n_fft=n_fft)
     H, P = librosa.decompose.hpss(S, kernel_size=args.kernel_size, margin=args.margin)
@@ -458,6 +621,7 @@ def denoise(args: DenoiseArgs, ctx: ToolContext) -> ToolResult:
     """FFmpeg's FFT denoiser (afftdn) on the source file, same rate and channels, 16-bit WAV out."""
     a = ctx.audio(args.artifact)
     sr, ch = int(a.artifact.sample_rate), int(a.artifact.channels)
+    _check_whole(a, args.artifact, "denoise")
     y = a.samples(sr=sr, mono=False)
     estimated = args.noise_floor_db is None
     nf = estimate_noise_floor_db(y, sr) if estimated else float(args.noise_floor_db)  # type: ignore[arg-type]
@@ -536,7 +700,7 @@ def separate(args: SeparateArgs, ctx: ToolContext) -> ToolResult:
     from demucs.apply import apply_model
 
     device = _resolve_device(args.device)
-    _, y, sr = _source(ctx, args.artifact)
+    _, y, sr = _source(ctx, args.artifact, "separate")
     with _demucs_lock:  # one separation at a time: the model is large and GPU memory is shared
         model = _demucs_model(args.model, device)
         sources = list(model.sources)

@@ -12,24 +12,40 @@ artifacts made by `make_artifact`, with sha256 and provenance) validates the arg
 uses the tool cache, validates the output against its model and registers derived audio; the call is
 written as an ordinary trace (`<run folder>/trace.json`, readable by `audiomind trace show/audit`).
 Derived audio (crop, filter, ...) comes back as MCP resources (`audiomind://derived/...`) whose `_meta`
-records its provenance: the source's sha256, the operation and its parameters.
+records its provenance: the source's sha256, the operation and its parameters. A derived clip belongs to the
+client session that made it: another session (another HTTP client) neither lists nor reads it. Images
+(`spectrogram`, `waveform`) come back as MCP image content; no server-local path is handed out.
+
+Hostile or careless input is refused before it costs anything: a path longer than MAX_PATH_CHARS is never
+resolved, audio longer than the server's duration limit is refused after reading its header, a refused
+call's arguments are kept in its trace only clipped (REFUSED_ARGUMENT_CHARS per value), and a run folder
+that is full or read-only is one clear tool error (at start-up: one clear line), never a JSON-RPC internal
+error. The agent itself is offered as the tool `ask` (question, choices, audio -> answer with its trace).
 """
 
 from __future__ import annotations
 
 import base64
 import copy
+import errno
 import json
+import logging
+import os
 import re
+import shutil
 import tempfile
 import threading
 import time
+import unicodedata
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, Field
+
+from audiomind import audio as audio_io
 from audiomind.artifacts import make_artifact
 from audiomind.audio import AudioError
 from audiomind.paths import PathPolicyError, clip_text, resolve_under
@@ -52,10 +68,68 @@ SERVER_NAME = "audiomind"
 RESOURCE_SCHEME = "audiomind://derived/"
 META_KEY = "audiomind/call"
 PROVENANCE_KEY = "audiomind/provenance"
+MAX_PATH_CHARS = 4096  # PATH_MAX: no real file has a longer name; resolving one costs time in its `..` parts
+REFUSED_ARGUMENT_CHARS = 1000  # what a refused call's trace keeps of each argument value
+DEFAULT_MAX_DURATION_S = 3 * 3600.0  # `mcp --max-duration`: audio longer than this is refused
+MIN_FREE_BYTES = 16 * 1024 * 1024  # below this a run folder counts as full when a write fails
+ASK_TOOL = "ask"
+STATELESS = "stateless"  # an HTTP request outside any session
+IMAGE_TOOLS = {"spectrogram", "waveform"}  # their PNG comes back as image content
+log = logging.getLogger(__name__)
 
 
 class ToolInputError(ValueError):
     """A call the server refuses before any tool runs (missing audio, a path outside the roots, ...)."""
+
+
+class StorageFault(ToolInputError):
+    """The server's run folder refused a write (full, read-only, no permission): said without its path."""
+
+
+def storage_problem(exc: OSError, folder: Path | None = None) -> str:
+    """One line for a refused write, naming the cause and never the server's path."""
+    what = {errno.ENOSPC: "is full (no space left on device)", errno.EDQUOT: "is over its disk quota",
+            errno.EROFS: "is on a read-only file system", errno.EACCES: "is not writable (permission denied)",
+            errno.EPERM: "is not writable (operation not permitted)", errno.EFBIG: "refused a file this large",
+            errno.ENAMETOOLONG: "refused a name this long"}.get(exc.errno or 0)
+    if what is None and folder is not None:
+        try:
+            if shutil.disk_usage(folder).free < MIN_FREE_BYTES:
+                what = "is full (no space left on device)"
+        except OSError:
+            pass
+    return f"the server's run folder {what or f'refused a write ({exc.strerror or type(exc).__name__})'}"
+
+
+def clipped_arguments(value: Any, limit: int = REFUSED_ARGUMENT_CHARS) -> Any:
+    """`value` with every string (and key) cut to about `limit` characters and lists to 100 items: what a
+    refused call's trace keeps of its arguments (a 10 MB argument must not become a 20 MB trace)."""
+    if isinstance(value, str):
+        return clip_text(value, limit)
+    if isinstance(value, dict):
+        return {clip_text(str(k), 200): clipped_arguments(v, limit) for k, v in list(value.items())[:100]}
+    if isinstance(value, (list, tuple)):
+        items = [clipped_arguments(v, limit) for v in value[:100]]
+        return items + ([f"… ({len(value) - 100} more items)"] if len(value) > 100 else [])
+    return value
+
+
+def check_path_length(value: str, argument: str) -> None:
+    """Refuse an over-long path before anything resolves it (resolving costs time in its `..` parts)."""
+    try:
+        from audiomind import paths as path_policy
+
+        check = getattr(path_policy, "check_path_length", None)
+    except ImportError:  # pragma: no cover
+        check = None
+    if check is not None:  # the shared policy, where it exists
+        try:
+            check(value)
+        except PathPolicyError as exc:
+            raise ToolInputError(f"{argument}: {exc}") from None
+    if len(value) > MAX_PATH_CHARS or len(value.encode("utf-8", "surrogatepass")) > MAX_PATH_CHARS:
+        raise ToolInputError(f"{argument}: the path is {len(value):,} characters long; at most {MAX_PATH_CHARS} "
+                             "are accepted")
 
 
 @dataclass(frozen=True)
@@ -105,7 +179,21 @@ def input_schema(manifest: ToolManifest) -> dict[str, Any]:
     schema["required"] = required
     schema["type"] = "object"
     schema.pop("title", None)
-    return schema
+    return _client_schema(schema)
+
+
+def _client_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """A JSON schema in the client's words: Python's `None` in descriptions is JSON's `null` (omit the
+    argument), and internal artifact ids do not appear."""
+    def fix(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: (re.sub(r"\bNone\b", "null", v) if k == "description" and isinstance(v, str) else fix(v))
+                    for k, v in node.items()}
+        if isinstance(node, list):
+            return [fix(v) for v in node]
+        return node
+
+    return fix(schema)
 
 
 def output_schema(manifest: ToolManifest) -> dict[str, Any] | None:
@@ -136,7 +224,8 @@ class ToolServer:
     """The MCP-independent core: which tools are offered, and how one call runs (blocking)."""
 
     def __init__(self, roots: list[str | Path], *, registry: ToolRegistry | None = None,
-                 runs_dir: str | Path | None = None, use_cache: bool = True):
+                 runs_dir: str | Path | None = None, use_cache: bool = True,
+                 max_duration_s: float | None = DEFAULT_MAX_DURATION_S, agent_config: Any = None):
         if not roots:
             raise ValueError("at least one allowed root folder is needed")
         self.roots = [Path(r).resolve() for r in roots]
@@ -144,12 +233,24 @@ class ToolServer:
             if not r.is_dir():
                 raise ValueError(f"allowed root {r} is not a folder")
         self.registry = registry or ToolRegistry.load()
-        self.runs_dir = Path(runs_dir).resolve() if runs_dir else Path(tempfile.mkdtemp(prefix="audiomind-mcp-"))
-        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.runs_dir = Path(runs_dir).resolve() if runs_dir else Path(tempfile.mkdtemp(prefix="audiomind-mcp-"))
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+            probe = Path(tempfile.mkstemp(dir=self.runs_dir, prefix=".write-check-")[1])  # writable at all?
+            probe.unlink()
+        except OSError as exc:
+            where = f" {runs_dir}" if runs_dir else " (a new temporary folder)"
+            why = storage_problem(exc).removeprefix("the server's run folder ")
+            raise ValueError(f"--runs-dir{where} cannot be used: it {why}") from None
         self.cache = ToolCache() if use_cache else None
+        self.max_duration_s = max_duration_s or None
+        self.agent_config = agent_config  # AgentConfig of the `ask` tool; None: the defaults (rules, cascade)
+        self._agent: Any = None
+        self._agent_lock = threading.Lock()
         self._lock = threading.Lock()
         self._tools: dict[str, ToolManifest] | None = None
-        self.resources: dict[str, tuple[Artifact, dict[str, Any]]] = {}  # uri -> (artifact, provenance)
+        # uri -> (artifact, provenance, the session that derived it)
+        self.resources: dict[str, tuple[Artifact, dict[str, Any], str | None]] = {}
 
     # ---- the inventory --------------------------------------------------------------------------------
     def tools(self) -> dict[str, ToolManifest]:
@@ -164,27 +265,35 @@ class ToolServer:
         return input_schema(m) if m is not None else None
 
     # ---- one call -------------------------------------------------------------------------------------
-    def _artifact(self, value: Any, argument: str, artifact_id: str) -> Artifact:
+    def _artifact(self, value: Any, argument: str, artifact_id: str, session: str | None = None) -> Artifact:
         if not isinstance(value, str) or not value.strip():
             raise ToolInputError(f"{argument}: expected the path of an audio file (a string), got {clip_text(value, 80)}")
+        check_path_length(value, argument)
         if value.startswith(RESOURCE_SCHEME):
             known = self.resources.get(value)
-            if known is None:
-                raise ToolInputError(f"{argument}: unknown resource {clip_text(value, 160)} (not derived by this server)")
-            derived, _ = known
+            if known is None or not _may_read(known[2], session):  # another session's clip: as if made up
+                raise ToolInputError(f"{argument}: unknown resource {clip_text(value, 160)} (not derived in this "
+                                     "session)")
+            derived = known[0]
             return make_artifact(artifact_id, derived.path, operation="input",
                                  parameters={"resource": value, "derived_from_sha256": derived.sha256})
         try:
             path = resolve_under(value, self.roots, base=self.roots[0])
         except PathPolicyError as exc:
-            raise ToolInputError(f"{argument}: {exc}") from None
+            raise ToolInputError(f"{argument}: {_public(exc)}") from None
         try:
+            if self.max_duration_s:
+                info = audio_io.probe(path)  # the header only: nothing is decoded or hashed yet
+                if info.duration_s > self.max_duration_s:
+                    raise ToolInputError(
+                        f"{argument}: the audio is {info.duration_s:,.1f} s long; this server accepts at most "
+                        f"{self.max_duration_s:g} s (mcp --max-duration); crop a stretch of it first")
             return make_artifact(artifact_id, path, operation="input")
         except AudioError as exc:
-            raise ToolInputError(f"{argument}: {exc}") from None
+            raise ToolInputError(f"{argument}: {_without_path(str(exc), path, value)}") from None
 
-    def prepare(self, manifest: ToolManifest, arguments: dict[str, Any]) -> tuple[dict[str, Any], list[Artifact],
-                                                                                     dict[str, str]]:
+    def prepare(self, manifest: ToolManifest, arguments: dict[str, Any], session: str | None = None
+                ) -> tuple[dict[str, Any], list[Artifact], dict[str, str]]:
         """(the executor's arguments, the input artifacts, artifact id -> the argument that named it)."""
         args = dict(arguments or {})
         audio = audio_args(manifest)
@@ -202,58 +311,171 @@ class ToolServer:
                     raise ToolInputError(f"missing argument {a.external!r}: the path of an audio file inside "
                                          f"{', '.join(str(r) for r in self.roots)}")
                 continue
-            art = self._artifact(value, a.external, f"a{len(artifacts)}")
+            art = self._artifact(value, a.external, f"a{len(artifacts)}", session)
             artifacts.append(art)
             names[art.id] = a.external
             internal[a.internal] = art.id
         internal.update(args)  # everything else is validated by the executor against the argument model
         return internal, artifacts, names
 
-    def call(self, name: str, arguments: dict[str, Any] | None) -> CallOutcome:
+    def call(self, name: str, arguments: dict[str, Any] | None, session: str | None = None) -> CallOutcome:
         """Run one tool call through a per-call executor and record it as a trace. Raises KeyError for an
-        unknown tool and ToolInputError for a refused input; a tool failure is an outcome with an error."""
+        unknown tool, ToolInputError for a refused input and StorageFault when the run folder refuses a
+        write; a tool failure is an outcome with an error."""
         manifest = self.tools()[name]
-        internal, artifacts, names = self.prepare(manifest, arguments or {})
+        internal, artifacts, names = self.prepare(manifest, arguments or {}, session)
         run_id = _run_id()
         run_dir = self.runs_dir / run_id
         started, t0 = utcnow(), time.monotonic()
-        executor = ToolExecutor(self.registry, run_dir / "derived", cache=self.cache, allowed=set(self.tools()))
-        res = executor.run([ToolCallRequest(tool=name, arguments=internal, reason="MCP tools/call")], artifacts, step=0)
+        try:
+            executor = ToolExecutor(self.registry, run_dir / "derived", cache=self.cache, allowed=set(self.tools()))
+            res = executor.run([ToolCallRequest(tool=name, arguments=internal, reason="MCP tools/call")], artifacts,
+                               step=0)
+        except OSError as exc:
+            raise StorageFault(storage_problem(exc, self.runs_dir)) from None
         call = res.tool_calls[0]
         ok = call.status in (ToolCallStatus.ok, ToolCallStatus.cached)
-        error = None if ok else _readable(call.error or call.status.value, names)
+        error = None if ok else _readable(call.error or call.status.value, names, run_dir)
+        if not ok and _storage_failure(call.error or ""):
+            problem = _write_problem(self.runs_dir)
+            if problem:
+                raise StorageFault(f"{problem}; {name} could not write its output")
+        recorded = arguments or {}
+        if not ok:  # a refused call keeps only a clipped copy of what it was sent
+            recorded = clipped_arguments(recorded)
+            call = call.model_copy(update={
+                "requested_arguments": clipped_arguments(call.requested_arguments),
+                "arguments": None if call.arguments is None else clipped_arguments(call.arguments),
+                "error": clip_text(call.error or "", 4000)})
+            res.tool_calls[0] = call
         state = EvidenceState(
             run=RunInfo(run_id=run_id, started_at=started, finished_at=utcnow(),
                         wall_time_s=round(time.monotonic() - t0, 4), artifact_dir=str(run_dir), max_steps=1),
             question=Question(text=f"MCP tools/call {name}", audio_path=artifacts[0].path if artifacts else "",
-                              metadata={"via": "mcp", "tool": name, "arguments": arguments or {}}),
+                              metadata={"via": "mcp", "tool": name, "arguments": recorded}),
             artifacts=[*artifacts, *res.artifacts], tool_calls=res.tool_calls, evidence=res.evidence,
-            outcome=Outcome(status="answered" if ok else "failed", reason="" if ok else (error or "")),
+            outcome=Outcome(status="answered" if ok else "failed", reason="" if ok else clip_text(error or "", 4000)),
         )
-        trace_path = write_trace(state, run_dir / "trace.json")
+        try:
+            trace_path = write_trace(state, run_dir / "trace.json")
+        except OSError as exc:
+            raise StorageFault(storage_problem(exc, self.runs_dir) + "; the call's trace could not be written") from None
         derived = []
+        token = uuid.uuid4().hex  # 128 random bits: a derived clip's URI cannot be guessed from another's
         by_id = {a.id: a for a in state.artifacts}
         for art in res.artifacts:
             source = by_id.get(art.derived_from or "")
-            uri = f"{RESOURCE_SCHEME}{run_id}/{art.id}/{Path(art.path).name}"
+            label = _resource_name(source, names, art, len(derived))
+            uri = f"{RESOURCE_SCHEME}{run_id}-{token}/{label}"
             provenance = {
                 "source_sha256": source.sha256 if source else None,
-                "source": names.get(art.derived_from or "", art.derived_from),
-                "source_path": source.path if source else None,
+                "source": _client_name(source, names) if source else None,
                 "operation": art.operation, "parameters": art.parameters, "tool": name, "tool_call_id": call.id,
                 "sha256": art.sha256, "duration_s": art.duration_s, "sample_rate": art.sample_rate,
-                "channels": art.channels, "run_id": run_id, "trace": str(trace_path),
+                "channels": art.channels, "run_id": run_id, "name": label,
             }
-            self.resources[uri] = (art, provenance)
+            self.resources[uri] = (art, provenance, session)
             derived.append((uri, art, provenance))
+        aliases = {a.id: names[a.id] for a in artifacts}
+        aliases.update({art.id: uri for uri, art, _ in derived})
+        paths = {art.path: uri for uri, art, _ in derived}
+        output = _client_view(call.output, aliases, paths) if ok and call.output is not None else None
+        images = _images(name, call.output) if ok else []
+        if images and output is not None:
+            output["image_path"] = f"{name}.png (returned as image content; no server path is given out)"
         return CallOutcome(call=call, ok=ok, error=error, trace_path=trace_path, run_id=run_id, derived=derived,
-                           claims=[e.claim for e in res.evidence], inputs=[
-                               {"argument": names[a.id], "path": a.path, "sha256": a.sha256} for a in artifacts])
+                           claims=[_readable(e.claim, names) for e in res.evidence], inputs=[
+                               {"argument": names[a.id], "name": _client_name(a, names), "sha256": a.sha256}
+                               for a in artifacts], output=output, images=images)
 
-    def read(self, uri: str) -> tuple[Artifact, dict[str, Any]]:
-        if uri not in self.resources:
+    def read(self, uri: str, session: str | None = None) -> tuple[Artifact, dict[str, Any]]:
+        known = self.resources.get(uri)
+        if known is None or not _may_read(known[2], session):
             raise KeyError(uri)
-        return self.resources[uri]
+        return known[0], known[1]
+
+    def listed(self, session: str | None = None) -> list[tuple[str, Artifact, dict[str, Any]]]:
+        """The derived clips this session made (and that still exist)."""
+        if session == STATELESS:  # no session, nothing to list: a stateless client keeps the URIs it got
+            return []
+        return [(uri, art, prov) for uri, (art, prov, owner) in list(self.resources.items())
+                if owner == session and Path(art.path).is_file()]
+
+    # ---- the agent as a tool ----------------------------------------------------------------------------
+    def ask(self, arguments: dict[str, Any], session: str | None = None) -> tuple[dict[str, Any], Path | None]:
+        """Answer one question about one clip with the whole agent (planner, front end, tools); returns (the
+        typed AskToolOutput as a dict, the trace path). Raises ToolInputError for a refused input."""
+        from audiomind.inputs import choices_problem, question_problem
+
+        try:
+            args = AskToolArgs.model_validate(arguments or {})
+        except Exception as exc:  # noqa: BLE001 - pydantic's message names the field
+            raise ToolInputError(clip_text(str(exc), 600)) from None
+        problem = question_problem(args.question) or choices_problem(args.choices or [])
+        bad = next((i for i, ch in enumerate(args.question) if unicodedata.category(ch) in ("Cc", "Zl", "Zp")), None)
+        if problem is None and bad is not None:  # refused as a choice would be: it could rewrite a terminal
+            problem = (f"the question contains a control character (U+{ord(args.question[bad]):04X} at position "
+                       f"{bad + 1}); write it on one line of plain text")
+        if problem:
+            raise ToolInputError(problem)
+        if args.choices is not None and len(args.choices) == 1:
+            raise ToolInputError("a multiple-choice question needs at least 2 choices (got 1)")
+        art = self._artifact(args.audio, "audio", "a0", session)
+        from audiomind.backends.base import BackendError
+
+        try:
+            with self._agent_lock:  # one agent, one run at a time (its models are loaded once)
+                if self._agent is None:
+                    from audiomind.api import AudioMind
+                    from audiomind.config import AgentConfig
+
+                    config = self.agent_config or AgentConfig()
+                    self._agent = AudioMind(config.model_copy(update={
+                        "trace_dir": str(self.runs_dir / "ask"), "max_duration_s": self.max_duration_s}))
+                result = self._agent.ask(art.path, args.question, args.choices or None)
+        except AudioError as exc:
+            raise ToolInputError(f"audio: {_without_path(str(exc), Path(art.path), args.audio)}") from None
+        except BackendError as exc:
+            raise ToolInputError(f"the agent's model backend failed: {clip_text(str(exc), 400)}") from None
+        except OSError as exc:
+            raise StorageFault(storage_problem(exc, self.runs_dir) + "; the run's trace could not be written") from None
+        st = result.state
+        out = AskToolOutput(
+            answer=result.answer, choice=result.choice, choice_index=result.choice_index,
+            rationale=result.rationale, confidence=result.confidence, outcome=result.outcome.status,
+            reason=result.outcome.reason, run_id=st.run.run_id,
+            tools_called=[c.tool for c in st.tool_calls],
+            evidence=[e.claim for e in st.evidence][:50])
+        return out.model_dump(mode="json"), Path(result.trace_path) if result.trace_path else None
+
+
+class AskToolArgs(BaseModel):
+    audio: str = Field(description="path of an audio file inside an allowed root (relative paths start at the "
+                                   f"first root), or the {RESOURCE_SCHEME}... URI of audio an earlier call derived")
+    question: str = Field(description="the question about the audio")
+    choices: list[str] | None = Field(None, max_length=26, description="answer options (2 or more); omit for an "
+                                                                       "open question")
+
+
+class AskToolOutput(BaseModel):
+    answer: str = Field(description="the answer (the chosen option's text for a multiple-choice question)")
+    choice: str | None = Field(description="the chosen option; null for an open question or no answer")
+    choice_index: int | None = Field(description="0-based index of the chosen option; null when none")
+    rationale: str = Field(description="why, citing evidence ids")
+    confidence: float | None = Field(description="calibrated confidence (0-1) where the planner gives one")
+    outcome: str = Field(description="answered, failed or stopped")
+    reason: str = Field(description="why the run ended as it did (empty when answered)")
+    run_id: str = Field(description="the run's id (its trace is on the server)")
+    tools_called: list[str] = Field(description="the tools the agent called, in order")
+    evidence: list[str] = Field(description="the evidence claims the run gathered (at most 50)")
+
+
+def ask_description() -> str:
+    return ("Answer a question about an audio clip with the whole audiomind agent: a planner chooses bounded "
+            "tools, a front end listens, and the answer cites the evidence gathered. Give choices for a "
+            "multiple-choice question.\n\nMay support: the answer to a question about the clip, with the "
+            "evidence it rests on.\nMust not be used for: facts the evidence does not show; each evidence "
+            "item is limited by the boundary of the tool that produced it.\nCategory: agent.")
 
 
 @dataclass
@@ -266,13 +488,98 @@ class CallOutcome:
     derived: list[tuple[str, Artifact, dict[str, Any]]]
     claims: list[str]
     inputs: list[dict[str, Any]]
+    output: dict[str, Any] | None = None  # the output as the client sees it (its names, resource URIs)
+    images: list[tuple[bytes, str]] | None = None  # (PNG bytes, MIME type) for image tools
 
 
-def _readable(message: str, names: dict[str, str]) -> str:
-    """An executor message with internal artifact ids replaced by the argument names the client used."""
+def _readable(message: str, names: dict[str, str], run_dir: Path | None = None) -> str:
+    """An executor message with internal artifact ids replaced by the argument names the client used, and the
+    server's run folder left out."""
     for art_id, arg in names.items():
         message = re.sub(rf"\b{re.escape(art_id)}\b", repr(arg), message)
+    if run_dir is not None:
+        message = message.replace(str(run_dir) + os.sep, "").replace(str(run_dir), "(run folder)")
     return message
+
+
+def _may_read(owner: str | None, session: str | None) -> bool:
+    """A clip is read by the session that made it; one made outside any session by any sessionless request
+    that holds its (unguessable) URI."""
+    return owner == session
+
+
+def _resource_name(source: Artifact | None, names: dict[str, str], art: Artifact, k: int) -> str:
+    """A derived clip's name in the client's words: `<source file stem>_<operation>[_<k>].wav`."""
+    stem = Path(_client_name(source, names)).stem if source is not None else "audio"
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", stem)[:60] or "audio"
+    return f"{stem}_{art.operation or 'derived'}{f'_{k}' if k else ''}{Path(art.path).suffix or '.wav'}"
+
+
+def _public(exc: PathPolicyError) -> str:
+    """A path refusal without the server's resolved path or allowed folders (the shared wording where the
+    path policy has one)."""
+    from audiomind import paths as path_policy
+
+    public = getattr(path_policy, "public_message", None)
+    if public is not None:
+        return public(exc)
+    return str(exc).split(": resolves to ")[0] + (": outside the allowed folders" if exc.reason == "outside" else "")
+
+
+def _client_name(art: Artifact, names: dict[str, str]) -> str:
+    """How a client knows an input: the file name it gave (or the resource it named)."""
+    resource = art.parameters.get("resource") if art.parameters else None
+    return str(resource) if resource else Path(art.path).name
+
+
+def _without_path(message: str, path: Path, given: str) -> str:
+    """An audio error with the resolved server path replaced by what the client wrote."""
+    return message.replace(str(path), given)
+
+
+def _client_view(value: Any, aliases: dict[str, str], paths: dict[str, str]) -> Any:
+    """A tool output as a client sees it: internal artifact ids ("a0", "a1 [0.0-5.0 s]") become the argument
+    names it used, and derived files' server paths their resource URIs."""
+    if isinstance(value, str):
+        if value in paths:
+            return paths[value]
+        head, _, rest = value.partition(" ")
+        if head in aliases:
+            return aliases[head] + (" " + rest if rest else "")
+        return value
+    if isinstance(value, dict):
+        return {k: _client_view(v, aliases, paths) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_client_view(v, aliases, paths) for v in value]
+    return value
+
+
+def _images(tool: str, output: dict[str, Any] | None) -> list[tuple[bytes, str]]:
+    if tool not in IMAGE_TOOLS or not output or not isinstance(output.get("image_path"), str):
+        return []
+    return [(Path(output["image_path"]).read_bytes(), "image/png")]
+
+
+def _storage_failure(error: str) -> bool:
+    """A tool error that is a refused write in disguise (libsndfile says only 'System error')."""
+    return any(s in error for s in ("System error", "No space left", "Errno 28", "Read-only file system",
+                                    "Errno 30", "Disk quota"))
+
+
+def _write_problem(folder: Path) -> str | None:
+    """Why `folder` takes no more files (full, read-only, ...), or None when it still does."""
+    try:
+        fd, name = tempfile.mkstemp(dir=folder, prefix=".write-check-")
+        try:
+            os.write(fd, b"\0" * 65536)
+        finally:
+            os.close(fd)
+            os.unlink(name)
+        if shutil.disk_usage(folder).free < MIN_FREE_BYTES:
+            return storage_problem(OSError(errno.ENOSPC, "No space left on device"))
+    except OSError as exc:
+        return storage_problem(exc, folder)
+    return None
 
 
 # ---- the MCP face --------------------------------------------------------------------------------------
@@ -284,9 +591,28 @@ def build_server(core: ToolServer):
     from mcp.shared.exceptions import MCPError
     from mcp_types.jsonrpc import INVALID_PARAMS
 
+    def session_of(ctx) -> str:
+        """Who may list and read a derived clip: on stdio the one client of this process; on streamable HTTP
+        the session (its Mcp-Session-Id), or, for a request without a session (the stateless protocol), no
+        one but whoever holds the clip's URI (it carries 128 random bits), and no listing."""
+        request = getattr(ctx, "request", None)
+        if request is None:
+            return "stdio"
+        headers = getattr(request, "headers", None)
+        sid = headers.get("mcp-session-id") if headers is not None else None
+        return f"http:{sid}" if sid else STATELESS
+
+    ask_tool = types.Tool(
+        name=ASK_TOOL, title="ask the audiomind agent", description=ask_description(),
+        input_schema=_client_schema(AskToolArgs.model_json_schema()),
+        output_schema=AskToolOutput.model_json_schema(mode="serialization"),
+        annotations=types.ToolAnnotations(title="ask the audiomind agent", read_only_hint=True,
+                                          destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+        _meta={"audiomind/manifest": {"category": "agent"}})
+
     async def list_tools(ctx, params) -> types.ListToolsResult:
         tools = await anyio.to_thread.run_sync(core.tools)
-        return types.ListToolsResult(tools=[
+        return types.ListToolsResult(tools=[ask_tool, *[
             types.Tool(
                 name=m.name,
                 title=m.name.replace("_", " "),
@@ -301,17 +627,35 @@ def build_server(core: ToolServer):
                                               "derives_audio": m.derives_audio, "timeout_s": m.timeout_s}},
             )
             for m in tools.values()
-        ])
+        ]])
+
+    def refused(message: str) -> types.CallToolResult:
+        return types.CallToolResult(content=[types.TextContent(text=f"error: {message}")], is_error=True)
+
+    async def call_ask(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        try:
+            out, trace = await anyio.to_thread.run_sync(core.ask, dict(params.arguments or {}), session_of(ctx))
+        except ToolInputError as exc:
+            return refused(str(exc))
+        text = f"{out['answer']}\n\nWhy: {out['rationale']}" if out["answer"] else f"no answer: {out['reason']}"
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=out,
+                                    is_error=out["outcome"] == "failed",
+                                    _meta={META_KEY: {"run_id": out["run_id"], "trace": str(trace) if trace else None}})
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         tools = await anyio.to_thread.run_sync(core.tools)
+        if params.name == ASK_TOOL:
+            return await call_ask(ctx, params)
         if params.name not in tools:
-            known = ", ".join(sorted(tools))
+            known = ", ".join([ASK_TOOL, *sorted(tools)])
             raise MCPError(code=INVALID_PARAMS, message=f"unknown tool {params.name!r}; available tools: {known}")
         try:
-            out = await anyio.to_thread.run_sync(core.call, params.name, dict(params.arguments or {}))
+            out = await anyio.to_thread.run_sync(core.call, params.name, dict(params.arguments or {}),
+                                                 session_of(ctx))
         except ToolInputError as exc:
-            return types.CallToolResult(content=[types.TextContent(text=f"error: {exc}")], is_error=True)
+            return refused(str(exc))
+        except OSError as exc:  # a write the executor does not guard (the cache, a derived folder)
+            return refused(storage_problem(exc, core.runs_dir))
         meta = {META_KEY: {
             "tool_call_id": out.call.id, "status": out.call.status.value,
             "cache_hit": out.call.status == ToolCallStatus.cached, "duration_s": out.call.duration_s,
@@ -322,29 +666,31 @@ def build_server(core: ToolServer):
             return types.CallToolResult(
                 content=[types.TextContent(text=f"error: {params.name} {out.call.status.value}: {out.error}")],
                 is_error=True, _meta=meta)
-        output = out.call.output or {}
+        output = out.output or {}
         content: list[Any] = [types.TextContent(text=json.dumps(output, ensure_ascii=False))]
+        for data, mime in out.images or []:
+            content.append(types.ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime))
         if out.claims:
             content.append(types.TextContent(text="Evidence:\n" + "\n".join(f"- {c}" for c in out.claims)))
         for uri, art, prov in out.derived:
             content.append(types.ResourceLink(
-                uri=uri, name=Path(art.path).name, title=f"{prov['operation']} of {Path(str(prov['source_path'])).name}",
+                uri=uri, name=prov["name"], title=f"{prov['operation']} of {prov['source']}",
                 description=(f"derived audio: {prov['operation']} {json.dumps(prov['parameters'])} of "
-                             f"{Path(str(prov['source_path'])).name} (sha256 {str(prov['source_sha256'])[:12]}…); "
+                             f"{prov['source']} (sha256 {str(prov['source_sha256'])[:12]}…); "
                              f"{art.duration_s:.3f} s, {art.sample_rate} Hz, {art.channels} ch"),
                 mime_type="audio/wav", size=Path(art.path).stat().st_size, _meta={PROVENANCE_KEY: prov}))
         return types.CallToolResult(content=content, structured_content=output, is_error=False, _meta=meta)
 
     async def list_resources(ctx, params) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[
-            types.Resource(uri=uri, name=Path(art.path).name, mime_type="audio/wav", size=Path(art.path).stat().st_size,
+            types.Resource(uri=uri, name=prov["name"], mime_type="audio/wav", size=Path(art.path).stat().st_size,
                            description=f"{prov['operation']} of {prov['source']}", _meta={PROVENANCE_KEY: prov})
-            for uri, (art, prov) in list(core.resources.items()) if Path(art.path).is_file()
+            for uri, art, prov in core.listed(session_of(ctx))
         ])
 
     async def read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         try:
-            art, prov = core.read(str(params.uri))
+            art, prov = core.read(str(params.uri), session_of(ctx))
         except KeyError:
             raise MCPError(code=-32002, message=f"unknown resource {params.uri}") from None
         data = await anyio.Path(art.path).read_bytes()
