@@ -42,7 +42,7 @@ class RubricJudgeResult(BaseModel):
     dropped: list[RubricItem] = Field(default_factory=list)
     verdicts: list[ItemVerdict]
     score: float = Field(description="the aggregate (see `aggregation`) the decision is taken on")
-    mean_p: float = Field(description="arithmetic mean p(yes) over every kept item (the seed's plain mean)")
+    mean_p: float = Field(description="arithmetic mean p(yes) over every kept item (the seed names no formula)")
     aggregation: str = AGGREGATION
     unverifiable: list[str] = Field(default_factory=list, description="items no tool could verify (p = 0.5)")
     threshold: float
@@ -217,15 +217,27 @@ def _holistic(session: JudgeSession, text_llm: Any, audio_judge: Any, instructio
     return hol
 
 
-def aggregate(verdicts: list[ItemVerdict]) -> tuple[float, float, list[str]]:
-    """(score, plain mean p, the unverifiable items' questions); see AGGREGATION."""
+AGGREGATIONS = ("geometric", "mean")
+
+
+def aggregate(verdicts: list[ItemVerdict], method: str = "geometric") -> tuple[float, float, list[str]]:
+    """(score, plain mean p, the unverifiable items' questions); see AGGREGATION.
+
+    The seed (AnyAudio-Judge) says only "aggregating item-level satisfaction probabilities", with no formula.
+    `method` "geometric" (the default, a documented choice: every requirement must hold) is the geometric
+    mean of p(yes) clamped to [0.02, 0.98] over the verifiable items; "mean" is their arithmetic mean. Neither
+    is the seed's own formula; its effect on the judge sets was not measured in this change."""
     import math
 
+    if method not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {', '.join(AGGREGATIONS)}, not {method!r}")
     mean_p = sum(v.p_yes for v in verdicts) / len(verdicts)
     scored = [min(0.98, max(0.02, v.p_yes)) for v in verdicts if v.verifiable]
     unverifiable = [v.question for v in verdicts if not v.verifiable]
     if not scored:
         return 0.5, mean_p, unverifiable
+    if method == "mean":
+        return sum(scored) / len(scored), mean_p, unverifiable
     return math.exp(sum(math.log(p) for p in scored) / len(scored)), mean_p, unverifiable
 
 
