@@ -17,31 +17,27 @@ from pydantic import BaseModel, Field
 
 from audiomind.judges import evidence as ev
 from audiomind.judges import lexicon
+from audiomind.language.rubric import as_check
+from audiomind.language.rubric import phrases as _phrases
+from audiomind.language.rubric import words_rx
 
 Attribute = Literal["speech", "speaker", "speech_content", "style", "sound_event", "count", "order", "music",
                     "loudness", "other"]
 
-NUMBERS = {"one": 1, "once": 1, "single": 1, "two": 2, "twice": 2, "couple": 2, "three": 3, "thrice": 3,
-           "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9, "ten": 10}
+NUMBERS: dict[str, int] = dict(_phrases()["numbers"])
 NUM_WORDS = {v: k for k, v in NUMBERS.items() if k not in ("once", "twice", "thrice", "single", "couple")}
-FEMALE = re.compile(r"\b(woman|women|female|girl|lady|ladies|she|her|mother|mom|mum|grandmother|grandma|daughter|"
-                    r"sister|aunt|wife|queen|actress|waitress|mrs|ms|madam)\b", re.IGNORECASE)
-MALE = re.compile(r"\b(man|men|male|boy|guy|gentleman|he|his|him|father|dad|grandfather|grandpa|son|brother|uncle|"
-                  r"husband|king|actor|waiter|mr|sir)\b", re.IGNORECASE)
-STYLE = re.compile(r"\b(happy|happily|sad|sadly|angry|angrily|excited|excitedly|calm|calmly|cheerful\w*|whisper\w*|"
-                   r"shout\w*|emotional\w*|nervous\w*|fear\w*|surprised|tired|bored|gentl\w*|friendly|serious\w*)\b", re.IGNORECASE)
-RATE_FAST = re.compile(r"\b(quickly|fast|rapidly|hurriedly)\b", re.IGNORECASE)
-RATE_SLOW = re.compile(r"\b(slowly|slow)\b", re.IGNORECASE)
-TEMPO_FAST = re.compile(r"\b(fast|upbeat|quick|rapid|lively|energetic)\b", re.IGNORECASE)
-TEMPO_SLOW = re.compile(r"\b(slow|slowly|calm|gentle|leisurely)\b", re.IGNORECASE)
+FEMALE = re.compile(rf"\b({words_rx('female')})\b", re.IGNORECASE)
+MALE = re.compile(rf"\b({words_rx('male')})\b", re.IGNORECASE)
+STYLE = re.compile(rf"\b({words_rx('speaking_style')})\b", re.IGNORECASE)
+RATE_FAST = re.compile(rf"\b({words_rx('rate_fast')})\b", re.IGNORECASE)
+RATE_SLOW = re.compile(rf"\b({words_rx('rate_slow')})\b", re.IGNORECASE)
+TEMPO_FAST = re.compile(rf"\b({words_rx('tempo_fast')})\b", re.IGNORECASE)
+TEMPO_SLOW = re.compile(rf"\b({words_rx('tempo_slow')})\b", re.IGNORECASE)
 LOUDER = re.compile(r"\b(gets? louder|grows? louder|getting louder|crescendo|fades? in|increasing(?:ly)? loud)", re.IGNORECASE)
 QUIETER = re.compile(r"\b(gets? quieter|getting quieter|fades? out|fading|diminuendo|dies? away|decreasing)", re.IGNORECASE)
-MUSIC = re.compile(r"\b(music|melody|melodies|tune|song|playing|plays|chord|beat|rhythm|piano|trumpet|violin|"
-                   r"flute|guitar|organ|saxophone|sax|drum\w*|cello|harp|clarinet|orchestra|synth\w*)\b", re.IGNORECASE)
-SOUND_VERB = re.compile(r"\b((?:is|are|was|were|being|been|gets?|got)\s+shaken|struck|strikes?|hit|hits|rings?|ringing|rang|plays?|playing|clicks?|clicking|bangs?|"
-                        r"knocks?|knocking|chimes?|chiming|beeps?|beeping|buzz\w*|shakes?|shaking|blows?|"
-                        r"blowing|sounds?|rattles?|drips?|roars?|crash(?:es|ing)?|slams?|creaks?|taps?|tapping|"
-                        r"honks?|whistles?|tolls?|tolling|clangs?|thuds?|pops?|pours?|claps?|clapping)\b", re.IGNORECASE)
+MUSIC = re.compile(rf"\b({words_rx('music')})\b", re.IGNORECASE)
+SOUND_VERB = re.compile(rf"\b((?:is|are|was|were|being|been|gets?|got)\s+shaken|{words_rx('sound_verbs')})\b",
+                        re.IGNORECASE)
 SEQ = re.compile(r"\s*(?:,\s*)?\b(?:(?:and\s+)?only\s+(?=after|then|once|when)|)(?:and then|then|followed by|after which|after that|afterwards?|and finally|finally|"
                  r"later|subsequently|eventually|at\s+last|last\s+of\s+all|lastly|"
                  # 'to finish, a man mutters ...', 'in the end, ...': what follows comes last
@@ -135,6 +131,11 @@ class RubricItem(BaseModel):
     check: dict[str, Any] = Field(default_factory=dict, description="the rule verifier's spec (rules only)")
     kept: bool = True
     drop_reason: str | None = None
+
+    @property
+    def reading(self) -> Any:
+        """The check as a typed `audiomind.language.rubric.RubricCheck` (a malformed one is Unverifiable)."""
+        return as_check(self.check)
 
 
 def _split_clauses(instruction: str) -> list[tuple[str, str | None]]:

@@ -421,6 +421,9 @@ def _unverifiable(why: str) -> tuple[float, str, bool]:
 def verify(item: RubricItem, scene: Scene) -> tuple[float, str, bool]:
     """(p(yes), why, verifiable) for a rule item."""
     f = scene.facts
+    reading = item.reading  # the typed check: one that does not validate is unverifiable, never a verdict
+    if reading.kind == "unverifiable":
+        return _unverifiable(f"no tool can verify this ({reading.why})")
     c = item.check
     kind = c.get("kind")
     if kind in ("speech_present", "no_speech"):
