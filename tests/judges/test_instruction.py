@@ -151,3 +151,23 @@ def test_places_said_with_relative_clauses_and_from(instruction, expected, relat
     got = read_instruction(instruction)
     assert got == expected
     assert split_position(got[2][0])[1].relation == relation
+
+
+@pytest.mark.parametrize("instruction, expected", [
+    # issue 22: five wordings by a newcomer that the reader misread or did not read
+    ("Please lose the applause and add a bell", ("replace", ["a bell"], ["the applause"])),  # delete + add
+    ("Have the siren be replaced by a whistle", ("replace", ["a whistle"], ["the siren"])),
+    ("Bin the hiss", ("delete", [], ["the hiss"])),
+    ("Overdub a choir", ("add", ["a choir"], [])),
+    ("Let a dog bark at the end", ("add", ["a dog barking at the end"], [])),
+])
+def test_newcomer_wordings_of_issue_22(instruction, expected):
+    assert read_instruction(instruction) == expected
+
+
+def test_the_judge_is_told_to_abstain_when_the_reading_leaves_content_unread():
+    from audiomind.judges.instruction import read_edit_for_judge
+
+    spec, why = read_edit_for_judge("Make the hum quieter and add a bell")
+    assert [o.op for o in spec.operations] == ["add"] and why is not None and "'hum'" in why
+    assert read_edit_for_judge("Kill the hum.")[1] is None
