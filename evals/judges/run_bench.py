@@ -5,9 +5,11 @@
     .venv/bin/python evals/judges/run_bench.py --data evals/judges/data --out evals/judges/results
     .venv/bin/python evals/judges/run_bench.py ... --llm openai:MODEL@URL --frontend openai:AUDIO_MODEL@URL
 
-Writes `items.jsonl` (one row per item: scores, verdicts, trace path), `summary.json` (per domain and
-overall) and one judge trace per item under `traces/`. Perception results are cached by audio content, so
-an audio's positive and its negatives share one perception pass.
+The items run as the runner's `rubric-judge` task (`audiomind bench run --task rubric-judge`: resumable,
+--workers, one judge trace per item under traces/, results.jsonl, judgments.jsonl; the label is `aligned`).
+Writes `items.jsonl` (one row per item: scores, verdicts, trace path) and `rubric_bench_summary.json` (per
+domain and overall); `audiomind bench report OUT` adds ROC-AUC, the reliability diagram and ECE. Perception
+results are cached by audio content, so an audio's positive and its negatives share one perception pass.
 """
 
 from __future__ import annotations
@@ -61,6 +63,18 @@ def summarise(rows: list[dict], threshold: float) -> dict:
     return out
 
 
+SUMMARY = "rubric_bench_summary.json"
+"""The per-domain figures (summary.json, as this script named it before it ran as a task, is the runner's now)."""
+
+
+def task_source(items: list[dict], path: Path) -> Path:
+    """generate.py / heldout.py rows as rubric-judge rows: their fields kept (domain, negative_kind, source_id as
+    metadata), label = aligned."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps({**it, "label": bool(it["aligned"])}) + "\n" for it in items))
+    return path
+
+
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 
@@ -69,57 +83,42 @@ def main(
     data: Path = typer.Option(Path(__file__).resolve().parent / "data", "--data",
                               help="what generate.py wrote (items.jsonl + audio)"),
     out: Path = typer.Option(Path(__file__).resolve().parent / "results", "--out",
-                             help="items.jsonl, summary.json and traces/ go here; rerun to resume"),
+                             help="the run folder (results.jsonl, traces/, judgments.jsonl), items.jsonl and "
+                                  f"{SUMMARY}; rerun to resume"),
     llm: str = typer.Option("rules", help="judge model spec"),
     frontend: str = typer.Option("cascade", help="front-end spec"),
     threshold: float = typer.Option(0.75, help="decision threshold on the rubric score"),
     limit: int = typer.Option(0, min=0, help="only the first N items (0: all)"),
+    workers: int = typer.Option(1, min=1, help="judgements run concurrently"),
 ) -> None:
     """Rubric judge vs holistic baseline on aligned vs misaligned pairs: accuracy and ROC-AUC per domain."""
-    from audiomind.judges.rubric import judge_rubric
-    from audiomind.tools.executor import ToolCache
-    from audiomind.tools.manifest import ToolRegistry
+    from audiomind.bench.tasks.judging import run_judge_set
 
     items = [json.loads(x) for x in (data / "items.jsonl").read_text().splitlines() if x.strip()]
-    if limit:
-        items = items[: limit]
-    out.mkdir(parents=True, exist_ok=True)
-    done = {}
-    rows_path = out / "items.jsonl"
-    if rows_path.exists():  # resume: items already scored are kept
-        for line in rows_path.read_text().splitlines():
-            if line.strip():
-                r = json.loads(line)
-                done[r["id"]] = r
-    if done:  # a folder from an earlier run: say so, its rows were made by whatever code ran then
-        typer.echo(f"resuming: {len(done)} of {len(items)} items kept from {rows_path} (a new folder judges them "
-                   "all again)", err=True)
-    registry = ToolRegistry.load()
-    cache = ToolCache(out / "tool-cache")
+    source = task_source(items, out / "rubric_judge_source.jsonl")
     t0 = time.monotonic()
-    with rows_path.open("a") as fh:
-        for it in items:
-            if it["id"] in done:
-                continue
-            t = time.monotonic()
-            res = judge_rubric(it["audio"], it["instruction"], llm=llm, frontend=frontend,
-                               threshold=threshold, trace_dir=out / "traces", cache=cache, registry=registry)
-            row = {"id": it["id"], "domain": it["domain"], "aligned": it["aligned"],
-                   "negative_kind": it["negative_kind"], "instruction": it["instruction"],
-                   "rubric_score": res.score, "rubric_aligned": res.aligned,
-                   "holistic_p_yes": res.holistic.p_yes if res.holistic else None,
-                   "items": [{"q": v.question, "p": v.p_yes} for v in res.verdicts],
-                   "seconds": round(time.monotonic() - t, 2), "trace": res.trace_path}
-            done[it["id"]] = row
-            fh.write(json.dumps(row) + "\n")
-            fh.flush()
-            print(f"{it['id']:18s} aligned={it['aligned']!s:5s} rubric={res.score:.3f} "
-                  f"holistic={row['holistic_p_yes']} ({row['seconds']} s)", flush=True)
-    rows = [done[i["id"]] for i in items if i["id"] in done]
+    _, judged = run_judge_set("rubric-judge", source, out, audio_dir=data, limit=limit or None, workers=workers,
+                              options={"llm": llm, "frontend": frontend, "threshold": threshold, "cache": True})
+    by_id = {it["id"]: it for it in items}
+    from audiomind.bench.runner import load_results
+
+    results = load_results(out)
+    rows = []
+    for j in judged:
+        if j.status != "answered" or not j.figures:
+            print(f"{j.id}: not judged ({j.status}: {results.get(j.id, {}).get('error')})", file=sys.stderr)
+            continue
+        it, f = by_id[j.id], j.figures
+        rows.append({"id": j.id, "domain": it["domain"], "aligned": it["aligned"],
+                     "negative_kind": it["negative_kind"], "instruction": it["instruction"],
+                     "rubric_score": f["rubric_score"], "rubric_aligned": f["aligned"],
+                     "holistic_p_yes": f["holistic_p_yes"], "items": f["items"],
+                     "seconds": results[j.id]["wall_time_s"], "trace": str(out / j.trace_path) if j.trace_path else None})
+    (out / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     summary = {"llm": llm, "frontend": frontend, "threshold": threshold, "n": len(rows),
                "wall_s": round(time.monotonic() - t0, 1), "by_domain": summarise(rows, threshold)}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print(json.dumps(summary["by_domain"]["all"], indent=2))
+    (out / SUMMARY).write_text(json.dumps(summary, indent=2) + "\n")
+    print(json.dumps(summary["by_domain"].get("all", {}), indent=2))
 
 
 if __name__ == "__main__":

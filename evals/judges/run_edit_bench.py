@@ -2,11 +2,13 @@
 
 Reads `items.jsonl` from heldout.py (one row per (base, variant): the instruction, the original, the edited
 clip; variant `real`, `noop`, or a wrong edit such as `wrong_sound`, `wrong_place`, `wrong_target`,
-`partial`, `deleted_only`), judges every row with `judge_edit` in one process (models and the METEOR process
-load once), and reports pairwise accuracy by edit kind: a pair counts when the real edit's score is strictly
-above the other's (a tie is a failure, counted apart), for Edit_score (the seed's Eq. 2 from the caption
-metrics) and for the measured effectiveness score; plus the wall time of each judgement (the first one
-includes loading the models) and the clip durations.
+`partial`, `deleted_only`) and judges every row as the runner's `edit-eval` task does
+(`audiomind bench run --task edit-eval`: resumable, --workers, one trace per item; models and the METEOR
+process load once per worker), the label being "the real edit". It then reports pairwise accuracy by edit
+kind: a pair counts when the real edit's score is strictly above the other's (a tie is a failure, counted
+apart), for Edit_score (the seed's Eq. 2 from the caption metrics) and for the measured effectiveness score;
+plus the wall time of each judgement (the first one includes loading the models) and the clip durations.
+`audiomind bench report OUT` gives the per-operation and label tables of the same run.
 
     .venv/bin/python evals/judges/heldout.py --set v2 --out /tmp/heldout_v2
     .venv/bin/python evals/judges/run_edit_bench.py --data /tmp/heldout_v2/edit --out /tmp/heldout_v2/edit_results
@@ -27,6 +29,8 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 SCORES = ("edit_score", "effectiveness")
+SUMMARY = "edit_bench_summary.json"
+"""The pairwise figures (summary.json, as this script named it before it ran as a task, is the runner's now)."""
 
 
 def pairwise(rows: list[dict]) -> dict:
@@ -70,6 +74,13 @@ def pairwise(rows: list[dict]) -> dict:
     return out
 
 
+def task_source(items: list[dict], path: Path) -> Path:
+    """heldout.py's rows as edit-eval rows: its fields kept (kind, base, variant as metadata), label = real edit."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join(json.dumps({**it, "label": it.get("variant") == "real"}) + "\n" for it in items))
+    return path
+
+
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 
@@ -78,69 +89,62 @@ def main(
     data: Path = typer.Option(Path(__file__).resolve().parent / "heldout" / "edit", "--data",
                               help="the folder with items.jsonl (heldout.py's edit/)"),
     out: Path = typer.Option(Path(__file__).resolve().parent / "results" / "edit_heldout", "--out",
-                             help="items.jsonl, summary.json and traces/ go here; rerun to resume"),
+                             help="the run folder (results.jsonl, traces/, judgments.jsonl), items.jsonl and "
+                                  f"{SUMMARY}; rerun to resume"),
     llm: str = typer.Option("rules", help="judge model spec"),
     frontend: str = typer.Option("cascade", help="front-end spec"),
     limit: int = typer.Option(0, min=0, help="only the first N rows (0: all)"),
     cache: bool = typer.Option(False, help="cache tool results on disk (off: every judgement pays its own tools, "
                                            "so the wall times are honest)"),
+    workers: int = typer.Option(1, min=1, help="judgements run concurrently (1 keeps the wall times comparable)"),
 ) -> None:
     """Edit judge: pairwise accuracy of real edits against no-ops and wrong edits, by kind, and wall times."""
     from audiomind import audio as aio
-    from audiomind.judges.edit import judge_edit
-    from audiomind.tools.executor import ToolCache
-    from audiomind.tools.manifest import ToolRegistry
+    from audiomind.bench.tasks.judging import run_judge_set
 
     items = [json.loads(x) for x in (data / "items.jsonl").read_text().splitlines() if x.strip()]
-    if limit:
-        items = items[:limit]
-    out.mkdir(parents=True, exist_ok=True)
-    rows_path = out / "items.jsonl"
-    done = {}
-    if rows_path.exists():
-        for line in rows_path.read_text().splitlines():
-            if line.strip():
-                r = json.loads(line)
-                done[r["id"]] = r
-    if done:  # a folder from an earlier run: say so, its rows were made by whatever code ran then
-        typer.echo(f"resuming: {len(done)} of {len(items)} items kept from {rows_path} (a new folder judges them "
-                   "all again)", err=True)
-    registry = ToolRegistry.load()
-    tool_cache = ToolCache(out / "tool-cache") if cache else None
+    source = task_source(items, out / "edit_eval_source.jsonl")
     t0 = time.monotonic()
-    with rows_path.open("a") as fh:
-        for it in items:
-            if it["id"] in done:
-                continue
-            t = time.monotonic()
-            cpu = time.process_time()
-            res = judge_edit(it["original"], it["edited"], instruction=it["instruction"], llm=llm, frontend=frontend,
-                             trace_dir=out / "traces", cache=tool_cache, registry=registry)
-            row = {"id": it["id"], "base": it["base"], "kind": it["kind"], "variant": it["variant"],
-                   "instruction": it["instruction"], "edit_score": res.edit_score, "faith_score": res.faith_score,
-                   "effectiveness": res.effectiveness.score, "preservation": res.preservation.score,
-                   "quality": res.quality.score, "predicted_difference": res.predicted_difference,
-                   "predicted_commonality": res.predicted_commonality,
-                   "expected_difference": res.expectation.expected_difference, "unverifiable": res.unverifiable,
-                   "seconds": round(time.monotonic() - t, 2), "cpu_s": round(time.process_time() - cpu, 2),
-                   "duration_s": round(max(aio.probe(it["original"]).duration_s, aio.probe(it["edited"]).duration_s), 2),
-                   "trace": res.trace_path}
-            done[it["id"]] = row
-            fh.write(json.dumps(row) + "\n")
-            fh.flush()
-            print(f"{it['id']:32s} ES={res.edit_score:.3f} eff={res.effectiveness.score:.2f} "
-                  f"pres={res.preservation.score:.2f} ({row['seconds']} s) {res.predicted_difference}", flush=True)
-    rows = [done[i["id"]] for i in items if i["id"] in done]
+    summary, judged = run_judge_set("edit-eval", source, out, audio_dir=data, limit=limit or None, workers=workers,
+                                    options={"llm": llm, "frontend": frontend, "cache": cache})
+    by_id = {it["id"]: it for it in items}
+    times = {r["id"]: r for r in _results(out)}
+    rows = []
+    for j in judged:
+        if j.status != "answered" or not j.figures:
+            print(f"{j.id}: not judged ({j.status}: {times.get(j.id, {}).get('error')})", file=sys.stderr)
+            continue
+        it, f = by_id[j.id], j.figures
+        rows.append({"id": j.id, "base": it["base"], "kind": it["kind"], "variant": it["variant"],
+                     "instruction": it["instruction"], "edit_score": f["edit_score"], "faith_score": f["faith_score"],
+                     "effectiveness": f["effectiveness"], "preservation": f["preservation"], "quality": f["quality"],
+                     "predicted_difference": f["predicted_difference"],
+                     "predicted_commonality": f["predicted_commonality"],
+                     "expected_difference": f["expected_difference"], "unverifiable": f["unverifiable"],
+                     "seconds": times[j.id]["wall_time_s"],
+                     "duration_s": round(max(aio.probe(it["original"] if Path(it["original"]).is_absolute()
+                                                       else data / it["original"]).duration_s,
+                                             aio.probe(it["edited"] if Path(it["edited"]).is_absolute()
+                                                       else data / it["edited"]).duration_s), 2),
+                     "trace": str(out / j.trace_path) if j.trace_path else None})
+    (out / "items.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     secs = [r["seconds"] for r in rows]
-    summary = {"llm": llm, "frontend": frontend, "n": len(rows), "wall_s": round(time.monotonic() - t0, 1),
-               "cpu_cores": os.cpu_count(), "load_avg_at_end": os.getloadavg()[0],
-               "seconds_per_judgement": {"first": secs[0] if secs else None,
-                                         "median_after_first": sorted(secs[1:])[len(secs[1:]) // 2] if len(secs) > 1 else None,
-                                         "max_after_first": max(secs[1:]) if len(secs) > 1 else None},
-               "pairwise": pairwise(rows)}
-    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print(json.dumps({k: summary["pairwise"][k] for k in summary["pairwise"]}, indent=1))
-    print(json.dumps(summary["seconds_per_judgement"]))
+    summary_out = {"llm": llm, "frontend": frontend, "n": len(rows), "wall_s": round(time.monotonic() - t0, 1),
+                   "already_done": summary.already_done, "cpu_cores": os.cpu_count(),
+                   "load_avg_at_end": os.getloadavg()[0],
+                   "seconds_per_judgement": {"first": secs[0] if secs else None,
+                                             "median_after_first": sorted(secs[1:])[len(secs[1:]) // 2] if len(secs) > 1 else None,
+                                             "max_after_first": max(secs[1:]) if len(secs) > 1 else None},
+                   "pairwise": pairwise(rows)}
+    (out / SUMMARY).write_text(json.dumps(summary_out, indent=2) + "\n")
+    print(json.dumps({k: summary_out["pairwise"][k] for k in summary_out["pairwise"]}, indent=1))
+    print(json.dumps(summary_out["seconds_per_judgement"]))
+
+
+def _results(run_dir: Path) -> list[dict]:
+    from audiomind.bench.runner import load_results
+
+    return list(load_results(run_dir).values())
 
 
 if __name__ == "__main__":
