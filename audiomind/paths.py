@@ -16,15 +16,24 @@ from collections.abc import Iterable
 from pathlib import Path
 
 __all__ = [
+    "MAX_PATH_CHARS",
     "MissingPathError",
     "NotRegularFileError",
     "OutsideRootsError",
     "PathPolicyError",
+    "PathTooLongError",
     "SymlinkLoopError",
+    "check_path_length",
     "clip_text",
     "is_under",
+    "public_message",
     "resolve_under",
 ]
+
+MAX_PATH_CHARS = 4096
+"""The longest path (in characters, and in bytes once encoded) any untrusted input may name: Linux's PATH_MAX.
+Checked before anything resolves a path: `os.path.realpath`'s time grows with the square of the number of
+`..` parts, so a megabyte path of `../` held a server's event loop for seconds (issue 25)."""
 
 
 class PathPolicyError(ValueError):
@@ -55,6 +64,12 @@ class SymlinkLoopError(PathPolicyError):
     reason = "symlink_loop"
 
 
+class PathTooLongError(PathPolicyError):
+    """The path is longer than MAX_PATH_CHARS (refused before it is resolved)."""
+
+    reason = "too_long"
+
+
 class MissingPathError(PathPolicyError, FileNotFoundError):
     """The path is inside the roots but nothing is there (callers may treat this as 'missing audio')."""
 
@@ -71,6 +86,36 @@ def clip_text(text: object, limit: int = 200) -> str:
     tail = max(limit // 3, 1)
     head = max(limit - tail, 1)
     return f"{s[:head]} … ({len(s) - head - tail} more characters) … {s[-tail:]}"
+
+
+def check_path_length(path: str | Path, limit: int = MAX_PATH_CHARS) -> None:
+    """Raise PathTooLongError when `path` is longer than `limit` characters or `limit` bytes (file-system
+    encoding); cheap (no resolving, no file-system access), so call it before anything else looks at a path."""
+    raw = os.fspath(path)
+    n = len(raw)
+    if n > limit or len(os.fsencode(raw) if isinstance(raw, str) else raw) > limit:
+        raise PathTooLongError(f"the path is {n} characters long, more than the {limit} allowed", None)
+
+
+def public_message(exc: PathPolicyError, shown: str | None = None) -> str:
+    """A refusal worded for someone on the other side of a network: what was wrong, never where anything is
+    on this machine (no resolved path, no allowed folder, no sign of whether a file outside them exists).
+    `shown`: how to name the path (default: the path as given, cut to 120 characters, control characters
+    escaped)."""
+    name = shown if shown is not None else (repr(clip_text(exc.path, 120)) if exc.path is not None else "the path")
+    if isinstance(exc, PathTooLongError):
+        return str(exc)
+    if isinstance(exc, OutsideRootsError):
+        return f"{name}: outside the allowed folders"
+    if isinstance(exc, MissingPathError):
+        return f"{name}: no such file"
+    if isinstance(exc, SymlinkLoopError):
+        return f"{name}: symlink loop while resolving it"
+    if isinstance(exc, NotRegularFileError):
+        return f"{name}: not a regular file (a directory, pipe, device or socket)"
+    if "NUL" in str(exc):
+        return f"{name}: contains a NUL character"
+    return f"{name}: cannot be resolved"
 
 
 def _real_root(root: str | Path) -> Path:
@@ -102,7 +147,13 @@ def resolve_under(path: str | Path, roots: Iterable[str | Path], *, base: str | 
 
     Nothing is opened: only the path's components are examined (lstat/readlink) and the final file is
     stat'ed, so a FIFO or device is refused without blocking and a file outside the roots is never read.
+    A path longer than MAX_PATH_CHARS is refused before anything resolves it (PathTooLongError). The
+    messages name resolved paths and the allowed folders, for a local user; a server answering over a
+    network words its refusal with `public_message` instead.
     """
+    check_path_length(path)
+    if base is not None:
+        check_path_length(base)
     real_roots = [_real_root(r) for r in roots]
     if not real_roots:
         raise OutsideRootsError(f"{clip_text(path)}: no folder is allowed to be read here", path)

@@ -16,6 +16,15 @@ Concurrency is bounded: at most `concurrency` runs at once, at most `queue` more
 beyond that is answered 429 at once (with Retry-After) instead of piling up. Uploaded audio is stored
 content-addressed (`<trace_dir>/uploads/<sha256>.<ext>`), so the same clip uploaded twice is one file
 and hits the tool cache.
+
+Hostile input (issue 25): a request body is counted as it arrives, chunked or not, and reading stops at
+`max_upload_mb` (so no form field, used or unused, is spooled past it); a path longer than
+audiomind.paths.MAX_PATH_CHARS is refused before anything resolves it, and resolving runs off the event
+loop; audio longer than `max_duration_s` (default DEFAULT_MAX_DURATION_S) is refused before it runs; a run
+whose client disconnects is cancelled; unknown form fields and control characters in text fields are
+refused; error bodies never name a server path (refusals say "outside the allowed folders"); a trace the
+disk will not take leaves the answer returned with a warning; the /docs page loads its Swagger UI from this
+server (the fastapi-offline package's copy), not from a CDN.
 """
 
 from __future__ import annotations
@@ -29,14 +38,16 @@ import re
 import tempfile
 import threading
 import time
+import unicodedata
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated, Any
 
-from fastapi import FastAPI, File, Form, HTTPException, UploadFile
+from fastapi import FastAPI, File, Form, HTTPException, Request, UploadFile
+from fastapi import Path as PathParam
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from audiomind.config import AgentConfig
 
@@ -44,6 +55,20 @@ SETTINGS_ENV = "AUDIOMIND_SERVE_SETTINGS"
 TRACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _SUFFIX = re.compile(r"^\.[a-z0-9]{1,8}$")
 JUDGES = ("edit", "rubric", "aura")
+DEFAULT_MAX_DURATION_S = 3600.0
+"""Audio longer than this is refused unless `--max-duration` says otherwise: a 10-hour silent FLAC of 6.9 MB
+ran 307 s and reached 4.86 GB RSS (issue 25)."""
+CONTROLS_ALLOWED_IN_QUESTION = {"\n", "\t"}
+"""A question may span lines; any other control character (ESC, CR, NUL, DEL, C1, Unicode line separators) is
+refused, as it is in a choice: a trace shows the question on a terminal."""
+ASK_FIELDS = frozenset({"question", "choices", "audio", "path", "planner", "frontend", "item_id"})
+JUDGE_FIELDS = {
+    "edit": frozenset({"instruction", "original_description", "target_description", "llm", "frontend", "original",
+                       "original_path", "edited", "edited_path"}),
+    "rubric": frozenset({"instruction", "threshold", "llm", "frontend", "audio", "path", "audio_path"}),
+    "aura": frozenset({"question", "reference", "response", "mode", "llm", "audio", "path", "audio_path"}),
+}
+"""The form fields each endpoint reads; any other field is refused (400), not silently ignored."""
 
 
 class ServeSettings(BaseModel):
@@ -61,6 +86,13 @@ class ServeSettings(BaseModel):
     max_upload_mb: float = Field(100.0, gt=0, description="largest accepted request body")
     warmup: bool = Field(True, description="ask one question at start-up so the models are loaded")
     html_spectrograms: bool = Field(True, description="draw spectrograms in the HTML viewer")
+
+    @model_validator(mode="after")
+    def _duration_cap(self) -> ServeSettings:
+        """A service always has a duration cap: the agent's `max_duration_s`, else DEFAULT_MAX_DURATION_S."""
+        if self.agent.max_duration_s is None:
+            self.agent = self.agent.model_copy(update={"max_duration_s": DEFAULT_MAX_DURATION_S})
+        return self
 
     @property
     def trace_dir(self) -> Path:
@@ -185,6 +217,93 @@ class Gate:
             self._gauges()
 
 
+# ---- cancelling a run whose client has gone ---------------------------------------------------------
+
+class RunCancelled(KeyboardInterrupt):
+    """Raised inside a run's thread when its client disconnected. A KeyboardInterrupt, so no `except
+    Exception` on the way (a tool wrapper, a retry loop) swallows it, and AudioMind.ask writes the trace
+    of what the run found as a stopped run, as it does for Ctrl-C."""
+
+    def __init__(self) -> None:
+        super().__init__("cancelled: the client closed the connection before the answer was ready")
+
+
+class ClientGone(Exception):
+    """A run was cancelled because its client disconnected (what the pool's future carries)."""
+
+
+def _async_raise(thread_id: int, exc_type: type[BaseException] | None) -> None:
+    """Raise `exc_type` in thread `thread_id` at its next Python instruction (None: withdraw a pending one)."""
+    import ctypes
+
+    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(thread_id),
+                                                ctypes.py_object(exc_type) if exc_type is not None else None)
+
+
+class Cancellable:
+    """`fn` to run on a pool thread, cancellable from the event loop: `cancel()` raises RunCancelled in that
+    thread at its next Python instruction (a model request or a tool call in C code finishes first: each
+    is bounded by its own timeout). At most one exception is ever raised, and only while `fn` runs: a
+    pending one is withdrawn under the lock when `fn` returns, so it can never hit the pool's own loop."""
+
+    def __init__(self, fn: Callable[[], Any]):
+        self.fn = fn
+        self._lock = threading.Lock()
+        self._thread: int | None = None
+        self.cancelled = False
+
+    def __call__(self) -> Any:
+        try:
+            try:
+                with self._lock:
+                    if self.cancelled:
+                        raise RunCancelled
+                    self._thread = threading.get_ident()
+                return self.fn()
+            finally:
+                with self._lock:
+                    if self._thread is not None:
+                        self._thread = None
+                        _async_raise(threading.get_ident(), None)
+        except RunCancelled as exc:
+            raise ClientGone(str(exc)) from None
+
+    def cancel(self) -> None:
+        with self._lock:
+            if self.cancelled:
+                return
+            self.cancelled = True
+            if self._thread is not None:
+                _async_raise(self._thread, RunCancelled)
+
+
+async def _disconnected(request: Request) -> None:
+    """Returns once the client of `request` (whose body has been read) has closed its connection."""
+    while True:
+        message = await request.receive()
+        if message["type"] == "http.disconnect":
+            return
+
+
+# ---- storage --------------------------------------------------------------------------------------------
+
+def check_storage(settings: ServeSettings) -> None:
+    """Make the trace and upload folders and prove they take a file; StorageError (one line) otherwise.
+    `serve` calls it before starting, so a read-only or full `--trace-dir` is one clear error, not a
+    traceback from inside the server."""
+    from audiomind.fsutil import atomic_write, is_storage_error, storage_error
+
+    probe = settings.upload_dir / f".write-probe-{os.getpid()}"
+    try:
+        settings.upload_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write(probe, b"audiomind serve: can this folder be written?\n")
+        probe.unlink()
+    except OSError as exc:
+        if is_storage_error(exc):
+            raise storage_error(exc, settings.trace_dir, "write traces and uploads under") from None
+        raise
+
+
 # ---- the service --------------------------------------------------------------------------------------
 
 class Service:
@@ -201,10 +320,23 @@ class Service:
         self._html_lock = threading.Lock()
         if agent is not None:
             self._agents[(settings.agent.planner, settings.agent.frontend)] = agent
-        settings.trace_dir.mkdir(parents=True, exist_ok=True)
-        settings.upload_dir.mkdir(parents=True, exist_ok=True)
+        check_storage(settings)
         self.roots = [Path(os.path.realpath(r)) for r in settings.roots]
         self.ready = False
+        self.startup_error: str | None = None
+        # server-side folders an error message must never show, longest first (a message names them by role)
+        where = {str(settings.upload_dir): "<uploads>", str(settings.trace_dir): "<traces>",
+                 tempfile.gettempdir(): "<tmp>", os.getcwd(): "<server>"}
+        for r in [*settings.roots, *map(str, self.roots)]:
+            where[str(r)] = "<root>"
+        self._hidden = sorted(((k, v) for k, v in where.items() if len(k) > 1), key=lambda kv: -len(kv[0]))
+
+    def public(self, text: object) -> str:
+        """`text` with every server folder (traces, uploads, roots, temp, working folder) replaced by its role."""
+        out = str(text)
+        for folder, role in self._hidden:
+            out = out.replace(folder, role)
+        return out
 
     # -- agents
     def agent(self, planner: str | None = None, frontend: str | None = None) -> Any:
@@ -239,35 +371,49 @@ class Service:
         self.ready = True
 
     # -- inputs
-    def resolve_path(self, path: str) -> Path:
+    async def resolve_path(self, path: str, field: str = "path") -> Path:
+        """`path` resolved under a served root, off the event loop, after a length check that needs no
+        resolving; a refusal never says where anything is on this machine (audiomind.paths.public_message)."""
         from audiomind.paths import (
             MissingPathError,
-            NotRegularFileError,
             OutsideRootsError,
             PathPolicyError,
+            check_path_length,
+            public_message,
             resolve_under,
         )
 
         if not self.roots:
             raise HTTPException(403, "this server serves no folders (start it with --root DIR to ask by path)")
         try:
-            return resolve_under(path, self.roots, base=self.roots[0])
-        except OutsideRootsError as exc:
-            raise HTTPException(403, str(exc)) from None
-        except MissingPathError as exc:
-            raise HTTPException(404, str(exc)) from None
-        except (NotRegularFileError, PathPolicyError) as exc:
-            raise HTTPException(400, str(exc)) from None
+            check_path_length(path)
+            return await asyncio.get_running_loop().run_in_executor(
+                None, lambda: resolve_under(path, self.roots, base=self.roots[0]))
+        except PathPolicyError as exc:
+            code = 403 if isinstance(exc, OutsideRootsError) else 404 if isinstance(exc, MissingPathError) else 400
+            raise HTTPException(code, f"{field} {public_message(exc)}") from None
+
+    def storage_refusal(self, exc: OSError, what: str) -> HTTPException:
+        """507 for a write the disk refused (full, read-only, ...): what failed and why, no server path."""
+        import errno as _errno
+
+        from audiomind.fsutil import _STORAGE_ERRNOS
+
+        why = _STORAGE_ERRNOS.get(exc.errno or 0) or "the file system refused the write"
+        code = _errno.errorcode.get(exc.errno or 0)
+        return HTTPException(507, f"the server could not store {what}: {why}" + (f" ({code})" if code else ""))
 
     async def store_upload(self, upload: UploadFile) -> Path:
-        """Copy an upload to `uploads/<sha256><ext>` (content-addressed) and check that it is audio."""
+        """Copy an upload to `uploads/<sha256><ext>` (content-addressed) and check that it is audio (and not
+        longer than the duration cap) before it takes a run slot."""
         limit = int(self.settings.max_upload_mb * 1024 * 1024)
         suffix = Path(upload.filename or "").suffix.lower()
         suffix = suffix if _SUFFIX.match(suffix) else ".bin"
         h, size = hashlib.sha256(), 0
-        fd, tmp_name = tempfile.mkstemp(dir=self.settings.upload_dir, prefix=".upload-", suffix=suffix)
-        tmp = Path(tmp_name)
+        tmp: Path | None = None
         try:
+            fd, tmp_name = tempfile.mkstemp(dir=self.settings.upload_dir, prefix=".upload-", suffix=suffix)
+            tmp = Path(tmp_name)
             with os.fdopen(fd, "wb") as out:
                 while chunk := await upload.read(1 << 20):
                     size += len(chunk)
@@ -276,34 +422,62 @@ class Service:
                     h.update(chunk)
                     out.write(chunk)
             if size == 0:
-                raise HTTPException(400, f"the uploaded file {upload.filename or '(unnamed)'!r} is empty")
+                raise HTTPException(400, f"the uploaded file {_shown(upload.filename)} is empty")
             dest = self.settings.upload_dir / f"{h.hexdigest()}{suffix}"
             if dest.exists():
                 tmp.unlink()
             else:
                 os.replace(tmp, dest)
+        except OSError as exc:
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
+            raise self.storage_refusal(exc, "the upload") from None
         except BaseException:
-            tmp.unlink(missing_ok=True)
+            if tmp is not None:
+                tmp.unlink(missing_ok=True)
             raise
-        await asyncio.get_running_loop().run_in_executor(None, _check_audio, dest, upload.filename)
+        await asyncio.get_running_loop().run_in_executor(
+            None, _check_audio, dest, upload.filename, self.settings.agent.max_duration_s)
         return dest
 
-    async def audio_input(self, upload: UploadFile | None, path: str | None, name: str = "audio") -> Path:
+    async def audio_input(self, upload: UploadFile | None, path: str | None, name: str = "audio",
+                          path_field: str = "path") -> tuple[Path, str]:
+        """The audio a request names (an upload, or a path under a root) and how to name it back to the
+        client (the upload's file name or the path as given, cut to 120 characters: never where it is
+        stored)."""
+        from audiomind.paths import clip_text
+
         if (upload is None) == (not path):
-            raise HTTPException(400, f"give either an upload ({name!r} file) or a path ({name}_path / path), "
+            raise HTTPException(400, f"give either an upload ({name!r} file) or a path ({path_field!r}), "
                                      "not both and not neither")
-        return await self.store_upload(upload) if upload is not None else self.resolve_path(path or "")
+        if upload is not None:
+            return await self.store_upload(upload), clip_text(upload.filename or "(unnamed)", 120)
+        return await self.resolve_path(path or "", path_field), clip_text(path, 120)
 
     # -- running
-    async def run(self, kind: str, fn: Callable[[], Any]) -> Any:
-        """`fn` on the run pool under the gate; its wall time is recorded per kind."""
+    async def run(self, kind: str, fn: Callable[[], Any], request: Request | None = None) -> Any:
+        """`fn` on the run pool under the gate; its wall time is recorded per kind. With `request`, a client
+        that disconnects before the answer cancels the run (Cancellable): the slot is freed once the run's
+        thread has stopped, and the run counts as outcome "cancelled"."""
         assert self.gate is not None
         try:
             async with self.gate.slot():
                 t0 = time.perf_counter()
+                job = Cancellable(fn)
+                future = asyncio.get_running_loop().run_in_executor(self.pool, job)
+                watcher = asyncio.ensure_future(_disconnected(request)) if request is not None else None
                 try:
-                    return await asyncio.get_running_loop().run_in_executor(self.pool, fn)
+                    if watcher is not None:
+                        await asyncio.wait({future, watcher}, return_when=asyncio.FIRST_COMPLETED)
+                        if not future.done():
+                            job.cancel()
+                    return await future
+                except ClientGone:
+                    self.metrics.runs.labels(kind, "cancelled").inc()
+                    raise HTTPException(499, "the client closed the connection; the run was cancelled") from None
                 finally:
+                    if watcher is not None:
+                        watcher.cancel()
                     self.metrics.run_seconds.labels(kind).observe(time.perf_counter() - t0)
         except Busy:
             raise HTTPException(429, f"busy: {self.gate.running} run(s) in progress and {self.gate.waiting} "
@@ -340,15 +514,39 @@ class Service:
                                index_href=None, allow=allow)
 
 
-def _check_audio(path: Path, name: str | None) -> None:
+def _shown(name: str | None) -> str:
+    """A client-given file name or path as a message shows it: quoted, control characters escaped, cut."""
+    from audiomind.paths import clip_text
+
+    return repr(clip_text(name, 120)) if name else "(unnamed)"
+
+
+def _audio_reason(exc: Exception, path: Path) -> str:
+    """Why a file is not usable audio, in words that name no server path: the decoder's own reason (the part
+    of ffprobe's message after the file name), or the probe's sentence with the path taken out."""
+    text = str(exc)
+    for p in {str(path), os.path.realpath(path)}:
+        text = text.replace(f"{p}: ", "").replace(p, "")
+    inner = re.search(r"\((.*)\)\s*$", text)
+    head = text[:inner.start()] if inner else text
+    head = head.strip(" :").removesuffix("not a readable audio file").strip(" :")
+    reason = (inner.group(1).strip(" :") if inner else "") or head
+    return reason or "unreadable"
+
+
+def _check_audio(path: Path, name: str | None, max_duration_s: float | None = None) -> None:
     from audiomind.audio import AudioError, probe
 
     try:
-        probe(path)
+        info = probe(path)
     except AudioError as exc:
         path.unlink(missing_ok=True)
-        reason = str(exc).replace(str(path), "").strip(" :()") or "unreadable"
-        raise HTTPException(400, f"the uploaded file {name or '(unnamed)'!r} is not usable audio: {reason}") from None
+        raise HTTPException(400, f"the uploaded file {_shown(name)} is not usable audio: "
+                                 f"{_audio_reason(exc, path)}") from None
+    if max_duration_s and info.duration_s > max_duration_s:
+        path.unlink(missing_ok=True)  # never usable here: not kept
+        raise HTTPException(400, f"the uploaded file {_shown(name)} lasts {info.duration_s:.1f} s, more than "
+                                 f"this server's limit of {max_duration_s:g} s")
 
 
 def _trace_links(trace_path: str | None) -> dict[str, Any]:
@@ -375,6 +573,42 @@ class AskResponse(BaseModel):
     trace_id: str | None
     trace_url: str | None
     html_url: str | None
+    warnings: list[str] = Field(default_factory=list, description="what went wrong around a finished run, e.g. "
+                                "a trace the disk would not take (the answer is still this one)")
+
+
+class ErrorBody(BaseModel):
+    """Every error answer: `detail` is one sentence (or, for a failed model backend, an object with the
+    error and the failed run's trace links). No server path appears in it."""
+
+    detail: str | dict[str, Any]
+
+
+ERRORS: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorBody, "description": "bad input: not audio, too long, empty question, control characters, "
+                                             "an unknown field, a spec not allowed"},
+    403: {"model": ErrorBody, "description": "the path is outside the allowed folders"},
+    404: {"model": ErrorBody, "description": "no such file, trace or judge"},
+    413: {"model": ErrorBody, "description": "the request body is larger than --max-upload-mb"},
+    429: {"model": ErrorBody, "description": "every run slot and the queue are taken (see Retry-After)"},
+    502: {"model": ErrorBody, "description": "a model backend failed (the failed run's trace is still written)"},
+    507: {"model": ErrorBody, "description": "the server's disk would not take the upload or the trace"},
+}
+"""Documented error answers (FastAPI adds 422 for a field of the wrong type)."""
+
+
+def _judge_response_models() -> dict[str, type[BaseModel]]:
+    """Each judge's result with the trace links the service adds (the OpenAPI schemas of /v1/judge/*)."""
+    from pydantic import create_model
+
+    from audiomind.judges.aura import AuraResult
+    from audiomind.judges.edit import EditJudgeResult
+    from audiomind.judges.rubric import RubricJudgeResult
+
+    links = {"trace_id": (str | None, None), "trace_url": (str | None, None), "html_url": (str | None, None),
+             "warnings": (list[str], Field(default_factory=list))}
+    return {kind: create_model(f"{base.__name__}Response", __base__=base, **links)
+            for kind, base in (("edit", EditJudgeResult), ("rubric", RubricJudgeResult), ("aura", AuraResult))}
 
 
 class MetricsMiddleware:
@@ -402,53 +636,134 @@ class MetricsMiddleware:
             self.metrics.latency.labels(endpoint).observe(time.perf_counter() - t0)
 
 
-class SizeLimitMiddleware:
-    """413 before the body is read when Content-Length is over the limit (the upload copy enforces the
-    limit again for bodies sent without a length)."""
+class BodyTooLarge(HTTPException):
+    """The request body went past the limit while it was being read (an HTTPException: FastAPI's body
+    parser passes it on as it is, and the app answers 413)."""
 
-    def __init__(self, app: Any, limit_bytes: int):
+    def __init__(self, shown_mb: float):
+        super().__init__(413, f"request body larger than {shown_mb:g} MB", headers={"Connection": "close"})
+
+
+class SizeLimitMiddleware:
+    """413 for a request body over the limit: before reading when Content-Length says so, else as soon as
+    the bytes received (a chunked body) pass it. Reading stops there, so the form parser never spools more
+    than the limit to the temporary folder, however the bytes are shared among fields, used or not."""
+
+    def __init__(self, app: Any, limit_bytes: int, shown_mb: float | None = None):
         self.app, self.limit = app, limit_bytes
+        self.shown_mb = shown_mb if shown_mb is not None else limit_bytes / 1048576
+
+    async def _refuse(self, send: Callable) -> None:
+        body = json.dumps({"detail": f"request body larger than {self.shown_mb:g} MB"}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"connection", b"close"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] == "http":
-            for k, v in scope.get("headers", []):
-                if k == b"content-length" and v.isdigit() and int(v) > self.limit:
-                    body = json.dumps({"detail": f"request body larger than {self.limit / 1048576:.0f} MB"}).encode()
-                    await send({"type": "http.response.start", "status": 413,
-                                "headers": [(b"content-type", b"application/json"),
-                                            (b"content-length", str(len(body)).encode())]})
-                    await send({"type": "http.response.body", "body": body})
-                    return
-        await self.app(scope, receive, send)
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        for k, v in scope.get("headers", []):
+            if k == b"content-length" and v.isdigit() and int(v) > self.limit:
+                return await self._refuse(send)
+        seen, started = 0, False
+
+        async def counted() -> dict:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise BodyTooLarge(self.shown_mb)
+            return message
+
+        async def watched(message: dict) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, watched)
+        except BodyTooLarge:  # raised where no exception handler answered it
+            if not started:
+                await self._refuse(send)
+
+
+class StartupMessage:
+    """Turns a failed start-up (a warm-up whose planner is unreachable, ...) into the one line the service
+    recorded in `startup_error`, instead of the traceback Starlette would hand uvicorn to log."""
+
+    def __init__(self, app: Any, service: Service):
+        self.app, self.service = app, service
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "lifespan":
+            return await self.app(scope, receive, send)
+
+        async def one_line(message: dict) -> None:
+            if message["type"] == "lifespan.startup.failed" and self.service.startup_error:
+                message = {**message, "message": self.service.startup_error}
+            await send(message)
+
+        await self.app(scope, receive, one_line)
 
 
 def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> FastAPI:
     """The ASGI app of one worker. `agent`: an AudioMind to use as the default agent (tests inject one)."""
+    from fastapi_offline import FastAPIOffline
+
     from audiomind import __version__
-    from audiomind.cli_common import quiet_libraries
+    from audiomind.cli_common import one_line, quiet_libraries
 
     quiet_libraries()
     settings = settings or ServeSettings()
     service = Service(settings, agent)
+    judge_models = _judge_response_models()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         service.gate = Gate(settings.concurrency, settings.queue, service.metrics)
         loop = asyncio.get_running_loop()
-        await loop.run_in_executor(service.pool, service.agent)  # build the default agent (loads manifests)
-        if settings.warmup:
-            await loop.run_in_executor(service.pool, service.warm_up)
+        step = "building the default agent"
+        try:
+            await loop.run_in_executor(service.pool, service.agent)  # build the default agent (loads manifests)
+            if settings.warmup:
+                step = "warm-up (one question to load the models)"
+                await loop.run_in_executor(service.pool, service.warm_up)
+        except Exception as exc:  # one line for the log (StartupMessage), not a traceback
+            service.startup_error = one_line(f"audiomind serve could not start: {step} failed: "
+                                             f"{type(exc).__name__}: {clip(str(exc), 400)}")
+            raise
         service.ready = True
         yield
         service.pool.shutdown(wait=False, cancel_futures=True)
 
-    app = FastAPI(
-        title="audiomind", version=__version__, lifespan=lifespan,
+    # Swagger UI and ReDoc from this server (fastapi-offline ships their files), so /docs renders offline
+    app = FastAPIOffline(
+        title="audiomind", version=__version__, lifespan=lifespan, static_url="/docs-assets",
         description="Auditable agentic audio question answering: ask questions about audio, get the answer with "
                     "its typed evidence trace; run the judges. Every run writes a trace you can fetch as JSON or "
                     "as the HTML viewer.",
     )
     app.state.service = service
+
+    async def form_fields(request: Request, allowed: frozenset[str]) -> None:
+        """400 for a form field this endpoint does not read (a typo would otherwise be silently ignored)."""
+        form = await request.form()  # already parsed (and cached) for the parameters
+        unknown = sorted({k for k in form if k not in allowed})
+        if unknown:
+            raise HTTPException(400, f"unknown form field(s): {', '.join(_shown(k) for k in unknown[:10])}; "
+                                     f"this endpoint reads: {', '.join(sorted(allowed))}")
+
+    def text_problem(name: str, value: str | None, allowed_controls: set[str] = frozenset()) -> str | None:
+        from audiomind.inputs import _BAD_CATEGORIES
+
+        for i, ch in enumerate(value or ""):
+            kind = _BAD_CATEGORIES.get(unicodedata.category(ch))
+            if kind is not None and ch not in allowed_controls:
+                return (f"the {name} contains {kind} ({ch!r} at position {i}); it must be printable text"
+                        + (" (line breaks and tabs allowed)" if allowed_controls else ""))
+        return None
 
     @app.get("/healthz", summary="liveness and load")
     async def healthz() -> dict[str, Any]:
@@ -460,6 +775,7 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
             "planner": settings.agent.planner, "frontend": settings.agent.frontend,
             "in_flight": gate.running if gate else 0, "queued": gate.waiting if gate else 0,
             "concurrency": settings.concurrency, "queue_limit": settings.queue,
+            "max_duration_s": settings.agent.max_duration_s, "max_upload_mb": settings.max_upload_mb,
             "models_loaded": sessions.SESSIONS.loaded(),
         }
 
@@ -470,12 +786,11 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
         return Response(service.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
     @app.post("/v1/ask", response_model=AskResponse, summary="answer a question about an audio clip",
-              responses={400: {"description": "bad input (not audio, empty question, spec not allowed)"},
-                         403: {"description": "path outside the served roots"}, 404: {"description": "no such file"},
-                         413: {"description": "upload too large"}, 429: {"description": "queue full"},
-                         502: {"description": "a model backend failed (the trace is still written)"}})
+              responses={k: ERRORS[k] for k in (400, 403, 404, 413, 429, 502, 507)})
     async def ask(
-        question: Annotated[str, Form(description="the question about the audio")],
+        request: Request,
+        question: Annotated[str | None, Form(description="the question about the audio (required; line breaks "
+                                                         "allowed, no other control characters)")] = None,
         choices: Annotated[list[str] | None, Form(description="answer options (repeat the field; 0 or >= 2)")] = None,
         audio: Annotated[UploadFile | None, File(description="the audio file (any format FFmpeg reads)")] = None,
         path: Annotated[str | None, Form(description="instead of an upload: a file under a served root")] = None,
@@ -485,58 +800,95 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
     ) -> AskResponse:
         from audiomind.audio import AudioError
         from audiomind.backends.base import BackendError
+        from audiomind.fsutil import is_storage_error
         from audiomind.inputs import choices_problem, question_problem
 
+        await form_fields(request, ASK_FIELDS)
         chosen = [c for c in (choices or [])]
-        problem = question_problem(question) or (choices_problem(chosen) if chosen else None)
+        problem = (question_problem(question if question is not None else "")
+                   or text_problem("question", question, CONTROLS_ALLOWED_IN_QUESTION)
+                   or text_problem("item_id", item_id)
+                   or (choices_problem(chosen) if chosen else None))
         if len(chosen) == 1:
             problem = "a multiple-choice question needs at least 2 choices (got 1)"
         if problem:
             raise HTTPException(400, problem)
         agent = service.agent(planner, frontend)
-        clip = await service.audio_input(audio, path)
+        clip_path, shown = await service.audio_input(audio, path)
         meta = {"served_by": "audiomind serve", "upload_name": audio.filename if audio is not None else None}
 
         def work() -> Any:
-            return agent.ask(clip, question, chosen or None, item_id=item_id, metadata=meta)
+            return agent.ask(clip_path, question, chosen or None, item_id=item_id, metadata=meta)
 
+        warnings: list[str] = []
         try:
-            result = await service.run("ask", work)
-        except AudioError as exc:
-            raise HTTPException(400, str(exc)) from None
-        except ValueError as exc:
-            raise HTTPException(400, str(exc)) from None
+            result = await service.run("ask", work, request)
+        except (AudioError, ValueError) as exc:
+            raise HTTPException(400, service.public(str(exc).replace(str(clip_path), repr(shown)))) from None
         except BackendError as exc:
             st = getattr(exc, "audiomind_state", None)
             if st is not None:
                 service.metrics.observe_state("ask", st)
             tid = st.run.run_id if st is not None else None
-            raise HTTPException(502, {"error": f"model backend failed: {exc}", **_trace_links(
+            raise HTTPException(502, {"error": service.public(f"model backend failed: {exc}"), **_trace_links(
                 str(settings.trace_dir / f"{tid}.json") if tid else None)}) from None
-        st = result.state
-        service.metrics.observe_state("ask", st)
+        except OSError as exc:
+            if not is_storage_error(exc):
+                raise
+            found = getattr(exc, "audiomind_result", None)
+            st = getattr(exc, "audiomind_state", None)
+            if st is not None:
+                service.metrics.observe_state("ask", st)
+            if found is None:  # the run failed and its trace was not written either: both causes
+                run_error = getattr(exc, "audiomind_run_error", None)
+                cause = f"; the run itself failed: {clip(str(run_error), 300)}" if run_error is not None else ""
+                raise HTTPException(507, service.storage_refusal(exc, "the trace").detail
+                                    + service.public(cause)) from None
+            result = found
+            warnings.append(service.storage_refusal(exc, "this run's trace").detail
+                            + "; the answer is not on record")
+        else:
+            st = result.state
+            service.metrics.observe_state("ask", st)
         return AskResponse(
             run_id=st.run.run_id, answer=result.answer, choice=result.choice, choice_index=result.choice_index,
             rationale=result.rationale, confidence=result.confidence, confidence_reason=result.confidence_reason,
             outcome=result.outcome.model_dump(mode="json"), wall_time_s=st.run.wall_time_s,
             tool_calls=len(st.tool_calls),
             cached_tool_calls=sum(1 for c in st.tool_calls if getattr(c.status, "value", c.status) == "cached"),
-            **_trace_links(result.trace_path),
+            warnings=warnings, **_trace_links(result.trace_path),
         )
 
-    @app.get("/v1/traces/{trace_id}", summary="a trace as JSON", response_class=FileResponse)
-    async def trace_json(trace_id: str) -> FileResponse:
-        return FileResponse(service.trace_file(trace_id), media_type="application/json")
+    trace_schema = {"application/json": {"schema": {"$ref": "#/components/schemas/EvidenceState"}}}
 
-    @app.get("/v1/traces/{trace_id}/html", summary="a trace in the HTML viewer", response_class=HTMLResponse)
+    @app.get("/v1/traces/{trace_id}", summary="a trace as JSON (audiomind.state.EvidenceState)",
+             response_class=FileResponse,
+             responses={200: {"content": trace_schema, "description": "the trace"}, 400: ERRORS[400],
+                        404: ERRORS[404]})
+    async def trace_json(trace_id: str) -> FileResponse:
+        f = await asyncio.get_running_loop().run_in_executor(None, service.trace_file, trace_id)
+        return FileResponse(f, media_type="application/json")
+
+    @app.get("/v1/traces/{trace_id}/html", summary="a trace in the HTML viewer", response_class=HTMLResponse,
+             responses={400: ERRORS[400], 404: ERRORS[404], 507: ERRORS[507]})
     async def trace_html(trace_id: str) -> FileResponse:
-        page = await asyncio.get_running_loop().run_in_executor(None, service.render_html, trace_id)
+        try:
+            page = await asyncio.get_running_loop().run_in_executor(None, service.render_html, trace_id)
+        except OSError as exc:
+            from audiomind.fsutil import is_storage_error
+
+            if not is_storage_error(exc):
+                raise
+            raise service.storage_refusal(exc, "the rendered page") from None
         return FileResponse(page, media_type="text/html; charset=utf-8")
 
-    @app.post("/v1/judge/{kind}", summary="run a judge (edit | rubric | aura)",
-              responses={400: {"description": "bad input"}, 429: {"description": "queue full"}})
+    judge_union = judge_models["edit"] | judge_models["rubric"] | judge_models["aura"]
+
+    @app.post("/v1/judge/{kind}", summary="run a judge (edit | rubric | aura)", response_model=judge_union,
+              responses={k: ERRORS[k] for k in (400, 403, 404, 413, 429, 502, 507)})
     async def judge(
-        kind: str,
+        request: Request,
+        kind: Annotated[str, PathParam(description="the judge", json_schema_extra={"enum": list(JUDGES)})],
         instruction: Annotated[str | None, Form(description="edit / rubric: the instruction")] = None,
         original_description: Annotated[str | None, Form(description="edit: caption of the original")] = None,
         target_description: Annotated[str | None, Form(description="edit: caption the edit should fit")] = None,
@@ -548,7 +900,9 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
         llm: Annotated[str | None, Form(description="text model spec (an allowed planner spec)")] = None,
         frontend: Annotated[str | None, Form(description="edit / rubric: front-end spec (allowed)")] = None,
         audio: Annotated[UploadFile | None, File(description="rubric / aura: the audio")] = None,
-        audio_path: Annotated[str | None, Form(description="rubric / aura: the audio under a served root")] = None,
+        path: Annotated[str | None, Form(description="rubric / aura: the audio under a served root (as in "
+                                                     "/v1/ask)")] = None,
+        audio_path: Annotated[str | None, Form(description="rubric / aura: another name of `path`")] = None,
         original: Annotated[UploadFile | None, File(description="edit: the original audio")] = None,
         original_path: Annotated[str | None, Form(description="edit: the original under a served root")] = None,
         edited: Annotated[UploadFile | None, File(description="edit: the edited audio")] = None,
@@ -556,20 +910,31 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
     ) -> JSONResponse:
         from audiomind.audio import AudioError
         from audiomind.backends.base import BackendError
+        from audiomind.fsutil import is_storage_error
 
         if kind not in JUDGES:
-            raise HTTPException(404, f"no judge {kind!r}; judges: {', '.join(JUDGES)}")
+            raise HTTPException(404, f"no judge {_shown(kind)}; judges: {', '.join(JUDGES)}")
+        await form_fields(request, JUDGE_FIELDS[kind])
+        if path and audio_path:
+            raise HTTPException(400, "give the audio's path once: 'path' (or its other name 'audio_path'), not both")
+        path = path or audio_path
+        for name, value in (("instruction", instruction), ("question", question)):
+            problem = text_problem(name, value, CONTROLS_ALLOWED_IN_QUESTION)
+            if problem:
+                raise HTTPException(400, problem)
         agent = service.agent(llm, frontend)  # checks both specs against the allow-lists
         llm_spec, fe_spec = llm or settings.agent.planner, frontend or settings.agent.frontend
         common = {"trace_dir": settings.trace_dir, "registry": agent.registry, "timeout_s": settings.agent.timeout_s,
                   "max_retries": settings.agent.max_retries}
+        shown: dict[str, str] = {}
         if kind == "edit":
             from audiomind.judges.edit import judge_edit
 
             if not (instruction or target_description):
                 raise HTTPException(400, "the edit judge needs an instruction or a target_description")
-            a = await service.audio_input(original, original_path, "original")
-            b = await service.audio_input(edited, edited_path, "edited")
+            a, shown_a = await service.audio_input(original, original_path, "original", "original_path")
+            b, shown_b = await service.audio_input(edited, edited_path, "edited", "edited_path")
+            shown = {str(a): shown_a, str(b): shown_b}
 
             def work() -> Any:
                 return judge_edit(a, b, instruction=instruction, original_description=original_description,
@@ -580,7 +945,8 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
 
             if not instruction:
                 raise HTTPException(400, "the rubric judge needs an instruction")
-            a = await service.audio_input(audio, audio_path)
+            a, shown_a = await service.audio_input(audio, path)
+            shown = {str(a): shown_a}
 
             def work() -> Any:
                 return judge_rubric(a, instruction, llm=llm_spec, frontend=fe_spec, threshold=threshold,
@@ -592,26 +958,75 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
                 raise HTTPException(400, "the aura judge needs question, reference and response")
             if mode not in ("paper", "two_threshold"):
                 raise HTTPException(400, "mode must be paper or two_threshold")
-            a = await service.audio_input(audio, audio_path) if (audio is not None or audio_path) else None
+            a = None
+            if audio is not None or path:
+                a, shown_a = await service.audio_input(audio, path)
+                shown = {str(a): shown_a}
 
             def work() -> Any:
                 return aura_score(question, reference, response, a, llm=llm_spec, mode=mode, **common)
 
+        def public(text: object) -> str:
+            out = str(text)
+            for where, name in shown.items():
+                out = out.replace(where, repr(name))
+            return service.public(out)
+
         try:
-            result = await service.run(f"judge_{kind}", work)
+            result = await service.run(f"judge_{kind}", work, request)
         except (AudioError, ValueError) as exc:
-            raise HTTPException(400, str(exc)) from None
+            raise HTTPException(400, public(exc)) from None
         except BackendError as exc:
-            raise HTTPException(502, f"model backend failed: {exc}") from None
+            raise HTTPException(502, public(f"model backend failed: {exc}")) from None
+        except OSError as exc:
+            if not is_storage_error(exc):
+                raise
+            raise service.storage_refusal(exc, "the judge's trace") from None
         service.metrics.runs.labels(f"judge_{kind}", "answered").inc()
-        body = result.model_dump(mode="json")
+        body = _public_paths(result.model_dump(mode="json"), shown)
         body.update(_trace_links(getattr(result, "trace_path", None)))
+        body["trace_path"] = None  # a server path: the links above say where the trace is
         return JSONResponse(body)
 
     # outermost last: metrics see every response (413 and 429 included) with its route and status
-    app.add_middleware(SizeLimitMiddleware, limit_bytes=int(settings.max_upload_mb * 1048576) + 65536)
+    app.add_middleware(SizeLimitMiddleware, limit_bytes=int(settings.max_upload_mb * 1048576) + 65536,
+                       shown_mb=settings.max_upload_mb)
     app.add_middleware(MetricsMiddleware, metrics=service.metrics)
+    app.add_middleware(StartupMessage, service=service)
+    original_openapi = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        """The generated schema plus the trace's own (EvidenceState), which /v1/traces/{id} returns."""
+        if app.openapi_schema is None:
+            from audiomind.state import EvidenceState
+
+            schema = original_openapi()
+            defs = EvidenceState.model_json_schema(ref_template="#/components/schemas/{model}")
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            for name, sub in defs.pop("$defs", {}).items():
+                components.setdefault(name, sub)
+            components["EvidenceState"] = defs
+        return app.openapi_schema or schema
+
+    app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+def clip(text: str, limit: int) -> str:
+    from audiomind.paths import clip_text
+
+    return clip_text(text, limit)
+
+
+def _public_paths(value: Any, shown: dict[str, str]) -> Any:
+    """A judge's result with every server path of its audio replaced by the name the client gave it."""
+    if isinstance(value, str):
+        return shown.get(value, value)
+    if isinstance(value, dict):
+        return {k: _public_paths(v, shown) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_public_paths(v, shown) for v in value]
+    return value
 
 
 def app_from_env() -> FastAPI:
@@ -635,8 +1050,13 @@ def serve(settings: ServeSettings, *, host: str = "127.0.0.1", port: int = 8000,
     set, the models' intra-op threads are the cores shared out among the concurrent runs."""
     import uvicorn
 
+    from audiomind.cli_common import fail
     from audiomind.embedded.sessions import THREADS_ENV
 
+    try:
+        check_storage(settings)  # a read-only or full --trace-dir: one line and exit 4, before uvicorn starts
+    except OSError as exc:
+        fail(f"{exc}", code=4)
     os.environ.setdefault(THREADS_ENV, str(intra_op_threads_for(settings.concurrency, workers)))
     os.environ[SETTINGS_ENV] = settings.model_dump_json()
     uvicorn.run("audiomind.serve:app_from_env", factory=True, host=host, port=port, workers=workers,

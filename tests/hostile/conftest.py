@@ -4,11 +4,12 @@ refusal must pass: its exit code, one line on stderr, no traceback."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -96,3 +97,32 @@ def one_line_error(code: int, expected: int, out: str, err: str, needles: Sequen
 def temp_files(folder: Path) -> list[Path]:
     """Temp files of atomic writes (`.NAME.PID.TID.HEX.tmp`) left anywhere under `folder`."""
     return [p for p in folder.rglob("*.tmp")] if folder.exists() else []
+
+
+@contextlib.contextmanager
+def running_app(app, start_timeout: float = 120) -> Iterator[str]:
+    """Serve an ASGI `app` with uvicorn on a loopback port the OS picked (in a thread of this process); yield
+    its base URL; stop it afterwards (each wait bounded)."""
+    import socket
+    import threading
+    import time
+
+    import uvicorn
+
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + start_timeout
+    while not server.started:
+        if not thread.is_alive() or time.monotonic() > deadline:
+            raise RuntimeError("the test server did not start")
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        server.should_exit = True
+        thread.join(60)
+        sock.close()
