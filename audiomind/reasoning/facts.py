@@ -576,6 +576,9 @@ def facts_from(state: Record, art: Artifact) -> Facts:
             name="speech_quality", value=sq.sig_mos, evidence_ids=ids, source="speech_quality",
             detail={k: v for k, v in sq.model_dump().items() if isinstance(v, (int, float, str))})
 
+    from audiomind.reasoning.property_facts import read_property_facts  # descriptors: lexicon/properties.toml
+    for key, row in read_property_facts(state, artifact, whole_call, evidence_ids).items():
+        facts.values[key] = ValueFact(**row)
     facts.speech_rate = _speech_rate(facts)
     return facts
 

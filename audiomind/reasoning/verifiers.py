@@ -1095,4 +1095,6 @@ def run_verifiers(f: Facts, a: QuestionAnalysis) -> list[VerifierResult]:
         r = v(f, a)
         if r is not None and len(r.verdicts) == len(a.choices):
             out.append(r)
+    from audiomind.reasoning.property_verifier import property_results  # descriptors: lexicon/properties.toml
+    out += [_result(a=a, **r) for r in property_results(f, a) if len(r["supports"]) == len(a.choices)]
     return out

@@ -12,6 +12,7 @@ from audiomind.backends.base import AnswerRequest, AnswerResult, ListenRequest, 
 from audiomind.backends.spans import absolute_span, focus_on_span, without_time_phrase
 from audiomind.reasoning.answer import decide_from
 from audiomind.reasoning.facts import Record, facts_from
+from audiomind.reasoning.property_verifier import tools_for
 from audiomind.reasoning.question import analyse
 from audiomind.state import EvidenceItem, ModelSpec, ToolCall, ToolCallRequest, ToolCallStatus
 from audiomind.tools.executor import ExecutionResult, ToolExecutor
@@ -51,9 +52,10 @@ class CascadeFrontEnd:
         ev = []
         derived = []
         known = list(artifacts)
+        wanted = self._available(tuple(tools_for(request.question, request.choices)))  # descriptors, only if asked
         for art in artifacts:
             first, second = self._perceive(art.id, known, request.step)
-            for res in (first, second):
+            for res in (first, second, self._run(wanted, art.id, known, request.step)):
                 calls += res.tool_calls
                 ev += res.evidence
                 derived += res.artifacts

@@ -1,0 +1,248 @@
+"""One verifier for every descriptor in the property vocabulary (`lexicon/properties.toml`).
+
+Choices are mapped to (property, value): a vocabulary synonym inside the choice (whole words) names its value;
+otherwise MiniLM similarity to the value's synonyms does (best value at least MIN_SIM and MARGIN above the
+property's next value), so a wording the vocabulary never listed reaches an existing measurement. When two or
+more choices name different values of a measured property (or one does and the question is close to the
+property's example questions) each choice is supported (+1) or contradicted (-1) by the measured value.
+
+Questions that pick an item ('which word is said loudest?') are matched to a selector by MiniLM similarity to
+its example questions; a choice is then matched against the picked item: its text, the words recognised in
+its span, its ordinal among the items, its third of the clip, a time inside it.
+
+`tools_for(question, choices)` says which descriptors a question needs, so the cascade runs them only then."""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+import numpy as np
+
+from audiomind.reasoning.facts import Facts
+from audiomind.reasoning.property_facts import Item, PropertyRow, SelectorRow, vocabulary
+
+MIN_SIM = 0.5          # MiniLM cosine at or above which a choice may name a value
+MARGIN = 0.05          # ... and by this much more than the property's next value
+QUESTION_SIM = 0.62    # a question this close to a row's example questions asks about it
+SELECT_SIM = 0.6
+WHERE_WORDS = {
+    "beginning": r"\b(beginning|begin\w*|start\w*|early|opening|first part|first third|outset|intro\w*)\b",
+    "middle": r"\b(middle|midway|halfway|half-way|cent(er|re)|mid)\b",
+    "end": r"\b(end\w*|last part|final|finish\w*|late|closing|last third|tail)\b",
+}
+ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
+            "fifth": 5, "5th": 5}
+
+
+def _phrase_re(phrase: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w-])" + re.escape(phrase.lower()) + r"(?![\w-])")
+
+
+def _lexical(choice: str, row: PropertyRow) -> str | None:
+    """The value whose longest synonym occurs in the choice (None when none does, or two values tie)."""
+    c = choice.lower()
+    best: dict[str, int] = {}
+    for value, syns in row.values.items():
+        for s in syns:
+            if _phrase_re(s).search(c):
+                best[value] = max(best.get(value, 0), len(s))
+    if not best:
+        return None
+    top = sorted(best.items(), key=lambda kv: -kv[1])
+    return top[0][0] if len(top) == 1 or top[0][1] > top[1][1] else None
+
+
+def _embed(texts: list[str]) -> np.ndarray:
+    from audiomind.embedded.text import embed
+
+    return embed(texts)
+
+
+def _semantic(choices: list[str], row: PropertyRow) -> list[tuple[str | None, float]]:
+    """(value, cosine) per choice by MiniLM against the value's synonyms (None below MIN_SIM or MARGIN)."""
+    phrases = [(v, s) for v, syns in row.values.items() for s in syns]
+    pv = _embed([s for _, s in phrases])
+    cv = _embed(list(choices))
+    sims = cv @ pv.T
+    out = []
+    for i in range(len(choices)):
+        per: dict[str, float] = {}
+        for j, (v, _) in enumerate(phrases):
+            per[v] = max(per.get(v, -1.0), float(sims[i, j]))
+        ranked = sorted(per.items(), key=lambda kv: -kv[1])
+        top, second = ranked[0], ranked[1] if len(ranked) > 1 else (None, -1.0)
+        out.append((top[0], top[1]) if top[1] >= MIN_SIM and top[1] - second[1] >= MARGIN else (None, top[1]))
+    return out
+
+
+def map_choices(choices: list[str], row: PropertyRow) -> tuple[list[str | None], bool]:
+    """Each choice's value of `row` (None: it names none), and whether every mapped choice was lexical."""
+    lex = [_lexical(c, row) for c in choices]
+    if all(v is not None for v in lex):
+        return lex, True
+    sem = _semantic(choices, row)
+    return [lv if lv is not None else sv for lv, (sv, _) in zip(lex, sem)], False
+
+
+def _question_sim(question: str, prompts: list[str]) -> float:
+    if not question.strip() or not prompts:
+        return 0.0
+    q = _embed([question])
+    return float(np.max(q @ _embed(prompts).T))
+
+
+def _rows_asked(question: str, choices: list[str]) -> list[tuple[PropertyRow, list[str | None], bool, float]]:
+    """(row, mapped values, lexical, question similarity) of every property the choices speak about."""
+    out = []
+    for row in vocabulary().property:
+        vals, lexical = map_choices(choices, row) if choices else ([], False)
+        named = {v for v in vals if v is not None}
+        qsim = _question_sim(question, row.question)
+        if len(named) >= 2 or (named and qsim >= QUESTION_SIM):
+            out.append((row, vals, lexical, qsim))
+    return out
+
+
+def _selector_asked(question: str) -> list[tuple[SelectorRow, float]]:
+    rows = [(s, _question_sim(question, s.question)) for s in vocabulary().selector]
+    return sorted([r for r in rows if r[1] >= SELECT_SIM], key=lambda r: -r[1])
+
+
+def tools_for(question: str, choices: list[str]) -> list[str]:
+    """The descriptors whose properties the question's choices (or its wording, for selectors) map to."""
+    tools = [row.tool for row, *_ in _rows_asked(question, choices)]
+    sel = _selector_asked(question)
+    if sel:
+        tools.append(sel[0][0].tool)
+    return list(dict.fromkeys(tools))
+
+
+def _result(name: str, fit: float, reliability: float, supports: list[float], reason: str,
+            ids: list[str]) -> dict:
+    """The arguments of a VerifierResult (reasoning.verifiers builds it: this module stays below it)."""
+    return {"name": name, "fit": fit, "reliability": reliability, "supports": supports,
+            "reasons": [""] * len(supports), "reason": reason, "ids": ids}
+
+
+def property_results(f: Facts, a) -> list[dict]:
+    """Verdicts (as VerifierResult arguments) for the measured properties the choices name, and for a selector
+    question."""
+    if not a.choices:
+        return []
+    out = []
+    for row, vals, lexical, qsim in _rows_asked(a.question, a.choices):
+        fact = f.values.get(f"property:{row.name}")
+        if fact is None or fact.value is None:
+            continue
+        truth = fact.value
+        supports = [0.0 if v is None else (1.0 if v == truth else -1.0) for v in vals]
+        fit = (0.85 if lexical else 0.7) + (0.1 if qsim >= QUESTION_SIM else 0.0)
+        named = ", ".join(f"{c!r} -> {v}" for c, v in zip(a.choices, vals) if v is not None)
+        reason = (f"{row.tool} measures {row.name} = {truth!r} ({fact.detail.get('raw')!s}); choices read as {named}"
+                  + ("" if lexical else " (some by MiniLM similarity to the vocabulary)"))
+        out.append(_result(f"property_{row.name}", fit, row.reliability, supports, reason, fact.evidence_ids))
+    for sel, qsim in _selector_asked(a.question)[:1]:
+        fact = f.values.get(f"select:{sel.name}")
+        if fact is None:
+            continue
+        r = _select(f, a, sel, qsim, fact)
+        if r is not None:
+            out.append(r)
+    return out
+
+
+STOP = {
+    "a", "an", "the", "is", "are", "was", "were", "be", "of", "to", "in", "on", "at", "and", "or", "but", "for",
+    "with", "by", "from", "that", "this", "it", "its", "as", "he", "she", "they", "we", "you", "i", "his", "her",
+    "their", "our", "your", "what", "which", "who", "word", "words", "one", "said", "says", "say", "spoken",
+}
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9']+", text.lower())
+
+
+def _stem(w: str) -> str:
+    for suffix in ("ing", "es", "s", "ed"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            return w[: -len(suffix)]
+    return w
+
+
+def _heard(w: str, heard: set[str]) -> float:
+    """1 for a word heard (or its stem); a close spelling of a longer word (an ASR slip) a little less."""
+    if w in heard or _stem(w) in {_stem(h) for h in heard}:
+        return 1.0
+    if len(w) < 5:
+        return 0.0
+    best = max((difflib.SequenceMatcher(None, w, h).ratio() for h in heard), default=0.0)
+    return best if best >= 0.8 else 0.0
+
+
+def _seconds(text: str) -> float | None:
+    """A time named in a choice ('at 3.5 s', '2 seconds in', '1:05')."""
+    m = re.search(r"\b(\d+):(\d{2})\b", text)
+    if m:
+        return int(m.group(1)) * 60 + int(m.group(2))
+    m = re.search(r"(\d+(?:\.\d+)?)\s*(s|sec|secs|second|seconds)\b", text.lower())
+    return float(m.group(1)) if m else None
+
+
+def _pick(items: list[Item], chosen: list[Item], question: str) -> Item | None:
+    """The chosen item the question is about: of several, the one whose tags the question names best."""
+    if not chosen:
+        return None
+    if len(chosen) == 1 or not any(i.labels for i in chosen):
+        return chosen[0]
+    labels = [i.labels[0][0] if i.labels else "" for i in chosen]
+    sims = (_embed([question]) @ _embed([lab or "silence" for lab in labels]).T)[0]
+    return chosen[int(np.argmax(sims))]
+
+
+def _select(f: Facts, a, sel: SelectorRow, qsim: float, fact):
+    items = [Item.model_validate(i) for i in fact.detail.get("items", [])]
+    chosen = [Item.model_validate(i) for i in fact.value or []]
+    pick = _pick(items, chosen, a.question)
+    if pick is None:
+        return None
+    heard_text = pick.text or ""
+    if pick.start_s is not None and pick.end_s is not None and f.transcript is not None and not pick.text:
+        heard_text = " ".join(w.text for w in f.transcript.words_in(pick.start_s, pick.end_s, pad_s=0.1))
+    heard = set(words(heard_text))
+    scores = []
+    for c in a.choices:
+        cl = c.lower()
+        s = 0.0
+        cw = [_stem(w) for w in words(c) if w not in STOP] or words(c)
+        if cw and heard:
+            s = max(s, sum(_heard(w, heard) for w in cw) / len(cw))
+        if pick.text and len(cw) == 1 and len(pick.text) >= 3:  # a misheard spelling ('watr' for 'water')
+            ratio = difflib.SequenceMatcher(None, re.sub(r"\W", "", pick.text.lower()), cw[0]).ratio()
+            s = max(s, ratio if ratio >= 0.6 else 0.0)
+        if pick.where and re.search(WHERE_WORDS.get(pick.where, r"$^"), cl):
+            s = max(s, 1.0)
+        elif pick.where and any(re.search(p, cl) for p in WHERE_WORDS.values()):
+            s = max(s, 0.0)
+        ords = [n for w, n in ORDINALS.items() if re.search(rf"\b{w}\b", cl)]
+        if ords and len(items) >= 2:
+            s = max(s, 1.0 if ords[0] == pick.ordinal else 0.0)
+        if re.search(r"\blast\b", cl) and len(items) >= 2 and pick.ordinal == len(items):
+            s = max(s, 1.0)
+        sec = _seconds(c)
+        if sec is not None and pick.start_s is not None and pick.end_s is not None:
+            s = max(s, 1.0 if pick.start_s - 0.5 <= sec <= pick.end_s + 0.5 else 0.0)
+        scores.append(s)
+    best = int(np.argmax(scores))
+    ranked = sorted(scores, reverse=True)
+    if ranked[0] < 0.5 or (len(ranked) > 1 and ranked[0] - ranked[1] < 0.25):
+        return None
+    supports = [1.0 if i == best else (-1.0 if s < 0.3 else 0.0) for i, s in enumerate(scores)]
+    what = (f"'{pick.text}'" if pick.text else f"the item at {pick.start_s:.2f}-{pick.end_s:.2f} s"
+            + (f" (words: '{heard_text}')" if heard_text else "") if pick.start_s is not None else "the item")
+    reason = (f"{sel.tool} picks {what} for {sel.name.replace('_', ' ')}"
+              + (f", in the {pick.where} of the clip" if pick.where else "")
+              + f" (item {pick.ordinal} of {len(items)})")
+    fit = min(1.0, 0.5 + (qsim - SELECT_SIM) * 2 + 0.3)
+    ids = list(fact.evidence_ids) + (f.transcript.evidence_ids if f.transcript is not None and not pick.text else [])
+    return _result(f"select_{sel.name}", fit, sel.reliability, supports, reason, ids)
