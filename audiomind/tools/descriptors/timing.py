@@ -7,8 +7,9 @@ in the clip's first, middle or last third by its midpoint. With steady backgroun
 stretch with nothing over the noise.
 
 Tempo trend: onsets (librosa onset strength, peak picking; peaks under 35% of the strong ones, or that raise the
-level by under 6 dB, dropped) give inter-onset intervals; a local tempo per
-onset is 60 / the median interval around it (5 intervals), and a line fitted to log tempo over time gives the
+level by under 8 dB over the 100 ms before, dropped) give inter-onset intervals; a local tempo per onset is
+60 / the median interval around it (5 intervals), and a line (Theil-Sen, robust to a stray onset) fitted to
+log tempo over time gives the
 tempo change from start to end: >= +TREND_PCT % accelerating, <= -TREND_PCT % decelerating."""
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from audiomind.tools.window import WindowArgs, excerpt
 SR = 16000
 FRAME = 320
 TREND_PCT = 10.0
-ONSET_RISE_DB = 6.0  # an onset raises the level (20 ms frames) by this much within 30 ms
+ONSET_RISE_DB = 8.0  # an onset raises the level (20 ms frames) this much over the median of the 100 ms before
 WEAK_ONSET = 0.35  # onsets weaker than this share of the strong ones (90th percentile) are left out
 
 
@@ -97,6 +98,7 @@ class TempoTrendOutput(CoveredOutput):
 
 def tempo_trend(args: TempoTrendArgs, ctx: ToolContext) -> ToolResult:
     import librosa
+    from scipy.stats import theilslopes
 
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=1.0)
     env = librosa.onset.onset_strength(y=y, sr=SR, hop_length=160)
@@ -104,8 +106,8 @@ def tempo_trend(args: TempoTrendArgs, ctx: ToolContext) -> ToolResult:
     if len(frames):  # weak peaks of the onset strength, or peaks with no rise in level, are noise, not events
         frames = frames[env[frames] >= WEAK_ONSET * np.percentile(env[frames], 90)]
         level = frame_db(np.concatenate([np.zeros(160, np.float32), y]), 320, 160)
-        rise = np.array([level[min(f + 1, len(level) - 1):f + 4].max(initial=-100.0) - level[max(0, f - 5):f + 1].min(initial=0.0)
-                         for f in frames])
+        rise = np.array([level[min(f + 1, len(level) - 1):f + 4].max(initial=-100.0)
+                         - np.median(level[max(0, f - 10):f + 1]) for f in frames])
         frames = frames[rise >= ONSET_RISE_DB]
     on = np.asarray(librosa.frames_to_time(frames, sr=SR, hop_length=160), dtype=float) + t0
     base = {"onsets": len(on), "onset_times_s": [round(float(x), 3) for x in on[:200]],
@@ -118,7 +120,7 @@ def tempo_trend(args: TempoTrendArgs, ctx: ToolContext) -> ToolResult:
     mids = (on[1:] + on[:-1]) / 2
     local = np.array([np.median(ioi[max(0, i - 2): i + 3]) for i in range(len(ioi))])
     keep = local > 0.05
-    slope, icpt = np.polyfit(mids[keep], np.log(60.0 / local[keep]), 1)
+    slope, icpt, _, _ = theilslopes(np.log(60.0 / local[keep]), mids[keep])  # robust to a stray onset
     start_bpm = float(np.exp(icpt + slope * on[0]))
     end_bpm = float(np.exp(icpt + slope * on[-1]))
     change = 100 * (end_bpm / start_bpm - 1)
