@@ -95,6 +95,10 @@ def ask(
     except AudioError as exc:
         fail(str(exc))
     except BackendError as exc:
+        if otlp and getattr(exc, "audiomind_state", None) is not None:  # a failed run is exported too
+            from audiomind.audit.otel import export_failed_run
+
+            export_failed_run(exc, otlp, include_content=otlp_include_content)
         fail(run_failure_line(exc), code=3)
     except KeyboardInterrupt:
         fail("interrupted: the run's trace is written as stopped", code=130)

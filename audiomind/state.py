@@ -285,6 +285,14 @@ class ModelSpec(_Model):
     decoding: dict[str, Any] = Field(default_factory=dict)
 
 
+class ModelMessage(_Model):
+    """One message of a model request as it was sent: its role and text (audio parts are named by their
+    artifact, never inlined)."""
+
+    role: str
+    content: str
+
+
 class ModelCall(_Model):
     """One request to a model backend, recorded for replay and cost accounting."""
 
@@ -298,6 +306,9 @@ class ModelCall(_Model):
     input_tokens: int | None = None
     output_tokens: int | None = None
     output: Any = None
+    input: list[ModelMessage] = Field(
+        default_factory=list, description="what was sent to the model (the last round of the request), so a "
+        "prompt can be read and replayed; empty where the backend does not record it")
     context_notes: list[str] = Field(
         default_factory=list, description="what the prompt condensed to fit the planner's token budget (which "
         "observations and evidence items were shortened, with their ids: the trace keeps them whole)")

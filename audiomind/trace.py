@@ -11,7 +11,7 @@ from typing import Any
 
 from audiomind.fsutil import atomic_write
 from audiomind.paths import clip_text
-from audiomind.state import SCHEMA_VERSION, EvidenceState
+from audiomind.state import SCHEMA_VERSION, EvidenceState, ModelMessage
 
 SECRET_ENV_VARS = (
     "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY", "ANTHROPIC_API_KEY", "HF_TOKEN",
@@ -25,6 +25,40 @@ def redact(text: str) -> str:
         if value and len(value) >= 8:
             text = text.replace(value, "[redacted]")
     return text
+
+
+_ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool", "function": "tool"}
+
+
+def model_messages(messages: Any) -> list[ModelMessage]:
+    """A model request's messages as the trace records them (`ModelCall.input`): LangChain messages,
+    OpenAI-style dicts or a bare prompt string, each as (role, text). Non-text parts (audio, images) are
+    named, never inlined: `[input_audio]`."""
+
+    def text_of(content: Any) -> str:
+        if isinstance(content, str):
+            return content
+        if isinstance(content, list):
+            out = []
+            for part in content:
+                if isinstance(part, str):
+                    out.append(part)
+                elif isinstance(part, dict):
+                    out.append(part["text"] if isinstance(part.get("text"), str) else f"[{part.get('type', 'part')}]")
+            return "\n".join(out)
+        return "" if content is None else str(content)
+
+    if isinstance(messages, str):
+        return [ModelMessage(role="user", content=messages)]
+    out = []
+    for m in messages or []:
+        if isinstance(m, dict):
+            role, content = str(m.get("role", "user")), m.get("content")
+        else:
+            kind = str(getattr(m, "type", "user"))
+            role, content = _ROLES.get(kind, kind), getattr(m, "content", m)
+        out.append(ModelMessage(role=role, content=text_of(content)))
+    return out
 
 
 def dump_trace(state: EvidenceState) -> str:

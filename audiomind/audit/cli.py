@@ -287,19 +287,24 @@ def html_cmd(
     no_spectrograms: bool = typer.Option(False, "--no-spectrograms", help="skip the spectrogram images"),
     no_audit: bool = typer.Option(False, "--no-audit", help="do not run the audit rules into the pages"),
     allow_dir: list[Path] | None = typer.Option(
-        None, "--allow-dir", help="also copy audio from this folder (e.g. where the original clips are); "
-        "by default only files inside each trace's own run folder are read (repeatable)"),
+        None, "--allow-dir", help="also trust this folder like the trace's run folder: its files need only match "
+        "the trace's sha256 (elsewhere a file must also decode as audio) (repeatable)"),
 ) -> None:
     """A static, self-contained viewer: one page per trace (timeline, audio players, spectrograms, tool
     calls, evidence linked to its source, the answer) and an index.html. No network needed to view it.
 
-    Only audio inside each trace's run folder (or an --allow-dir) whose sha256 matches the trace is copied
-    or embedded; any other path a trace names is shown as unavailable, with the reason."""
+    Audio whose sha256 matches the trace is copied or embedded when it lies inside the trace's run folder
+    (or an --allow-dir), or, anywhere else, when it is a regular file that decodes as audio; any other path
+    a trace names is shown as unavailable, with the reason. Exit 4 when the output folder refuses a write."""
     from audiomind.audit.html import render_paths
+    from audiomind.cli_report import EXIT_STORAGE, storage_line
 
     files = _files(paths)
-    pages, index = render_paths(files, out, embed=embed, spectrograms=not no_spectrograms, audit=not no_audit,
-                                allow=list(allow_dir or []))
+    try:
+        pages, index = render_paths(files, out, embed=embed, spectrograms=not no_spectrograms, audit=not no_audit,
+                                    allow=list(allow_dir or []))
+    except OSError as exc:  # -o full, read-only, unwritable, under a file: one line, exit 4 (as `ask`)
+        _fail(f"the viewer could not be written: {storage_line(exc)}", code=EXIT_STORAGE)
     if not pages:
         _fail("none of the files is a readable trace (see the index for why)", code=1)
     for p in pages:

@@ -9,9 +9,12 @@ Every node of the timeline is a `<section class="node">`; tool calls, observatio
 artifacts carry their ids as anchors, so evidence links to its source and the answer to its evidence.
 
 A trace is untrusted input: its `artifacts[*].path` may name any file (`/etc/passwd`, a private file, a
-FIFO). Only artifacts inside the trace's own run folder (see `timeline.run_folder`, plus folders the user allows
-explicitly) whose sha256 matches the trace's record are copied or embedded; the rest are shown as
-"unavailable (reason)" and nothing else is read.
+FIFO). An artifact is copied or embedded when its file's sha256 matches the trace's record and either it
+lies inside the trace's own run folder (see `timeline.run_folder`, plus folders the user allows explicitly)
+or it is an original clip (the question's own audio, wherever `ask` read it from) in a regular file that
+decodes as audio: a trace cannot make the viewer publish a non-audio file, nor one whose content it does
+not already know. A derived clip outside those folders is not read at all. The rest are shown as
+"unavailable (reason)".
 """
 
 from __future__ import annotations
@@ -27,7 +30,15 @@ from typing import Any
 
 from audiomind.audit.audit import Auditor, Severity, TraceAudit
 from audiomind.audit.stats import is_correct
-from audiomind.audit.timeline import Step, build_timeline, describe_call, find_artifact, key_outputs, short
+from audiomind.audit.timeline import (
+    OUTSIDE_REASON,
+    Step,
+    build_timeline,
+    describe_call,
+    find_artifact,
+    key_outputs,
+    short,
+)
 from audiomind.paths import clip_text
 from audiomind.state import Artifact, EvidenceItem, EvidenceState, ToolCall, ToolCallStatus
 
@@ -189,6 +200,16 @@ def artifact_source(a: Artifact, st: EvidenceState, trace_file: Path | None,
     unavailable): `find_artifact`'s policy (a regular file inside the trace's run folder or an `allow`ed
     folder), then the file's sha256 must be the one the trace recorded."""
     src, moved, why = find_artifact(a, st, trace_file, allow)
+    # the question's own clip, wherever `ask` read it from: shown when it is the very audio the trace recorded
+    # (derived clips always live in a run folder, so one named elsewhere is not read at all)
+    outside = src is None and why == OUTSIDE_REASON and a.derived_from is None
+    if outside:
+        from audiomind.paths import PathPolicyError, resolve_under
+
+        try:
+            src = resolve_under(a.path, ["/"])  # a regular file (no FIFO, device or loop); nothing opened yet
+        except PathPolicyError:
+            return None, False, why
     if src is None:
         return None, False, why
     try:
@@ -198,7 +219,16 @@ def artifact_source(a: Artifact, st: EvidenceState, trace_file: Path | None,
     except OSError as exc:
         return None, False, f"cannot be read ({exc.strerror or type(exc).__name__})"
     if digest != a.sha256:
+        if outside:
+            return None, False, why
         return None, False, "sha256 differs from the trace's record: the file changed after the run"
+    if outside:
+        from audiomind.audio import AudioError, probe
+
+        try:
+            probe(src)
+        except (AudioError, OSError):
+            return None, False, f"{why} (and it does not decode as audio)"
     return src, moved, ""
 
 

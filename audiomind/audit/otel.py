@@ -60,6 +60,7 @@ AGENT_NAME = "audiomind"
 SCOPE_NAME = "audiomind.audit.otel"
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 CONTENT_LIMIT = 32_000  # characters per content attribute
+PROMPT_LIMIT = 128_000  # characters per model-call input message (what was sent, for reading and replay)
 
 # the node that makes a model request of each purpose (planner purposes, front-end request kinds)
 _NODE_OF_PURPOSE = {
@@ -197,6 +198,13 @@ class Evaluation:
     score: float | None = None
     label: str | None = None
     explanation: str | None = None
+
+    def span_attributes(self, include_content: bool) -> dict[str, Any]:
+        """The verdict as attributes of the judge's span: `eval.<name>.score|label|explanation` (the keys
+        OpenInference evaluators use), `<name>` without its `judge_` prefix."""
+        key = "eval." + self.name.removeprefix("judge_")
+        return _clean({f"{key}.score": self.score, f"{key}.label": self.label,
+                       f"{key}.explanation": self.explanation if include_content else None})
 
     def attributes(self, include_content: bool) -> dict[str, Any]:
         return _clean({
@@ -351,7 +359,8 @@ def build_spans(state: EvidenceState, *, include_content: bool = False, resource
         "audiomind.planner": specs["planner"].spec if "planner" in specs else None,
         "audiomind.frontend": specs["frontend"].spec if "frontend" in specs else None,
         "audiomind.question.choices": len(q.choices),
-        "audiomind.audio.uri": _uri(q.audio_path) if q.audio_path else None,
+        # a file path names a user, a folder, a project: content, sent only with include_content
+        "audiomind.audio.uri": _uri(q.audio_path) if q.audio_path and content else None,
         "audiomind.audio.sha256": a0.sha256 if a0 else None,
         "audiomind.audio.duration_s": a0.duration_s if a0 else None,
         "audiomind.outcome.status": outcome.status if outcome else None,
@@ -386,6 +395,8 @@ def build_spans(state: EvidenceState, *, include_content: bool = False, resource
     if outcome is not None and outcome.status == "failed":
         root.set_status(Status(StatusCode.ERROR, clip_text(outcome.reason, 300)))
         root.set_attribute("error.type", "run_failed")
+    elif outcome is not None:
+        root.set_status(Status(StatusCode.OK))  # answered or stopped with a reason: the run itself worked
     root_ctx = trace_api.set_span_in_context(root)
 
     # -- one span per graph node, from the node timings
@@ -451,7 +462,7 @@ def build_spans(state: EvidenceState, *, include_content: bool = False, resource
             "audiomind.tool.cache_key": call.cache_key,
             "audiomind.tool.audio.artifact_ids": [a.id for a in read],
             "audiomind.tool.audio.sha256": [a.sha256 for a in read],
-            "audiomind.tool.audio.uri": [_uri(a.path) for a in read],
+            "audiomind.tool.audio.uri": [_uri(a.path) for a in read] if content else None,
             "audiomind.tool.derived.artifact_ids": [a.id for a in derived],
             "audiomind.tool.derived.sha256": [a.sha256 for a in derived],
             "audiomind.tool.evidence_items": sum(1 for e in state.evidence if e.source_id == call.id),
@@ -470,17 +481,35 @@ def build_spans(state: EvidenceState, *, include_content: bool = False, resource
         if call.status not in (ToolCallStatus.ok, ToolCallStatus.cached):
             span.set_attribute("error.type", call.status.value)
             span.set_status(Status(StatusCode.ERROR, clip_text(call.error or call.status.value, 300)))
+        else:
+            span.set_status(Status(StatusCode.OK))
         for ev in evaluations(call):
             span.add_event(EVALUATION_EVENT, attributes=ev.attributes(content), timestamp=end)
+            # the same verdict as span attributes, which Phoenix and most UIs list (events are easy to miss)
+            span.set_attributes(ev.span_attributes(content))
         span.end(end_time=end)
 
     # -- model requests: placed in the node that made them (a ModelCall records no start time)
     placed: dict[int, int] = defaultdict(int)  # id(node) -> ns used so far
     used: dict[str, int] = defaultdict(int)
+    run_end = max([root_start, *ends])
     for mc in state.model_calls:
         spec = specs.get(mc.role)
         where = _NODE_OF_PURPOSE.get(mc.purpose)
         occ = by_name.get(where or "", [])
+        failed_call = bool(mc.errors) and mc.output is None
+        if failed_call and where and used[where] >= len(occ):
+            # the request that failed the run: its node raised before its timing was recorded, so the node
+            # span is made here, from the end of the last recorded node to the end of the run
+            start = max([root_start, *(n.end for n in nodes)])
+            span = tracer.start_span(where, context=root_ctx, kind=SpanKind.INTERNAL, start_time=start,
+                                     attributes={"openinference.span.kind": "CHAIN", "audiomind.node": where,
+                                                 "audiomind.node.recorded": False})
+            span.set_status(Status(StatusCode.ERROR, clip_text(mc.errors[-1], 300)))
+            span.set_attribute("error.type", "model_request_failed")
+            failing = _Node(where, start, max(run_end, _after(start, mc.latency_s)), span)
+            nodes.append(failing)
+            occ = by_name[where] = [*occ, failing]
         node = occ[min(used[where], len(occ) - 1)] if occ else None
         if where:
             used[where] += 1
@@ -492,13 +521,17 @@ def build_spans(state: EvidenceState, *, include_content: bool = False, resource
             f"{_operation(spec)} {(spec.model if spec and spec.model else mc.backend)}",
             context=trace_api.set_span_in_context(node.span) if node else root_ctx, kind=SpanKind.CLIENT,
             start_time=start, attributes=_model_attributes(mc, spec, content))
-        if mc.errors and mc.output is None:
+        if failed_call:
             span.set_attribute("error.type", "model_request_failed")
             span.set_status(Status(StatusCode.ERROR, clip_text(mc.errors[-1], 300)))
+        else:
+            span.set_status(Status(StatusCode.OK))
         span.end(end_time=end)
         ends.append(end)
 
     for node in nodes:
+        if node.span.status.status_code == StatusCode.UNSET:
+            node.span.set_status(Status(StatusCode.OK))
         node.span.end(end_time=node.end)
     root.end(end_time=max([root_start, *ends]))
     provider.force_flush()
@@ -536,11 +569,37 @@ def _model_attributes(mc: ModelCall, spec: ModelSpec | None, content: bool) -> d
             value = spec.decoding.get(key)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 attrs[name] = value
+    if content and mc.input:
+        # each message whole up to PROMPT_LIMIT (a planner prompt with its tool inventory is ~35k characters),
+        # clipped per message so the JSON stays JSON
+        messages = [{"role": m.role, "parts": [{"type": "text", "content": clip_text(m.content, PROMPT_LIMIT)}]}
+                    for m in mc.input]
+        attrs["gen_ai.input.messages"] = json.dumps(messages, ensure_ascii=False)
+        attrs["input.value"] = clip_text("\n\n".join(f"{m.role}: {m.content}" for m in mc.input), PROMPT_LIMIT)
+        for i, m in enumerate(mc.input[:32]):  # OpenInference's flattened messages (Phoenix's prompt view)
+            attrs[f"llm.input_messages.{i}.message.role"] = m.role
+            attrs[f"llm.input_messages.{i}.message.content"] = clip_text(m.content, PROMPT_LIMIT)
     if content and mc.output is not None:
-        text = mc.output if isinstance(mc.output, str) else json.dumps(mc.output, ensure_ascii=False, default=str)
+        text, parsed = model_output_text(mc.output)
         attrs["gen_ai.output.messages"] = _json([{"role": "assistant", "parts": [{"type": "text", "content": text}]}])
         attrs["output.value"] = clip_text(text, CONTENT_LIMIT)
+        attrs["llm.output_messages.0.message.role"] = "assistant"
+        attrs["llm.output_messages.0.message.content"] = clip_text(text, CONTENT_LIMIT)
+        if parsed is not None:
+            attrs["audiomind.model_call.parsed"] = _json(parsed)
     return _clean(attrs)
+
+
+def model_output_text(output: Any) -> tuple[str, Any]:
+    """(what the model replied, as text; what the backend read from it, or None). Backends record
+    `{"raw": reply text, "parsed": fields, ...}`: the span's output is the reply itself, not that wrapper."""
+    if isinstance(output, str):
+        return output, None
+    if isinstance(output, dict) and isinstance(output.get("raw"), str):
+        rest = {k: v for k, v in output.items() if k != "raw" and v is not None}
+        parsed = rest.pop("parsed", None)
+        return output["raw"], (parsed if parsed is not None else (rest or None))
+    return json.dumps(output, ensure_ascii=False, default=str), None
 
 
 # ---- export --------------------------------------------------------------------------------------------
@@ -634,3 +693,19 @@ def load_states(files: Iterable[Path]) -> tuple[list[tuple[EvidenceState, str]],
         except Exception as exc:  # noqa: BLE001 - telemetry must never fail a run
             skipped.append((str(f), clip_text(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 200)))
     return states, skipped
+
+
+def export_failed_run(exc: BaseException, url: str, *, include_content: bool = False) -> None:
+    """`ask --otlp` for a run that failed (a model backend, the time budget): the failed run's state rides on
+    the exception (`audiomind_state`); sent like a finished one, a delivery problem only warned about on
+    stderr (the run's own error line follows)."""
+    state = getattr(exc, "audiomind_state", None)
+    if state is None:
+        return
+    warning = export_after_run(state, url, trace_path=getattr(exc, "audiomind_trace_path", None),
+                               include_content=include_content)
+    if warning:
+        from rich.console import Console
+        from rich.markup import escape
+
+        Console(stderr=True).print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)

@@ -7,7 +7,9 @@ the answer's citations can be followed), and finally the answer and why.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -18,6 +20,34 @@ from rich.text import Text
 from audiomind.audit.timeline import Step, build_timeline, describe_call, key_outputs, short
 from audiomind.prompts import choice_letter
 from audiomind.state import EvidenceState, ToolCallStatus
+
+# what a terminal would obey rather than show: C0 controls but tab and newline (ESC starts CSI/OSC sequences,
+# CR overwrites a line), DEL, the C1 controls (0x9b is a one-byte CSI) and the bidi overrides/isolates
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: str) -> str:
+    """`text` with every terminal control character written as a visible escape (ESC -> \\x1b)."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                        text)
+
+
+def _visible_all(value: Any) -> Any:
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, dict):
+        return {_visible_all(k): _visible_all(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_visible_all(v) for v in value]
+    return value
+
+
+def displayable(st: EvidenceState) -> EvidenceState:
+    """A copy of the trace whose every text is safe to write to a terminal: a trace is untrusted input, and
+    its question, outputs or paths may carry escape sequences (clear the screen, set the window title,
+    rewrite what was printed before)."""
+    return EvidenceState.model_validate(_visible_all(st.model_dump(mode="python")))
+
 
 STATUS_STYLE = {
     ToolCallStatus.ok: "green", ToolCallStatus.cached: "green", ToolCallStatus.rejected: "yellow",
@@ -170,6 +200,8 @@ def _answer_panel(st: EvidenceState) -> Panel:
 
 
 def render(st: EvidenceState, console: Console, path: Path | None = None, verbose: bool = False) -> None:
+    st = displayable(st)
+    path = Path(visible(str(path))) if path is not None else None
     console.print(_header(st, path))
     for step in build_timeline(st):
         t = f" · {step.duration_s:.3f} s" if step.duration_s is not None else ""

@@ -334,4 +334,5 @@ def merge_calls(calls: list[ModelCall], *, output: Any = None, extra_errors: Ite
         input_tokens=_sum([c.input_tokens for c in calls]),
         output_tokens=_sum([c.output_tokens for c in calls]),
         output=output,
+        input=calls[-1].input,  # what the last round sent (a format retry resends the prompt and the fix)
     )

@@ -29,6 +29,10 @@ def _run(fn, *a, **k):
         _fail(f"model backend failed: {exc}", code=3)
     except ValueError as exc:
         _fail(str(exc))
+    except OSError as exc:  # --trace-dir full, read-only, unwritable, a name too long: one line, exit 4
+        from audiomind.cli_report import EXIT_STORAGE, storage_line
+
+        _fail(f"the judge's trace could not be written: {storage_line(exc)}", code=EXIT_STORAGE)
 
 
 @judge_app.command("edit")

@@ -1,5 +1,6 @@
 """`audiomind trace html` on untrusted traces: only audio inside the trace's own run folder whose sha256
-matches the trace is copied or embedded; every other path an artifact names (a private file elsewhere,
+matches the trace is copied or embedded (and an original clip elsewhere that matches and decodes as audio:
+tests/hostile/test_viewer_exporter_hostile.py); every other path an artifact names (a private file elsewhere,
 /etc/passwd, a FIFO, a symlink out, a loop, a directory, a changed or missing file, a non-audio file) is
 shown as "unavailable (reason)", without a traceback, and nothing outside is read (a Python audit hook
 watches every open). Traces are written by hand from the real models (no model needs to load)."""
@@ -173,7 +174,9 @@ def test_moved_run_folder_and_batch_run_layout(hostile, tmp_path):
     assert res.exit_code == 0, res.output
     page = (out / f"{hostile['run_id']}.html").read_text()
     assert 'data-artifact="a1"' in page and "found beside the trace" in artifact_block(page, "a1")
-    assert 'data-artifact="a0"' not in page  # a0's recorded path is the old folder: outside this run folder
+    # a0 (the question's clip) is still at its recorded place, outside this run folder: shown, because its
+    # sha256 is the trace's and it decodes as audio (issue 25.11: an ordinary run's viewer plays its audio)
+    assert 'data-artifact="a0"' in artifact_block(page, "a0")
 
     allowed = CliRunner().invoke(app, ["trace", "html", str(moved / "trace.json"), "-o", str(tmp_path / "site2"),
                                        "--no-spectrograms", "--no-audit", "--allow-dir", str(hostile["run"])])

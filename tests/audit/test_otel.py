@@ -142,7 +142,7 @@ def test_the_span_tree_names_and_times_follow_the_trace(run, exported):
     assert a["audiomind.outcome.status"] == result.outcome.status
     # audio by reference: URI and sha256, never inlined
     assert a["audiomind.audio.sha256"] == st.artifacts[0].sha256
-    assert a["audiomind.audio.uri"] == Path(st.question.audio_path).as_uri()
+    assert "audiomind.audio.uri" not in a  # a path names a user and a folder: content, sent only when asked
     assert max(len(v) for v in strings(spans)) < 5000
 
     # recorded times, not export time

@@ -37,6 +37,7 @@ from audiomind.state import (
     ToolCall,
     ToolCallRequest,
 )
+from audiomind.trace import model_messages
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -643,11 +644,14 @@ class LLMPlanner:
                                  f"using {self.mode} replies from now on")
                     continue
                 if failed and prev is not None:
-                    exc.model_call = merge_calls(failed + [prev])  # type: ignore[attr-defined]
+                    exc.model_call = prev = merge_calls(failed + [prev])  # type: ignore[attr-defined]
+                if prev is not None:
+                    prev.input = model_messages(messages)
                 raise
             if failed:
                 call = merge_calls(failed + [call])
                 call.errors.extend(notes)
+            call.input = model_messages(messages)  # what was sent, on the record (trace, OTLP export)
             return result, call
 
     # -- public completion (the planner roles below and the judges use these)
