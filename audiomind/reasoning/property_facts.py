@@ -26,6 +26,8 @@ class PropertyRow(BaseModel):
     map: dict[str, str] = Field(default_factory=dict)
     question: list[str] = Field(default_factory=list)
     values: dict[str, list[str]]
+    describe: dict[str, list[str]] = Field(default_factory=dict, description="sentences describing each value")
+    ordered: dict[str, list[str]] = Field(default_factory=dict, description="two words naming a value in order")
 
     def value_of(self, raw: Any) -> str | None:
         """The vocabulary value of a tool's raw output value (None: the measurement names no value here)."""
@@ -50,10 +52,14 @@ class SelectorRow(BaseModel):
     labels: str | None = None
     reliability: float = Field(ge=0.0, le=1.0)
     question: list[str]
+    cues: list[str] = Field(default_factory=list, description="regexes that must all occur in the question")
 
 
 class Vocabulary(BaseModel):
     model_config = ConfigDict(extra="forbid")
+    defer_families: list[str] = Field(default_factory=list, description="question families MiniLM-mapped "
+                                      "choices defer to")
+    defer_at: float = Field(0.9, ge=0.0, le=1.0, description="relevance at which a family is deferred to")
     property: list[PropertyRow] = Field(default_factory=list)
     selector: list[SelectorRow] = Field(default_factory=list)
 

@@ -1,8 +1,8 @@
 """One verifier for every descriptor in the property vocabulary (`lexicon/properties.toml`).
 
 Choices are mapped to (property, value): a vocabulary synonym inside the choice (whole words) names its value;
-otherwise MiniLM similarity to the value's synonyms does (best value at least MIN_SIM and MARGIN above the
-property's next value), so a wording the vocabulary never listed reaches an existing measurement. When two or
+otherwise MiniLM similarity to the value's synonyms and description sentences does (best value at least
+MIN_SIM and MARGIN above the property's next value), so a wording the vocabulary never listed reaches an existing measurement. When two or
 more choices name different values of a measured property (or one does and the question is close to the
 property's example questions) each choice is supported (+1) or contradicted (-1) by the measured value.
 
@@ -22,10 +22,14 @@ import numpy as np
 from audiomind.reasoning.facts import Facts
 from audiomind.reasoning.property_facts import Item, PropertyRow, SelectorRow, vocabulary
 
-MIN_SIM = 0.5          # MiniLM cosine at or above which a choice may name a value
-MARGIN = 0.05          # ... and by this much more than the property's next value
-QUESTION_SIM = 0.62    # a question this close to a row's example questions asks about it
-SELECT_SIM = 0.6
+MIN_SIM = 0.35         # MiniLM score (cosine: half the best phrase, half the best three) naming a value
+MARGIN = 0.03          # ... by this much more than the property's next value
+QUESTION_SIM = 0.62    # a question this close to a property's example questions asks about it (fit + 0.1)
+ABOUT_SIM = 0.45       # ... and at least this close for choices mapped by MiniLM
+LEXICAL_ABOUT_SIM = 0.3  # ... or this close when every choice uses the vocabulary's own words
+SELECT_SIM = 0.55      # a selector question (its cues present) this close to the selector's examples
+NUMERIC = re.compile(r"\d|\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|once|twice)\b", re.IGNORECASE)
+NEGATION = re.compile(r"\b(no|not|never|without|none|nothing)\b|n't\b")
 WHERE_WORDS = {
     "beginning": r"\b(beginning|begin\w*|start\w*|early|opening|first part|first third|outset|intro\w*)\b",
     "middle": r"\b(middle|midway|halfway|half-way|cent(er|re)|mid)\b",
@@ -40,8 +44,13 @@ def _phrase_re(phrase: str) -> re.Pattern[str]:
 
 
 def _lexical(choice: str, row: PropertyRow) -> str | None:
-    """The value whose longest synonym occurs in the choice (None when none does, or two values tie)."""
+    """The value whose longest synonym occurs in the choice (None when none does, or two values tie), else the
+    value whose two ordered words occur in that order."""
     c = choice.lower()
+    for value, (first, second) in row.ordered.items():
+        a, b = _phrase_re(first).search(c), _phrase_re(second).search(c)
+        if a and b and a.start() < b.start() and not _phrase_re(second).search(c[: a.start()]):
+            return value
     best: dict[str, int] = {}
     for value, syns in row.values.items():
         for s in syns:
@@ -62,14 +71,17 @@ def _embed(texts: list[str]) -> np.ndarray:
 def _semantic(choices: list[str], row: PropertyRow) -> list[tuple[str | None, float]]:
     """(value, cosine) per choice by MiniLM against the value's synonyms (None below MIN_SIM or MARGIN)."""
     phrases = [(v, s) for v, syns in row.values.items() for s in syns]
+    phrases += [(v, s) for v, sents in row.describe.items() for s in sents]
     pv = _embed([s for _, s in phrases])
     cv = _embed(list(choices))
     sims = cv @ pv.T
+    rows = {v: [j for j, (vv, _) in enumerate(phrases) if vv == v] for v in row.values}
     out = []
     for i in range(len(choices)):
         per: dict[str, float] = {}
-        for j, (v, _) in enumerate(phrases):
-            per[v] = max(per.get(v, -1.0), float(sims[i, j]))
+        for v, idx in rows.items():  # half the best phrase, half the mean of the best three
+            top = np.sort(sims[i, idx])[-3:]
+            per[v] = float(0.5 * top[-1] + 0.5 * top.mean())
         ranked = sorted(per.items(), key=lambda kv: -kv[1])
         top, second = ranked[0], ranked[1] if len(ranked) > 1 else (None, -1.0)
         out.append((top[0], top[1]) if top[1] >= MIN_SIM and top[1] - second[1] >= MARGIN else (None, top[1]))
@@ -82,7 +94,11 @@ def map_choices(choices: list[str], row: PropertyRow) -> tuple[list[str | None],
     if all(v is not None for v in lex):
         return lex, True
     sem = _semantic(choices, row)
-    return [lv if lv is not None else sv for lv, (sv, _) in zip(lex, sem)], False
+    # sentence embeddings barely register negation ('no wobble at all' sits next to 'wobble'), and a number
+    # ('160 BPM', 'about 9 seconds') is a measurement, not a quality: such a choice names a value only through
+    # the vocabulary's own words
+    return [lv if lv is not None or NEGATION.search(c.lower()) or NUMERIC.search(c) else sv
+            for c, lv, (sv, _) in zip(choices, lex, sem)], False
 
 
 def _question_sim(question: str, prompts: list[str]) -> float:
@@ -92,27 +108,57 @@ def _question_sim(question: str, prompts: list[str]) -> float:
     return float(np.max(q @ _embed(prompts).T))
 
 
-def _rows_asked(question: str, choices: list[str]) -> list[tuple[PropertyRow, list[str | None], bool, float]]:
-    """(row, mapped values, lexical, question similarity) of every property the choices speak about."""
+def _deferred(question: str, choices: list[str], families: dict[str, float] | None) -> bool:
+    """Whether the question analysis places the question in a family MiniLM-mapped choices defer to."""
+    voc = vocabulary()
+    if families is None:
+        from audiomind.reasoning.question import analyse
+
+        families = analyse(question, choices, []).families
+    return any(families.get(f, 0.0) >= voc.defer_at for f in voc.defer_families)
+
+
+def _rows_asked(question: str, choices: list[str], families: dict[str, float] | None = None
+                ) -> list[tuple[PropertyRow, list[str | None], bool, float]]:
+    """(row, mapped values, lexical, question similarity) of every property the choices speak about: at least
+    two different values named by at least half of the choices, and a question about the property (MiniLM
+    similarity to its example questions at least ABOUT_SIM, or LEXICAL_ABOUT_SIM when every choice uses the
+    vocabulary's own words), unless MiniLM mapped a choice and the question analysis places the question in a
+    family the vocabulary defers to (`families`: the analysis' relevances; computed here when not given)."""
     out = []
+    deferred: bool | None = None
     for row in vocabulary().property:
-        vals, lexical = map_choices(choices, row) if choices else ([], False)
-        named = {v for v in vals if v is not None}
+        if not choices:
+            break
+        vals, lexical = map_choices(choices, row)
+        named = [v for v in vals if v is not None]
+        if len(set(named)) < 2 or 2 * len(named) < len(choices):
+            continue
+        if not lexical:
+            deferred = _deferred(question, choices, families) if deferred is None else deferred
+            if deferred:
+                continue
         qsim = _question_sim(question, row.question)
-        if len(named) >= 2 or (named and qsim >= QUESTION_SIM):
+        if qsim >= (LEXICAL_ABOUT_SIM if lexical else ABOUT_SIM):
             out.append((row, vals, lexical, qsim))
     return out
 
 
-def _selector_asked(question: str) -> list[tuple[SelectorRow, float]]:
-    rows = [(s, _question_sim(question, s.question)) for s in vocabulary().selector]
+def _selector_asked(question: str, choices: list[str] | None = None) -> list[tuple[SelectorRow, float]]:
+    """Selectors whose cues all occur in the question and whose example questions it is close to (never for
+    choices that are all numbers: a count is no item)."""
+    if choices and all(NUMERIC.search(c) for c in choices):
+        return []
+    q = question.lower()
+    rows = [(s, _question_sim(question, s.question)) for s in vocabulary().selector
+            if all(re.search(c, q) for c in s.cues)]
     return sorted([r for r in rows if r[1] >= SELECT_SIM], key=lambda r: -r[1])
 
 
 def tools_for(question: str, choices: list[str]) -> list[str]:
     """The descriptors whose properties the question's choices (or its wording, for selectors) map to."""
     tools = [row.tool for row, *_ in _rows_asked(question, choices)]
-    sel = _selector_asked(question)
+    sel = _selector_asked(question, choices)
     if sel:
         tools.append(sel[0][0].tool)
     return list(dict.fromkeys(tools))
@@ -131,7 +177,7 @@ def property_results(f: Facts, a) -> list[dict]:
     if not a.choices:
         return []
     out = []
-    for row, vals, lexical, qsim in _rows_asked(a.question, a.choices):
+    for row, vals, lexical, qsim in _rows_asked(a.question, a.choices, a.families):
         fact = f.values.get(f"property:{row.name}")
         if fact is None or fact.value is None:
             continue
@@ -142,7 +188,7 @@ def property_results(f: Facts, a) -> list[dict]:
         reason = (f"{row.tool} measures {row.name} = {truth!r} ({fact.detail.get('raw')!s}); choices read as {named}"
                   + ("" if lexical else " (some by MiniLM similarity to the vocabulary)"))
         out.append(_result(f"property_{row.name}", fit, row.reliability, supports, reason, fact.evidence_ids))
-    for sel, qsim in _selector_asked(a.question)[:1]:
+    for sel, qsim in _selector_asked(a.question, a.choices)[:1]:
         fact = f.values.get(f"select:{sel.name}")
         if fact is None:
             continue

@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from scipy.signal import butter, fftconvolve, sosfilt
 
-from audiomind import synth
 from audiomind import audio as aio
+from audiomind import synth
 from audiomind.tools.descriptors.band import band_limits
 from audiomind.tools.descriptors.clipping import clipping
 from audiomind.tools.descriptors.modulation import pitch_modulation
