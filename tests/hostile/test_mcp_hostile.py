@@ -29,10 +29,10 @@ import pytest
 import soundfile as sf
 
 mcp = pytest.importorskip("mcp")
-from mcp import Client, StdioServerParameters  # noqa: E402
-from mcp.shared.exceptions import MCPError  # noqa: E402
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
 
-from .conftest import fill, write_tone  # noqa: E402
+from .conftest import fill, write_tone
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 120
@@ -162,7 +162,7 @@ def _start_only(root: Path, runs: Path) -> subprocess.CompletedProcess:
     """`mcp` with stdin closed: a usable server would end at EOF; an unusable --runs-dir ends at once."""
     return subprocess.run([sys.executable, "-m", "audiomind", "mcp", "--root", str(root), "--runs-dir", str(runs)],
                           cwd=REPO, env=_env(), stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                          timeout=TIMEOUT_S)
+                          timeout=TIMEOUT_S, check=False)
 
 
 def _one_line(proc: subprocess.CompletedProcess, *needles: str) -> str:
@@ -182,6 +182,11 @@ def test_an_unusable_runs_dir_stops_start_up_with_one_line(root, tmp_path, tmpfs
     _one_line(_start_only(root, tmpfs(256, ro=True)), "--runs-dir", "read-only")
 
 
+def _fill_up(path: Path) -> None:
+    with contextlib.suppress(OSError), open(path, "wb") as f:
+        f.write(b"\0" * (1 << 20))
+
+
 def test_a_full_runs_dir_is_a_clear_tool_error(root, tmp_path, tmpfs):
     runs = tmpfs(2048)
     long_clip = root / "long.wav"  # 60 s: its derived copy cannot fit once the folder is nearly full
@@ -196,8 +201,7 @@ def test_a_full_runs_dir_is_a_clear_tool_error(root, tmp_path, tmpfs):
                                ("crop", {"audio": "long.wav", "start_s": 0.0}),
                                ("count_events", {"audio": "tone.wav"})):
                 if tool == "count_events":  # no room left at all: not even its trace can be written
-                    with contextlib.suppress(OSError), open(runs / "filler-2.bin", "wb") as f:
-                        f.write(b"\0" * (1 << 20))
+                    await anyio.to_thread.run_sync(_fill_up, runs / "filler-2.bin")
                 res = await client.call_tool(tool, args)
                 text = _text(res)
                 assert res.is_error, (tool, text)
@@ -291,7 +295,7 @@ print(json.dumps({{"status": [c.status.value for c in res.tool_calls], "errors":
                   "maxrss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}}))
 """
     proc = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=_env(), capture_output=True, text=True,
-                          timeout=600)
+                          timeout=600, check=False)
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["status"] == ["ok", "ok"], out["errors"]

@@ -26,13 +26,14 @@ import time
 from pathlib import Path
 
 import pytest
+from audit.otlp_receiver import OtlpReceiver  # tests/audit (tests/ is on sys.path: rootdir-relative packages)
 
 from audiomind.audio import sha256_file
 from audiomind.audit.otel import build_spans
 from audiomind.state import (
     Artifact,
-    EvidenceState,
     EvidenceItem,
+    EvidenceState,
     Outcome,
     Question,
     RunInfo,
@@ -42,7 +43,6 @@ from audiomind.state import (
 )
 from audiomind.trace import load_trace, write_trace
 
-from audit.otlp_receiver import OtlpReceiver  # tests/audit (tests/ is on sys.path: rootdir-relative packages)
 from .conftest import cli, one_line_error, write_tone
 
 REPO = Path(__file__).resolve().parents[2]
