@@ -11,8 +11,8 @@ artifacts carry their ids as anchors, so evidence links to its source and the an
 A trace is untrusted input: its `artifacts[*].path` may name any file (`/etc/passwd`, a private file, a
 FIFO). An artifact is copied or embedded when its file's sha256 matches the trace's record and either it
 lies inside the trace's own run folder (see `timeline.run_folder`, plus folders the user allows explicitly)
-or it is an original clip (the question's own audio, wherever `ask` read it from) in a regular file that
-decodes as audio: a trace cannot make the viewer publish a non-audio file, nor one whose content it does
+or it is an original clip (the question's own audio, wherever `ask` read it from) in a regular file with an
+audio file name that decodes as audio (a trace naming /etc/passwd does not get it opened): a trace cannot make the viewer publish a non-audio file, nor one whose content it does
 not already know. A derived clip outside those folders is not read at all. The rest are shown as
 "unavailable (reason)".
 """
@@ -44,6 +44,8 @@ from audiomind.state import Artifact, EvidenceItem, EvidenceState, ToolCall, Too
 
 PLAYABLE = {".wav": "audio/wav", ".mp3": "audio/mpeg", ".ogg": "audio/ogg", ".oga": "audio/ogg",
             ".opus": "audio/ogg", ".flac": "audio/flac", ".m4a": "audio/mp4", ".webm": "audio/webm"}
+# names an original clip outside the run folder must have to be looked at (others are not even opened)
+AUDIO_SUFFIXES = {*PLAYABLE, ".aif", ".aiff", ".aac", ".wma", ".mp4", ".mka", ".caf", ".au", ".w64", ".amr", ".wv"}
 _IDS = re.compile(r"\b((?:ev|call|obs)_[0-9a-f]{10})\b")
 
 CSS = """
@@ -204,12 +206,20 @@ def artifact_source(a: Artifact, st: EvidenceState, trace_file: Path | None,
     # (derived clips always live in a run folder, so one named elsewhere is not read at all)
     outside = src is None and why == OUTSIDE_REASON and a.derived_from is None
     if outside:
+        # checked in the order that opens least: an audio file name (/etc/passwd is never opened), a
+        # regular file (no FIFO, device or loop), its header decodes as audio, then its sha256
+        from audiomind.audio import AudioError, probe
         from audiomind.paths import PathPolicyError, resolve_under
 
+        if Path(a.path).suffix.lower() not in AUDIO_SUFFIXES:
+            return None, False, f"{why} (and not an audio file name)"
         try:
-            src = resolve_under(a.path, ["/"])  # a regular file (no FIFO, device or loop); nothing opened yet
+            src = resolve_under(a.path, ["/"])
+            probe(src)
         except PathPolicyError:
             return None, False, why
+        except (AudioError, OSError):
+            return None, False, f"{why} (and it does not decode as audio)"
     if src is None:
         return None, False, why
     try:
@@ -222,13 +232,6 @@ def artifact_source(a: Artifact, st: EvidenceState, trace_file: Path | None,
         if outside:
             return None, False, why
         return None, False, "sha256 differs from the trace's record: the file changed after the run"
-    if outside:
-        from audiomind.audio import AudioError, probe
-
-        try:
-            probe(src)
-        except (AudioError, OSError):
-            return None, False, f"{why} (and it does not decode as audio)"
     return src, moved, ""
 
 
