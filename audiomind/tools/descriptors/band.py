@@ -15,7 +15,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolResult
+from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolResult, plan_windows
 from audiomind.tools.window import WindowArgs, excerpt
 
 SR = 16000
@@ -28,6 +28,7 @@ TELEPHONE_LOW_HZ = 125.0          # a telephone channel passes ~300-3400 Hz (edg
 TELEPHONE_HIGH_HZ = (2600.0, 4700.0)
 MUFFLED_HIGH_HZ = 2600.0          # nothing above this: low-passed, muffled
 FULL_HIGH_HZ = 5600.0             # energy up to at least this: full band (at the 16 kHz analysis rate, 8 kHz max)
+BLOCK = 60 * SR  # samples per analysis block (blocks overlap by one FFT frame)
 CENTRES = [float(c) for c in 1000.0 * 2.0 ** (np.arange(-14, 10) / 3.0) if 50.0 <= c <= 7200.0]
 
 
@@ -67,15 +68,21 @@ def band_limits(args: BandLimitsArgs, ctx: ToolContext) -> ToolResult:
 
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=0.3)
     base = {"band_centres_hz": [round(c, 1) for c in CENTRES], "analysed_s": (round(t0, 3), round(t1, 3))}
-    _, _, z = stft(y.astype(np.float32), fs=SR, nperseg=N_FFT, noverlap=N_FFT - HOP, boundary=None, padded=False)
-    p = (np.abs(z) ** 2).astype(np.float64)  # (freq, frames)
-    if p.shape[1] < 2 or float(np.max(p)) < 1e-10:
+    freqs = np.fft.rfftfreq(N_FFT, 1 / SR)
+    bands = _bands(freqs)
+    parts = []
+    for a, b in plan_windows(0, len(y), BLOCK):  # one 60 s block at a time: memory stays bounded
+        seg = y[int(a): int(min(len(y), b + N_FFT))]
+        if len(seg) < N_FFT:
+            continue
+        _, _, z = stft(seg, fs=SR, nperseg=N_FFT, noverlap=N_FFT - HOP, boundary=None, padded=False)
+        p = np.abs(z).astype(np.float64) ** 2  # (freq, frames)
+        parts.append(np.array([10 * np.log10(p[m].mean(axis=0) + 1e-14) for m in bands]))
+    lv = np.concatenate(parts, axis=1) if parts else np.zeros((len(bands), 0))
+    if lv.shape[1] < 2 or float(np.max(lv)) < -100.0:
         out = {**base, "label": "silent", "low_edge_hz": None, "high_edge_hz": None, "stationary": True,
                "band_levels_db": [], "band_motion_db": []}
         return ToolResult(output=out, claims=[Claim(text=f"No band limits: {t0:.2f}-{t1:.2f} s is silent.")])
-    freqs = np.fft.rfftfreq(N_FFT, 1 / SR)
-    bands = _bands(freqs)
-    lv = np.array([10 * np.log10(p[b].mean(axis=0) + 1e-14) for b in bands])  # (bands, frames) dB
     lv_loud = np.percentile(lv, 90, axis=1)
     lv_quiet = np.percentile(lv, 10, axis=1)
     rel = lv_loud - lv_loud.max()

@@ -24,6 +24,7 @@ GLIDE_ST = 1.5
 VIBRATO_ST = 0.12
 TREMOLO_DB = 1.5
 PEAK_SHARE = 0.3
+MAX_S = 30.0
 
 
 class ModulationArgs(WindowArgs):
@@ -67,6 +68,13 @@ def pitch_modulation(args: ModulationArgs, ctx: ToolContext) -> ToolResult:
     import librosa
 
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=0.5)
+    if t1 - t0 > MAX_S:  # a held sound: YIN's frame matrix grows with the length, so the budget is 30 s
+        requested = (t0, t1)
+        t1 = t0 + MAX_S
+        y = y[: int(MAX_S * SR)]
+        ctx.record_coverage([(t0, t1)], requested, 1, None,
+                            f"budget: the first {MAX_S:g} s from {t0:g} s were analysed (a held sound); name start_s "
+                            "and end_s to analyse another stretch")
     f0 = librosa.yin(y, fmin=args.fmin_hz, fmax=args.fmax_hz, sr=SR, frame_length=FRAME, hop_length=HOP, center=True)
     rms = librosa.feature.rms(y=y, frame_length=FRAME, hop_length=HOP, center=True)[0]
     n = min(len(f0), len(rms))

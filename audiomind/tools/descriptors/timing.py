@@ -96,12 +96,27 @@ class TempoTrendOutput(CoveredOutput):
     analysed_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
 
 
+def _onset_envelope(y: np.ndarray, hop: int = 160) -> np.ndarray:
+    """librosa's onset strength (10 ms hop) computed one 60 s block at a time with 0.5 s of context on each
+    side, so memory stays bounded on long excerpts (one pass over 600 s held ~800 MB of spectrogram)."""
+    import librosa
+
+    block, ctx_n = 60 * SR, SR // 2
+    out = []
+    for a in range(0, len(y), block):
+        lo, hi = max(0, a - ctx_n), min(len(y), a + block + ctx_n)
+        env = librosa.onset.onset_strength(y=y[lo:hi], sr=SR, hop_length=hop)
+        first = (a - lo) // hop
+        out.append(env[first: first + (min(len(y), a + block) - a + hop - 1) // hop])
+    return np.concatenate(out) if out else np.zeros(0)
+
+
 def tempo_trend(args: TempoTrendArgs, ctx: ToolContext) -> ToolResult:
     import librosa
     from scipy.stats import theilslopes
 
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=1.0)
-    env = librosa.onset.onset_strength(y=y, sr=SR, hop_length=160)
+    env = _onset_envelope(y)
     frames = librosa.onset.onset_detect(onset_envelope=env, sr=SR, hop_length=160, units="frames", backtrack=False)
     if len(frames):  # weak peaks of the onset strength, or peaks with no rise in level, are noise, not events
         frames = frames[env[frames] >= WEAK_ONSET * np.percentile(env[frames], 90)]
