@@ -41,11 +41,21 @@ def register(app: typer.Typer) -> None:
         from audiomind.tools.manifest import ManifestError, ToolRegistry
         from audiomind.tools.mcp_server import ToolServer, serve_http, serve_stdio
 
+        agents: list = []  # the `ask` tool's agent, built at its first call (its models load then)
+
+        def ask_agent(path: str, question: str, choices: list[str] | None):
+            if not agents:
+                from audiomind.api import AudioMind
+
+                agents.append(AudioMind(config.with_trace_dir(core.runs_dir / "ask")))
+            return agents[0].ask(path, question, choices)
+
         try:
+            config = AgentConfig(planner=planner, frontend=frontend, use_cache=not no_cache,
+                                 tools_dirs=tuple(str(d) for d in tools_dir or []), max_duration_s=max_duration or None)
             core = ToolServer(list(root or [Path.cwd()]), registry=ToolRegistry.load(list(tools_dir or [])),
                               runs_dir=runs_dir, use_cache=not no_cache, max_duration_s=max_duration or None,
-                              agent_config=AgentConfig(planner=planner, frontend=frontend, use_cache=not no_cache,
-                                                       tools_dirs=tuple(str(d) for d in tools_dir or [])))
+                              ask_agent=ask_agent)
         except (ValueError, ManifestError) as exc:
             fail(str(exc))
         roots = escape(", ".join(str(r) for r in core.roots))

@@ -20,7 +20,8 @@ Hostile or careless input is refused before it costs anything: a path longer tha
 resolved, audio longer than the server's duration limit is refused after reading its header, a refused
 call's arguments are kept in its trace only clipped (REFUSED_ARGUMENT_CHARS per value), and a run folder
 that is full or read-only is one clear tool error (at start-up: one clear line), never a JSON-RPC internal
-error. The agent itself is offered as the tool `ask` (question, choices, audio -> answer with its trace).
+error. The agent itself is offered as the tool `ask` (question, choices, audio -> answer with its trace) when
+the caller hands in a function that runs it (`audiomind mcp` does; this layer does not build agents).
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ import threading
 import time
 import unicodedata
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -225,7 +227,8 @@ class ToolServer:
 
     def __init__(self, roots: list[str | Path], *, registry: ToolRegistry | None = None,
                  runs_dir: str | Path | None = None, use_cache: bool = True,
-                 max_duration_s: float | None = DEFAULT_MAX_DURATION_S, agent_config: Any = None):
+                 max_duration_s: float | None = DEFAULT_MAX_DURATION_S,
+                 ask_agent: Callable[[str, str, list[str] | None], Any] | None = None):
         if not roots:
             raise ValueError("at least one allowed root folder is needed")
         self.roots = [Path(r).resolve() for r in roots]
@@ -244,8 +247,9 @@ class ToolServer:
             raise ValueError(f"--runs-dir{where} cannot be used: it {why}") from None
         self.cache = ToolCache() if use_cache else None
         self.max_duration_s = max_duration_s or None
-        self.agent_config = agent_config  # AgentConfig of the `ask` tool; None: the defaults (rules, cascade)
-        self._agent: Any = None
+        # the `ask` tool: (audio path, question, choices) -> the agent's AskResult; given by the caller (the CLI
+        # builds the agent), so this layer does not depend on the agent's; None: no `ask` tool
+        self.ask_agent = ask_agent
         self._agent_lock = threading.Lock()
         self._lock = threading.Lock()
         self._tools: dict[str, ToolManifest] | None = None
@@ -420,25 +424,21 @@ class ToolServer:
             raise ToolInputError(problem)
         if args.choices is not None and len(args.choices) == 1:
             raise ToolInputError("a multiple-choice question needs at least 2 choices (got 1)")
+        if self.ask_agent is None:
+            raise ToolInputError("this server offers no 'ask' tool")
         art = self._artifact(args.audio, "audio", "a0", session)
-        from audiomind.backends.base import BackendError
-
         try:
             with self._agent_lock:  # one agent, one run at a time (its models are loaded once)
-                if self._agent is None:
-                    from audiomind.api import AudioMind
-                    from audiomind.config import AgentConfig
-
-                    config = self.agent_config or AgentConfig()
-                    self._agent = AudioMind(config.model_copy(update={
-                        "trace_dir": str(self.runs_dir / "ask"), "max_duration_s": self.max_duration_s}))
-                result = self._agent.ask(art.path, args.question, args.choices or None)
+                result = self.ask_agent(art.path, args.question, args.choices or None)
         except AudioError as exc:
             raise ToolInputError(f"audio: {_without_path(str(exc), Path(art.path), args.audio)}") from None
-        except BackendError as exc:
-            raise ToolInputError(f"the agent's model backend failed: {clip_text(str(exc), 400)}") from None
         except OSError as exc:
             raise StorageFault(storage_problem(exc, self.runs_dir) + "; the run's trace could not be written") from None
+        except ToolInputError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a model backend or the time budget: one line for the client
+            raise ToolInputError(f"the agent's run failed: {clip_text(_readable(str(exc), {}, self.runs_dir), 400)}"
+                                 ) from None
         st = result.state
         out = AskToolOutput(
             answer=result.answer, choice=result.choice, choice_index=result.choice_index,
@@ -612,7 +612,7 @@ def build_server(core: ToolServer):
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
         tools = await anyio.to_thread.run_sync(core.tools)
-        return types.ListToolsResult(tools=[ask_tool, *[
+        return types.ListToolsResult(tools=[*([ask_tool] if core.ask_agent else []), *[
             types.Tool(
                 name=m.name,
                 title=m.name.replace("_", " "),
@@ -644,10 +644,10 @@ def build_server(core: ToolServer):
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         tools = await anyio.to_thread.run_sync(core.tools)
-        if params.name == ASK_TOOL:
+        if params.name == ASK_TOOL and core.ask_agent is not None:
             return await call_ask(ctx, params)
         if params.name not in tools:
-            known = ", ".join([ASK_TOOL, *sorted(tools)])
+            known = ", ".join([*([ASK_TOOL] if core.ask_agent else []), *sorted(tools)])
             raise MCPError(code=INVALID_PARAMS, message=f"unknown tool {params.name!r}; available tools: {known}")
         try:
             out = await anyio.to_thread.run_sync(core.call, params.name, dict(params.arguments or {}),
