@@ -320,3 +320,16 @@ def test_whole_clip_tools_refuse_long_audio_with_a_way_out(tmp_path):
     call = res.tool_calls[0]
     assert call.status.value == "error"
     assert f"at most {MAX_WHOLE_CLIP_S:g} s" in call.error and "crop" in call.error, call.error
+
+
+def test_outputs_name_inputs_as_the_client_did():
+    """speaker_verify's `compared` ("a0 [0.0-5.0 s]", "a1") and any other internal artifact id in an output
+    read as the client's argument names; derived files' server paths as their resource URIs."""
+    from audiomind.tools.mcp_server import _client_view
+
+    out = {"compared": ["a0 [0.0-5.0 s]", "a1"], "same": True, "note": "a0a1 stays", "nested": [{"id": "a0"}],
+           "derived": [{"path": "/srv/runs/x/derived/a0_crop_1.wav"}]}
+    view = _client_view(out, {"a0": "audio", "a1": "other_audio"},
+                        {"/srv/runs/x/derived/a0_crop_1.wav": "audiomind://derived/r-t/tone_crop.wav"})
+    assert view == {"compared": ["audio [0.0-5.0 s]", "other_audio"], "same": True, "note": "a0a1 stays",
+                    "nested": [{"id": "audio"}], "derived": [{"path": "audiomind://derived/r-t/tone_crop.wav"}]}
