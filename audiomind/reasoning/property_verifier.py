@@ -28,6 +28,8 @@ QUESTION_SIM = 0.62    # a question this close to a property's example questions
 ABOUT_SIM = 0.45       # ... and at least this close for choices mapped by MiniLM
 LEXICAL_ABOUT_SIM = 0.3  # ... or this close when every choice uses the vocabulary's own words
 SELECT_SIM = 0.55      # a selector question (its cues present) this close to the selector's examples
+COUNT = re.compile(r"^\W*(\d+(\.\d+)?|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b"
+                   r"\W*(\w+\W*)?$", re.I)  # '5', 'three', '4 beeps': a count, not an item
 NUMERIC = re.compile(r"\d|\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|once|twice)\b", re.IGNORECASE)
 NEGATION = re.compile(r"\b(no|not|never|without|none|nothing)\b|n't\b")
 WHERE_WORDS = {
@@ -147,7 +149,7 @@ def _rows_asked(question: str, choices: list[str], families: dict[str, float] | 
 def _selector_asked(question: str, choices: list[str] | None = None) -> list[tuple[SelectorRow, float]]:
     """Selectors whose cues all occur in the question and whose example questions it is close to (never for
     choices that are all numbers: a count is no item)."""
-    if choices and all(NUMERIC.search(c) for c in choices):
+    if choices and all(COUNT.match(c) for c in choices):
         return []
     q = question.lower()
     rows = [(s, _question_sim(question, s.question)) for s in vocabulary().selector
@@ -263,9 +265,12 @@ def _select(f: Facts, a, sel: SelectorRow, qsim: float, fact):
         cw = [_stem(w) for w in words(c) if w not in STOP] or words(c)
         if cw and heard:
             s = max(s, sum(_heard(w, heard) for w in cw) / len(cw))
-        if pick.text and len(cw) == 1 and len(pick.text) >= 3:  # a misheard spelling ('watr' for 'water')
+        if pick.text and len(cw) == 1 and len(pick.text) >= 3:
+            # one word against one picked word: the word itself decides, a near spelling ('watr' for 'water',
+            # a misheard letter) counts for less, so 'house' beats 'horse' when 'house' was spelled
+            exact = words(pick.text) == [cw[0]] or [_stem(w) for w in words(pick.text)] == [cw[0]]
             ratio = difflib.SequenceMatcher(None, re.sub(r"\W", "", pick.text.lower()), cw[0]).ratio()
-            s = max(s, ratio if ratio >= 0.6 else 0.0)
+            s = 1.0 if exact else 0.7 * ratio if ratio >= 0.6 else 0.0
         if pick.where and re.search(WHERE_WORDS.get(pick.where, r"$^"), cl):
             s = max(s, 1.0)
         elif pick.where and any(re.search(p, cl) for p in WHERE_WORDS.values()):
