@@ -182,3 +182,45 @@ def melspectrogram(y: np.ndarray, *, sr: float, n_fft: int, hop_length: int, n_m
     """librosa.feature.melspectrogram(y=y, sr=, n_fft=, hop_length=, n_mels=) with its other defaults."""
     S = np.abs(stft(y, n_fft=n_fft, hop_length=hop_length, center=True)) ** 2.0
     return np.einsum("...ft,mf->...mt", S, mel(sr=sr, n_fft=n_fft, n_mels=n_mels), optimize=True)
+
+
+def compile_librosa_kernels() -> list[str]:
+    """Compile, once and in this one process, the numba kernels of the librosa functions the tools call, for
+    both float dtypes, so that numba's on-disk cache is complete before any tool runs.
+
+    Why: numba's cache is not safe against several processes compiling the same kernels at once. Two fresh
+    processes that first reach a kernel with different dtypes (a float32 and a float64 signal) can leave its
+    cache index pointing at the other dtype's machine code, and every later process that loads it segfaults
+    (measured: 1 of 3 trials with three concurrent cold processes; `tests/tools/test_dsp.py`). Loading a
+    complete cache from many processes is safe, so `audiomind models install` (install step 1) calls this.
+    Returns the names of the functions compiled."""
+    import warnings
+
+    import librosa
+
+    sr = 22050
+    t = np.arange(3 * sr) / sr
+    done = []
+    for dtype in (np.float32, np.float64):
+        y = (0.3 * np.sin(2 * np.pi * (220 + 220 * t) * t) * (1 + 0.5 * np.sin(2 * np.pi * 3 * t))).astype(dtype)
+        calls = {
+            "pyin": lambda: librosa.pyin(y, fmin=65.0, fmax=1000.0, sr=sr),
+            "yin": lambda: librosa.yin(y, fmin=65.0, fmax=1000.0, sr=sr),
+            "estimate_tuning": lambda: librosa.estimate_tuning(y=y, sr=sr),
+            "chroma_cqt": lambda: librosa.feature.chroma_cqt(y=y, sr=sr),
+            "chroma_stft": lambda: librosa.feature.chroma_stft(y=y, sr=sr),
+            "onset_strength": lambda: librosa.onset.onset_strength(y=y, sr=sr),
+            "onset_detect": lambda: librosa.onset.onset_detect(y=y, sr=sr),
+            "beat_track": lambda: librosa.beat.beat_track(y=y, sr=sr),
+            "autocorrelate": lambda: librosa.autocorrelate(y),
+            "spectral": lambda: (librosa.feature.spectral_centroid(y=y, sr=sr),
+                                 librosa.feature.spectral_rolloff(y=y, sr=sr),
+                                 librosa.feature.spectral_flatness(y=y),
+                                 librosa.feature.spectral_bandwidth(y=y, sr=sr)),
+        }
+        for name, call in calls.items():
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                call()
+            done.append(f"{name}[{np.dtype(dtype).name}]")
+    return done

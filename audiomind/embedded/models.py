@@ -201,4 +201,8 @@ def install(python: str | None = None, quiet: bool = False) -> int:
     cmd = [python or sys.executable, "-m", "pip", "install", "--no-deps", *NO_DEPS_CARRIERS]
     if quiet:
         cmd.insert(4, "-q")
-    return subprocess.call(cmd)
+    rc = subprocess.call(cmd)
+    if rc == 0:  # numba's kernel cache, filled by one process before any tool runs (dsp.compile_librosa_kernels)
+        rc = subprocess.call([python or sys.executable, "-c",
+                              "from audiomind.embedded.dsp import compile_librosa_kernels as c; c()"])
+    return rc

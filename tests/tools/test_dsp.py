@@ -1,7 +1,9 @@
-"""audiomind.embedded.dsp against librosa: the same numbers to the bit, for the arguments the tools pass (and
-edge lengths: shorter than a frame, exactly one frame, not a whole number of hops)."""
+"""audiomind.embedded.dsp against librosa: the same numbers up to float rounding (a stated tolerance), for the
+arguments the tools pass (and edge lengths: shorter than a frame, exactly one frame, not a whole number of hops)."""
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -101,3 +103,30 @@ def test_scipy_signal_waits_for_an_import_under_way_in_another_thread():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "ok", (out.stdout, out.stderr[-2000:])
+
+
+def test_after_the_install_step_compiles_the_kernels_concurrent_processes_never_corrupt_numbas_cache(tmp_path):
+    """numba's on-disk cache is not safe against processes compiling the same kernels at once: three fresh
+    processes reaching librosa's kernels with float32 and float64 signals left the cache pointing at the other
+    dtype's code in 1 of 3 trials, and every later process segfaulted. The install step
+    (`audiomind models install`) compiles every kernel the tools call in one process first
+    (dsp.compile_librosa_kernels); after it, concurrent processes only load, and a later one still runs."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "NUMBA_CACHE_DIR": str(tmp_path / "numba")}
+    warm = subprocess.run([sys.executable, "-c", "from audiomind.embedded.dsp import compile_librosa_kernels as c; "
+                           "print(len(c()))"], capture_output=True, text=True, timeout=600, env=env)
+    assert warm.returncode == 0 and warm.stdout.strip() == "20", warm.stderr[-1500:]
+    code = ("import numpy as np, librosa, concurrent.futures as cf; sr = 22050; t = np.arange(2 * sr) / sr; "
+            "y = (0.5 * np.sin(2 * np.pi * 440 * t)).astype(np.{dtype}); "
+            "fs = [lambda: librosa.pyin(y, fmin=65, fmax=1000, sr=sr), lambda: librosa.estimate_tuning(y=y, sr=sr), "
+            "lambda: librosa.onset.onset_detect(y=y, sr=sr), lambda: librosa.beat.beat_track(y=y, sr=sr)]; "
+            "ex = cf.ThreadPoolExecutor(4); [f.result() for f in [ex.submit(g) for g in fs]]; print('ok')")
+    procs = [subprocess.Popen([sys.executable, "-c", code.format(dtype=d)], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True, env=env) for d in ("float32", "float64", "float32")]
+    outs = [(p.communicate(timeout=300), p.returncode) for p in procs]
+    later = subprocess.run([sys.executable, "-c", code.format(dtype="float32")], capture_output=True, text=True,
+                           timeout=300, env=env)
+    for (out, err), rc in [*outs, ((later.stdout, later.stderr), later.returncode)]:
+        assert rc == 0 and out.strip() == "ok", (rc, err[-1500:])
