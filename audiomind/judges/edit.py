@@ -631,6 +631,67 @@ def check_removed_position(pos: Position | None, c: Change, fo: Facts) -> tuple[
     return b <= start + tol, f"removed up to {b:.2f} s; {what} starts at {start:.2f} s in the original"
 
 
+# ---------------------------------------------------------------- a level change asked for
+#
+# 'make it quieter', 'turn it up': no sound is added, removed or replaced, so the reader calls the instruction
+# free-form, and the alignment finds the edited clip the original sample for sample at another gain ("nothing was
+# changed"). What such an edit is checked against is the measured change of level: the direction asked for, by an
+# audible amount. The cue words are a table (the instruction reader owns everything else an instruction says).
+
+LEVEL_CUES: tuple[tuple[str, int], ...] = (
+    # a complaint names the opposite of what it asks for: tried first
+    (r"too\s+loud|not\s+so\s+loud", -1),
+    (r"too\s+(?:quiet|soft)|not\s+(?:loud\s+)?enough|hard\s+to\s+hear", +1),
+    (r"quiet(?:er)?|soft(?:er)?|less\s+loud|lower\s+(?:the\s+)?(?:volume|level|gain)|turn\s+(?:it\s+|the\s+\w+\s+)?down|"
+     r"(?:reduce|decrease|drop|cut)\s+(?:the\s+)?(?:volume|level|gain|loudness)|attenuate|fade\s+(?:it\s+)?down", -1),
+    (r"loud(?:er)?|more\s+volume|raise\s+(?:the\s+)?(?:volume|level|gain)|turn\s+(?:it\s+|the\s+\w+\s+)?up|"
+     r"(?:increase|boost)\s+(?:the\s+)?(?:volume|level|gain|loudness)|amplify|boost\s+it", +1),
+)
+"""Words that ask for the whole clip's level to change, and the direction (-1 quieter, +1 louder), tried in order:
+a complaint ('too loud') first, as it names the opposite of what it asks for."""
+LEVEL_AUDIBLE_LU = 1.0
+"""A level change smaller than this is not a change (loudness measurement spread on the same material)."""
+LEVEL_FULL_LU = 6.0
+"""A level change of this size or more in the asked direction fully carries out 'quieter' / 'louder'."""
+
+
+def requested_level(instruction: str | None) -> int | None:
+    """-1 (quieter), +1 (louder) or None: the whole-clip level change an instruction asks for (LEVEL_CUES)."""
+    if not instruction:
+        return None
+    for pattern, direction in LEVEL_CUES:
+        if re.search(rf"\b(?:{pattern})\b", instruction, re.IGNORECASE):
+            return direction
+    return None
+
+
+def level_change(pe: PairEvidence, fo: Facts, fe: Facts) -> tuple[float | None, str]:
+    """(the edited clip's level minus the original's, in LU, and how it was measured): integrated loudness
+    (ITU-R BS.1770) of both clips, else the alignment's fitted gain (dB) where the clips align."""
+    lo, le = _lufs(fo), _lufs(fe)
+    if lo is not None and le is not None:
+        return le - lo, f"integrated loudness {lo:.1f} -> {le:.1f} LUFS ({le - lo:+.1f} LU)"
+    gain = getattr(pe.alignment, "gain_db", None)
+    if pe.alignment.aligned and gain is not None:
+        return float(gain), f"aligned sample for sample at {gain:+.1f} dB"
+    return None, "no loudness measured on one of the clips"
+
+
+def check_level(direction: int, pe: PairEvidence, fo: Facts, fe: Facts, phrase: str) -> dict[str, Any]:
+    """One effectiveness check for a level change asked for: 0 when the level did not move audibly or moved the
+    other way, else |change| / LEVEL_FULL_LU (capped at 1)."""
+    delta, how = level_change(pe, fo, fe)
+    want = "quieter" if direction < 0 else "louder"
+    if delta is None:
+        return {"phrase": phrase, "expected": f"level {want}", "score": 0.0, "evidence": how}
+    moved = delta * direction
+    score = 0.0 if moved < LEVEL_AUDIBLE_LU else _clamp(moved / LEVEL_FULL_LU)
+    verdict = (f"{abs(delta):.1f} LU {want}" if moved >= LEVEL_AUDIBLE_LU else
+               f"{abs(delta):.1f} LU the other way" if moved <= -LEVEL_AUDIBLE_LU else "no audible level change")
+    return {"phrase": phrase, "expected": f"level {want}", "score": round(score, 3), "level_change_lu": round(delta, 2),
+            "evidence": f"{verdict}: {how}"}
+
+
 # ---------------------------------------------------------------- step 5: effectiveness
 
 
@@ -645,14 +706,16 @@ def _at(c: Change, side: str) -> str:
 
 
 def check_effectiveness(exp: EditExpectation, pe: PairEvidence, facts: dict[str, Facts], fo: Facts, fe: Facts,
-                        metric_fallback: float) -> AspectVerdict:
+                        metric_fallback: float, level: int | None = None,
+                        level_phrase: str = "") -> AspectVerdict:
     """Step 5: each instructed change is looked for among the measured changes: an addition among what is new
     (its identity from the tags of its own onset-aligned windows, or voice activity and words for speech; its
     place against the instructed position), a removal among what is gone (and the removed sound no longer
     heard in the edited clip), a replacement as both on one stretch. Score per instructed change:
     (0.4 + 0.6 p_identity), x 0.25 in the wrong place, x 0.5 when a removed sound is still heard in what was
     kept or goes on right next to the removed stretch (cut short), 0 when nothing matching changed; a
-    replacement is the mean of its two halves."""
+    replacement is the mean of its two halves. A level change asked for (`level`: -1 quieter, +1 louder, from
+    `requested_level`) is one more check, against the measured change of loudness (`check_level`)."""
     checks: list[dict[str, Any]] = []
     unverifiable: list[str] = []
     al = pe.alignment
@@ -721,6 +784,8 @@ def check_effectiveness(exp: EditExpectation, pe: PairEvidence, facts: dict[str,
                     if best["identity"] == "unconfirmed":
                         unverifiable.append(f"what '{core}' is (the tags neither confirm nor contradict it)")
                 checks.append(best)
+    if level is not None:  # an identical-but-for-gain pair is exactly what 'make it quieter' should give
+        checks.append(check_level(level, pe, fo, fe, level_phrase or ("quieter" if level < 0 else "louder")))
     parts = [c["score"] for c in checks]  # (a replacement: the mean of its two halves)
     if parts:
         score = sum(parts) / len(parts)
@@ -808,7 +873,10 @@ def pair_captions(exp: EditExpectation, pe: PairEvidence, facts: dict[str, Facts
             where = _removed_place(rem, c, fo) if not exp.added else ""
             sentences.append(f"removes {part}{name(rem, ce.gone).rstrip(',')}{where} "
                              f"(at {ce.gone.start_s:.2f} s)")
-    if al.identical:
+    if al.identical and abs(al.gain_db) >= LEVEL_AUDIBLE_LU:  # the same samples at another gain
+        diff = (f"The edited audio is the original {abs(al.gain_db):.1f} dB "
+                f"{'quieter' if al.gain_db < 0 else 'louder'}.")
+    elif al.identical:
         diff = "There is no audible difference."
     elif not al.aligned:
         diff = _whole_clip_difference(fo, fe)
@@ -901,7 +969,8 @@ def _commonality(pe: PairEvidence, fo: Facts) -> str:
 # ---------------------------------------------------------------- step 6: preservation
 
 
-def check_preservation(exp: EditExpectation, pe: PairEvidence, fo: Facts, fe: Facts) -> AspectVerdict:
+def check_preservation(exp: EditExpectation, pe: PairEvidence, fo: Facts, fe: Facts,
+                       level: int | None = None) -> AspectVerdict:
     """Step 6: the original outside the instructed change is kept sample for sample (energy share, from the
     alignment), no change the instruction did not ask for, the speech kept (unless targeted), the level kept."""
     comps: dict[str, float] = {}
@@ -945,7 +1014,9 @@ def check_preservation(exp: EditExpectation, pe: PairEvidence, fo: Facts, fe: Fa
         notes.append("not alignable: whole-clip comparison")
     lo = fo.loudness.integrated_lufs if fo.loudness else None
     le = fe.loudness.integrated_lufs if fe.loudness else None
-    if lo is not None and le is not None:
+    if lo is not None and le is not None and level is not None:
+        notes.append(f"overall loudness changed by {le - lo:+.1f} LU, as a level change was asked for")
+    elif lo is not None and le is not None:
         dl = le - lo
         comps["level kept"] = 1.0 if abs(dl) <= 6 else _clamp(1 - (abs(dl) - 6) / 12)
         if abs(dl) > 6:
@@ -1153,7 +1224,10 @@ def judge_edit(
         session.note(pe.alignment.why, data=pe.alignment.model_dump())
     # expectations first (the captions name an instructed sound only where the tools confirm it)
     exp = expectations(instruction, original_description, target_description, ev.clip_caption(fo), text_llm, session)
-    eff_measured = check_effectiveness(exp, pe, change_facts, fo, fe, metric_fallback=0.0)
+    level = requested_level(instruction) if exp.operation == "free-form" else None
+    level_phrase = " ".join((instruction or "").split())
+    eff_measured = check_effectiveness(exp, pe, change_facts, fo, fe, metric_fallback=0.0, level=level,
+                                       level_phrase=level_phrase)
     pair_data: dict[str, Any]
     diff_c, comm_c, pair_data = pair_captions(exp, pe, change_facts, fo, fe, eff_measured)
     tool_ids = [c.id for c in session.state.tool_calls]
@@ -1209,8 +1283,9 @@ def judge_edit(
 
     # steps 5-7
     eff = eff_measured if eff_measured.data.get("checks") and "fallback" not in eff_measured.data["checks"][-1] else (
-        check_effectiveness(exp, pe, change_facts, fo, fe, metric_fallback=d_m.fense))
-    pres = check_preservation(exp, pe, fo, fe)
+        check_effectiveness(exp, pe, change_facts, fo, fe, metric_fallback=d_m.fense, level=level,
+                            level_phrase=level_phrase))
+    pres = check_preservation(exp, pe, fo, fe, level=level)
     qual = check_quality(fo, fe)
     sugg = suggestions_for(eff, pres, qual, exp)
     score_note = (f"Edit_score {es:.3f}, Faith_score {fs:.3f} (Eq. 2-3"

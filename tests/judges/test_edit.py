@@ -230,3 +230,47 @@ def test_the_place_of_a_removed_sound_is_checked_on_the_original(tmp_path):
     assert "at the very beginning" in results["first"].predicted_difference
     assert "at the end" in results["last"].predicted_difference, results["last"].predicted_difference
     assert results["first"].edit_score > results["last"].edit_score
+
+
+# ---------------------------------------------------------------- a level change asked for ('make it quieter')
+
+
+@pytest.mark.parametrize("instruction, direction", [
+    ("make it quieter", -1), ("Could you turn it down a bit?", -1), ("it's too loud", -1), ("lower the volume", -1),
+    ("make it louder", +1), ("turn the voice up", +1), ("boost the level", +1), ("it is too quiet", +1),
+    ("add a bell at the end", None), ("remove the hum", None)])
+def test_the_level_change_an_instruction_asks_for(instruction, direction):
+    from audiomind.judges.edit import requested_level
+
+    assert requested_level(instruction) == direction
+
+
+def test_a_clip_made_12_db_quieter_is_an_effective_make_it_quieter_edit(tmp_path):
+    """A flite voice and the same clip through `sox gain -12` (no dither): 'make it quieter' is carried out in full
+    (the same samples at -12 dB), 'make it louder' not at all; the level change is not a preservation loss."""
+    import subprocess
+
+    from audiomind import synth
+
+    speech = aio.load(synth.speech("the quick brown fox jumps over the lazy dog", tmp_path / "raw.wav", voice="slt"),
+                      sr=16000, mono=True).astype(np.float32)
+    y = np.concatenate([speech, np.zeros(8000, np.float32)])
+    original = aio.write_wav(tmp_path / "original.wav", (0.7 * y / np.max(np.abs(y))).astype(np.float32), 16000)
+    quieter = tmp_path / "quieter.wav"
+    subprocess.run(["sox", "-D", str(original), str(quieter), "gain", "-12"], check=True, timeout=60)
+
+    r = judge_edit(original, quieter, instruction="Make it quieter.", trace_dir=tmp_path / "tr")
+    assert r.expectation.operation == "free-form"  # the reader names no sound: the level is what is checked
+    check = r.effectiveness.data["checks"][-1]
+    assert check["expected"] == "level quieter"
+    # BS.1770 integrated loudness of the same samples scaled by -12 dB: -12 LU up to gating and 16-bit rounding
+    assert check["level_change_lu"] == pytest.approx(-12.0, abs=0.3)
+    assert r.effectiveness.label == "effective" and r.effectiveness.score == pytest.approx(1.0)
+    assert r.preservation.label == "preserved" and "level kept" not in r.preservation.data["components"]
+    assert "12.0 dB quieter" in r.predicted_difference
+    assert validate_trace_file(r.trace_path) == []
+
+    louder = judge_edit(original, quieter, instruction="make it louder", trace_dir=tmp_path / "tr")
+    check = louder.effectiveness.data["checks"][-1]
+    assert check["expected"] == "level louder" and check["score"] == 0.0 and "the other way" in check["evidence"]
+    assert louder.effectiveness.label == "ineffective"
