@@ -14,6 +14,13 @@ librosa's, so the results are the same to the bit (tests/tools/test_dsp.py compa
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import os
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
 from types import ModuleType
 
 import numpy as np
@@ -224,3 +231,45 @@ def compile_librosa_kernels() -> list[str]:
                 call()
             done.append(f"{name}[{np.dtype(dtype).name}]")
     return done
+
+
+_GUARD = threading.Lock()
+_GUARD_HOLDERS = 0
+_GUARD_FILE = None
+_WARM: set[str] = set()
+
+
+def _lock_path() -> str:
+    """One lock file per environment (the numba cache lives in its site-packages)."""
+    tag = hashlib.sha256(sys.prefix.encode()).hexdigest()[:16]
+    return os.path.join(tempfile.gettempdir(), f"audiomind-numba-{tag}.lock")
+
+
+@contextlib.contextmanager
+def numba_compiles(site: str) -> Iterator[None]:
+    """Around a call into librosa's numba kernels at `site`, until it has run once in this process: other
+    processes of this environment wait at their own first calls, so no two processes write numba's cache at
+    once (its entries are numbered per file, and two writers can cross-wire them: the crash that
+    compile_librosa_kernels avoids for the kernels it knows; this covers the specialisations it does not).
+    Threads of one process share the hold; numba's own compiler lock serialises their compiles."""
+    global _GUARD_HOLDERS, _GUARD_FILE
+    if site in _WARM:
+        yield
+        return
+    import fcntl
+
+    with _GUARD:
+        if _GUARD_HOLDERS == 0:
+            _GUARD_FILE = open(_lock_path(), "a")  # noqa: SIM115 (held across the block, closed below)
+            fcntl.flock(_GUARD_FILE, fcntl.LOCK_EX)
+        _GUARD_HOLDERS += 1
+    try:
+        yield
+        _WARM.add(site)
+    finally:
+        with _GUARD:
+            _GUARD_HOLDERS -= 1
+            if _GUARD_HOLDERS == 0 and _GUARD_FILE is not None:
+                fcntl.flock(_GUARD_FILE, fcntl.LOCK_UN)
+                _GUARD_FILE.close()
+                _GUARD_FILE = None

@@ -10,8 +10,11 @@ planner can read on its next step.
 from __future__ import annotations
 
 import concurrent.futures as cf
+import functools
 import hashlib
+import inspect
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -19,6 +22,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from audiomind.artifacts import make_artifact
+from audiomind.embedded.dsp import numba_compiles
 from audiomind.embedded.models import cache_dir
 from audiomind.fsutil import atomic_write
 from audiomind.state import Artifact, Coverage, EvidenceItem, ToolCall, ToolCallRequest, ToolCallStatus
@@ -270,7 +274,11 @@ class ToolExecutor:
         ctx = ToolContext(artifacts, self.derived_dir, executor=self)
         args = manifest.args_model.model_validate(arguments)
         t0 = time.monotonic()
-        result = manifest.callable(args, ctx)
+        if calls_numba(manifest.callable):  # its first run per process holds the numba-cache lock (dsp)
+            with numba_compiles(manifest.name):
+                result = manifest.callable(args, ctx)
+        else:
+            result = manifest.callable(args, ctx)
         duration = time.monotonic() - t0
         if not isinstance(result, ToolResult):
             raise TypeError(f"{manifest.entry} returned {type(result).__name__}, expected ToolResult")
@@ -282,3 +290,13 @@ class ToolExecutor:
         if use_cache and key:
             self.cache.put(key, result)  # type: ignore[union-attr]
         return result, False, key, duration
+
+
+@functools.lru_cache(maxsize=None)
+def calls_numba(fn) -> bool:
+    """Whether a tool's module imports librosa (whose kernels numba compiles and caches on disk)."""
+    module = sys.modules.get(getattr(fn, "__module__", ""))
+    try:
+        return module is not None and "import librosa" in inspect.getsource(module)
+    except (OSError, TypeError):
+        return False

@@ -130,3 +130,26 @@ def test_after_the_install_step_compiles_the_kernels_concurrent_processes_never_
                            timeout=300, env=env)
     for (out, err), rc in [*outs, ((later.stdout, later.stderr), later.returncode)]:
         assert rc == 0 and out.strip() == "ok", (rc, err[-1500:])
+
+
+def test_first_calls_into_numba_wait_for_another_process_then_run_free(tmp_path):
+    """dsp.numba_compiles: while one process holds the first-call lock of this environment, another
+    process's first call waits; a site that has run once in a process no longer takes the lock."""
+    import subprocess
+    import sys
+    import time
+
+    holder = subprocess.Popen([sys.executable, "-c", (
+        "import time; from audiomind.embedded.dsp import numba_compiles\n"
+        "with numba_compiles('site'):\n    print('held', flush=True); time.sleep(3)\n")],
+        stdout=subprocess.PIPE, text=True)
+    assert holder.stdout.readline().strip() == "held"
+    t0 = time.monotonic()
+    with dsp.numba_compiles("test.site"):
+        waited = time.monotonic() - t0
+    holder.wait(timeout=30)
+    assert waited >= 1.0, f"entered after {waited:.2f} s while another process held the lock"
+    t0 = time.monotonic()
+    with dsp.numba_compiles("test.site"):  # warm in this process: no lock taken
+        pass
+    assert time.monotonic() - t0 < 0.5

@@ -653,6 +653,7 @@ def onset_count(path: str, spans: list[tuple[float, float]]) -> int | None:
         import numpy as np
 
         from audiomind import audio as aio
+        from audiomind.embedded.dsp import numba_compiles
 
         y = aio.load_cached(path, sr=16000).astype(np.float32)
         total = 0
@@ -661,7 +662,8 @@ def onset_count(path: str, spans: list[tuple[float, float]]) -> int | None:
             if len(seg) < 2048:
                 total += 1
                 continue
-            on = librosa.onset.onset_detect(y=seg, sr=16000, hop_length=256, backtrack=False, units="time")
+            with numba_compiles("rubric.onset_count"):  # numba's cache, written by one process at a time
+                on = librosa.onset.onset_detect(y=seg, sr=16000, hop_length=256, backtrack=False, units="time")
             total += max(1, len(on))
         return total
     except Exception:  # noqa: BLE001
