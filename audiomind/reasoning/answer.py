@@ -14,6 +14,7 @@ from pydantic import BaseModel, Field
 
 from audiomind.reasoning.facts import Facts, read_facts
 from audiomind.reasoning.question import QuestionAnalysis
+from audiomind.reasoning.steps import StepOutcome, execute
 from audiomind.reasoning.verifiers import VerifierResult, run_verifiers
 from audiomind.state import EvidenceState
 
@@ -48,7 +49,65 @@ def decide_from(facts: Facts, analysis: QuestionAnalysis) -> Decision:
         end = span.end_s if span.end_s is not None else (min(dur, start + length) if span.start_s == 0.0 else dur)
         facts = facts.within(start, end)
     results = run_verifiers(facts, analysis)
-    return combine(results, analysis, facts)
+    frame = analysis.frame
+    if frame is not None and frame.derived:
+        outcome = execute(frame, facts)
+        return from_step(outcome, results, analysis, facts) if outcome else step_not_taken(results, analysis, facts)
+    decision = combine(results, analysis, facts)
+    if frame is not None and frame.unaccounted and decision.confidence > PARTIAL_READING_CAP:
+        words = ", ".join(repr(w) for w in frame.unaccounted)
+        decision = decision.model_copy(update={
+            "confidence": PARTIAL_READING_CAP,
+            "confidence_reason": f"{decision.confidence_reason}; the reading did not account for {words}"})
+    return decision
+
+
+PARTIAL_READING_CAP = 0.45  # a question the reading did not fully understand is never answered confidently
+LITERAL = ("transcript_match", "transcript_complement", "transcript_absent", "count", "count_words",
+           "count_speakers", "count_events")
+
+
+def from_step(outcome: StepOutcome, results: list[VerifierResult], a: QuestionAnalysis, facts: Facts) -> Decision:
+    """The answer the step executor derived: the choice holding the derived value."""
+    best = max(range(len(a.choices)), key=lambda i: outcome.supports[i])
+    conf = outcome.reliability
+    reasons = [f"the step {outcome.step.kind} decides ({outcome.reason})"]
+    if sum(1 for s in outcome.supports if s >= 0.5) > 1:
+        conf *= 0.5
+        reasons.append("more than one choice holds the derived value")
+    if facts.failed:
+        conf = min(conf, 0.6)
+        reasons.append("tools failed: " + ", ".join(facts.failed))
+    conf = round(max(0.05, min(0.9, conf)), 3)
+    return Decision(choice_index=best, confidence=conf, method=f"step:{outcome.step.kind}",
+                    rationale=f"{outcome.reason}; so {a.choices[best]!r}", confidence_reason="; ".join(reasons),
+                    cited_evidence_ids=outcome.evidence_ids,
+                    scores=[round(s, 3) for s in outcome.supports], verifiers=results)
+
+
+def step_not_taken(results: list[VerifierResult], a: QuestionAnalysis, facts: Facts) -> Decision:
+    """The question asks for a step the executor could not take on this evidence: an admitted guess. A literal
+    match of what was heard is no support for a derived answer ('pushed back by one day' is not the day said)."""
+    frame = a.frame
+    assert frame is not None
+    step = frame.blocking_step or next(s for s in frame.steps if s.kind != "hypothetical") if frame.steps else None
+    n = len(a.choices)
+    usable = [r for r in results if r.name not in LITERAL]
+    scores = [sum(r.fit * r.reliability * r.verdicts[i].support for r in usable) for i in range(n)]
+    literal = {i for r in results if r.name in LITERAL for i, v in enumerate(r.verdicts) if v.support >= 0.5}
+    open_ = [i for i in range(n) if i not in literal] or list(range(n))
+    pick = max(open_, key=lambda i: scores[i])
+    kind = step.kind if step else "a derivation"
+    why = (f"the question asks for {kind} ({step.cue!r})" if step else "the question asks for a derived answer")
+    why += (", a step the policy cannot take" if step and not step.executable
+            else ", and the evidence does not hold what that step needs")
+    if literal:
+        why += f"; what was heard literally ({', '.join(repr(a.choices[i]) for i in sorted(literal))}) is no support"
+    conf = round(min(0.35, 1.0 / max(1, len(open_))), 3)
+    return Decision(choice_index=pick, confidence=conf, method="guess",
+                    rationale=f"{why}; {a.choices[pick]!r} is a guess", confidence_reason=why,
+                    cited_evidence_ids=[i for r in results for i in r.evidence_ids][:8],
+                    scores=[round(s, 3) for s in scores], verifiers=results)
 
 
 def combine(results: list[VerifierResult], a: QuestionAnalysis, facts: Facts) -> Decision:

@@ -16,6 +16,8 @@ from functools import lru_cache
 
 from pydantic import BaseModel, Field
 
+from audiomind.language.frames import QuestionFrame
+from audiomind.language.question import Reader, read_question
 from audiomind.tools.manifest import ToolManifest
 
 NUMBER_WORDS = {
@@ -165,6 +167,7 @@ class QuestionAnalysis(BaseModel):
     targets: list[str] = Field(default_factory=list)
     similar_tools: list[tuple[str, float]] = Field(default_factory=list)
     rationale: str = ""
+    frame: QuestionFrame | None = Field(default=None, description="the typed reading of the question")
 
     @property
     def primary(self) -> str:
@@ -313,8 +316,11 @@ def time_span(question: str) -> TimeSpan | None:
     return TimeSpan(start_s=0.0 if where in ("beginning", "start") else None, end_s=None, where=where)
 
 
-def analyse(question: str, choices: list[str], available: list[ToolManifest]) -> QuestionAnalysis:
-    """Families with relevance, steps, explicit time span, and the tools their evidence needs."""
+def analyse(question: str, choices: list[str], available: list[ToolManifest],
+            reader: Reader | None = None) -> QuestionAnalysis:
+    """Families with relevance, steps, explicit time span, and the tools their evidence needs; `frame` is
+    the reading of `reader` (default: the rule reader)."""
+    frame = read_question(question, list(choices), reader)
     q = question.lower()
     semantic = _semantic_families(question)
     lexical = _lexical_families(q)
@@ -348,6 +354,13 @@ def analyse(question: str, choices: list[str], available: list[ToolManifest]) ->
     if "speech_content" in families and not lexical.get("speech_content") and any(
             v >= 0.7 for f_, v in shaped.items() if f_ not in ("speech_content", "count_events")):
         families["speech_content"] = min(families["speech_content"], 0.5)
+    if frame.about_speech:
+        # 'which position does the voice announce?': a question built on a verb of saying asks what is said,
+        # whatever shape its choices have (sides, days, genders are then words to hear, not measurements)
+        families["speech_content"] = max(families.get("speech_content", 0.0), 0.85)
+        for fam, v in shaped.items():
+            if fam not in ("speech_content", "count_events", "count_words") and fam in families:
+                families[fam] = min(families[fam], 0.3)
     steps = [name for name, pat in STEP_PATTERNS.items() if pat.search(q)]
     day_choices = choices and sum(any(d in c.lower() for d in DAYS) for c in choices) >= max(2, len(choices) - 1)
     if day_choices and "day_offset" not in steps and re.search(
@@ -366,8 +379,11 @@ def analyse(question: str, choices: list[str], available: list[ToolManifest]) ->
         tools += [t for t in FAMILIES[fam][1] if t in names and t not in tools]
     if steps and any(s in ("before_voice", "after_voice") for s in steps):
         tools += [t for t in ("vad", "count_events") if t in names and t not in tools]
-    if "not_mentioned" in steps or "day_offset" in steps:
+    if "not_mentioned" in steps or "day_offset" in steps or frame.about_speech or any(
+            st.kind != "pause_length" for st in frame.steps):
         tools += [t for t in ("vad", "asr") if t in names and t not in tools]
+    if any(st.kind == "pause_length" for st in frame.steps):
+        tools += [t for t in ("vad",) if t in names and t not in tools]
     nearest = sorted(semantic.items(), key=lambda kv: -kv[1])[:3]
     rationale = (
         "families by relevance: " + ", ".join(f"{k} {v:.2f}" for k, v in sorted(families.items(), key=lambda kv: -kv[1])[:5])
@@ -376,10 +392,11 @@ def analyse(question: str, choices: list[str], available: list[ToolManifest]) ->
         + (f"; steps: {', '.join(steps)}" if steps else "")
         + (f"; needs a step the policy cannot take ({unsupported.group(0)!r})" if unsupported else "")
         + f"; tools: {', '.join(tools) or 'none'}"
+        + f"; reading: {frame.summary()}"
     )
     return QuestionAnalysis(
         question=question, choices=list(choices), families=families, steps=steps,
         unsupported_step=unsupported.group(0) if unsupported else None, time_span=time_span(question),
         tools=tools, targets=targets or ["the overall content: speech, sound events and music"],
-        similar_tools=[], rationale=rationale,
+        similar_tools=[], rationale=rationale, frame=frame,
     )

@@ -761,7 +761,10 @@ def verify_side(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         truth = "left" if bal >= SIDE_DB else "right" if bal <= -SIDE_DB else "center"
         reason = f"left minus right level {bal:+.1f} dB (a side needs >= {SIDE_DB:g} dB)"
     supports = [0.0 if s is None else (1.0 if s == truth else -1.0) for s in sides]
-    return _result("stereo_side", a, max(a.fit("side"), 0.6), 0.9 if bal is not None and abs(bal) >= 6 else 0.7,
+    # side words in the choices make this a question about where the sound is, unless the reading says the
+    # question asks what is said ('which position does the voice announce?')
+    fit = a.fit("side") if a.frame is not None and a.frame.about_speech else max(a.fit("side"), 0.6)
+    return _result("stereo_side", a, fit, 0.9 if bal is not None and abs(bal) >= 6 else 0.7,
                    supports, [""] * len(sides), reason, f.channels.evidence_ids)
 
 

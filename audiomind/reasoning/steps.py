@@ -1,0 +1,222 @@
+"""The step executor: takes the derivation steps a `QuestionFrame` names, on the facts, to a value per choice.
+
+Steps it knows: a day offset from the one spoken weekday; a total, a difference or a remainder of spoken
+quantities; the length of a pause between utterances; the opposite of a spoken adjective (WordNet). Each step
+either yields a `StepOutcome` (the derived value, support per choice, the reason and the evidence it rests on)
+or None when the facts do not hold what it needs: the answer step then admits a guess and names the step.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from audiomind.language.frames import DerivationStep, QuestionFrame
+from audiomind.language.numbers import DAYS, Quantity, number_in, same_noun, spoken_quantities
+from audiomind.language.question import words_of
+from audiomind.reasoning.facts import Facts
+
+VALUE_TOL = 1e-6  # quantities are compared as spoken numbers: equal up to float rounding
+MIN_PAUSE_S = 0.25  # a silence between utterances shorter than this is no pause a listener names
+
+
+class StepOutcome(BaseModel):
+    step: DerivationStep
+    value: str = Field(description="the derived value, said plainly")
+    supports: list[float] = Field(description="per choice, -1 (contradicted) .. 1 (the derived value)")
+    reason: str
+    reliability: float
+    evidence_ids: list[str] = Field(default_factory=list)
+
+
+def _choice_values(choices: list[str]) -> list[Quantity | None]:
+    out: list[Quantity | None] = []
+    for c in choices:
+        qs = spoken_quantities(c)
+        if qs:
+            out.append(qs[0])
+        else:
+            n = next((number_in(w) for w in words_of(c) if number_in(w) is not None), None)
+            out.append(Quantity(value=n, text=c, position=0) if n is not None else None)
+    return out
+
+
+def _numeric_supports(choices: list[str], value: float, unit: str | None) -> list[float] | None:
+    vals = _choice_values(choices)
+    if sum(v is not None for v in vals) < max(2, len(choices) - 1):
+        return None  # the choices are not numbers: the step's value cannot be matched to them
+    out = []
+    for v in vals:
+        if v is None:
+            out.append(0.0)
+        elif abs(v.value - value) <= VALUE_TOL and (v.unit is None or unit is None or v.unit == unit):
+            out.append(1.0)
+        else:
+            out.append(-1.0)
+    return out if max(out) == 1.0 else None
+
+
+def _word_reliability(facts: Facts, texts: list[str]) -> float:
+    """How sure the recogniser was of the words a step rests on (mean word probability; 0.7 if unknown)."""
+    t = facts.transcript
+    probs = [w.probability for w in (t.words if t else []) if w.probability is not None
+             and any(part in words_of(w.text) for x in texts for part in words_of(x))]
+    return min(0.9, max(0.4, sum(probs) / len(probs))) if probs else 0.7
+
+
+def _fmt(x: float) -> str:
+    return f"{x:g}"
+
+
+def day_offset(step: DerivationStep, frame: QuestionFrame, facts: Facts) -> StepOutcome | None:
+    t = facts.transcript
+    if t is None:
+        return None
+    heard = [d for d in DAYS if d in words_of(t.text)]
+    if len(set(heard)) != 1:
+        return None
+    n = int(step.amount or 1)
+    sign = -1 if step.direction == "earlier" else 1
+    target = DAYS[(DAYS.index(heard[0]) + sign * n) % 7]
+    supports = [1.0 if target in words_of(c) else (-1.0 if any(d in words_of(c) for d in DAYS) else 0.0)
+                for c in frame.choices]
+    if max(supports, default=0) < 1:
+        return None
+    return StepOutcome(step=step, value=target.title(), supports=supports,
+                       reason=f"the transcript names {heard[0].title()}; {n} day(s) "
+                              f"{'earlier' if sign < 0 else 'later'} ({step.cue!r}) is {target.title()}",
+                       reliability=_word_reliability(facts, [heard[0]]), evidence_ids=t.evidence_ids)
+
+
+def _quantities(facts: Facts) -> list[Quantity]:
+    return spoken_quantities(facts.transcript.text) if facts.transcript else []
+
+
+def _same_unit_pair(qs: list[Quantity], choices: list[str]) -> tuple[str | None, list[Quantity]]:
+    """The quantities of the unit the choices (or most of the transcript's quantities) are in."""
+    units = [v.unit for v in _choice_values(choices) if v is not None and v.unit]
+    if units:
+        unit = max(set(units), key=units.count)
+        return unit, [q for q in qs if q.unit == unit]
+    counted = [q.unit for q in qs]
+    unit = max(set(counted), key=counted.count) if counted else None
+    return unit, [q for q in qs if q.unit == unit]
+
+
+def total(step: DerivationStep, frame: QuestionFrame, facts: Facts) -> StepOutcome | None:
+    unit, qs = _same_unit_pair(_quantities(facts), frame.choices)
+    if len(qs) < 2:
+        return None
+    value = sum(q.value for q in qs)
+    supports = _numeric_supports(frame.choices, value, unit)
+    if supports is None:
+        return None
+    parts = " + ".join(q.text for q in qs)
+    return StepOutcome(step=step, value=f"{_fmt(value)} {unit or ''}".strip(), supports=supports,
+                       reason=f"spoken quantities {parts} ({step.cue!r}) = {_fmt(value)} {unit or ''}".strip(),
+                       reliability=_word_reliability(facts, [q.text for q in qs]),
+                       evidence_ids=facts.transcript.evidence_ids if facts.transcript else [])
+
+
+def difference(step: DerivationStep, frame: QuestionFrame, facts: Facts) -> StepOutcome | None:
+    unit, qs = _same_unit_pair(_quantities(facts), frame.choices)
+    if len(qs) != 2:
+        return None
+    value = abs(qs[0].value - qs[1].value)
+    supports = _numeric_supports(frame.choices, value, unit)
+    if supports is None:
+        return None
+    return StepOutcome(step=step, value=f"{_fmt(value)} {unit or ''}".strip(), supports=supports,
+                       reason=f"spoken quantities {qs[0].text} and {qs[1].text} differ by {_fmt(value)} ({step.cue!r})",
+                       reliability=_word_reliability(facts, [q.text for q in qs]),
+                       evidence_ids=facts.transcript.evidence_ids if facts.transcript else [])
+
+
+def remainder(step: DerivationStep, frame: QuestionFrame, facts: Facts) -> StepOutcome | None:
+    if step.amount is None:
+        return None
+    qs = _quantities(facts)
+    topics = [w.word for w in frame.words if w.role == "topic"]
+    base = [q for q in qs if any(same_noun(q.noun, t) for t in topics)]
+    if len(base) != 1:
+        base = qs if len(qs) == 1 else []
+    if len(base) != 1:
+        return None
+    value = base[0].value + (step.amount if step.direction == "more" else -step.amount)
+    if value < 0:
+        return None
+    supports = _numeric_supports(frame.choices, value, base[0].unit)
+    if supports is None:
+        return None
+    op = "+" if step.direction == "more" else "-"
+    return StepOutcome(step=step, value=_fmt(value), supports=supports,
+                       reason=f"the transcript states {base[0].text}; the question's change ({step.cue!r}) "
+                              f"is {op}{_fmt(step.amount)}: {_fmt(value)}",
+                       reliability=_word_reliability(facts, [base[0].text]),
+                       evidence_ids=facts.transcript.evidence_ids if facts.transcript else [])
+
+
+def pause_length(step: DerivationStep, frame: QuestionFrame, facts: Facts) -> StepOutcome | None:
+    from audiomind.reasoning.verifiers import choice_seconds
+
+    if facts.speech is None or len(facts.speech.segments) < 2:
+        return None
+    segs = sorted(facts.speech.segments, key=lambda s: s.start_s)
+    gaps = [(b.start_s - a.end_s, a.end_s, b.start_s) for a, b in zip(segs, segs[1:]) if b.start_s - a.end_s >= MIN_PAUSE_S]
+    if not gaps:
+        return None
+    gap, g0, g1 = max(gaps)
+    secs = [choice_seconds(c, facts.duration_s) for c in frame.choices]
+    if sum(s is not None for s in secs) < max(2, len(secs) - 1):
+        return None
+    dist = [abs(s - gap) if s is not None else None for s in secs]
+    best = min(d for d in dist if d is not None)
+    tol = max(0.3, 0.25 * gap)
+    supports = [0.0 if d is None else (1.0 if d == best and d <= tol else -1.0 if d > tol else 0.3) for d in dist]
+    if max(supports) < 1:
+        return None
+    others = f"; {len(gaps) - 1} shorter pause(s)" if len(gaps) > 1 else ""
+    return StepOutcome(step=step, value=f"{gap:.1f} s", supports=supports,
+                       reason=f"voice activity pauses from {g0:.2f} s to {g1:.2f} s: {gap:.2f} s{others}",
+                       reliability=0.75 if len(gaps) == 1 else 0.6, evidence_ids=facts.speech.evidence_ids)
+
+
+def opposite(step: DerivationStep, frame: QuestionFrame, facts: Facts) -> StepOutcome | None:
+    from audiomind.language.wordnet import antonyms
+
+    t = facts.transcript
+    if t is None:
+        return None
+    heard = set(words_of(t.text))
+    opp = {a for w in heard for a in antonyms(w)}
+    supports, found = [], []
+    for c in frame.choices:
+        cw = set(words_of(c))
+        if cw & opp:
+            supports.append(1.0)
+            found.append(c)
+        elif cw & heard:
+            supports.append(-1.0)  # the spoken word itself is not its opposite
+        else:
+            supports.append(0.0)
+    if len(found) != 1:
+        return None
+    source = sorted(w for w in heard if set(words_of(found[0])) & antonyms(w))
+    return StepOutcome(step=step, value=found[0], supports=supports,
+                       reason=f"the transcript says {', '.join(repr(s) for s in source)}; WordNet gives "
+                              f"{found[0]!r} as its opposite ({step.cue!r})",
+                       reliability=0.7 * _word_reliability(facts, source) / 0.7 if source else 0.6,
+                       evidence_ids=t.evidence_ids)
+
+
+EXECUTORS = {"day_offset": day_offset, "sum": total, "difference": difference, "remainder": remainder,
+             "pause_length": pause_length, "opposite": opposite}
+
+
+def execute(frame: QuestionFrame, facts: Facts) -> StepOutcome | None:
+    """The outcome of the frame's first step (a frame whose steps cannot all be taken yields None)."""
+    if not frame.steps or frame.blocking_step is not None:
+        return None
+    main = [s for s in frame.steps if s.kind != "hypothetical"]
+    if not main:
+        return None
+    return EXECUTORS[main[0].kind](main[0], frame, facts)
