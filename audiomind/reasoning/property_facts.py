@@ -28,6 +28,7 @@ class PropertyRow(BaseModel):
     values: dict[str, list[str]]
     describe: dict[str, list[str]] = Field(default_factory=dict, description="sentences describing each value")
     ordered: dict[str, list[str]] = Field(default_factory=dict, description="two words naming a value in order")
+    defer: list[str] = Field(default_factory=list, description="question families MiniLM-mapped choices defer to")
 
     def value_of(self, raw: Any) -> str | None:
         """The vocabulary value of a tool's raw output value (None: the measurement names no value here)."""
@@ -57,9 +58,7 @@ class SelectorRow(BaseModel):
 
 class Vocabulary(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    defer_families: list[str] = Field(default_factory=list, description="question families MiniLM-mapped "
-                                      "choices defer to")
-    defer_at: float = Field(0.9, ge=0.0, le=1.0, description="relevance at which a family is deferred to")
+    defer_at: float = Field(0.9, ge=0.0, le=1.0, description="relevance at which a `defer` family is deferred to")
     property: list[PropertyRow] = Field(default_factory=list)
     selector: list[SelectorRow] = Field(default_factory=list)
 

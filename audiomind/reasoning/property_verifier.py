@@ -29,7 +29,7 @@ ABOUT_SIM = 0.45       # ... and at least this close for choices mapped by MiniL
 LEXICAL_ABOUT_SIM = 0.3  # ... or this close when every choice uses the vocabulary's own words
 SELECT_SIM = 0.55      # a selector question (its cues present) this close to the selector's examples
 COUNT = re.compile(r"^\W*(\d+(\.\d+)?|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b"
-                   r"\W*(\w+\W*)?$", re.I)  # '5', 'three', '4 beeps': a count, not an item
+                   r"\W*(\w+\W*)?$", re.IGNORECASE)  # '5', 'three', '4 beeps': a count, not an item
 NUMERIC = re.compile(r"\d|\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|once|twice)\b", re.IGNORECASE)
 NEGATION = re.compile(r"\b(no|not|never|without|none|nothing)\b|n't\b")
 WHERE_WORDS = {
@@ -110,14 +110,15 @@ def _question_sim(question: str, prompts: list[str]) -> float:
     return float(np.max(q @ _embed(prompts).T))
 
 
-def _deferred(question: str, choices: list[str], families: dict[str, float] | None) -> bool:
-    """Whether the question analysis places the question in a family MiniLM-mapped choices defer to."""
-    voc = vocabulary()
-    if families is None:
-        from audiomind.reasoning.question import analyse
+def _families(question: str, choices: list[str]) -> dict[str, float]:
+    from audiomind.reasoning.question import analyse
 
-        families = analyse(question, choices, []).families
-    return any(families.get(f, 0.0) >= voc.defer_at for f in voc.defer_families)
+    return analyse(question, choices, []).families
+
+
+def _deferred(row: PropertyRow, families: dict[str, float]) -> bool:
+    """Whether the question analysis places the question in a family the row's MiniLM-mapped choices defer to."""
+    return any(families.get(f, 0.0) >= vocabulary().defer_at for f in row.defer)
 
 
 def _rows_asked(question: str, choices: list[str], families: dict[str, float] | None = None
@@ -126,9 +127,8 @@ def _rows_asked(question: str, choices: list[str], families: dict[str, float] | 
     two different values named by at least half of the choices, and a question about the property (MiniLM
     similarity to its example questions at least ABOUT_SIM, or LEXICAL_ABOUT_SIM when every choice uses the
     vocabulary's own words), unless MiniLM mapped a choice and the question analysis places the question in a
-    family the vocabulary defers to (`families`: the analysis' relevances; computed here when not given)."""
+    family the row defers to (`families`: the analysis' relevances; computed here when not given)."""
     out = []
-    deferred: bool | None = None
     for row in vocabulary().property:
         if not choices:
             break
@@ -137,8 +137,8 @@ def _rows_asked(question: str, choices: list[str], families: dict[str, float] | 
         if len(set(named)) < 2 or 2 * len(named) < len(choices):
             continue
         if not lexical:
-            deferred = _deferred(question, choices, families) if deferred is None else deferred
-            if deferred:
+            families = _families(question, choices) if families is None else families
+            if _deferred(row, families):
                 continue
         qsim = _question_sim(question, row.question)
         if qsim >= (LEXICAL_ABOUT_SIM if lexical else ABOUT_SIM):

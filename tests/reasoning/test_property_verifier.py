@@ -155,6 +155,14 @@ def test_descriptors_run_only_for_questions_whose_choices_name_their_property():
     assert tools_for("Which tone sounds louder?", ["Both are equally loud", "The second tone", "The first tone"]) == []
     assert tools_for("What is the tempo of this recording in beats per minute?", ["195 BPM", "140 BPM", "85 BPM"]) == []
     assert tools_for("Before anyone speaks, how many beeps are there?", ["5", "3", "4", "1"]) == []
+    assert tools_for("Describe how the level of the audio changes.",
+                     ["Silent in the middle", "Louder over time", "Constant volume", "Quieter over time"]) == []
+    assert tools_for("What happens to the pitch across the sequence of notes?",
+                     ["The pitch falls steadily", "The pitch rises and then falls", "The pitch stays on the same note",
+                      "The pitch rises steadily"]) == []
+    # ... while a question about how a voice sounds still reaches the band, though it reads as 'which sound'
+    assert tools_for("How does the speaker sound?", ["like a call on a landline", "full and clear, nothing missing",
+                                                     "dull, as if through a wall"]) == ["band_limits"]
 
 
 # ------------------------------------------------------------------------------------------- end to end (slow)
