@@ -29,6 +29,9 @@ LAYERS: list[tuple[str, ...]] = [
     # beside `audio` and `state`: they import nothing higher, and the tools' executor builds on them.
     ("state", "audio", "trace", "config", "resources", "prompts", "paths", "inputs", "synth", "embedded",
      "artifacts", "fsutil"),
+    # `language` reads questions and instructions into typed frames: plain data and phrase tables, handed an
+    # LLM client when a model reads; the reasoning step and the judges read its frames
+    ("language",),
     ("tools",),
     ("reasoning",),
     ("backends",),

@@ -264,7 +264,7 @@ def _mean4(xs: list[float]) -> float | None:
 def judge_report(run_dir: str | Path, kind: str) -> JudgeReport:
     """The judge section of a judge task's run: per operation (edit-eval), and against the labels: accuracy,
     ROC-AUC, reliability bins, ECE and decisive verdicts of each score (JUDGE_SCORERS)."""
-    from audiomind.bench.tasks.judging import judge_rows
+    from audiomind.bench.judge_rows import judge_rows
 
     rows = [r for r in judge_rows(run_dir, kind) if r.status == "answered"]
     binary = [r for r in rows if r.label in (0.0, 1.0)]
@@ -274,7 +274,7 @@ def judge_report(run_dir: str | Path, kind: str) -> JudgeReport:
         by: dict[str, list[Any]] = defaultdict(list)
         for r in rows:
             by[r.operation or "unknown"].append(r)
-        from audiomind.bench.tasks.judging import OPERATIONS
+        from audiomind.bench.judge_rows import OPERATIONS
 
         names = [o for o in OPERATIONS if o in by] + sorted(k for k in by if k not in OPERATIONS)
         for name, rs in [(o, by[o]) for o in names] + ([("all", rows)] if rows else []):

@@ -141,16 +141,12 @@ def _empty(frame_model: type[F], text: str, problem: str) -> F:
 def read_with_llm(frame_model: type[F], text: str, llm: Any, *, prompt: str | None = None) -> F:
     """`frame_model` (EditSpec, RubricReading, or any pydantic frame) read from `text` by a language model.
 
-    `llm` is a JudgeLLM, or a spec string for one ('openai:MODEL@URL', ...). The model call is kept on the
+    `llm` is a JudgeLLM (audiomind.judges.llm.make_llm('openai:MODEL@URL'), ...). The model call is kept on the
     frame's private `model_call` attribute when the frame allows it, and on `read_with_llm.last_call`.
     For a frame without a wire model, `prompt` (with a {text} slot) is required and the frame's own JSON
     schema constrains the reply."""
-    if isinstance(llm, str):
-        from audiomind.judges.llm import make_llm
-
-        llm = make_llm(llm)
-        if llm is None:
-            raise ValueError("read_with_llm needs a language model spec, not the rules")
+    if isinstance(llm, str):  # the reader sits below the backends and judges: it is handed a client
+        raise TypeError("read_with_llm takes an LLM client (audiomind.judges.llm.make_llm(spec)), not a spec string")
     wire = WIRES.get(frame_model)
     schema, template, convert = wire if wire else (frame_model, prompt, None)
     if template is None:

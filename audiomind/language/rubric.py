@@ -4,7 +4,7 @@ A rubric instruction ("A dog barks twice, then a man says 'hello'") is read into
 check is one of: a sound present or absent, speech present or absent, the order of two events, a count, words
 said, a property of a speaker (gender, speaking rate), a loudness trend, a music tempo, or `unverifiable` (named,
 p = 0.5, never a confident verdict). The rule reader is `audiomind.judges.rubric.decompose.rule_decompose` (its
-phrase tables are data/rubric_phrases.json); `read_rubric` gives its items as typed checks with the words of the
+phrase tables are data/rubric_phrases.json); `audiomind.judges.rubric.decompose.read_rubric` gives its items as typed checks with the words of the
 instruction the reading accounted for and the content words it did not. The verifier reads the typed check: a
 check that does not validate is unverifiable, with the reason.
 """
@@ -161,18 +161,3 @@ def _tokens(s: str) -> list[str]:
     return re.findall(r"[a-z0-9]+(?:'[a-z]+)?", s.lower())
 
 
-def read_rubric(text: str) -> RubricReading:
-    """The rule reading of a rubric instruction: its kept items as typed checks, and the content words of
-    the instruction that no item came from (a clause the reader skipped), in order."""
-    from audiomind.judges.rubric.decompose import rule_decompose, rule_filter
-
-    items = [it for it in rule_filter(text, rule_decompose(text)) if it.kept]
-    read = [RubricReadItem(question=it.question, evidence=it.evidence, check=as_check(it.check)) for it in items]
-    used: set[str] = set()
-    for it in items:
-        used.update(_tokens(it.evidence))
-    function = set(phrases()["function_words"])
-    accounted, unaccounted = [], []
-    for w in _tokens(text):
-        (accounted if w in used or w in function or w.isdigit() else unaccounted).append(w)
-    return RubricReading(text=text, items=read, accounted=accounted, unaccounted=list(dict.fromkeys(unaccounted)))

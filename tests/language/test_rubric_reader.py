@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from audiomind.judges.rubric.decompose import RubricItem
-from audiomind.language.rubric import CHECK_ADAPTER, Count, Order, Unverifiable, as_check, read_rubric
+from audiomind.judges.rubric.decompose import read_rubric
+from audiomind.language.rubric import CHECK_ADAPTER, Count, Order, Unverifiable, as_check
 
 ROWS = [json.loads(line) for line in (Path(__file__).resolve().parents[1] / "data" / "readers" / "rubric.jsonl")
         .read_text().splitlines() if line.strip()]

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from audiomind.judges import evidence as ev
 from audiomind.judges import lexicon
+from audiomind.language import rubric as L
 from audiomind.language.rubric import as_check
 from audiomind.language.rubric import phrases as _phrases
 from audiomind.language.rubric import words_rx
@@ -549,3 +550,18 @@ def rule_filter(instruction: str, items: list[RubricItem]) -> list[RubricItem]:
             it.kept, it.drop_reason = False, "not grounded in the instruction's words"
         seen.add(key)
     return items
+
+
+def read_rubric(text: str) -> L.RubricReading:
+    """The rule reading of a rubric instruction: its kept items as typed checks, and the content words of
+    the instruction that no item came from (a clause the reader skipped), in order."""
+    items = [it for it in rule_filter(text, rule_decompose(text)) if it.kept]
+    read = [L.RubricReadItem(question=it.question, evidence=it.evidence, check=L.as_check(it.check)) for it in items]
+    used: set[str] = set()
+    for it in items:
+        used.update(L._tokens(it.evidence))
+    function = set(L.phrases()["function_words"])
+    accounted, unaccounted = [], []
+    for w in L._tokens(text):
+        (accounted if w in used or w in function or w.isdigit() else unaccounted).append(w)
+    return L.RubricReading(text=text, items=read, accounted=accounted, unaccounted=list(dict.fromkeys(unaccounted)))
