@@ -141,6 +141,7 @@ class AudioMind:
         metadata: dict[str, Any] | None = None,
         write: bool = True,
         trace_path: str | Path | None = None,
+        progress: Callable[[Any], None] | None = None,
     ) -> AskResult:
         """Answer one question about one audio file (with `extra_audio`, about several clips: a multi-clip
         item's further clips, ingested as a1, a2, ... and heard with a0); the trace is written (atomically,
@@ -169,6 +170,8 @@ class AudioMind:
         try:
             for values in stream_run(graph, runtime, state, {"recursion_limit": recursion_limit(runtime)}):
                 last = values
+                if progress is not None:  # the CLI's terminal progress line: the state after each node
+                    progress(values)
         except AudioError:
             raise
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM in the CLI: what the run found is still put on record

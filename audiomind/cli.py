@@ -17,7 +17,22 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every sub-command
 )
+
+
+def _version(value: bool) -> None:
+    if value:
+        from audiomind import __version__
+
+        print(f"audiomind {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main(version: bool = typer.Option(False, "--version", "-V", callback=_version, is_eager=True,
+                                       help="print the version and exit")) -> None:
+    """Auditable, agentic audio understanding: ask questions about audio, with every step on the record."""
 models_app = typer.Typer(help="The embedded (offline) model stack.", no_args_is_help=True)
 tools_app = typer.Typer(help="The tool inventory (manifests in tools/).", no_args_is_help=True)
 trace_app = typer.Typer(
@@ -89,9 +104,13 @@ def ask(
         fail(problem)
     try:
         from audiomind.api import AudioMind
+        from audiomind.cli_common import err
+        from audiomind.cli_report import TerminalProgress
 
         agent = AudioMind(config.with_trace_dir(trace_dir))
-        result = agent.ask(audio, question, choices or None, extra_audio=list(extra_audio or []) or None)
+        with TerminalProgress(err, "ask") as progress:  # stderr, and only when it is a terminal
+            result = agent.ask(audio, question, choices or None, extra_audio=list(extra_audio or []) or None,
+                               progress=progress.update)
     except AudioError as exc:
         fail(str(exc))
     except BackendError as exc:
@@ -140,38 +159,55 @@ def ask(
     raise typer.Exit(0 if result.outcome.status == "answered" else 1)
 
 
-@app.command()
-def doctor() -> None:
-    """What is usable here: backends, embedded models, tools, and why the rest is not."""
+def doctor_rows() -> list:
+    """Every row `doctor` prints (audiomind.cli_common.StatusRow): system, backends, models, lexicon, tools."""
+    import shutil
+
     from audiomind.backends.registry import describe_backends
+    from audiomind.cli_common import StatusRow
     from audiomind.embedded import models
+    from audiomind.judges import lexicon
     from audiomind.tools.manifest import ToolRegistry
 
+    def row(kind: str, name: str, usable: bool, detail: str, status: str | None = None) -> StatusRow:
+        return StatusRow(kind=kind, name=name, usable=usable, status=status or ("yes" if usable else "no"),
+                         detail=detail)
+
+    ffmpeg = shutil.which("ffmpeg")
+    rows = [row("system", "python", True, sys.version.split()[0]),
+            row("system", "ffmpeg", True, ffmpeg or "imageio-ffmpeg binary", None if ffmpeg else "fallback")]
+    rows += [row("backend", s.name, s.usable, s.why) for s in describe_backends()]
+    for name, entry in models.CATALOG.items():
+        ok, why = models.check(name)
+        rows.append(row("model", name, ok, f"{entry.purpose}: {why}"))
+    rows += [row("lexicon", name, why.startswith("ok"), why) for name, why in lexicon.doctor().items()]
+    registry = ToolRegistry.load()
+    for m in registry.all():
+        ok, why = registry.availability(m.name)
+        rows.append(row("tool", m.name, ok, f"[{m.category.value}] {why}"))
+    return rows
+
+
+@app.command()
+def doctor(as_json: bool = typer.Option(False, "--json", help="print the rows as JSON: {version, rows: [{kind, name, "
+                                                              "usable, status, detail}]}")) -> None:
+    """What is usable here: backends, embedded models, tools, and why the rest is not."""
+    from audiomind import __version__
+    from audiomind.cli_common import DoctorReport, cell, print_json, print_table
+
     _quiet_libraries()
+    rows = doctor_rows()
+    if as_json:
+        print_json(DoctorReport(version=__version__, rows=rows))
+        return
     table = Table(title="audiomind doctor", show_lines=False)
     table.add_column("kind")
     table.add_column("name")
     table.add_column("usable")
     table.add_column("detail", overflow="fold")
-    import shutil
-
-    ffmpeg = shutil.which("ffmpeg")
-    table.add_row("system", "python", "yes", sys.version.split()[0])
-    table.add_row("system", "ffmpeg", "yes" if ffmpeg else "fallback", ffmpeg or "imageio-ffmpeg binary")
-    for status in describe_backends():
-        table.add_row("backend", status.name, "yes" if status.usable else "no", escape(status.why))
-    for name, entry in models.CATALOG.items():
-        ok, why = models.check(name)
-        table.add_row("model", name, "yes" if ok else "no", escape(f"{entry.purpose}: {why}"))
-    from audiomind.judges import lexicon
-
-    for name, why in lexicon.doctor().items():
-        table.add_row("lexicon", name, "yes" if why.startswith("ok") else "no", escape(why))
-    registry = ToolRegistry.load()
-    for m in registry.all():
-        ok, why = registry.availability(m.name)
-        table.add_row("tool", m.name, "yes" if ok else "no", escape(f"[{m.category.value}] {why}"))
-    console.print(table)
+    for r in rows:
+        table.add_row(r.kind, cell(r.name), r.status, cell(r.detail))
+    print_table(table)
 
 
 @app.command()
@@ -199,7 +235,8 @@ def serve(
     /healthz, Prometheus /metrics; OpenAPI docs at /docs."""
     from pydantic import ValidationError
 
-    from audiomind.serve import ServeSettings, serve as run_server
+    from audiomind.serve import ServeSettings
+    from audiomind.serve import serve as run_server
 
     _quiet_libraries()
     for r in root or []:
@@ -223,28 +260,48 @@ def models_install(quiet: bool = typer.Option(False, "--quiet", "-q")) -> None:
 
 
 @models_app.command("list")
-def models_list() -> None:
+def models_list(as_json: bool = typer.Option(False, "--json", help="print {models: [{name, carrier, purpose, usable, "
+                                                                  "where, why_not}]} as JSON")) -> None:
     """The embedded models, their carrier packages and where they are."""
+    from audiomind.cli_common import ModelRow, ModelsReport, cell, print_json, print_table
     from audiomind.embedded import models
 
-    table = Table("name", "carrier", "purpose", "usable", "where / why not")
+    rows = []
     for name, entry in models.CATALOG.items():
         ok, why = models.check(name)
-        table.add_row(name, ", ".join(entry.carrier), entry.purpose, "yes" if ok else "no", why)
-    console.print(table)
+        rows.append(ModelRow(name=name, carrier=list(entry.carrier), purpose=entry.purpose, usable=ok,
+                             where=why if ok else None, why_not=None if ok else why))
+    if as_json:
+        print_json(ModelsReport(models=rows))
+        return
+    table = Table("name", "carrier", "purpose", "usable", "where / why not")
+    for r in rows:
+        table.add_row(cell(r.name), cell(", ".join(r.carrier)), cell(r.purpose), "yes" if r.usable else "no",
+                      cell(r.where or r.why_not or ""))
+    print_table(table)
 
 
 @tools_app.command("list")
-def tools_list(tools_dir: Optional[list[Path]] = typer.Option(None, help="extra manifest folder")) -> None:
+def tools_list(tools_dir: Optional[list[Path]] = typer.Option(None, help="extra manifest folder"),
+               as_json: bool = typer.Option(False, "--json", help="print {tools: [{name, category, usable, does, "
+                                                                  "why_not}]} as JSON")) -> None:
     """Every tool with its category and whether it is usable here (and why not)."""
+    from audiomind.cli_common import ToolRow, ToolsReport, cell, print_json, print_table
     from audiomind.tools.manifest import ToolRegistry
 
     registry = ToolRegistry.load(list(tools_dir or []))
-    table = Table("tool", "category", "usable", "does / why not")
+    rows = []
     for m in sorted(registry.all(), key=lambda m: (m.category.value, m.name)):
         ok, why = registry.availability(m.name)
-        table.add_row(m.name, m.category.value, "yes" if ok else "no", m.function if ok else why)
-    console.print(table)
+        rows.append(ToolRow(name=m.name, category=m.category.value, usable=ok, does=m.function,
+                            why_not=None if ok else why))
+    if as_json:
+        print_json(ToolsReport(tools=rows))
+        return
+    table = Table("tool", "category", "usable", "does / why not")
+    for r in rows:
+        table.add_row(cell(r.name), r.category, "yes" if r.usable else "no", cell(r.does if r.usable else r.why_not or ""))
+    print_table(table)
 
 
 @tools_app.command("show")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
-from pydantic import ValidationError
+from pydantic import BaseModel, Field, ValidationError
 from rich.console import Console
 from rich.markup import escape
 
@@ -32,10 +32,88 @@ def one_line(text: str) -> str:
     return "".join(repr(ch)[1:-1] if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in str(text))
 
 
+def cell(text: Any) -> str:
+    """A table cell from untrusted text (a manifest, a path, an error): rich markup shown as written and control
+    characters as escapes, so nothing in it can style or drive the terminal."""
+    return escape(one_line(str(text)))
+
+
 def fail(message: str, code: int = 2) -> None:
     """A user-fixable error: one red line on stderr, a non-zero exit, never a traceback."""
     err.print(f"[bold red]error:[/] {escape(one_line(message))}", soft_wrap=True)  # one line, however long
     raise typer.Exit(code)
+
+
+def print_table(table: Any, out: Console | None = None) -> None:
+    """Print a rich table; when the output is not a terminal (a pipe, a file), at its full natural width, so no
+    cell is cut to '…' or folded at the 80 columns a non-terminal console assumes."""
+    out = out or console
+    if out.is_terminal:
+        out.print(table)
+        return
+    from rich.measure import Measurement
+
+    width = Measurement.get(out, out.options.update(width=1_000_000), table).maximum
+    before = out._width
+    out.width = max(width, 20)
+    try:
+        out.print(table, crop=False)
+    finally:
+        out._width = before
+
+
+class StatusRow(BaseModel):
+    """One row of `doctor --json`: a backend, model, tool, ... and whether it is usable here (and why)."""
+
+    kind: str = Field(description="system | backend | model | lexicon | tool")
+    name: str
+    usable: bool
+    status: str = Field(description="what the table prints: yes | no | fallback")
+    detail: str = Field(description="where it is, or why it is not usable")
+
+
+class DoctorReport(BaseModel):
+    """`audiomind doctor --json`."""
+
+    version: str
+    rows: list[StatusRow]
+
+
+class ToolRow(BaseModel):
+    """One tool of `audiomind tools list --json`."""
+
+    name: str
+    category: str
+    usable: bool
+    does: str = Field(description="what it does (its function line)")
+    why_not: str | None = Field(None, description="why it is not usable here (None when usable)")
+
+
+class ToolsReport(BaseModel):
+    tools: list[ToolRow]
+
+
+class ModelRow(BaseModel):
+    """One embedded model of `audiomind models list --json`."""
+
+    name: str
+    carrier: list[str]
+    purpose: str
+    usable: bool
+    where: str | None = Field(None, description="its file or folder (None when not usable)")
+    why_not: str | None = Field(None, description="why it is not usable (None when usable)")
+
+
+class ModelsReport(BaseModel):
+    models: list[ModelRow]
+
+
+def print_json(payload: Any) -> None:
+    """Machine-readable output: a pydantic model (or plain data) as indented JSON on stdout, no markup."""
+    import json
+
+    data = payload.model_dump(mode="json") if isinstance(payload, BaseModel) else payload
+    print(json.dumps(data, indent=2, ensure_ascii=False))
 
 
 def quiet_libraries() -> None:

@@ -93,3 +93,53 @@ def terminate_as_interrupt() -> None:
     stopped before the process exits. Only from the main thread (signals cannot be set elsewhere)."""
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, _interrupt)
+
+
+def progress_line(values: Any) -> str:
+    """One line on where a running question is, from the state after a graph node: the step, what has been
+    heard and called so far, and whether it is answering ('step 2/6: 1 observation, 8 tool calls, ...')."""
+    get = values.get if isinstance(values, dict) else (lambda k, d=None: getattr(values, k, d))
+    run = get("run")
+    max_steps = (run.get("max_steps") if isinstance(run, dict) else getattr(run, "max_steps", None)) if run else None
+    bits = [f"{len(get('observations') or [])} observation(s)", f"{len(get('tool_calls') or [])} tool call(s)",
+            f"{len(get('decisions') or [])} decision(s)"]
+    if get("final_answer") is not None:
+        stage = "answered, writing the trace"
+    elif get("evidence_summary"):
+        stage = "answering"
+    elif not get("observations"):
+        stage = "listening"
+    else:
+        stage = f"step {len(get('decisions') or []) + 1}" + (f"/{max_steps}" if max_steps else "")
+    return f"{stage}: " + ", ".join(bits)
+
+
+class TerminalProgress:
+    """`ask`'s progress on stderr, only when stderr is a terminal (a spinner with the latest `progress_line`
+    and the seconds so far); a pipe or a file gets nothing, so scripted output stays clean."""
+
+    def __init__(self, console: Any, label: str = "audiomind") -> None:
+        import time
+
+        self._console, self._label, self._t0, self._status = console, label, time.monotonic(), None
+        self.enabled = bool(getattr(console, "is_terminal", False))
+
+    def __enter__(self) -> TerminalProgress:
+        if self.enabled:
+            self._status = self._console.status(f"{self._label}: starting", spinner="dots")
+            self._status.start()
+        return self
+
+    def update(self, values: Any) -> None:
+        if self._status is None:
+            return
+        import time
+
+        from rich.markup import escape
+
+        self._status.update(escape(f"{self._label}: {progress_line(values)} ({time.monotonic() - self._t0:.0f} s)"))
+
+    def __exit__(self, *exc: object) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None

@@ -17,7 +17,7 @@ def _app(seen: list) -> typer.Typer:
 
     @app.command()
     @with_options(config=AGENT_OPTIONS)
-    def cmd(name: str = typer.Argument(...), config: AgentConfig = AgentConfig(),  # noqa: B008
+    def cmd(name: str = typer.Argument(...), config: AgentConfig = AgentConfig(),
             last: int = typer.Option(0)) -> None:
         seen.append((name, config, last))
 
@@ -50,3 +50,87 @@ def test_defaults_are_the_configs_and_help_keeps_the_order():
 def test_a_refused_value_is_one_error_line(tmp_path: Path):
     r = CliRunner().invoke(_app([]), ["x", "--max-steps", "0"])
     assert r.exit_code == 2 and "max_steps" in r.output and "Traceback" not in r.output
+
+
+# ---------------------------------------------------------------- the real CLI: version, -h, --json, piped tables
+
+import json
+import subprocess
+import sys
+
+from audiomind import __version__
+from audiomind.cli import app as real_app
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess:
+    """The installed CLI as a subprocess with stdout a pipe (not a terminal), as a script sees it."""
+    return subprocess.run([sys.executable, "-m", "audiomind", *args], capture_output=True, text=True, timeout=120)
+
+
+def test_version_and_short_help_everywhere():
+    r = CliRunner().invoke(real_app, ["--version"])
+    assert r.exit_code == 0 and r.output.strip() == f"audiomind {__version__}"
+    for args in (["-h"], ["ask", "-h"], ["trace", "-h"], ["trace", "show", "-h"], ["tools", "list", "-h"],
+                 ["bench", "run", "-h"], ["judge", "edit", "-h"], ["mcp", "-h"], ["doctor", "-h"]):
+        r = CliRunner().invoke(real_app, args, env={"COLUMNS": "200"}, prog_name="audiomind")
+        assert r.exit_code == 0, (args, r.output)
+        assert "Usage: audiomind" in r.output and "--help" in r.output, args
+
+
+def test_tools_and_models_list_as_json_have_the_documented_shape():
+    from audiomind.cli_common import ModelsReport, ToolsReport
+    from audiomind.embedded import models
+    from audiomind.tools.manifest import ToolRegistry
+
+    r = CliRunner().invoke(real_app, ["tools", "list", "--json"])
+    assert r.exit_code == 0, r.output
+    tools = ToolsReport.model_validate(json.loads(r.output)).tools
+    assert {t.name for t in tools} == {m.name for m in ToolRegistry.load().all()}
+    for t in tools:
+        assert (t.why_not is None) == t.usable and t.does
+    r = CliRunner().invoke(real_app, ["models", "list", "--json"])
+    assert r.exit_code == 0, r.output
+    rows = ModelsReport.model_validate(json.loads(r.output)).models
+    assert [m.name for m in rows] == list(models.CATALOG)
+    for m in rows:
+        assert (m.where is not None) == m.usable and (m.why_not is None) == m.usable
+        assert "PosixPath" not in (m.where or "") and not (m.where or "").startswith("(")
+
+
+def test_a_piped_table_keeps_every_cell_whole():
+    from audiomind.tools.manifest import ToolRegistry
+
+    r = _cli("tools", "list")
+    assert r.returncode == 0, r.stderr
+    assert "…" not in r.stdout and "..." not in r.stdout.replace("...)", "")
+    flat = " ".join(r.stdout.split())
+    for m in ToolRegistry.load().available():
+        assert " ".join(m.function.split()) in flat, m.name  # each tool's whole description, on one row
+
+
+def test_ask_progress_is_shown_on_a_terminal_only():
+    import io
+
+    from rich.console import Console
+
+    from audiomind import synth
+    from audiomind.cli_report import TerminalProgress, progress_line
+    from tests.backends.conftest import artifact_for, make_state
+
+    state = make_state([artifact_for(synth.beeps(2, Path(__import__("tempfile").mkdtemp()) / "b.wav"))])
+    line = progress_line(state.model_dump())
+    assert line == "step 1/6: 1 observation(s), 1 tool call(s), 0 decision(s)"
+    assert progress_line(state) == line  # the graph streams dicts; a state object reads the same
+
+    tty = io.StringIO()
+    with TerminalProgress(Console(file=tty, force_terminal=True, width=120), "ask") as p:
+        assert p.enabled
+        p.update(state.model_dump())
+        p._status._live.refresh()
+    assert "ask: step 1/6: 1 observation(s)" in tty.getvalue()
+
+    pipe = io.StringIO()
+    with TerminalProgress(Console(file=pipe), "ask") as p:
+        assert not p.enabled
+        p.update(state.model_dump())
+    assert pipe.getvalue() == ""

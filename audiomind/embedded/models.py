@@ -189,7 +189,9 @@ def check(name: str) -> tuple[bool, str]:
     if name not in _LOCATORS:
         return False, f"unknown embedded model {name!r}"
     try:
-        return True, str(_LOCATORS[name]())
+        where = _LOCATORS[name]()
+        # a locator may give several files (DNSMOS: two ONNX models): named as paths, never as a tuple's repr
+        return True, ", ".join(map(str, where)) if isinstance(where, (tuple, list)) else str(where)
     except ModelUnavailable as exc:
         return False, str(exc)
     except Exception as exc:  # a broken carrier install: say so rather than crash doctor
