@@ -1,8 +1,8 @@
 """Clipping and distortion per segment: flat-topped samples, the share of samples piled up near the peak, and
-the crest factor of each separate sound (stretches of sound split by >= 0.3 s of quiet).
+the crest factor of each separate sound (stretches of sound split by >= 0.45 s of quiet).
 
 An overdriven signal is cut at a level: its samples pile up just under that level (natural speech peaks
-rarely: under 0.5% of its samples lie within 10% of its peak) and its crest factor (peak over RMS) drops
+rarely: at most 0.5% of its samples lie within 10% of its peak, in noise too) and its crest factor (peak over RMS) drops
 from speech's 15-20 dB toward 5-10 dB. Flat tops (>= 3 consecutive samples within 1% of each other near the
 peak) show hard clipping in a clean recording; added noise hides them, while the pile-up remains. A pure tone
 piles up near its peak too, so a segment whose strongest FFT bin holds most of its energy needs flat tops."""
@@ -18,10 +18,10 @@ from audiomind.tools.window import WindowArgs, excerpt
 
 SR = 16000
 FRAME = 320
-MIN_GAP_S = 0.3
+MIN_GAP_S = 0.45      # a comma's pause (0.3-0.4 s) stays inside its sentence
 MIN_SEG_S = 0.15
 NEAR_PEAK = 0.9
-NEAR_SHARE = 0.02     # >= 2% of samples within 10% of the peak: piled up
+NEAR_SHARE = 0.012    # >= 1.2% of samples within 10% of the peak: piled up (speech: <= 0.5%)
 FLAT_SHARE = 0.005    # >= 0.5% of samples in flat tops
 CREST_MAX_DB = 11.0   # a clipped (non-tonal) segment's crest factor is at most this
 TONAL_SHARE = 0.5     # the strongest FFT bin (+-2 bins) holding this much of the energy: a tone
@@ -94,7 +94,7 @@ def clipping(args: ClippingArgs, ctx: ToolContext) -> ToolResult:
         flat_total += flat * len(x)
         piled = near >= NEAR_SHARE and crest <= CREST_MAX_DB and not _tonal(x)
         segs.append({"start_s": round(t0 + a / SR, 3), "end_s": round(t0 + b / SR, 3),
-                     "peak_dbfs": round(20 * np.log10(peak), 2), "crest_db": round(float(crest), 2),
+                     "peak_dbfs": round(float(20 * np.log10(peak)), 2), "crest_db": round(float(crest), 2),
                      "near_peak_share": round(near, 4), "flat_top_share": round(flat, 4),
                      "clipped": bool(flat >= FLAT_SHARE or piled)})
     clipped = [i for i, s in enumerate(segs) if s["clipped"]]
