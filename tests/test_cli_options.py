@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 import typer
 from typer.testing import CliRunner
 
@@ -134,3 +136,38 @@ def test_ask_progress_is_shown_on_a_terminal_only():
         assert not p.enabled
         p.update(state.model_dump())
     assert pipe.getvalue() == ""
+
+
+def test_bench_report_json_and_the_tool_calls_plot_counts_front_end_calls(tmp_path):
+    """On the default stack the cascade makes ~8 tool calls per question while the planner may make none: the
+    report's tool-call bins over all calls say so (the planner-only bins put every question at 0)."""
+    from audiomind.bench.cli import bench_app
+    from audiomind.bench.items import ItemResult
+
+    rows = [(0, 8, True), (0, 8, False), (0, 7, True), (2, 8, True), (0, 0, False)]  # (planner, front end, correct)
+    (tmp_path / "results.jsonl").write_text("".join(ItemResult(
+        id=f"q{i}", status="answered", prediction="x", tool_calls=p, frontend_tool_calls=f, correct=ok,
+        wall_time_s=1.0, benchmark="custom").model_dump_json() + "\n" for i, (p, f, ok) in enumerate(rows)))
+    r = CliRunner().invoke(bench_app, ["report", str(tmp_path), "--json"])
+    assert r.exit_code == 0, r.output
+    out = json.loads(r.output)
+    assert out["report_path"].endswith("report.md") and out["comparison"] is None
+    b = out["report"]["behaviour"]
+    assert {k: v["n"] for k, v in b["by_tool_calls"].items() if v["n"]} == {"0": 4, "2-3": 1}
+    assert {k: v["n"] for k, v in b["by_all_tool_calls"].items() if v["n"]} == {"0": 1, "5-8": 3, "9-12": 1}
+    assert b["by_all_tool_calls"]["5-8"]["accuracy"] == pytest.approx(66.67)
+    assert (tmp_path / "plots" / "tool_calls_vs_accuracy.png").read_bytes()[:4] == b"\x89PNG"
+    assert "all tool calls (front end included)" in (tmp_path / "report.md").read_text()
+
+
+def test_bench_run_json_prints_the_run_summary(tmp_path):
+    from audiomind.bench.cli import bench_app
+
+    (tmp_path / "items.jsonl").write_text('{"id": "q1", "audio": "nope.wav", "question": "How many beeps?", '
+                                          '"choices": ["1", "2"], "answer": "2"}\n')
+    r = CliRunner().invoke(bench_app, ["run", "--task", "items", "--source", str(tmp_path / "items.jsonl"),
+                                       "--out", str(tmp_path / "run"), "--json"])
+    assert r.exit_code == 3, r.output  # every item missing_audio: the run says so after its JSON
+    out = json.loads(r.stdout)
+    assert out["summary"]["statuses"] == {"missing_audio": 1} and out["summary"]["total"] == 1
+    assert out["outputs"] == {"results": str(tmp_path / "run" / "results.jsonl")} and out["traces"] is None

@@ -212,7 +212,7 @@ def _storage_errors_fail(fn):
 
 @_storage_errors_fail
 def _run_task(task_name: str, options: dict[str, str], source: Path, audio_dir: Path | None, out: Path,
-              config: AgentConfig, run: RunOptions) -> None:
+              config: AgentConfig, run: RunOptions, as_json: bool = False) -> None:
     """Every `bench run --task ...` (and `bench mmar`): read the task's input row by row, run it through the
     batch runner, write its official files, print its breakdown."""
     from audiomind.bench.tasks import make_task, run_task
@@ -246,15 +246,24 @@ def _run_task(task_name: str, options: dict[str, str], source: Path, audio_dir: 
     except (ValueError, RuntimeError) as exc:
         _fail(str(exc))
     breakdown = task.report(out, loaded)
-    if breakdown is not None and breakdown.table is not None:
+    if breakdown is not None and breakdown.table is not None and not as_json:
         console.print(breakdown.table)
     _summary_line(summary)
     _bad_rows_note(loaded.items)
     lines = [f"{label}: {path}" for label, path in outputs.items()] or [f"results: {out / 'results.jsonl'}"]
     traces = out / "traces"
-    if traces.is_dir() and any(traces.iterdir()):  # no folder is made when no item ran (e.g. no audio at all)
+    has_traces = traces.is_dir() and any(traces.iterdir())  # none when no item ran (e.g. no audio at all)
+    if has_traces:
         lines.append(f"traces: {traces}")
-    console.print("\n".join(lines))
+    if as_json:  # {summary: RunSummary, outputs: {label: path}, traces: path | null}
+        from audiomind.cli_common import print_json
+
+        print_json({"summary": summary.model_dump(mode="json"),
+                    "outputs": {label: str(path) for label, path in outputs.items()}
+                    or {"results": str(out / "results.jsonl")},
+                    "traces": str(traces) if has_traces else None})
+    else:
+        console.print("\n".join(lines))
     if summary.total and summary.statuses.get("missing_audio", 0) == summary.total:
         _fail(f"every one of the {summary.total} item(s) is missing_audio: no audio was found (check --audio-dir); "
               "nothing was answered", code=EXIT_NO_AUDIO)
@@ -276,6 +285,8 @@ def run_cmd(
                                                     "(msu: pack=concat, keep_reverse=true; synthetic: kinds=a,b)"),
     config: AgentConfig = _AGENT,  # --planner --frontend --tools-dir --max-steps ... (cli_common)
     run: RunOptions = _RUN,  # --workers --limit --ray --price* --retry --progress --strict
+    as_json: bool = typer.Option(False, "--json", help="print {summary, outputs, traces} as JSON (summary: the "
+                                                      "runner's RunSummary)"),
 ) -> None:
     """Run (or resume) any registered task: results.jsonl (scored by the task), traces/, summary.json, plus the
     task's own files (mmar: predictions.jsonl + scores.json; msu: msu/; synthetic: predictions.jsonl +
@@ -292,7 +303,7 @@ def run_cmd(
         if task != "items":
             _fail("--benchmark names the results of an item list (--task items); other tasks name their own")
         options.setdefault("benchmark", benchmark)
-    _run_task(task, options, source, audio_dir, out, config, run)
+    _run_task(task, options, source, audio_dir, out, config, run, as_json=as_json)
 
 
 @bench_app.command("report")
@@ -302,6 +313,8 @@ def report(
     compare: Optional[Path] = typer.Option(None, "--compare", help="another run of the same items (e.g. the "
                                            "direct baseline, `bench run --mode direct`): set side by side, "
                                            "overall and per category"),
+    as_json: bool = typer.Option(False, "--json", help="print {report, report_path, comparison} as JSON (report: "
+                                                      "the report.json written beside report.md)"),
 ) -> None:
     """Write RUN_DIR/report.md (+ report.json, plots/*.png): accuracy by group, tool use vs accuracy, latency;
     with --compare, the two runs side by side."""
@@ -314,6 +327,12 @@ def report(
         _fail(f"--compare {compare}: no {RESULTS_FILE} there (not a run directory)")
     path = write_report(run_dir, plots=not no_plots, compare=compare)
     rep = build_report(run_dir)
+    if as_json:
+        from audiomind.cli_common import print_json
+
+        print_json({"report": rep.model_dump(mode="json"), "report_path": str(path),
+                    "comparison": compare_runs(run_dir, compare).model_dump(mode="json") if compare else None})
+        return
     t = Table("measure", "value", title=f"report ({run_dir})")
     o = rep.overall
     t.add_row("items / scored / correct", f"{o.n} / {o.scored} / {o.correct}")

@@ -48,6 +48,9 @@ SELECTIVE_KEYS = ("category",)
 CAL_BINS: tuple[tuple[float, float], ...] = ((0.0, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.8), (0.8, 0.9), (0.9, 1.0))
 TOOL_BINS: tuple[tuple[str, int, float], ...] = (
     ("0", 0, 0), ("1", 1, 1), ("2-3", 2, 3), ("4-5", 4, 5), ("6+", 6, math.inf))
+# Bins over all tool calls of a question, the front end's included (the cascade's perception pass makes ~8).
+ALL_TOOL_BINS: tuple[tuple[str, int, float], ...] = (
+    ("0", 0, 0), ("1-4", 1, 4), ("5-8", 5, 8), ("9-12", 9, 12), ("13+", 13, math.inf))
 
 
 class Acc(BaseModel):
@@ -66,6 +69,8 @@ class Behaviour(BaseModel):
     mean_frontend_tool_calls: float | None
     mean_steps: float | None
     by_tool_calls: dict[str, Acc]
+    by_all_tool_calls: dict[str, Acc] = Field(default_factory=dict, description="accuracy by all tool calls of a "
+                                              "question, the front end's included (ALL_TOOL_BINS)")
 
 
 class Latency(BaseModel):
@@ -461,11 +466,11 @@ def percentile(xs: list[float], q: float) -> float | None:
     return round(s[lo] + (s[hi] - s[lo]) * (k - lo), 3)
 
 
-def tool_bin(n: int) -> str:
-    for label, lo, hi in TOOL_BINS:
+def tool_bin(n: int, bins: tuple[tuple[str, int, float], ...] = TOOL_BINS) -> str:
+    for label, lo, hi in bins:
         if lo <= n <= hi:
             return label
-    return TOOL_BINS[-1][0]
+    return bins[-1][0]
 
 
 def _pct(k: int, n: int) -> float | None:
@@ -580,8 +585,11 @@ def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) ->
             groups[key] = {k: _acc(v) for k, v in sorted(by.items())}
     calls = [int(r.get("tool_calls") or 0) for r in ran]
     bins: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in TOOL_BINS}
+    all_bins: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in ALL_TOOL_BINS}
     for r in ran:
         bins[tool_bin(int(r.get("tool_calls") or 0))].append(r)
+        all_calls = int(r.get("tool_calls") or 0) + int(r.get("frontend_tool_calls") or 0)
+        all_bins[tool_bin(all_calls, ALL_TOOL_BINS)].append(r)
     behaviour = Behaviour(
         items=len(ran),
         mean_tool_calls=_mean([float(c) for c in calls]),
@@ -591,6 +599,7 @@ def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) ->
         mean_frontend_tool_calls=_mean([float(r.get("frontend_tool_calls") or 0) for r in ran]),
         mean_steps=_mean([float(r.get("steps") or 0) for r in ran]),
         by_tool_calls={k: _acc(v) for k, v in bins.items()},
+        by_all_tool_calls={k: _acc(v) for k, v in all_bins.items()},
     )
     times = [float(r.get("wall_time_s") or 0.0) for r in ran]
     latency = Latency(n=len(times), mean_s=_mean(times), p50_s=percentile(times, 50), p90_s=percentile(times, 90),
@@ -654,23 +663,29 @@ def _bar_accuracy(path: Path, title: str, table: dict[str, Acc]) -> Path:
 
 
 def _plot_tools(path: Path, b: Behaviour) -> Path:
+    """Questions and accuracy by tool calls per question: the planner's own calls, and all calls (the front
+    end's perception pass included: on the default stack the cascade makes ~8 while the planner may make none)."""
     plt = _plt()
-    labels = list(b.by_tool_calls)
-    counts = [b.by_tool_calls[k].n for k in labels]
-    accs = [b.by_tool_calls[k].accuracy for k in labels]
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.bar(labels, counts, color="#dd8452", alpha=0.75, label="questions")
-    ax.set_xlabel("planner tool calls per question")
-    ax.set_ylabel("questions")
     from matplotlib.ticker import MaxNLocator
 
-    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-    ax2 = ax.twinx()
-    xs = [i for i, a in enumerate(accs) if a is not None]
-    ax2.plot(xs, [accs[i] for i in xs], "o-", color="#4c72b0", label="accuracy")
-    ax2.set_ylim(0, 105)
-    ax2.set_ylabel("accuracy (%)")
-    ax.set_title("Tool calls vs accuracy")
+    panels = [("planner tool calls per question", b.by_tool_calls),
+              ("all tool calls per question (front end included)", b.by_all_tool_calls)]
+    panels = [(x, d) for x, d in panels if d]
+    fig, axes = plt.subplots(1, len(panels), figsize=(6 * len(panels), 4), squeeze=False)
+    for ax, (xlabel, by) in zip(axes[0], panels):
+        labels = list(by)
+        counts = [by[k].n for k in labels]
+        accs = [by[k].accuracy for k in labels]
+        ax.bar(labels, counts, color="#dd8452", alpha=0.75, label="questions")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("questions")
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        ax2 = ax.twinx()
+        xs = [i for i, a in enumerate(accs) if a is not None]
+        ax2.plot(xs, [accs[i] for i in xs], "o-", color="#4c72b0", label="accuracy")
+        ax2.set_ylim(0, 105)
+        ax2.set_ylabel("accuracy (%)")
+    fig.suptitle("Tool calls vs accuracy")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
@@ -816,7 +831,8 @@ def render_markdown(rep: Report) -> str:
         f"| mean re-listens per question | {_fmt(b.mean_relistens)} |",
         f"| mean front-end tool calls per question | {_fmt(b.mean_frontend_tool_calls)} |",
         f"| mean evidence-loop decisions per question | {_fmt(b.mean_steps)} |", "",
-    ] + _acc_table("planner tool calls", b.by_tool_calls) + [""]
+    ] + _acc_table("planner tool calls", b.by_tool_calls) + [""] + (
+        _acc_table("all tool calls (front end included)", b.by_all_tool_calls) + [""] if b.by_all_tool_calls else [])
     if "tools" in rep.plots:
         out += [f"![tool calls vs accuracy]({rep.plots['tools']})", ""]
     out += _selective_lines(rep)
