@@ -41,14 +41,19 @@ ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "
             "fifth": 5, "5th": 5}
 
 
+def _plain(text: str) -> str:
+    """Lower case, hyphens as spaces ('Telephone-band' holds 'telephone' and 'telephone band')."""
+    return text.lower().replace("-", " ")
+
+
 def _phrase_re(phrase: str) -> re.Pattern[str]:
-    return re.compile(r"(?<![\w-])" + re.escape(phrase.lower()) + r"(?![\w-])")
+    return re.compile(r"(?<!\w)" + re.escape(_plain(phrase)) + r"(?!\w)")
 
 
 def _lexical(choice: str, row: PropertyRow) -> str | None:
     """The value whose longest synonym occurs in the choice (None when none does, or two values tie), else the
     value whose two ordered words occur in that order."""
-    c = choice.lower()
+    c = _plain(choice)
     for value, (first, second) in row.ordered.items():
         a, b = _phrase_re(first).search(c), _phrase_re(second).search(c)
         if a and b and a.start() < b.start() and not _phrase_re(second).search(c[: a.start()]):

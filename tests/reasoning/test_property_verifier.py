@@ -92,6 +92,7 @@ def test_the_descriptor_manifests_declare_boundaries_and_a_version():
 
 @pytest.mark.parametrize("prop,choices,expected", [
     ("band", ["Telephone quality", "Muffled", "Full band"], ["telephone", "muffled", "full"]),
+    ("band", ["Telephone-band", "Muffled", "Full-band"], ["telephone", "muffled", "full"]),  # hyphens read as spaces
     ("space", ["Dry", "In a large hall", "With a distinct echo"], ["dry", "reverberant", "echo"]),
     ("pan_motion", ["From the left channel into the right one", "It starts on the right and ends on the left",
                     "It stays put"], ["left_to_right", "right_to_left", "steady"]),
