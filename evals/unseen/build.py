@@ -1,0 +1,258 @@
+"""Build a blind evaluation set from its data file (evals/unseen/<set>.toml).
+
+    .venv/bin/python evals/unseen/build.py --set reasoning_v1|perception_v1 --out DIR [--seed 0]
+
+Writes DIR/items.jsonl ({"id","kind","question","choices","answer","audio"}, audio relative to DIR) and
+DIR/audio/<id>.wav (16 kHz mono, 16-bit). Every answer is true by construction: the TOML says what is
+spoken, played or cut, and this script only renders it. Choice order: the answer goes to position
+(item index within its kind + kind index) mod number of choices, the distractors are shuffled by a
+seeded RNG, so positions are balanced and the same seed gives byte-identical output.
+
+Audio segments (rendered one after another, `gap` seconds of silence between, default 0.35):
+  {say="text", voice="slt"|"espeak:en-us+whisper", rate=1.0}   flite / espeak-ng speech
+  {sound="bell", times=1, spacing=0.6}                          freedesktop theme sound(s)
+  {tone=440, dur=0.5, wave="sine"|"square"|"saw"|"noise", amp=0.3}
+  {gap=0.5}                                                     silence
+  {notes=[["C4",0.5],["E4",0.5]], program=0}                    fluidsynth notes, one after another
+  {chord=["C4","E4","G4"], dur=1.5, program=0}                  fluidsynth notes at once
+  {clicks=[0.0,0.5,1.0], freq=1200}                             short clicks at the given onsets (s)
+Item options: tracks=[{at=0.0, audio=[...]}, ...] (layers mixed at onsets) instead of audio;
+dropouts=[[t, len], ...] (silence cut into the clip); reverse=true; speed=0.7 (resampled playback);
+noise_bed={start=["speech_start", -1.0], end=["speech_end", 1.5], db=-26} (pink noise laid relative to
+the first track's active span); noise=true (pink noise over the whole clip at `noise_snr_db` of the set).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import subprocess
+import tempfile
+import tomllib
+import zlib
+from math import gcd
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+from scipy.signal import resample_poly
+
+SR = 16000
+HERE = Path(__file__).resolve().parent
+THEME = Path("/usr/share/sounds/freedesktop/stereo")
+SOUNDFONT = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")
+PC = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
+
+
+def load(path: Path) -> np.ndarray:
+    y, sr = sf.read(str(path), dtype="float64", always_2d=True)
+    y = y.mean(axis=1)
+    if sr != SR:
+        g = gcd(sr, SR)
+        y = resample_poly(y, SR // g, sr // g)
+    return y
+
+
+def trim(y: np.ndarray, floor_db: float = -45.0) -> np.ndarray:
+    """Cut the generators' leading/trailing near-silence (10 ms frames)."""
+    f = int(0.01 * SR)
+    n = len(y) // f
+    if n == 0:
+        return y
+    rms = np.sqrt(np.mean(y[: n * f].reshape(n, f) ** 2, axis=1) + 1e-12)
+    loud = np.flatnonzero(20 * np.log10(rms / rms.max()) > floor_db)
+    return y[loud[0] * f: (loud[-1] + 1) * f] if len(loud) else y
+
+
+def midi(name: str) -> int:
+    pc, rest = PC[name[0].upper()], name[1:]
+    while rest and rest[0] in "#b":
+        pc, rest = pc + (1 if rest[0] == "#" else -1), rest[1:]
+    return 12 * (int(rest) + 1) + pc
+
+
+def vlq(n: int) -> bytes:
+    out = [n & 0x7F]
+    while n := n >> 7:
+        out.append(0x80 | (n & 0x7F))
+    return bytes(reversed(out))
+
+
+def fluid(events: list[tuple[float, float, int]], program: int, tmp: Path) -> np.ndarray:
+    """(start_s, dur_s, pitch) notes through fluidsynth + FluidR3_GM (reverb and chorus off), peak 0.5."""
+    tps = 960  # ticks per second at 120 bpm, 480 ticks per quarter
+    ev = sorted([(round(s * tps), 1, bytes([0x90, p, 100])) for s, d, p in events]
+                + [(round((s + d) * tps), 0, bytes([0x80, p, 0])) for s, d, p in events])
+    track, last = b"\x00\xff\x51\x03" + (500000).to_bytes(3, "big") + b"\x00" + bytes([0xC0, program]), 0
+    for t, _, msg in ev:
+        track, last = track + vlq(t - last) + msg, t
+    track += b"\x00\xff\x2f\x00"
+    mid, wav = tmp / "m.mid", tmp / "m.wav"
+    mid.write_bytes(b"MThd" + bytes([0, 0, 0, 6, 0, 0, 0, 1, 1, 0xE0]) + b"MTrk" + len(track).to_bytes(4, "big") + track)
+    subprocess.run(["fluidsynth", "-ni", "-q", "-R", "0", "-C", "0", "-g", "0.6", "-r", "44100", "-F", str(wav),
+                    str(SOUNDFONT), str(mid)], check=True, capture_output=True)
+    y = load(wav)[: int((max(s + d for s, d, _ in events) + 0.3) * SR)]
+    return 0.5 * y / (np.abs(y).max() or 1.0)
+
+
+def speak(text: str, voice: str, rate: float, tmp: Path) -> np.ndarray:
+    raw = tmp / "s.wav"
+    if voice.startswith("espeak:"):
+        subprocess.run(["espeak-ng", "-v", voice[7:], "-s", str(round(165 * rate)), "-w", str(raw), text], check=True)
+    else:
+        subprocess.run(["flite", "--setf", f"duration_stretch={1 / rate:.4f}", "-voice", voice, "-t", text,
+                        "-o", str(raw)], check=True)
+    y = trim(load(raw))
+    return 0.6 * y / (np.abs(y).max() or 1.0)
+
+
+def wave(seg: dict, rng: np.random.Generator) -> np.ndarray:
+    t = np.arange(int(seg["dur"] * SR)) / SR
+    f, kind = seg["tone"], seg.get("wave", "sine")
+    if kind == "sine":
+        y = np.sin(2 * np.pi * f * t)
+    elif kind == "square":
+        y = np.sign(np.sin(2 * np.pi * f * t)) * 0.6
+    elif kind == "saw":
+        y = (2 * ((f * t) % 1.0) - 1) * 0.7
+    else:  # band of noise around f
+        spec = np.fft.rfft(rng.standard_normal(len(t)))
+        fr = np.fft.rfftfreq(len(t), 1 / SR)
+        spec[(fr < f * 0.5) | (fr > f * 4)] = 0
+        y = np.fft.irfft(spec, len(t))
+        y = 0.5 * y / np.abs(y).max()
+    ramp = np.ones_like(y)
+    r = int(0.01 * SR)
+    ramp[:r], ramp[-r:] = np.linspace(0, 1, r), np.linspace(1, 0, r)
+    return seg.get("amp", 0.35) * y * ramp
+
+
+def render(segs: list[dict], gap: float, rng: np.random.Generator, tmp: Path) -> np.ndarray:
+    parts: list[np.ndarray] = []
+    for seg in segs:
+        if "gap" in seg:
+            y = np.zeros(int(seg["gap"] * SR))
+        elif "say" in seg:
+            y = speak(seg["say"], seg.get("voice", "slt"), seg.get("rate", 1.0), tmp)
+        elif "sound" in seg:
+            one = trim(load(THEME / f"{seg['sound']}.oga"))
+            one = 0.5 * one / np.abs(one).max()
+            sp = np.zeros(max(0, int(seg.get("spacing", 0.6) * SR) - len(one)))
+            y = np.concatenate([np.concatenate([one, sp]) for _ in range(seg.get("times", 1))])[: -len(sp) or None]
+        elif "tone" in seg:
+            y = wave(seg, rng)
+        elif "notes" in seg:
+            t, ev = 0.0, []
+            for name, d in seg["notes"]:
+                ev.append((t, d * 0.95, midi(name)))
+                t += d
+            y = fluid(ev, seg.get("program", 0), tmp)
+        elif "chord" in seg:
+            y = fluid([(0.0, seg["dur"], midi(n)) for n in seg["chord"]], seg.get("program", 0), tmp)
+        elif "clicks" in seg:
+            tt = np.arange(int(0.04 * SR)) / SR
+            click = 0.6 * np.sin(2 * np.pi * seg.get("freq", 1200) * tt) * np.exp(-tt / 0.01)
+            y = np.zeros(int((max(seg["clicks"]) + 0.1) * SR))
+            for c in seg["clicks"]:
+                y[int(c * SR): int(c * SR) + len(click)] += click
+        else:
+            raise ValueError(f"unknown segment {seg}")
+        parts += [y, np.zeros(int(gap * SR))]
+    return np.concatenate(parts[:-1])
+
+
+def pink(n: int, rng: np.random.Generator) -> np.ndarray:
+    spec = np.fft.rfft(rng.standard_normal(n))
+    f = np.fft.rfftfreq(n, 1 / SR)
+    spec[1:] /= np.sqrt(f[1:])
+    spec[0] = 0
+    y = np.fft.irfft(spec, n)
+    return y / np.sqrt(np.mean(y ** 2))
+
+
+def active_span(y: np.ndarray) -> tuple[float, float]:
+    f = int(0.02 * SR)
+    n = len(y) // f
+    rms = np.sqrt(np.mean(y[: n * f].reshape(n, f) ** 2, axis=1) + 1e-12)
+    loud = np.flatnonzero(20 * np.log10(rms / rms.max()) > -35)
+    return loud[0] * f / SR, (loud[-1] + 1) * f / SR
+
+
+def build_item(item: dict, cfg: dict, rng: np.random.Generator, tmp: Path) -> np.ndarray:
+    gap = item.get("gap", cfg.get("gap", 0.35))
+    lead = cfg.get("lead_s", 0.4)
+    if "tracks" in item:
+        layers = [(tr.get("at", 0.0), render(tr["audio"], gap, rng, tmp)) for tr in item["tracks"]]
+    else:
+        layers = [(0.0, render(item["audio"], gap, rng, tmp))]
+    if "noise_bed" in item:
+        nb = item["noise_bed"]
+        s0, s1 = active_span(layers[0][1])
+        ref = {"speech_start": layers[0][0] + s0, "speech_end": layers[0][0] + s1}
+        a, b = ref[nb["start"][0]] + nb["start"][1], ref[nb["end"][0]] + nb["end"][1]
+        shift = max(0.0, -a)
+        layers = [(t + shift, y) for t, y in layers]
+        a, b = a + shift, b + shift
+        bed = pink(int((b - a) * SR), rng) * 10 ** (nb.get("db", -26) / 20)
+        r = int(0.03 * SR)
+        bed[:r] *= np.linspace(0, 1, r)
+        bed[-r:] *= np.linspace(1, 0, r)
+        layers.append((a, bed))
+    n = max(int(t * SR) + len(y) for t, y in layers)
+    y = np.zeros(n)
+    for t, part in layers:
+        y[int(t * SR): int(t * SR) + len(part)] += part
+    for t, d in item.get("dropouts", []):
+        a, b, r = int(t * SR), int((t + d) * SR), int(0.004 * SR)
+        y[a - r: a] *= np.linspace(1, 0, r)
+        y[a:b] = 0
+        y[b: b + r] *= np.linspace(0, 1, r)
+    if item.get("reverse"):
+        y = y[::-1].copy()
+    if "speed" in item:  # played back at `speed` x: slower and lower (< 1)
+        up = round(100 / item["speed"])
+        g = gcd(up, 100)
+        y = resample_poly(y, up // g, 100 // g)
+    y = np.concatenate([np.zeros(int(lead * SR)), y, np.zeros(int(lead * SR))])
+    if item.get("noise"):
+        act = y[np.abs(y) > 1e-4]
+        p = float(np.mean(act ** 2)) if act.size else 1e-4
+        y = y + pink(len(y), rng) * np.sqrt(p / 10 ** (cfg["noise_snr_db"] / 10))
+    return 0.8 * y / (np.abs(y).max() or 1.0)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--set", required=True, choices=["reasoning_v1", "perception_v1"])
+    ap.add_argument("--out", required=True, type=Path)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    data = tomllib.loads((HERE / f"{args.set}.toml").read_text())
+    cfg = data.get("config", {})
+    (args.out / "audio").mkdir(parents=True, exist_ok=True)
+    rows, kinds = [], list(dict.fromkeys(it["kind"] for it in data["item"]))
+    counter: dict[str, int] = {}
+    with tempfile.TemporaryDirectory() as td:
+        for item in data["item"]:
+            k = item["kind"]
+            i = counter[k] = counter.get(k, -1) + 1
+            iid = f"{args.set}-{k}-{i + 1}"
+            key = zlib.crc32(iid.encode()) ^ args.seed
+            choices = list(item["distractors"])
+            random.Random(key).shuffle(choices)
+            choices.insert((i + kinds.index(k)) % (len(choices) + 1), item["answer"])
+            assert len(set(choices)) == len(choices) in (3, 4), iid
+            y = build_item(item, cfg, np.random.default_rng(key), Path(td))
+            rel = f"audio/{iid}.wav"
+            sf.write(str(args.out / rel), y.astype(np.float32), SR, subtype="PCM_16")
+            rows.append({"id": iid, "kind": k, "question": item["question"], "choices": choices,
+                         "answer": item["answer"], "audio": rel})
+    with open(args.out / "items.jsonl", "w") as f:
+        for r in rows:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    print(f"{len(rows)} items, {len(kinds)} kinds -> {args.out / 'items.jsonl'}")
+
+
+if __name__ == "__main__":
+    main()
