@@ -371,5 +371,28 @@ def describe_backends() -> list[BackendStatus]:
         name="llamacpp", usable=ok_ll,
         why=why_ll if ok_ll else f"{why_ll} (pip install 'audiomind[llamacpp]'; compiles llama.cpp, ~5 min)",
     ))
+    if ok_ll:
+        out += _gguf_planners()
     out.append(BackendStatus(name="replay", usable=True, why="re-runs a recorded trace's planner / front-end outputs"))
+    return out
+
+
+def _gguf_planners() -> list[BackendStatus]:
+    """`llamacpp:<gguf>` for each GGUF of the embedded stack (SmolLM2): usable as the planner only when its
+    context can hold the most compact planner prompt and a reply (never listed as usable when it cannot)."""
+    from audiomind.embedded import models
+
+    out = []
+    for name in ("smollm2",):
+        ok, where = models.check(name)
+        if not ok:
+            continue
+        try:
+            from audiomind.backends.planners.llamacpp import planner_fit
+            from audiomind.tools.manifest import ToolRegistry
+
+            fits, why = planner_fit(where, ToolRegistry.load().render_inventory())
+        except Exception as exc:  # noqa: BLE001 - report, never crash doctor
+            fits, why = False, f"cannot be read: {type(exc).__name__}: {str(exc)[:160]}"
+        out.append(BackendStatus(name=f"llamacpp:{name}", usable=fits, why=why))
     return out

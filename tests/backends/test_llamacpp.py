@@ -103,3 +103,18 @@ def test_llamacpp_in_process_planner(gguf_path, state):
         json.loads(call.output["raw"])
     print(f"\nin-process llama_cpp decide: {elapsed:.1f} s, action={decision.action.value}, "
           f"attempts={call.attempts}, tokens={call.input_tokens}/{call.output_tokens}")
+
+
+def test_the_grammar_schema_carries_no_length_bounds(gguf_path):
+    """llama.cpp spells `maxLength: 800` as 800 nested optional rules: with the decision's bounds its grammar
+    exceeded llama.cpp's limits ('number of rules exceeds sane defaults') and llama-cpp-python segfaulted. The
+    adapter sends the schema without them (the planner validates the reply and caps its tokens instead)."""
+    from audiomind.backends.planners.llamacpp import LlamaCppChatModel
+    from audiomind.backends.planners.llm import DecisionOut, wire_schema
+
+    wire = wire_schema(DecisionOut)
+    assert "maxLength" in json.dumps(wire)  # the wire schema keeps them for servers that enforce them cheaply
+    bound = LlamaCppChatModel(model_path=str(gguf_path)).with_structured_output(wire).first
+    sent = json.dumps(bound.kwargs["response_format"])
+    assert not any(k in sent for k in ("maxLength", "minLength", "maxItems", "minItems"))
+    assert '"action"' in sent and '"CALL_TOOLS"' in sent  # the structure is kept whole

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import time
 from operator import itemgetter
+from pathlib import Path
 from typing import Any
 
 from langchain_core.language_models.chat_models import BaseChatModel
@@ -46,11 +47,44 @@ def _deadline_processor() -> Any:
     return LogitsProcessorList([_stop_at_deadline])
 
 
+MAX_CONTEXT = 16384
+"""The largest context an in-process GGUF is run with unless `n_ctx` says otherwise (its KV cache grows with it)."""
+
+
+def _llama_class() -> Any:
+    try:
+        from llama_cpp import Llama
+    except ImportError as exc:
+        raise BackendError("llama_cpp is not importable: pip install 'audiomind[llamacpp]' (compiles llama.cpp)") from exc
+    return Llama
+
+
+def training_context(model_path: str) -> int:
+    """The context length a GGUF was trained with (read with its vocabulary only: no weights are loaded)."""
+    import contextlib
+
+    try:  # llama.cpp warns on stderr about the vocabulary-only context it makes; nothing to act on
+        from llama_cpp._utils import suppress_stdout_stderr
+        quiet: Any = suppress_stdout_stderr(disable=False)
+    except ImportError:  # pragma: no cover - a llama-cpp-python without it
+        quiet = contextlib.nullcontext()
+    with quiet:
+        llama = _llama_class()(model_path=model_path, vocab_only=True, verbose=False, n_ctx=64)
+    try:
+        meta = llama.metadata or {}
+        value = meta.get(f"{meta.get('general.architecture', '')}.context_length")
+        if value is None:
+            raise BackendError(f"{Path(model_path).name}: the GGUF names no context length")
+        return int(value)
+    finally:
+        llama.close()
+
+
 class LlamaCppChatModel(BaseChatModel):
     """A GGUF model run in-process by llama-cpp-python; structured output through its JSON-schema grammar."""
 
     model_path: str
-    n_ctx: int = 4096
+    n_ctx: int | None = None  # None: the model's training context, at most MAX_CONTEXT
     n_threads: int | None = None
     temperature: float = 0.0
     max_tokens: int = 768
@@ -68,15 +102,19 @@ class LlamaCppChatModel(BaseChatModel):
 
     def _load(self) -> Any:
         if self._llama is None:
-            try:
-                from llama_cpp import Llama
-            except ImportError as exc:
-                raise BackendError(
-                    "llama_cpp is not importable: pip install 'audiomind[llamacpp]' (compiles llama.cpp)"
-                ) from exc
-            self._llama = Llama(model_path=self.model_path, n_ctx=self.n_ctx, n_threads=self.n_threads,
+            Llama = _llama_class()
+            n_ctx = self.n_ctx or min(training_context(self.model_path), MAX_CONTEXT)
+            self._llama = Llama(model_path=self.model_path, n_ctx=n_ctx, n_threads=self.n_threads,
                                 seed=self.seed, verbose=False)
         return self._llama
+
+    def context_tokens(self) -> int:
+        """The context window the model is run with (what a prompt and its reply must fit in together)."""
+        return int(self._load().n_ctx())
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of `text` by the model's own tokenizer (special tokens such as <|im_start|> count as one)."""
+        return len(self._load().tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: Any = None, **kwargs: Any) -> ChatResult:
@@ -94,11 +132,54 @@ class LlamaCppChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=msg)])
 
     def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any) -> Any:
+        from audiomind.backends.planners.llm import grammar_schema
+
         js = schema if isinstance(schema, dict) else convert_to_json_schema(schema)
-        bound = self.bind(response_format={"type": "json_object", "schema": js})
+        # without length and count bounds: llama.cpp spells `maxLength: 800` as 800 nested optional rules, and a
+        # decision's schema then exceeds its grammar limits ("number of rules exceeds sane defaults", then a
+        # segfault in llama-cpp-python); the reply is capped by max_tokens and validated by the planner instead
+        bound = self.bind(response_format={"type": "json_object", "schema": grammar_schema(js)})
         parser = JsonOutputParser()
         if not include_raw:
             return bound | parser
         ok = RunnablePassthrough.assign(parsed=itemgetter("raw") | parser, parsing_error=lambda _: None)
         none = RunnablePassthrough.assign(parsed=lambda _: None)
         return RunnableMap(raw=bound) | ok.with_fallbacks([none], exception_key="parsing_error")
+
+
+def planner_fit(model_path: str, inventory: str, reply_tokens: int = 768) -> tuple[bool, str]:
+    """Can this GGUF be the planner: does the most compact decide prompt (the inventory as tool names, an empty
+    record, the smallest evidence budget) fit the context it would run with, with room for a reply and a format
+    retry? Reads the vocabulary only (no weights): for `audiomind doctor`."""
+    import contextlib
+
+    from audiomind.backends.planners.llm import (
+        COMPACT_LEVELS,
+        FIX_RETRY_TOKENS,
+        PROMPT_OVERHEAD_TOKENS,
+        compact_inventory,
+    )
+    from audiomind.prompts import load_prompt
+
+    ctx = min(training_context(model_path), MAX_CONTEXT)
+    text = load_prompt("decide").render(
+        question="", choices_block="", plan="(no plan)", step=1, max_steps=1, artifacts="(none)",
+        decisions="(none yet: this is the first step)", evidence="(none yet)", tool_calls="(none)",
+        inventory=compact_inventory(inventory, COMPACT_LEVELS[-1][1]))
+    try:
+        from llama_cpp._utils import suppress_stdout_stderr
+        quiet: Any = suppress_stdout_stderr(disable=False)
+    except ImportError:  # pragma: no cover
+        quiet = contextlib.nullcontext()
+    with quiet:
+        llama = _llama_class()(model_path=model_path, vocab_only=True, verbose=False, n_ctx=64)
+    try:
+        prompt = len(llama.tokenize(text.encode("utf-8"), add_bos=False, special=True))
+    finally:
+        llama.close()
+    need = prompt + PROMPT_OVERHEAD_TOKENS + COMPACT_LEVELS[-1][0] + 2 * reply_tokens + FIX_RETRY_TOKENS
+    detail = (f"context {ctx} tokens; the most compact decide prompt takes {prompt} tokens, {need} with the "
+              f"smallest evidence budget and room for a reply")
+    if need > ctx:
+        return False, f"too small a context for the planner: {detail}"
+    return True, f"fits as the planner ({detail}; longer prompts are compacted, recorded in the trace)"

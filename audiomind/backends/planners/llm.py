@@ -250,6 +250,77 @@ def grammar_schema(schema: Any) -> Any:
     return schema
 
 
+# ---------------------------------------------------------------- fitting a prompt into a small context
+#
+# A small local model (SmolLM2-135M: 8,192 tokens) cannot take the whole planner prompt: the full tool inventory
+# alone is ~6.5k tokens. Each role renders its prompt at increasing compaction levels (the inventory shorter,
+# the evidence budget smaller) and sends the first one that fits the model's context with room for the reply
+# (and a format retry); when none fits, the run fails with a BackendError that names the limit. Levels above 0
+# are recorded in the ModelCall's context_notes.
+
+COMPACT_LEVELS = (
+    # (evidence budget in estimated tokens, inventory form, and in characters: observation, plan and the front
+    # end's call arguments at most; None: whole; 0: left out)
+    (EVIDENCE_BUDGET_TOKENS, "full", None, None, None),
+    (2000, "short", None, None, None),
+    (800, "signatures", CONDENSED_CHARS, 300, 120),
+    (200, "names", CONDENSED_CHARS // 2, 120, 0),
+)
+"""Compaction levels of a planner prompt, tried in order until one fits the model's context."""
+PROMPT_OVERHEAD_TOKENS = 48
+"""Chat-template tokens a message list adds beyond its texts (role markers, a default system prompt)."""
+FIX_RETRY_TOKENS = 80
+"""The format-retry message's own tokens (FIX_PROMPT and the problem it names)."""
+
+_CONTEXT_LIMIT = re.compile(r"maximum context length is (\d+)|exceeds? (?:the )?context window of (\d+)|"
+                            r"context (?:window|length|size) (?:is |of )?(\d+)", re.IGNORECASE)
+_PROMPT_TOKENS = re.compile(r"\((\d+) in the messages|requested tokens \((\d+)\)", re.IGNORECASE)
+
+
+_CATEGORY = re.compile(r" \[[^]]*\]")
+
+
+class ContextTooSmall(BackendError):
+    """No rendering of a planner prompt fits the model's context window (with room for the reply)."""
+
+
+def context_limit(exc: BaseException) -> tuple[int, int | None] | None:
+    """(the model's context in tokens, the prompt's tokens as the server counted them, if it said) from a
+    server's context-length refusal (OpenAI, vLLM, llama-cpp-python's server, llama.cpp in process), else None."""
+    from audiomind.backends.retry import _chain, describe_error
+
+    text = " ".join(describe_error(e) + " " + str(e) for e in _chain(exc))
+    m = _CONTEXT_LIMIT.search(text)
+    if not m:
+        return None
+    n = _PROMPT_TOKENS.search(text)
+    prompt = int(next(g for g in n.groups() if g)) if n else None
+    return int(next(g for g in m.groups() if g)), prompt
+
+
+def compact_inventory(inventory: str, form: str) -> str:
+    """The tool inventory (ToolRegistry.render_inventory: '## category' headers, then per tool '- name [category]
+    (arguments)' and indented 'does:', 'may support:', 'must not be used for:' lines) in a shorter form:
+    full; short (one line a tool: what it does and what it must not be used for, each clipped); signatures
+    (name and arguments); names (a comma-separated list)."""
+    if form == "full":
+        return inventory
+    tools: list[dict[str, str]] = []
+    for line in inventory.splitlines():
+        if line.startswith("- "):
+            tools.append({"head": line[2:].strip()})
+        elif tools and line.startswith("    ") and ":" in line:
+            key, _, value = line.strip().partition(":")
+            tools[-1][key.strip()] = value.strip()
+    if form == "short":
+        return "\n".join(f"- {t['head']}: {_clip(t.get('does', ''), 110)}"
+                         + (f" Not for: {_clip(t['must not be used for'], 90)}" if t.get("must not be used for") else "")
+                         for t in tools)
+    if form == "signatures":
+        return "\n".join("- " + _CATEGORY.sub("", t["head"], count=1) for t in tools)
+    return ", ".join(t["head"].split(" ", 1)[0] for t in tools)
+
+
 # ---------------------------------------------------------------- state rendering (deterministic)
 #
 # Everything heard (observations, tool claims, derived measurements) is rendered as evidence blocks
@@ -471,12 +542,13 @@ def render_decisions(state: EvidenceState) -> str:
     return "\n".join(lines) or "(none yet: this is the first step)"
 
 
-def render_tool_calls(state: EvidenceState, issued_by: str | None = None) -> str:
+def render_tool_calls(state: EvidenceState, issued_by: str | None = None, args_limit: int | None = None) -> str:
     lines = []
     for c in state.tool_calls:
         if issued_by is not None and c.issued_by != issued_by:
             continue
-        line = f"[{c.id}] step {c.step} {c.issued_by}: {c.tool} {_clip(_args_text(c), 200)} -> {c.status.value}"
+        args = _clip(_args_text(c), 200 if args_limit is None else args_limit) if args_limit != 0 else ""
+        line = f"[{c.id}] step {c.step} {c.issued_by}: {c.tool} {args} -> {c.status.value}".replace("  ", " ")
         if c.duration_s:
             line += f" ({c.duration_s:.2f} s)"
         if c.derived_artifact_ids:
@@ -487,10 +559,11 @@ def render_tool_calls(state: EvidenceState, issued_by: str | None = None) -> str
     return "\n".join(lines) or "(none)"
 
 
-def render_plan(plan: Plan | None) -> str:
+def render_plan(plan: Plan | None, limit: int | None = None) -> str:
     if plan is None:
         return "(no plan)"
-    return json.dumps(plan.model_dump(exclude_defaults=True), ensure_ascii=False)
+    text = json.dumps(plan.model_dump(exclude_defaults=True), ensure_ascii=False)
+    return _clip(text, limit) + " [condensed: the trace keeps the plan whole]" if limit and len(text) > limit else text
 
 
 def clip_info(state: EvidenceState) -> str:
@@ -538,6 +611,103 @@ class LLMPlanner:
         self._runnables: dict[str, Any] = {}
         self._max_steps = max_steps
         self.evidence_budget_tokens = evidence_budget_tokens
+        self._context: int | None = None  # the model's context window in tokens, once known
+        self._token_ratio = 1.0  # model tokens per estimated token (learned from a server's count)
+
+    # -- fitting each prompt into the model's context window
+    def context_tokens(self) -> int | None:
+        """The model's context window in tokens: from the chat model when it can say (the in-process GGUF),
+        else what a server's context-length refusal named; None while unknown."""
+        if self._context is None:
+            fn = getattr(self.model, "context_tokens", None)
+            if callable(fn):
+                try:
+                    self._context = int(fn()) or None
+                except BackendError:
+                    raise
+                except Exception as exc:  # a model that cannot be loaded is a backend failure
+                    raise BackendError(f"{self.name}: cannot load the model: {type(exc).__name__}: {exc}") from exc
+        return self._context
+
+    def count_tokens(self, messages: list[Any]) -> int:
+        """Tokens of a message list: exact where the chat model has a tokenizer (count_tokens), else the
+        estimate scaled by what a server reported; plus the chat template's overhead."""
+        texts = [message_text(getattr(m, "content", m)) for m in messages]
+        fn = getattr(self.model, "count_tokens", None)
+        if callable(fn):
+            n = sum(int(fn(t)) for t in texts)
+        else:
+            n = -(-sum(estimate_tokens(t) for t in texts) * self._token_ratio // 1)
+        return int(n) + PROMPT_OVERHEAD_TOKENS
+
+    def reply_tokens(self) -> int:
+        return int(getattr(self.model, "max_tokens", None) or GRAMMAR_MAX_TOKENS)
+
+    def _fit(self, render: Callable[[int], Rendered], purpose: str, json_reply: bool) -> tuple[list[Any], list[str]]:
+        """The messages of the least compacted rendering that fits the context with room for the reply (twice
+        and the fix message for a JSON reply, which may take a format retry), and what the fitting did."""
+        ctx = self.context_tokens()
+        reserve = self.reply_tokens() * (2 if json_reply else 1) + (FIX_RETRY_TOKENS if json_reply else 0)
+        sizes: list[int] = []
+        for level in range(len(COMPACT_LEVELS)):
+            r = render(level)
+            msgs = _as_messages(r.text)
+            if ctx is None:  # unknown: the full prompt (a server's context refusal names the limit)
+                return msgs, r.notes
+            n = self.count_tokens(msgs)
+            sizes.append(n)
+            if n + reserve <= ctx:
+                notes = list(r.notes)
+                if level:
+                    budget, inv = COMPACT_LEVELS[level][:2]
+                    notes.append(f"{purpose} prompt compacted (level {level}: inventory {inv}, evidence budget "
+                                 f"{budget} tokens) to fit the model's context of {ctx} tokens: {n} prompt tokens "
+                                 f"(full: {sizes[0]}) + {reserve} for the reply")
+                return msgs, notes
+        raise ContextTooSmall(
+            f"{self.name}: the {purpose} prompt does not fit the model's context window of {ctx} tokens: it takes "
+            f"{sizes[-1]} tokens at its most compact (full: {sizes[0]}) and the reply needs {reserve} more; use a "
+            f"model with a larger context, or raise the server's context size (llama.cpp: --n_ctx / -c)")
+
+    def _fitted(self, render: Callable[[int], Rendered], purpose: str, ask: Callable[[list[Any]], T],
+                json_reply: bool = True) -> tuple[T, list[str], list[ModelCall]]:
+        """ask(messages) with the prompt fitted to the context. A server that refuses the prompt as too long
+        teaches the limit (and its token count); the prompt is fitted again and sent once more. Returns the
+        reply, the fitting notes and the refused calls (recorded with the reply's call)."""
+        refused: list[ModelCall] = []
+        while True:
+            msgs, notes = self._fit(render, purpose, json_reply)
+            try:
+                return ask(msgs), notes, refused
+            except ContextTooSmall:
+                raise
+            except BackendError as exc:
+                limit = context_limit(exc)
+                known = self._context
+                if limit is None or len(refused) >= 2 or (known is not None and limit[0] >= known
+                                                          and limit[1] is None):
+                    if refused and getattr(exc, "model_call", None) is not None:
+                        exc.model_call = merge_calls(refused + [exc.model_call])  # type: ignore[attr-defined]
+                    raise
+                self._context = limit[0]
+                sent = self.count_tokens(msgs) - PROMPT_OVERHEAD_TOKENS
+                if limit[1] and sent > 0:  # the server's own count: scale the estimate to its tokenizer
+                    self._token_ratio = max(1.0, self._token_ratio * limit[1] / sent * 1.05)
+                prev = getattr(exc, "model_call", None)
+                if prev is not None:
+                    prev.errors.append(f"prompt refused as longer than the model's context of {limit[0]} tokens"
+                                       + (f" ({limit[1]} prompt tokens)" if limit[1] else "")
+                                       + ": fitted again and resent")
+                    refused.append(prev)
+
+    @staticmethod
+    def _with_refused(call: ModelCall, refused: list[ModelCall], notes: list[str]) -> ModelCall:
+        if refused:
+            merged = merge_calls(refused + [call], output=call.output)
+            call = call.model_copy(update={k: getattr(merged, k) for k in
+                                           ("id", "attempts", "errors", "latency_s", "input_tokens", "output_tokens")})
+        call.context_notes = list(call.context_notes) + notes
+        return call
 
     def spec(self) -> ModelSpec:
         return self._spec
@@ -709,11 +879,21 @@ class LLMPlanner:
         return message_text(getattr(out["raw"], "content", out["raw"])), call
 
     # -- Planner protocol
+    def _budget(self, level: int) -> int | None:
+        """The evidence budget at a compaction level (level 0: the planner's own, which may be None: no budget)."""
+        own = self.evidence_budget_tokens
+        if level == 0:
+            return own
+        return COMPACT_LEVELS[level][0] if own is None else min(own, COMPACT_LEVELS[level][0])
+
     def perception_prompt(self, state: EvidenceState) -> tuple[PerceptionPrompt, ModelCall | None]:
         tpl = load_prompt("perception_request")
         q = state.question
         prompt = tpl.render(question=q.text, choices_block=choices_block(q.choices), clip_info=clip_info(state))
-        out, _raw, call, problem = self.complete_json(prompt, PerceptionPromptOut, purpose="perception_prompt")
+        (out, _raw, call, problem), notes, refused = self._fitted(
+            lambda level: Rendered(prompt, []), "perception_prompt",
+            lambda msgs: self.complete_json(msgs, PerceptionPromptOut, purpose="perception_prompt"))
+        call = self._with_refused(call, refused, notes)
         if out is not None:
             return PerceptionPrompt(prompt_id=tpl.id, text=out.prompt.strip(),
                                     auditory_targets=[t for t in out.auditory_targets if t.strip()]), call
@@ -726,11 +906,17 @@ class LLMPlanner:
     def plan(self, state: EvidenceState, inventory: str) -> tuple[Plan, ModelCall | None]:
         q = state.question
         obs = state.observations[0] if state.observations else None
-        prompt = load_prompt("plan").render(
-            question=q.text, choices_block=choices_block(q.choices),
-            observation=render_observation(obs) if obs else "(no observation)", inventory=inventory,
-        )
-        out, _raw, call, problem = self.complete_json(prompt, PlanOut, purpose="plan")
+
+        def render(level: int) -> Rendered:
+            _, form, limit, _, _ = COMPACT_LEVELS[level]
+            return Rendered(load_prompt("plan").render(
+                question=q.text, choices_block=choices_block(q.choices),
+                observation=render_observation(obs, limit=limit) if obs else "(no observation)",
+                inventory=compact_inventory(inventory, form)), [])
+
+        (out, _raw, call, problem), notes, refused = self._fitted(
+            render, "plan", lambda msgs: self.complete_json(msgs, PlanOut, purpose="plan"))
+        call = self._with_refused(call, refused, notes)
         if out is not None:
             return Plan(**out.model_dump()), call
         call.errors.append(f"planner output malformed: {problem}; using a fallback plan")
@@ -744,13 +930,17 @@ class LLMPlanner:
         q = state.question
         step = state.step
         max_steps = self._max_steps or state.run.max_steps
-        evidence = render_evidence(state, self.evidence_budget_tokens)
-        prompt = load_prompt("decide").render(
-            question=q.text, choices_block=choices_block(q.choices), plan=render_plan(state.plan),
-            step=step + 1, max_steps=max_steps, artifacts=render_artifacts(state),
-            decisions=render_decisions(state), evidence=evidence.text,
-            tool_calls=render_tool_calls(state, issued_by="frontend"), inventory=inventory,
-        )
+
+        def render(level: int) -> Rendered:
+            _, form, _, plan_limit, args_limit = COMPACT_LEVELS[level]
+            evidence = render_evidence(state, self._budget(level))
+            return Rendered(load_prompt("decide").render(
+                question=q.text, choices_block=choices_block(q.choices), plan=render_plan(state.plan, plan_limit),
+                step=step + 1, max_steps=max_steps, artifacts=render_artifacts(state),
+                decisions=render_decisions(state), evidence=evidence.text,
+                tool_calls=render_tool_calls(state, issued_by="frontend", args_limit=args_limit),
+                inventory=compact_inventory(inventory, form)), evidence.notes)
+
         known = {a.id for a in state.artifacts}
 
         def check(d: DecisionOut) -> None:
@@ -758,8 +948,9 @@ class LLMPlanner:
             if d.action == "RELISTEN" and unknown:
                 raise ValueError(f"relisten_artifact_ids {unknown} are not artifacts; known: {sorted(known)}")
 
-        out, raw, call, problem = self.complete_json(prompt, DecisionOut, purpose="decide", check=check)
-        call.context_notes = evidence.notes
+        (out, raw, call, problem), notes, refused = self._fitted(
+            render, "decide", lambda msgs: self.complete_json(msgs, DecisionOut, purpose="decide", check=check))
+        call = self._with_refused(call, refused, notes)
         if out is None:
             reason = f"planner output malformed: {problem}"
             return PlannerDecision(step=step, action=Action.STOP, rationale=reason, stop_reason=reason,
@@ -781,15 +972,20 @@ class LLMPlanner:
         return decision, call
 
     def summarize(self, state: EvidenceState) -> tuple[str, ModelCall | None]:
-        evidence = render_evidence(state, self.evidence_budget_tokens)
-        prompt = load_prompt("summary").render(question=state.question.text, evidence=evidence.text)
-        raw, call = self.complete_text(prompt, purpose="summarize")
-        call.context_notes = evidence.notes
+        def render(level: int) -> Rendered:
+            evidence = render_evidence(state, self._budget(level))
+            return Rendered(load_prompt("summary").render(question=state.question.text, evidence=evidence.text),
+                            evidence.notes)
+
+        (raw, call), notes, refused = self._fitted(
+            render, "summarize", lambda msgs: self.complete_text(msgs, purpose="summarize"), json_reply=False)
+        call = self._with_refused(call, refused, notes)
         text = _strip_think(raw).strip()
         call.output = {"raw": raw, "parsed": text}
         if not text:
             call.errors.append("planner output malformed: empty summary; using the evidence listing")
-            text = "Evidence gathered (listed without interpretation):\n" + evidence.text
+            text = "Evidence gathered (listed without interpretation):\n" + render_evidence(
+                state, self.evidence_budget_tokens).text
         return text, call
 
 
