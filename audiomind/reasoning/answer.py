@@ -63,7 +63,7 @@ def decide_from(facts: Facts, analysis: QuestionAnalysis) -> Decision:
 
 
 PARTIAL_READING_CAP = 0.45  # a question the reading did not fully understand is never answered confidently
-LITERAL = ("transcript_match", "transcript_complement", "transcript_absent", "count", "count_words",
+LITERAL = ("transcript_match", "transcript_complement", "transcript_absent", "readings_agree", "count", "count_words",
            "count_speakers", "count_events")
 
 

@@ -53,12 +53,24 @@ class Fact(BaseModel):
     source: str = ""
 
 
+class TranscriptReading(BaseModel):
+    """Another recognition of (part of) the clip: a second reading asked for when the first left doubt."""
+
+    text: str
+    model: str | None = None
+    start_s: float = 0.0
+    end_s: float | None = None
+    evidence_ids: list[str] = Field(default_factory=list)
+
+
 class TranscriptFact(Fact):
     text: str
     words: list[Word] = Field(default_factory=list)
     language: str | None = None
     language_probability: float | None = None
     model: str | None = None
+    readings: list[TranscriptReading] = Field(default_factory=list, description="other recognitions of stretches "
+                                              "of the clip (stronger model, wider beam), in call order")
 
     def words_in(self, start_s: float, end_s: float, pad_s: float = 0.0) -> list[Word]:
         """The words whose middle lies in [start_s - pad_s, end_s + pad_s] (a word belongs to one span)."""
@@ -482,6 +494,14 @@ def facts_from(state: Record, art: Artifact) -> Facts:
         facts.transcript = TranscriptFact(text=asr.text or "", words=words, language=asr.language,
                                           language_probability=asr.language_probability, model=asr.model,
                                           evidence_ids=ids, source="asr")
+    if facts.transcript is not None:  # second readings of stretches (the planner's doubt step)
+        main = whole_call(state, "asr", artifact)
+        for c in state.successful_calls("asr"):
+            o = typed_output(c.output, AsrOutput) if c is not main and _args(c).get("artifact", "a0") == artifact else None
+            if o is not None and (o.text or "").strip():
+                facts.transcript.readings.append(TranscriptReading(
+                    text=o.text, model=o.model, start_s=float(_args(c).get("start_s") or 0.0),
+                    end_s=_args(c).get("end_s"), evidence_ids=evidence_ids(state, c)))
     # a multilingual model's language call, where the default English-only model also ran
     multilingual = [(c, typed_output(c.output, AsrOutput)) for c in state.successful_calls("asr")
                     if _args(c).get("artifact", "a0") == artifact]

@@ -156,6 +156,10 @@ def verify_transcript(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         cw = [w for w in cw if stem(w) not in shared] or cw
         hits = [_fuzzy_in(w, heard) for w in cw]
         r = sum(hits) / len(cw) if cw else 0.0
+        for other in t.readings:  # a second reading of a stretch (the planner's doubt step): the better hearing
+            again = [_fuzzy_in(w, set(words(other.text))) for w in cw]
+            if cw and sum(again) / len(cw) > r:
+                r, hits = sum(again) / len(cw), again
         recalls.append(r)
         reasons.append(f"{sum(h >= 0.99 for h in hits)}/{len(cw)} content words heard")
     ranked = sorted(recalls, reverse=True)
@@ -209,9 +213,54 @@ def verify_transcript(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     if not distinctive:
         fit = min(fit, 0.4)
     reliability = 0.9 if best >= 0.6 and best - second >= 0.4 else 0.75
-    reason = f"transcript {t.text.strip()[:300]!r}; word recall per choice: " + ", ".join(
+    reason = f"transcript {t.text.strip()[:300]!r}" + "".join(
+        f"; {r.model} reading of {r.start_s:.1f}-{r.end_s or f.duration_s:.1f} s {r.text.strip()[:200]!r}"
+        for r in t.readings) + "; word recall per choice: " + ", ".join(
         f"{c!r} {r:.2f}" for c, r in zip(a.choices, recalls))
-    return _result("transcript_match", a, fit, reliability, supports, reasons, reason, t.evidence_ids)
+    ids = t.evidence_ids + [i for r in t.readings for i in r.evidence_ids]
+    return _result("transcript_match", a, fit, reliability, supports, reasons, reason, ids)
+
+
+SOUND_AT = 0.7  # a reading sounds like a choice when their letters match at least this well (difflib ratio)
+SOUND_MARGIN = 0.1  # ... and better than like any other choice by this much
+
+
+def _sounds_like(choice: str, text: str) -> float:
+    """How closely some run of the reading's words spells the choice (letters only, spaces dropped): a
+    recogniser that heard 'or on driver' for 'orange river' still spells it closely."""
+    target = "".join(words(choice))
+    ws = words(text)
+    n = max(1, len(words(choice)))
+    best = 0.0
+    for k in range(max(1, n - 1), n + 3):
+        for i in range(0, max(1, len(ws) - k + 1)):
+            best = max(best, difflib.SequenceMatcher(None, target, "".join(ws[i:i + k])).ratio())
+    return best
+
+
+def verify_readings_agree(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """Two readings of the same words (the first and the doubt step's stronger one) that each sound like one
+    choice more than like any other: evidence for it, moderate (a sound-alike is not a word heard)."""
+    t = f.transcript
+    if t is None or not t.readings or not a.choices or any(is_numeric_choice(c) for c in a.choices):
+        return None
+    texts = [t.text] + [r.text for r in t.readings]
+    votes, lines = [], []
+    for text in texts:
+        sc = [_sounds_like(c, text) for c in a.choices]
+        order = sorted(range(len(sc)), key=lambda i: -sc[i])
+        lead = order[0] if sc[order[0]] >= SOUND_AT and (len(sc) < 2 or sc[order[0]] - sc[order[1]] >= SOUND_MARGIN) else None
+        votes.append(lead)
+        lines.append(f"{text.strip()[:120]!r}: " + ", ".join(f"{c!r} {x:.2f}" for c, x in zip(a.choices, sc)))
+    named = {v for v in votes if v is not None}
+    if len(named) != 1 or votes.count(next(iter(named))) < 2:
+        return None
+    pick = next(iter(named))
+    supports = [0.8 if i == pick else -0.2 for i in range(len(a.choices))]
+    reason = (f"{votes.count(pick)} readings agree in sound with {a.choices[pick]!r} (letters matched per "
+              "choice: " + "; ".join(lines) + ")")
+    ids = t.evidence_ids + [i for r in t.readings for i in r.evidence_ids]
+    return _result("readings_agree", a, 0.6, 0.6, supports, [""] * len(supports), reason, ids)
 
 
 def verify_day_offset(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
@@ -1086,7 +1135,7 @@ def verify_category(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
 
 
 VERIFIERS: tuple[Verifier, ...] = (
-    verify_day_offset, verify_transcript, verify_count, verify_tempo, verify_time, verify_compare, verify_gender,
+    verify_day_offset, verify_transcript, verify_readings_agree, verify_count, verify_tempo, verify_time, verify_compare, verify_gender,
     verify_presence, verify_side, verify_rate_absolute, verify_loudness_trend, verify_pitch_contour, verify_key,
     verify_language, verify_order, verify_relative_order, verify_category,
 )

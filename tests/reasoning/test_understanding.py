@@ -104,3 +104,34 @@ def test_an_unread_operator_word_lowers_confidence_and_is_named(agent, clipdir):
                   ["Monday", "Tuesday", "Wednesday", "Thursday"])
     assert r.confidence is not None and r.confidence <= 0.45
     assert "'unless'" in (r.confidence_reason or "")
+
+
+@pytest.fixture(scope="module")
+def vault(tmp_path_factory):
+    """Issue 22 examples 7 and 8: 20 minutes of pink noise, one sentence at 12:17 in a flite voice."""
+    d = tmp_path_factory.mktemp("vault")
+    return {v: synth.long_recording(d / f"vault-{v}.wav", 1200.0, [(737.0, "The password for the vault is orange river.")],
+                                    voice=f"flite:{v}") for v in ("kal", "slt")}
+
+
+VAULT_Q = ("What is the password for the vault?", ["green river", "orange river", "orange forest"])
+
+
+def test_doubt_about_a_long_file_asks_for_a_second_reading_of_the_speech_stretch(agent, vault):
+    """kal's sentence is misheard by tiny.en ('the voltage is or in trailer'): the provisional answer is a
+    guess, so the planner has Whisper base (beam 8) read the stretch around the recognised words, and the
+    trace says why; the answer is right or an admitted guess."""
+    r = agent.ask(vault["kal"], *VAULT_Q)
+    second = [c for c in r.state.tool_calls if c.tool == "asr" and (c.arguments or {}).get("model") == "base"]
+    assert len(second) == 1, [(c.tool, c.arguments) for c in r.state.tool_calls]
+    args = second[0].arguments
+    assert args["beam_size"] == 8 and 700.0 < args["start_s"] < 737.5 and 738.0 < args["end_s"] < 800.0
+    asked = [d for d in r.state.decisions if any(tc.tool == "asr" and tc.arguments.get("model") == "base"
+                                                 for tc in d.tool_calls)]
+    assert asked and "doubt" in asked[0].tool_calls[0].reason and "guess" in asked[0].rationale
+    _right_or_honest(r, "orange river", "evidence")
+
+
+def test_the_long_file_sentence_in_slt_is_answered_right(agent, vault):
+    r = agent.ask(vault["slt"], *VAULT_Q)
+    assert r.choice == "orange river", r.rationale

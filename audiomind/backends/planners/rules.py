@@ -26,6 +26,9 @@ from audiomind.state import (
 from audiomind.tools.manifest import ToolRegistry
 
 SPAN_FALLBACK_TOOLS = ("asr", "tagging")  # what runs on a named stretch when the question's own tools cannot
+DOUBT_BELOW = 0.5  # a provisional answer below this confidence, or a guess, asks for a second reading
+DOUBT_BEAM = 8  # the second reading's beam (the first uses the tool's default, 5)
+DOUBT_MAX_STRETCH_S = 120.0  # a second reading covers at most this much audio around the recognised words
 
 
 class RulesPlanner:
@@ -131,6 +134,10 @@ class RulesPlanner:
         if relisten is not None:
             return relisten, None
 
+        doubt = self._doubt_step(state)
+        if doubt is not None:
+            return doubt, None
+
         failed = [c for c in state.tool_calls if c.status not in (ToolCallStatus.ok, ToolCallStatus.cached)]
         useful = state.evidence or any(o.text.strip() for o in state.observations)
         if not useful:
@@ -213,6 +220,51 @@ class RulesPlanner:
                 artifact_ids=[target], prompt=f"Describe what happens in this excerpt ({span.where} of the clip)."
             ),
         )
+
+    def _doubt_step(self, state: EvidenceState) -> PlannerDecision | None:
+        """Doubt drives the loop: when the answer the evidence gives so far is a guess or below DOUBT_BELOW,
+        and it rests on what was said, a stronger recogniser (Whisper base, a wider beam) reads the stretch
+        that holds the recognised words, once. The trace says why (the provisional decision's reason)."""
+        if "asr" not in self.registry or not self.registry.availability("asr")[0] or not state.question.choices:
+            return None
+        if any((c.arguments or c.requested_arguments).get("model") == "base"
+               and (c.arguments or c.requested_arguments).get("beam_size", 5) >= DOUBT_BEAM
+               for c in state.tool_calls if c.tool == "asr"):
+            return None  # read once already
+        from audiomind.reasoning.answer import decide
+        from audiomind.reasoning.facts import read_facts
+
+        a = self.analysis(state)
+        facts = read_facts(state)
+        t = facts.transcript
+        if t is None or not t.words or facts.speech is None:
+            return None
+        if a.frame is not None and (a.frame.blocking_step or a.frame.unaccounted):
+            return None  # the doubt is in the reading of the question, which no re-hearing mends
+        d = decide(state, a, facts)
+        if d.method != "guess" and d.confidence >= DOUBT_BELOW:
+            return None
+        about_speech = ((a.frame is not None and a.frame.about_speech) or a.fit("speech_content") >= 0.3
+                        or any(r.name == "transcript_match" for r in d.verifiers))
+        if not about_speech:
+            return None  # the answer does not rest on what was said
+        dur = state.original.duration_s or facts.duration_s
+        start = max(0.0, min(w.start_s for w in t.words) - 1.0)
+        end = min(dur, max(w.end_s for w in t.words) + 1.0) if dur else max(w.end_s for w in t.words) + 1.0
+        if end - start > DOUBT_MAX_STRETCH_S:
+            return None
+        call = ToolCallRequest(
+            tool="asr", arguments={"artifact": "a0", "model": "base", "beam_size": DOUBT_BEAM,
+                                   "start_s": round(start, 2), "end_s": round(end, 2)},
+            reason=f"doubt: {d.confidence_reason} (confidence {d.confidence:.2f}); a second reading of the speech "
+                   f"stretch {start:.1f}-{end:.1f} s by a stronger recogniser")
+        return self._decision(
+            state.step, Action.CALL_TOOLS,
+            f"The evidence so far gives {state.question.choices[d.choice_index]!r} only as "
+            f"{'a guess' if d.method == 'guess' else f'a low-confidence answer ({d.confidence:.2f})'}: "
+            f"{d.confidence_reason}. Whisper base with beam {DOUBT_BEAM} re-reads the words at "
+            f"{start:.1f}-{end:.1f} s; two readings that agree are evidence, one alone is not.",
+            tool_calls=[call])
 
     def _decision(self, step: int, action: Action, rationale: str, **kw) -> PlannerDecision:
         return PlannerDecision(step=step, action=action, rationale=rationale, planner=self.name, **kw)
