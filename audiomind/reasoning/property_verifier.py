@@ -191,8 +191,10 @@ def property_results(f: Facts, a) -> list[dict]:
         truth = fact.value
         supports = [0.0 if v is None else (1.0 if v == truth else -1.0) for v in vals]
         fit = (0.85 if lexical else 0.7) + (0.1 if qsim >= QUESTION_SIM else 0.0)
-        named = ", ".join(f"{c!r} -> {v}" for c, v in zip(a.choices, vals) if v is not None)
-        reason = (f"{row.tool} measures {row.name} = {truth!r} ({fact.detail.get('raw')!s}); choices read as {named}"
+        # values quoted: a value's name ('telephone') is no claim about a sound's source (audit.claim_kinds)
+        named = ", ".join(f"{c!r} -> {v!r}" for c, v in zip(a.choices, vals) if v is not None)
+        reason = (f"{row.tool} measures {row.name} = {truth!r} (output {fact.detail.get('raw')!r}); choices read as "
+                  f"{named}"
                   + ("" if lexical else " (some by MiniLM similarity to the vocabulary)"))
         out.append(_result(f"property_{row.name}", fit, row.reliability, supports, reason, fact.evidence_ids))
     for sel, qsim in _selector_asked(a.question, a.choices)[:1]:
@@ -300,5 +302,6 @@ def _select(f: Facts, a, sel: SelectorRow, qsim: float, fact):
               + (f", in the {pick.where} of the clip" if pick.where else "")
               + f" (item {pick.ordinal} of {len(items)})")
     fit = min(1.0, 0.5 + (qsim - SELECT_SIM) * 2 + 0.3)
-    ids = list(fact.evidence_ids) + (f.transcript.evidence_ids if f.transcript is not None and not pick.text else [])
+    # the recognised words a choice was matched against are the transcript's evidence too
+    ids = list(fact.evidence_ids) + (f.transcript.evidence_ids if f.transcript is not None else [])
     return _result(f"select_{sel.name}", fit, sel.reliability, supports, reason, ids)

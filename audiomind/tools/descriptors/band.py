@@ -111,7 +111,7 @@ def band_limits(args: BandLimitsArgs, ctx: ToolContext) -> ToolResult:
     out = {**base, "label": label, "low_edge_hz": round(float(lo), 1), "high_edge_hz": round(float(hi), 1),
            "stationary": bool(stationary), "band_levels_db": [round(float(v), 1) for v in rel],
            "band_motion_db": [round(float(v), 1) for v in motion]}
-    words = {"telephone": "a telephone band (about 300-3400 Hz)", "muffled": "low-passed (muffled)",
+    words = {"telephone": "narrowband, the ~300-3400 Hz band of a voice channel", "muffled": "low-passed (muffled)",
              "full": "full band", "band_limited": "band-limited"}[label]
     text = (f"Between {t0:.2f} and {t1:.2f} s the sound occupies {lo:.0f}-{hi:.0f} Hz: {words} "
             f"(carrying 1/3-octave bands within {BAND_RANGE_DB:g} / {LOW_RANGE_DB:g} dB of the strongest"

@@ -195,9 +195,9 @@ def speech_bursts(args: BurstArgs, ctx: ToolContext) -> ToolResult:
                       "words_before": " ".join(before), "words_after": " ".join(after)})
     out = {"bursts": out_b, "words": len(words), "model": model}
     if out_b:
-        text = "Short sounds outside the recognised words: " + "; ".join(
+        text = "Short sounds outside the recognised speech: " + "; ".join(
             f"{b['start_s']:.2f}-{b['end_s']:.2f} s" + (f" ({b['labels'][0][0]} {b['labels'][0][1]:.2f})" if b["labels"] else "")
             + (f", followed by '{b['words_after']}'" if b["words_after"] else "") for b in out_b) + "."
     else:
-        text = "No short sound outside the recognised words."
+        text = "No short sound outside the recognised speech."
     return ToolResult(output=out, claims=[Claim(text=text, data={"bursts": len(out_b)})])
