@@ -88,13 +88,17 @@ def spoken_quantities(text: str) -> list[Quantity]:
                 break
             j += 1
         noun = None
+        said = toks[i:j]
         for k in range(j, min(len(toks), j + 3)):
             if toks[k] in units and unit is None:
                 unit = units[toks[k]]
+                said = toks[i:k + 1]
                 break
         if j < len(toks) and toks[j] not in ("and", "or", "of", "to", "the", "a") and number_in(toks[j]) is None:
             noun = toks[j] if toks[j] not in units else None
-        out.append(Quantity(value=value, unit=unit, noun=noun, text=" ".join(toks[i:j + 1]), position=i))
+        if noun and not said[-1] == noun:
+            said = [*said, noun]
+        out.append(Quantity(value=value, unit=unit, noun=noun, text=" ".join(said), position=i))
         i = j
     return out
 
