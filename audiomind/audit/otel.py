@@ -590,16 +590,17 @@ def _model_attributes(mc: ModelCall, spec: ModelSpec | None, content: bool) -> d
     return _clean(attrs)
 
 
-def model_output_text(output: Any) -> tuple[str, Any]:
-    """(what the model replied, as text; what the backend read from it, or None). Backends record
-    `{"raw": reply text, "parsed": fields, ...}`: the span's output is the reply itself, not that wrapper."""
-    if isinstance(output, str):
-        return output, None
-    if isinstance(output, dict) and isinstance(output.get("raw"), str):
-        rest = {k: v for k, v in output.items() if k != "raw" and v is not None}
+def model_output_text(recorded: Any) -> tuple[str, Any]:
+    """(what the model replied, as text; what the backend read from it, or None). Backends record a model
+    call's reply as `{"raw": reply text, "parsed": fields, ...}`: the span's output is the reply itself, not
+    that wrapper. (A model call's record, not a tool output: no tool output model declares these keys.)"""
+    if isinstance(recorded, str):
+        return recorded, None
+    if isinstance(recorded, dict) and isinstance(recorded.get("raw"), str):
+        rest = {k: v for k, v in recorded.items() if k != "raw" and v is not None}
         parsed = rest.pop("parsed", None)
-        return output["raw"], (parsed if parsed is not None else (rest or None))
-    return json.dumps(output, ensure_ascii=False, default=str), None
+        return recorded["raw"], (parsed if parsed is not None else (rest or None))
+    return json.dumps(recorded, ensure_ascii=False, default=str), None
 
 
 # ---- export --------------------------------------------------------------------------------------------
