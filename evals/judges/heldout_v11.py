@@ -121,7 +121,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # for heldout and heldout_v7, which put the repository root on sys.path
     sys.path.insert(0, str(HERE))
 
-from heldout import SR, _load, overlay, seq
+from build_sets import SR, _load, overlay, seq
 from heldout_v7 import _fade, _peak, build_checked, delete_in_place, events, require, text_id, tts
 from heldout_v8 import VOICES8
 from heldout_v9 import VOICES9

@@ -77,8 +77,7 @@ for _p in (str(ROOT), str(HERE)):
     if _p not in sys.path:
         sys.path.insert(0, _p)
 
-import heldout as H
-from heldout import (
+from build_sets import (
     FEMALE_MIN_HZ,
     MALE_MAX_HZ,
     SR,
@@ -88,6 +87,7 @@ from heldout import (
     build_rubric,
     overlay,
     seq,
+    voices_of,
 )
 
 from audiomind import audio as aio
@@ -285,11 +285,12 @@ class Kit7(Kit):
         return _load(p)
 
     def earlier_espeak(self, text: str, lang: str) -> dict[str, np.ndarray]:
-        """Every espeak-ng voice of v1-v6 (heldout.VOICES, all English) saying text, for an English voice;
-        else none."""
+        """Every espeak-ng voice of v1-v6 (their sets/vN/set.yaml, all English) saying text, for an English
+        voice; else none."""
         if lang != "English":
             return {}
-        return {o: self.voice(o, text) for o, (eng, _, _) in H.VOICES.items() if eng == "espeak"}
+        earlier = voices_of("v1", "v2", "v3", "v4", "v5", "v6")
+        return {o: self.voice(o, text, earlier) for o, v in earlier.items() if v.engine == "espeak"}
 
     def unlike(self, name: str, lang: str, test: str) -> dict[str, np.ndarray]:
         """What espeak-ng voice name must not sound like on its test sentence: en-us's default voice and every
@@ -579,8 +580,8 @@ def build_checked(name: str, out: Path, k: Kit7, scenes: Callable[..., list[dict
     summary fields the set prints (edit_variants, line_f0_hz, times_checked as time_fmt of each k.onsets
     entry, clips)."""
     voices = check_voices(k)
-    r = build_rubric(out, k, scenes(k))
-    e = build_edits(out, k, bases=bases(k))
+    r = build_rubric(out, scenes(k))
+    e = build_edits(out, bases(k))
     bad_lines, line_hz = [], {}
     for key, text, y in k.lines:  # every spoken line, not only the test sentence, inside its voice's band
         hz = median_f0(y)

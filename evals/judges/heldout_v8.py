@@ -99,7 +99,7 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:  # for heldout and heldout_v7, which put the repository root on sys.path
     sys.path.insert(0, str(HERE))
 
-from heldout import SR, overlay, seq
+from build_sets import SR, overlay, seq
 from heldout_v7 import STAMPS, Kit7, build_checked, delete_in_place, first_onset, require, text_id, tts
 
 from audiomind import synth

@@ -68,7 +68,7 @@ SUMMARY = "rubric_bench_summary.json"
 
 
 def task_source(items: list[dict], path: Path) -> Path:
-    """generate.py / heldout.py rows as rubric-judge rows: their fields kept (domain, negative_kind, source_id as
+    """generate.py / build_sets.py rows as rubric-judge rows: their fields kept (domain, negative_kind, source_id as
     metadata), label = aligned."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps({**it, "label": bool(it["aligned"])}) + "\n" for it in items))

@@ -1,6 +1,6 @@
 """Edit judge benchmark: does a real edit score above its no-op and above wrong edits of the same original?
 
-Reads `items.jsonl` from heldout.py (one row per (base, variant): the instruction, the original, the edited
+Reads `items.jsonl` from build_sets.py (or heldout_v7.py ... heldout_v13.py) (one row per (base, variant): the instruction, the original, the edited
 clip; variant `real`, `noop`, or a wrong edit such as `wrong_sound`, `wrong_place`, `wrong_target`,
 `partial`, `deleted_only`) and judges every row as the runner's `edit-eval` task does
 (`audiomind bench run --task edit-eval`: resumable, --workers, one trace per item; models and the METEOR
@@ -10,7 +10,7 @@ apart), for Edit_score (the seed's Eq. 2 from the caption metrics) and for the m
 plus the wall time of each judgement (the first one includes loading the models) and the clip durations.
 `audiomind bench report OUT` gives the per-operation and label tables of the same run.
 
-    .venv/bin/python evals/judges/heldout.py --set v2 --out /tmp/heldout_v2
+    .venv/bin/python evals/judges/build_sets.py --set v2 --out /tmp/heldout_v2
     .venv/bin/python evals/judges/run_edit_bench.py --data /tmp/heldout_v2/edit --out /tmp/heldout_v2/edit_results
 """
 
@@ -75,7 +75,7 @@ def pairwise(rows: list[dict]) -> dict:
 
 
 def task_source(items: list[dict], path: Path) -> Path:
-    """heldout.py's rows as edit-eval rows: its fields kept (kind, base, variant as metadata), label = real edit."""
+    """build_sets.py's rows as edit-eval rows: its fields kept (kind, base, variant as metadata), label = real edit."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join(json.dumps({**it, "label": it.get("variant") == "real"}) + "\n" for it in items))
     return path
@@ -87,7 +87,7 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 @app.command()
 def main(
     data: Path = typer.Option(Path(__file__).resolve().parent / "heldout" / "edit", "--data",
-                              help="the folder with items.jsonl (heldout.py's edit/)"),
+                              help="the folder with items.jsonl (build_sets.py's edit/)"),
     out: Path = typer.Option(Path(__file__).resolve().parent / "results" / "edit_heldout", "--out",
                              help="the run folder (results.jsonl, traces/, judgments.jsonl), items.jsonl and "
                                   f"{SUMMARY}; rerun to resume"),

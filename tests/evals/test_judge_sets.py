@@ -1,0 +1,104 @@
+"""The held-out judge sets as data (evals/judges/sets/vN/set.yaml + PROVENANCE.md, built by
+evals/judges/build_sets.py): every data file validates against the scene-list model, its audio expressions
+call only the builder's operations, and a few items of set v1 rebuild byte for byte.
+
+The recorded sha256 values are those of the files evals/judges/heldout.py (the script the data files replaced)
+wrote for set v1 with this environment's espeak-ng, flite, fluidsynth and FluidR3 soundfont; another version of
+one of those tools renders other samples, and the rebuild test then says which file differs."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import json
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from pydantic import ValidationError
+
+ROOT = Path(__file__).resolve().parents[2]
+_spec = importlib.util.spec_from_file_location("build_sets", ROOT / "evals" / "judges" / "build_sets.py")
+bs = importlib.util.module_from_spec(_spec)
+sys.modules.setdefault("build_sets", bs)
+_spec.loader.exec_module(bs)
+
+SETS = ["v1", "v2", "v3", "v4", "v5", "v6"]
+# set v1, as heldout.py --set v1 wrote them (see the module docstring)
+V1_SHA256 = {
+    "rubric/museum_alarm.wav": "4c20c98bbaf9e1f1fbe464223926251c2e48edec39dc1abfa014eebf024ca85d",
+    "rubric/museum_alarm_missing.wav": "22eae6af17fc3306ee77a2e04748639a5196a19536b64e1e6d97cd5cf63496d0",
+    "rubric/organ_gap.wav": "f508bd6ac5938c44bb6f7235d5247d2d4e36d70e6157a6b41cadaa7f166a2690",
+    "rubric/organ_gap_missing.wav": "fdc2f6b27b1865d36ccdff5a5ce80220c5c5741e17964612527c6a1a75f5b4d7",
+    "edit/add_alarm_after_original.wav": "c0c4e5bac62490849f3e72c00114b439c60c7704c7e5112140649000ca1b6eaf",
+    "edit/add_alarm_after_noop.wav": "c0c4e5bac62490849f3e72c00114b439c60c7704c7e5112140649000ca1b6eaf",
+    "edit/add_alarm_after_real.wav": "8f4da9a675a0a7716619d39240212e20877699b0605071e4a54d23cb45e16b3d",
+    "edit/add_alarm_after_wrong_place.wav": "b0f408f71bea9adcc868179b825d9030f4d14213858f1b82be8e92c0788ed95f",
+    "edit/add_alarm_after_wrong_sound.wav": "854c7e311909d977e6b8e14d36eee62db9fcda2559f9a4667ef1b5c3bb87d910",
+    "edit/del_claps_inplace_original.wav": "02cf5f27003bbdaef9fec49eca7dee87fa2ab525d75475acb0fe22afd4133a9f",
+    "edit/del_claps_inplace_noop.wav": "02cf5f27003bbdaef9fec49eca7dee87fa2ab525d75475acb0fe22afd4133a9f",
+    "edit/del_claps_inplace_real.wav": "d09101164e1c9364b96f302aff222a4bebfb692046a60a1d969d623fff5198ca",
+    "edit/del_claps_inplace_wrong_target.wav": "364a9f0a554f7e58cf9bbfd8bdac535e0b0eac81fe1e2a128fdcaa200e19d475",
+}
+
+
+def _sha(p: Path) -> str:
+    return hashlib.sha256(p.read_bytes()).hexdigest()
+
+
+def test_every_set_has_a_data_file_and_a_provenance_note():
+    assert bs.set_names() == SETS
+    for name in SETS:
+        assert (bs.SETS / name / "PROVENANCE.md").read_text().startswith(f"# Held-out judge set {name}: provenance")
+
+
+@pytest.mark.parametrize("name", SETS)
+def test_data_file_validates_and_names_only_what_it_defines(name):
+    spec = bs.load_set(name)
+    assert spec.rubric and spec.edit
+    text = json.dumps(spec.model_dump())
+    ids = [s.id for s in spec.rubric] + [b.id for b in spec.edit]
+    assert len(ids) == len(set(ids)), "scene and edit-base ids are unique"
+    for key in spec.checks.voice_band:
+        assert key in spec.voices
+    # every voice(key, ...) and sound(name) an expression calls is in the set's tables, and every table entry is used
+    import re
+
+    used_voices = set(re.findall(r"voice\('([^']+)'", text))
+    used_sounds = set(re.findall(r"sound\('([^']+)'\)", text))
+    assert used_voices <= set(spec.voices) and used_sounds == set(spec.sounds)
+    assert set(spec.voices) == used_voices | set(spec.checks.voice_band)
+
+
+def test_the_model_rejects_what_the_builder_would_not_run():
+    raw = bs.load_set("v1").model_dump()
+    scene = raw["rubric"][0]
+    for bad in ("__import__('os').system('true')", "seq([museum]).copy()", "open('x')", "[x for x in museum]",
+                "seq([museum]"):
+        with pytest.raises(ValidationError):
+            bs.SetSpec.model_validate({**raw, "rubric": [{**scene, "audio": bad}]})
+    with pytest.raises(ValidationError):  # a negative kind the rubric runner does not know
+        bs.SetSpec.model_validate({**raw, "rubric": [{**scene, "negatives": {"louder": "x"}}]})
+    with pytest.raises(ValidationError):  # a sound with two recipes
+        bs.SetSpec.model_validate({**raw, "sounds": {"alarm": {"theme": {"theme": "bell"},
+                                                               "melody": {"program": 0, "notes": ["C4"],
+                                                                          "note_s": 0.2}}}})
+    with pytest.raises(ValidationError):  # an unknown field (a typo) is not ignored
+        bs.SetSpec.model_validate({**raw, "rubric": [{**scene, "positiv": "x"}]})
+
+
+@pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("flite") and shutil.which("fluidsynth")),
+                    reason="needs espeak-ng, flite and fluidsynth (Debian packages)")
+def test_a_few_items_of_v1_rebuild_byte_for_byte(tmp_path):
+    full = bs.load_set("v1")
+    keep_r, keep_e = {"museum_alarm", "organ_gap"}, {"add_alarm_after", "del_claps_inplace"}
+    spec = full.model_copy(update={"rubric": [s for s in full.rubric if s.id in keep_r],
+                                   "edit": [b for b in full.edit if b.id in keep_e]})
+    summary = bs.build_spec(spec, tmp_path)
+    assert summary["rubric_items"] == 2 + 3 + 1 + 2 + 1  # positives, negatives, missing
+    got = {rel: _sha(tmp_path / rel) for rel in V1_SHA256}
+    assert {rel for rel, h in got.items() if h != V1_SHA256[rel]} == set()
+    rows = [json.loads(x) for x in (tmp_path / "edit" / "items.jsonl").read_text().splitlines()]
+    assert [r["variant"] for r in rows if r["base"] == "del_claps_inplace"] == ["real", "wrong_target", "noop"]
+    assert all(Path(r["edited"]).exists() for r in rows)
