@@ -6,8 +6,9 @@ What is checked is that real model output flows through every parser, the gramma
 retries and the traces: the LLM planner over a whole question (with the cascade front end), the rubric judge
 with p(yes) read from real log-probabilities, and AURA's LLM score. The tiny model's answers are NOT judged:
 a decision either validates as the model's own or is a recorded, bounded fallback. The agent offers the
-planner the cascade's perception tools and a counter: the whole inventory (~6.5k tokens) and the evidence would
-not fit the model's 8k context (and take minutes a call on two cores).
+planner the cascade's perception tools and a counter: the whole inventory (8.7k SmolLM2 tokens) would be compacted
+to fit the model's 8k context (tested below), but prompt evaluation here runs at ~30 tokens/s, so a whole question
+with it takes minutes a call on two cores.
 """
 
 from __future__ import annotations
