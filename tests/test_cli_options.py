@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 import typer
 from typer.testing import CliRunner
 
@@ -19,7 +18,7 @@ def _app(seen: list) -> typer.Typer:
 
     @app.command()
     @with_options(config=AGENT_OPTIONS)
-    def cmd(name: str = typer.Argument(...), config: AgentConfig = AgentConfig(),
+    def cmd(name: str = typer.Argument(...), config: AgentConfig = AgentConfig(),  # noqa: B008
             last: int = typer.Option(0)) -> None:
         seen.append((name, config, last))
 
