@@ -15,7 +15,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 StepKind = Literal["day_offset", "sum", "difference", "remainder", "extreme", "opposite", "truth_value",
-                   "pause_length", "hypothetical"]
+                   "pause_length", "relation", "word_relation", "hypothetical"]
 
 EXECUTABLE_STEPS: frozenset[str] = frozenset({"day_offset", "sum", "difference", "remainder", "opposite",
                                               "pause_length"})

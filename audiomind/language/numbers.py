@@ -7,10 +7,10 @@
 from __future__ import annotations
 
 import re
-import tomllib
 from functools import lru_cache
 from pathlib import Path
 
+import tomllib
 from pydantic import BaseModel
 
 DATA = Path(__file__).parent / "data" / "numbers.toml"
@@ -96,7 +96,7 @@ def spoken_quantities(text: str) -> list[Quantity]:
                 break
         if j < len(toks) and toks[j] not in ("and", "or", "of", "to", "the", "a") and number_in(toks[j]) is None:
             noun = toks[j] if toks[j] not in units else None
-        if noun and not said[-1] == noun:
+        if noun and said[-1] != noun:
             said = [*said, noun]
         out.append(Quantity(value=value, unit=unit, noun=noun, text=" ".join(said), position=i))
         i = j
@@ -110,6 +110,6 @@ def same_noun(a: str | None, b: str | None) -> bool:
     irregular = {"people": "person", "men": "man", "women": "woman", "children": "child", "mice": "mouse",
                  "geese": "goose", "feet": "foot", "teeth": "tooth"}
     a, b = irregular.get(a, a), irregular.get(b, b)
-    strip = lambda w: w[:-3] + "y" if w.endswith("ies") else w[:-2] if w.endswith("es") and len(w) > 4 else (  # noqa: E731
+    strip = lambda w: w[:-3] + "y" if w.endswith("ies") else w[:-2] if w.endswith("es") and len(w) > 4 else (
         w[:-1] if w.endswith("s") and not w.endswith("ss") else w)
     return strip(a) == strip(b)

@@ -19,7 +19,7 @@ from audiomind.language.frames import EXECUTABLE_STEPS, DerivationStep, Question
 from audiomind.language.question import tables, words_of
 
 StepName = Literal["day_offset", "sum", "difference", "remainder", "extreme", "opposite", "truth_value",
-                   "pause_length", "hypothetical"]
+                   "pause_length", "relation", "word_relation", "hypothetical"]
 
 
 class StepWire(BaseModel):
@@ -41,7 +41,8 @@ the answer, each with the words of the question that ask for it (cue):
 day_offset (a day shifted: 'the day after', 'pushed back by a day'), sum (a total of spoken amounts),
 difference (how much more or less), remainder (what is left after some leave or are added), extreme
 (cheapest, oldest, ...), opposite (an antonym), truth_value (is a statement true or false), pause_length
-(how long a pause is), hypothetical (an 'if ... would' question no other step covers).
+(how long a pause is), relation (how two people or things named are related), word_relation (a rhyme, a synonym, a word spelled
+backwards), hypothetical (an 'if ... would' question no other step covers).
 A question answered directly by listening has no steps. List in not_understood any word you cannot place.
 
 Question: {question}

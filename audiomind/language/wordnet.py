@@ -45,7 +45,7 @@ def _adjectives() -> tuple[dict[str, list[int]], dict[int, tuple[list[str], list
         ptrs = []
         for j in range(n_ptr):
             sym, tgt, _pos, st = f[k + 1 + 4 * j: k + 5 + 4 * j]
-            ptrs.append((sym, int(tgt), int(st[2:], 16)))
+            ptrs.append((sym, int(tgt), int(st[2:], 16)))  # noqa: FURB166 (st = source+target word numbers)
         synsets[offset] = (words, ptrs)
     return index, synsets
 
@@ -55,7 +55,7 @@ def antonyms(word: str) -> set[str]:
     index, synsets = _adjectives()
     out: set[str] = set()
     for off in index.get(word.lower(), []):
-        words, ptrs = synsets.get(off, ([], []))
+        _, ptrs = synsets.get(off, ([], []))
         heads = [off] + [t for sym, t, _ in ptrs if sym == "&"]
         for h in heads:
             for sym, tgt, wn in synsets.get(h, ([], []))[1]:
@@ -63,3 +63,61 @@ def antonyms(word: str) -> set[str]:
                     tw = synsets[tgt][0]
                     out.add(tw[wn - 1] if 0 < wn <= len(tw) else tw[0])
     return {w.replace("_", " ") for w in out}
+
+
+SOUND_HEADS = frozenset({"sound", "noise", "auditory_communication", "signal", "tone", "sound_property"})
+"""Lemmas of the synsets under which WordNet files kinds of sound ('pip' -> tone, 'bark' -> cry -> utterance ->
+auditory communication, 'knock' -> sound)."""
+
+
+@lru_cache(maxsize=1)
+def _noun_graph() -> tuple[dict[str, list[int]], dict[int, tuple[tuple[str, ...], tuple[int, ...]]]]:
+    """(lemma -> every sense's offset, offset -> (lemmas, hypernym offsets)) of WordNet's nouns."""
+    d = wordnet_dir()
+    if d is None or not (d / "index.noun").is_file():
+        return {}, {}
+    index: dict[str, list[int]] = {}
+    for line in (d / "index.noun").read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith(" "):
+            continue
+        f = line.split()
+        n_ptr = int(f[3])
+        n_syn = int(f[4 + n_ptr])
+        index[f[0]] = [int(x) for x in f[6 + n_ptr: 6 + n_ptr + n_syn]]
+    synsets: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+    for line in (d / "data.noun").read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith(" "):
+            continue
+        f = line.split(" | ")[0].split()
+        n_words = int(f[3], 16)
+        lemmas = tuple(f[4 + 2 * i].lower() for i in range(n_words))
+        k = 4 + 2 * n_words
+        hyper = tuple(int(f[k + 2 + 4 * j]) for j in range(int(f[k])) if f[k + 1 + 4 * j] in ("@", "@i"))
+        synsets[int(f[0])] = (lemmas, hyper)
+    return index, synsets
+
+
+@lru_cache(maxsize=4096)
+def names_sound(word: str) -> bool | None:
+    """Whether some sense of a noun is a kind of sound (a hypernym in SOUND_HEADS): 'pips', 'barks', 'knocks',
+    'rings' yes; 'instruments', 'guests', 'dropouts' no. None when WordNet is missing or has no such noun."""
+    index, synsets = _noun_graph()
+    if not index:
+        return None
+    w = word.lower()
+    forms = [x for x in (w, w[:-1] if w.endswith("s") else "", w[:-2] if w.endswith("es") else "",
+                         w[:-3] + "y" if w.endswith("ies") else "") if x in index]
+    if not forms:
+        return None
+    todo = [o for x in forms for o in index[x]]
+    seen: set[int] = set()
+    while todo:
+        o = todo.pop()
+        if o in seen or o not in synsets:
+            continue
+        seen.add(o)
+        lemmas, hyper = synsets[o]
+        if any(lm in SOUND_HEADS for lm in lemmas):
+            return True
+        todo.extend(hyper)
+    return False

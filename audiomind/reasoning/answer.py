@@ -54,6 +54,12 @@ def decide_from(facts: Facts, analysis: QuestionAnalysis) -> Decision:
         outcome = execute(frame, facts)
         return from_step(outcome, results, analysis, facts) if outcome else step_not_taken(results, analysis, facts)
     decision = combine(results, analysis, facts)
+    several = several_amounts(decision, analysis, facts)
+    if several and decision.confidence > PARTIAL_READING_CAP:
+        decision = decision.model_copy(update={
+            "confidence": PARTIAL_READING_CAP,
+            "confidence_reason": f"{decision.confidence_reason}; the transcript states several amounts ({several}): "
+                                 "the chosen one heard literally is no answer to a question that may combine them"})
     if frame is not None and frame.unaccounted and decision.confidence > PARTIAL_READING_CAP:
         words = ", ".join(repr(w) for w in frame.unaccounted)
         decision = decision.model_copy(update={
@@ -65,6 +71,25 @@ def decide_from(facts: Facts, analysis: QuestionAnalysis) -> Decision:
 PARTIAL_READING_CAP = 0.45  # a question the reading did not fully understand is never answered confidently
 LITERAL = ("transcript_match", "transcript_complement", "transcript_absent", "readings_agree", "count", "count_words",
            "count_speakers", "count_events")
+
+
+def several_amounts(d: Decision, a: QuestionAnalysis, facts: Facts) -> str:
+    """When a literal match of what was heard chose an amount, the other amounts the transcript states of the
+    same kind ('a $9 sandwich with a $20 bill' for 'how much change?'), said plainly; else ''. Of the choices'
+    unit when they have one (two or more distinct values), of bare numbers when three or more are said."""
+    from audiomind.language.numbers import spoken_quantities
+
+    if d.method not in LITERAL or d.choice_index is None or facts.transcript is None:
+        return ""
+    units = {q.unit for c in a.choices for q in spoken_quantities(c) if q.unit}
+    said = spoken_quantities(facts.transcript.text)
+    if units:
+        same = {q.value: q.text for q in said if q.unit in units}
+        return ", ".join(same.values()) if len(same) >= 2 else ""
+    if not any(spoken_quantities(c) for c in a.choices):
+        return ""
+    values = {q.value: q.text for q in said}
+    return ", ".join(values.values()) if len(values) >= 3 else ""
 
 
 def from_step(outcome: StepOutcome, results: list[VerifierResult], a: QuestionAnalysis, facts: Facts) -> Decision:

@@ -8,6 +8,8 @@ or None when the facts do not hold what it needs: the answer step then admits a 
 
 from __future__ import annotations
 
+import itertools
+
 from pydantic import BaseModel, Field
 
 from audiomind.language.frames import DerivationStep, QuestionFrame
@@ -161,7 +163,7 @@ def pause_length(step: DerivationStep, frame: QuestionFrame, facts: Facts) -> St
     if facts.speech is None or len(facts.speech.segments) < 2:
         return None
     segs = sorted(facts.speech.segments, key=lambda s: s.start_s)
-    gaps = [(b.start_s - a.end_s, a.end_s, b.start_s) for a, b in zip(segs, segs[1:]) if b.start_s - a.end_s >= MIN_PAUSE_S]
+    gaps = [(b.start_s - a.end_s, a.end_s, b.start_s) for a, b in itertools.pairwise(segs) if b.start_s - a.end_s >= MIN_PAUSE_S]
     if not gaps:
         return None
     gap, g0, g1 = max(gaps)

@@ -357,6 +357,8 @@ def verify_count(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         ids, reliability = f.transcript.evidence_ids, 0.8
     elif counted == "notes" and f.pitch is not None and f.pitch.notes:
         value, ids, what, reliability = len(f.pitch.notes), f.pitch.evidence_ids, "steady pitched notes", 0.7
+    elif f.events is not None and _counts_what_is_said(f, a):
+        return None  # the counted things are amounts or things named in what is said, not sounds heard
     elif f.events is not None:
         events = f.events.events
         what = "separate sound events above the noise floor (count_events)"
@@ -391,10 +393,59 @@ def verify_count(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
             supports.append(-1.0 if abs(n - value) >= 2 else -0.6)
         reasons.append("" if n is None else f"states {n}")
     fit = max(a.fit("count_events"), a.fit("count_speakers"), a.fit("count_words"), 0.5)
+    loose = _loose_count(a, counted)
+    if loose:
+        fit = min(fit, 0.35)
+        what += f" ({loose})"
     reason = f"{value} {what}"
     if value not in nums:
         reason += "; no choice states it"
     return _result(f"count_{counted}", a, fit, reliability, supports, reasons, reason, ids)
+
+
+def _counted_topic(a: QuestionAnalysis) -> str | None:
+    """The noun a count question counts, from the frame: the first topic word after 'how many' / 'number of'."""
+    if a.frame is None:
+        return None
+    ws = a.frame.words
+    at = next((i for i in range(1, len(ws)) if (ws[i - 1].word, ws[i].word) in (("how", "many"), ("number", "of"))),
+              None)
+    return next((w.word for w in ws[at + 1:] if w.role == "topic"), None) if at is not None else None
+
+
+def _loose_count(a: QuestionAnalysis, counted: str) -> str:
+    """Why a count fits the question only loosely, or '': the question asks no count (choices like 'one note'
+    or 'two notes together' hold numbers but 'is it one note or a chord?' counts nothing), or what it counts
+    is no sound event ('how many instruments', 'how many dropouts')."""
+    if a.frame is not None and not any(w.word in ("many", "count", "number", "often") for w in a.frame.words):
+        return "the question asks for no count"
+    if counted != "events":
+        return ""
+    noun = _counted_topic(a)
+    if noun is None:
+        return ""
+    from audiomind.language.wordnet import names_sound
+
+    return "" if names_sound(noun) is not False else f"what is counted ({noun!r}) is no kind of sound (WordNet)"
+
+
+def _counts_what_is_said(f: Facts, a: QuestionAnalysis) -> bool:
+    """A count question whose choices are amounts ('2 dollars', '50 cents': a unit is no count of events), or
+    whose counted noun is itself spoken in the transcript ('how many guests are named?' over a sentence that
+    names guests): a count of sound events does not answer it."""
+    from audiomind.language.numbers import spoken_quantities
+
+    if any(q.unit for c in a.choices for q in spoken_quantities(c)):
+        return True
+    if f.transcript is None or a.frame is None:
+        return False
+    noun = _counted_topic(a)
+    if not noun or stem(noun) not in {stem(w) for w in words(f.transcript.text)}:
+        return False
+    from audiomind.language.wordnet import names_sound
+
+    # guests, apples, people are counted in what is said; a knock or a bell named in it may still be heard
+    return names_sound(noun) is False
 
 
 def _inside_speech(e: Span, speech: list[Span]) -> bool:
