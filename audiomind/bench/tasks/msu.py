@@ -3,7 +3,9 @@ present the audio by the benchmark's own rules, score by letter match with its d
 
 Format (ASLP-lab/MSU-Bench, bench_evaluation_pipeline): one JSON file per (conversation segment, task),
 at `<lang>/<scenario>/<QA_short|QA_long>/<segment>/level<N>/<task>.json` after the upstream merge step or
-`.../4_qa_results/level<N>/<task>.json` in the generation samples. Its `result` (or `qa_result`) list
+`.../4_qa_results/level<N>/<task>.json` in the generation samples, or
+`annotations/<scenario><cn|en>/<segment>/level<N>/<task>.json` (audio under `audio/`) in the Hugging Face release,
+where the folder gives scenario and language (cn -> zh). Its `result` (or `qa_result`) list
 starts with `{"speaker_meta": {"spk_a": [seg, ...], "spk_b": [...]}}`, each seg holding `start_time`,
 `end_time`, `transcript`, `spk_id`, `spk_index`, ...; then come the questions: `question`,
 `question_type` (the speaker-referencing scheme: no_index, time_index, transcript_index, speaker_index,
@@ -39,7 +41,9 @@ Scoring follows the upstream step 3 (summarize.py): the agent's answer becomes o
 letter, else the first standalone capital letter). A letter that is not one of the options (e.g. "E" of A-D)
 or no letter at all is `instruction_not_follow`; a wrong letter is classified by that option's rationale
 (wrong_speaker / hallucination / unknown / other_wrong). Reverse retrieval / count questions are left out
-unless `keep_reverse=true`. Accuracy is reported by task, capability, tier, language x tier and
+unless `keep_reverse=true`. A question whose conversation audio is missing counts as instruction_not_follow
+(`missing_audio=count`, step 3 over every task file) or is left out (`missing_audio=skip`, the full upstream
+pipeline, whose step 2 writes no file without audio). Accuracy is reported by task, capability, tier, language x tier and
 index scheme x tier, with the error-type shares per tier (the upstream summary's six views).
 """
 
@@ -305,11 +309,28 @@ def _level(path: Path, data: dict[str, Any], task: str | None) -> int:
     return TASKS[task][0] if task else 1
 
 
+HF_ANNOTATIONS = "annotations"
+_HF_FOLDER = re.compile(r"^(.+?)(cn|zh|en)$", re.IGNORECASE)
+
+
+def hf_folder(path: Path, root: Path | None) -> tuple[str, str] | None:
+    """(scenario, language) of a task file in the Hugging Face release layout, `annotations/<scenario><cn|en>/...`
+    under the root (e.g. annotations/moviecn -> ("movie", "zh")), as upstream's merge step tags bench_cn / bench_en
+    (cn -> zh); None for any other layout."""
+    if root is None or root not in path.parents:
+        return None
+    rel = path.relative_to(root).parts
+    if len(rel) < 3 or rel[0].lower() != HF_ANNOTATIONS or not (m := _HF_FOLDER.match(rel[1])):
+        return None
+    return m.group(1), ("en" if m.group(2).lower() == "en" else "zh")
+
+
 def _language(path: Path, root: Path | None, data: dict[str, Any], questions: list[dict[str, Any]]) -> str:
     """The language as upstream's step 3 names it: the file's `_msu_meta.language` (set by the upstream merge
-    step), else the first folder under the root when it is zh / cn ("zh") or en ("en"), else "unknown" (a raw
-    sample folder or the Hugging Face `annotations/<scenario+lang>/` tree says nothing upstream reads: the
-    questions' script is not the conversation's language)."""
+    step), else the first folder under the root when it is zh / cn ("zh") or en ("en"), else the Hugging Face
+    `annotations/<scenario><cn|en>/` folder's suffix (the export writes it into `_msu_meta`, so upstream's step 3
+    reads the same), else "unknown" (a raw sample folder says nothing upstream reads: the questions' script is
+    not the conversation's language)."""
     lang = (data.get("_msu_meta") or {}).get("language")
     if lang:
         return str(lang)
@@ -319,7 +340,8 @@ def _language(path: Path, root: Path | None, data: dict[str, Any], questions: li
             return "zh"
         if first == "en":
             return "en"
-    return "unknown"
+    hf = hf_folder(path, root)
+    return hf[1] if hf else "unknown"
 
 
 def audio_root(path: Path, root: Path | None) -> Path:
@@ -373,7 +395,8 @@ def read_task_file(path: str | Path, root: str | Path | None = None, *, any_task
     rel = path.relative_to(rootp).parts if rootp and rootp in path.parents else path.parts
     level_idx = next((i for i, p in enumerate(rel) if _LEVEL.fullmatch(p)), None)
     segment = str(meta.get("segment") or (rel[level_idx - 1] if level_idx else path.parent.name))
-    scenario = str(meta.get("scenario") or (rel[1] if rootp and len(rel) > 4 else "unknown"))
+    hf = hf_folder(path, rootp)
+    scenario = str(meta.get("scenario") or (hf[0] if hf else rel[1] if rootp and len(rel) > 4 else "unknown"))
     return TaskFile(path=path, data=data, task=task, level=_level(path, data, task),
                     language=_language(path, rootp, data, questions), scenario=scenario, segment=segment,
                     source_audio=source_audio, speaker_meta=speaker_meta, questions=questions,
@@ -664,19 +687,35 @@ class Bucket:
         return d
 
 
-def summarize(items: Iterable[BenchItem], results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+MISSING_AUDIO_MODES = {
+    "count": "a question whose conversation audio is missing counts as instruction_not_follow (upstream step 3 on "
+             "every task file of the set, the unanswered ones with an empty reference_result)",
+    "skip": "a task file whose conversation audio is missing is left out of every denominator (the full upstream "
+            "pipeline: step 1 and step 2 drop such files, so step 3 never sees them)",
+}
+
+
+def summarize(items: Iterable[BenchItem], results: dict[str, dict[str, Any]], *,
+              missing_audio: str = "count") -> dict[str, Any]:
     """Accuracy and error classes by task, capability, tier, language x tier, index scheme x tier, over EVERY
     question of the set, as upstream's step 3 counts them: a question that never ran (its audio missing or
     refused, its row refused, the run not finished) has no `reference_result` and counts as
-    instruction_not_follow (`not_run` says how many); with no audio at all accuracy is 0 over N, not 0/0."""
+    instruction_not_follow (`not_run` says how many); with no audio at all accuracy is 0 over N, not 0/0.
+    missing_audio="skip" instead leaves out the questions whose conversation audio is missing, as the full
+    upstream pipeline does (`missing_audio_skipped` says how many); other never-run questions still count."""
+    if missing_audio not in MISSING_AUDIO_MODES:
+        raise ValueError(f"missing_audio must be one of {', '.join(MISSING_AUDIO_MODES)}")
     views: dict[str, dict[str, Bucket]] = {v: defaultdict(Bucket) for v in
                                            ("task", "capability", "tier", "language", "index_scheme")}
     overall = Bucket()
     items = list(items)
-    not_run = 0
+    not_run = skipped = 0
     for it in items:
         r = results.get(it.id)
         if r is None or r.get("status") == "missing_audio" or r.get("input_error"):
+            if missing_audio == "skip" and not it.metadata.get("clips"):  # no audio: upstream never scores it
+                skipped += 1
+                continue
             r = None
             not_run += 1
         cls = error_class(it, r)
@@ -693,7 +732,8 @@ def summarize(items: Iterable[BenchItem], results: dict[str, dict[str, Any]]) ->
             **{name: {k: b.as_dict() for k, b in sorted(v.items())} for name, v in views.items()},
             "version": versions[0] if len(versions) == 1 else versions,
             "version_label": "; ".join(VERSIONS.get(v, v) for v in versions),
-            "items_in_set": len(items), "not_run": not_run}
+            "items_in_set": len(items), "not_run": not_run, "missing_audio": missing_audio,
+            "missing_audio_skipped": skipped}
 
 
 def _fmt4(x: float) -> str:
@@ -783,10 +823,14 @@ def write_reference_results(items: Iterable[BenchItem], results: dict[str, dict[
     none), mirrored under out_root, so the upstream step-3 summarize.py can read them unchanged."""
     root, out_root = Path(root).resolve(), Path(out_root)
     by_file: dict[str, dict[int, str]] = defaultdict(dict)
+    tags: dict[str, dict[str, Any]] = {}
     for it in items:
         r = results.get(it.id)
         if r is not None:
             by_file[it.raw["file"]][int(it.raw["question_index"])] = predicted_letter(it, r) or ""
+            m = it.metadata
+            tags[it.raw["file"]] = {"language": m.get("language"), "scenario": m.get("scenario"),
+                                    "level": f"level{m.get('level')}", "task_stem": Path(it.raw["file"]).stem}
     written = []
     for file, answers in by_file.items():
         src = Path(file)
@@ -794,6 +838,8 @@ def write_reference_results(items: Iterable[BenchItem], results: dict[str, dict[
         _, questions = split_meta(data)
         for qi, letter in answers.items():
             questions[qi]["reference_result"] = letter
+        if "_msu_meta" not in data and hf_folder(src, root):  # the Hugging Face layout: say what upstream's merge says
+            data["_msu_meta"] = tags[file]
         rel = src.relative_to(root) if root in src.parents else Path(src.name)
         dst = out_root / rel
         dst.parent.mkdir(parents=True, exist_ok=True)
@@ -817,8 +863,10 @@ class MSUTask(BaseTask):
     presented clips are cut into `work_dir`
     (default: SOURCE/../msu-clips; `bench run` uses RUN_DIR/inputs). Options: `pack` ("separate": extra
     clips as extra_audio, every clip reaching the agent; "concat": one file, the question says where each clip
-    lies), `keep_reverse` (also run the reverse-retrieval questions the paper leaves out) and `version` (auto,
-    interspeech, v1: which release the set is; auto reads a set with level3/level4 files as the first)."""
+    lies), `keep_reverse` (also run the reverse-retrieval questions the paper leaves out), `version` (auto,
+    interspeech, v1: which release the set is; auto reads a set with level3/level4 files as the first) and
+    `missing_audio` (count: questions without audio count as instruction_not_follow; skip: they are left out, as
+    the full upstream pipeline leaves them out)."""
 
     name: ClassVar[str] = "msu"
     description: ClassVar[str] = ("MSU-Bench (ASLP-lab): speaker-centric multi-speaker QA; accuracy and error "
@@ -828,12 +876,15 @@ class MSUTask(BaseTask):
     pack: str = "separate"
     keep_reverse: bool = False
     version: str = "auto"
+    missing_audio: str = "count"
 
     def load_items(self, source: Path, *, audio_dir: Path | None = None, work_dir: Path | None = None,
                    limit: int | None = None, strict: bool = False) -> TaskItems:
         root = Path(source)
         if not root.is_dir():
             raise ValueError(f"{root}: the MSU-Bench source is a folder of task files")
+        if self.missing_audio not in MISSING_AUDIO_MODES:
+            raise ValueError(f"missing_audio must be one of {', '.join(MISSING_AUDIO_MODES)}")
         clips = Path(work_dir) if work_dir is not None else root.resolve().parent / "msu-clips"
         items = build_items(root, clips, keep_reverse=self.keep_reverse, pack=self.pack, version=self.version)
         refuse_if_strict(root, [], strict, [it.error for it in items if it.error])
@@ -850,14 +901,15 @@ class MSUTask(BaseTask):
         upstream step-3 summarize.py reads unchanged."""
         out = Path(run_dir) / OUTPUT_DIR
         results = load_results(run_dir)
-        summary = summarize(loaded.items, results)
+        summary = summarize(loaded.items, results, missing_audio=self.missing_audio)
         atomic_write_text(out / SUMMARY_FILE, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
         write_summary_csvs(summary, out)
-        write_reference_results(loaded.items, results, out / "reference_results", loaded.source)
+        scored = [it for it in loaded.items if self.missing_audio == "count" or it.metadata.get("clips")]
+        write_reference_results(scored, results, out / "reference_results", loaded.source)
         return {"summary": out / SUMMARY_FILE, "summary tables": out, "scored task files": out / "reference_results"}
 
     def report(self, run_dir: Path, loaded: TaskItems) -> TaskReport | None:
-        summary = summarize(loaded.items, load_results(run_dir))
+        summary = summarize(loaded.items, load_results(run_dir), missing_audio=self.missing_audio)
         return TaskReport(data=summary, table=summary_table(summary, title=f"MSU-Bench accuracy ({run_dir})"))
 
 
