@@ -5,8 +5,10 @@ import is still a dependency), `from audiomind.x import name` resolves to the mo
 where that is a module, else to `audiomind.x`. The implicit import of a parent package's __init__ is
 not an edge (it is how Python imports submodules, not a dependency the code chose).
 
-Imports under `if TYPE_CHECKING:` never run: they count for the layer order (an annotation from a
-higher layer is still a dependency) but cannot make an import cycle. Not import statements, and so not
+Imports under `if TYPE_CHECKING:` count as edges everywhere: for the layer order (an annotation from a
+higher layer is still a dependency) and for cycles (they never run, but a type checker follows them, and a
+cycle through one is a design knot all the same: a Protocol in the lower module breaks it, as
+`tools.base.ToolRunner` does for the executor). Not import statements, and so not
 edges at all: the tool manifests name their entry points as strings
 ("audiomind.judges.tools:judge_caption"), which tools/manifest.py resolves at run time. That is how the
 judges are registered as tools without the tools layer depending on the judges layer.
@@ -27,8 +29,10 @@ PACKAGE_DIR = Path(audiomind.__file__).resolve().parent
 LAYERS: list[tuple[str, ...]] = [
     # `artifacts` (content-hashed audio files with provenance) and `fsutil` (atomic file writes) sit
     # beside `audio` and `state`: they import nothing higher, and the tools' executor builds on them.
-    ("state", "audio", "trace", "config", "resources", "prompts", "paths", "inputs", "synth", "embedded",
-     "artifacts", "fsutil"),
+    # `registry` (Registry[T] and the plugin entry points) imports nothing else from audiomind: the registries a
+    # plugin adds to are named there as "module:attribute" strings
+    ("registry", "state", "audio", "trace", "config", "resources", "prompts", "paths", "inputs", "synth",
+     "embedded", "artifacts", "fsutil"),
     # `language` reads questions and instructions into typed frames: plain data and phrase tables, handed an
     # LLM client when a model reads; the reasoning step and the judges read its frames
     ("language",),
@@ -157,8 +161,29 @@ def test_every_module_is_in_a_layer():
 
 
 def test_no_import_cycles():
+    cycle = find_cycle(_graph())  # imports under `if TYPE_CHECKING:` included
+    assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_no_import_cycles_at_run_time_either():
     cycle = find_cycle(_graph(type_only=False))
     assert cycle is None, "import cycle: " + " -> ".join(cycle or [])
+
+
+def test_type_checking_imports_are_edges(tmp_path):
+    """A cycle made only by an import under `if TYPE_CHECKING:` is found (the one tools/base.py had with the
+    executor until the ToolRunner protocol), and is not a run-time cycle."""
+    (tmp_path / "base.py").write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                                      "    from pkg.executor import Executor\n")
+    (tmp_path / "executor.py").write_text("from pkg.base import Thing\n")
+    modules = {"pkg.base": tmp_path / "base.py", "pkg.executor": tmp_path / "executor.py"}
+    graph = {m: _imports(m, p, modules) for m, p in modules.items()}
+    assert find_cycle(graph) == ["pkg.base", "pkg.executor", "pkg.base"]
+    run_time = {m: _imports(m, p, modules, type_only=False) for m, p in modules.items()}
+    assert find_cycle(run_time) is None
+    head = ast.parse(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from audiomind.tools.executor import ToolExecutor\n")
+    assert _type_only_lines(head) == {3}
 
 
 def test_imports_point_down_the_layers():

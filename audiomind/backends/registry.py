@@ -28,13 +28,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from audiomind.backends.base import BackendError, FrontEnd, Planner
 from audiomind.backends.openai_compat import openai_endpoint
+from audiomind.registry import BUILTIN, Registry
 from audiomind.state import ModelSpec
 
 Kind = Literal["rules", "cascade", "openai", "gemini", "ollama", "llamacpp", "replay"]
+"""The built-in spec kinds; a plugin adds more to REGISTRY (`registries.backends.register(KIND, BackendKind(...))`)."""
 
 SPEC_FORMS = (
     "rules | cascade | openai:MODEL | openai:MODEL@http://HOST:PORT/v1 | gemini:MODEL[@BASE_URL] | "
@@ -49,7 +51,7 @@ _HOSTPORT = re.compile(r"^[A-Za-z0-9.\-]+:\d{1,5}(?:/\S*)?$")
 class BackendSpec(BaseModel):
     """A parsed backend spec string."""
 
-    kind: Kind
+    kind: str = Field(description="a registered spec kind: the built-in ones (Kind) or a plugin's")
     model: str | None = None
     base_url: str | None = None
     path: str | None = None
@@ -68,7 +70,14 @@ class BackendStatus(BaseModel):
 
 
 def _bad(spec: str, problem: str) -> ValueError:
-    return ValueError(f"bad backend spec {spec!r}: {problem}. Expected one of: {SPEC_FORMS}")
+    plugged = _plugin_kinds()
+    more = f" | {' | '.join(plugged)} (from plugins)" if plugged else ""
+    return ValueError(f"bad backend spec {spec!r}: {problem}. Expected one of: {SPEC_FORMS}{more}")
+
+
+def _plugin_kinds() -> list[str]:
+    """Spec kinds a plugin registered (audiomind.plugins entry points), in registration order."""
+    return [k for k in REGISTRY.names() if REGISTRY.origin(k) != BUILTIN]
 
 
 def _split_url(spec: str, rest: str) -> tuple[str, str | None]:
@@ -92,7 +101,7 @@ def parse_spec(spec: str | BackendSpec) -> BackendSpec:
         raise _bad(str(spec), "empty spec")
     s = spec.strip()
     if s in REGISTRY and REGISTRY[s].argument is None:
-        return BackendSpec(kind=s, raw=s)  # type: ignore[arg-type]
+        return BackendSpec(kind=s, raw=s)
     kind, sep, rest = s.partition(":")
     if not sep:
         raise _bad(s, f"unknown backend {kind!r}")
@@ -104,11 +113,11 @@ def parse_spec(spec: str | BackendSpec) -> BackendSpec:
         model = model.strip()
         if not model:
             raise _bad(s, f"{kind} needs a model name, e.g. {kind}:MODEL")
-        return BackendSpec(kind=kind, model=model, base_url=url, raw=s)  # type: ignore[arg-type]
+        return BackendSpec(kind=kind, model=model, base_url=url, raw=s)
     if argument == "path":
         if not rest:
             raise _bad(s, f"{kind} needs a file path")
-        return BackendSpec(kind=kind, path=rest, raw=s)  # type: ignore[arg-type]
+        return BackendSpec(kind=kind, path=rest, raw=s)
     raise _bad(s, f"unknown backend {kind!r}")
 
 
@@ -252,7 +261,8 @@ def _llamacpp_chat(bs: BackendSpec, o: BuildOptions) -> tuple[Any, dict]:
 _NO_AUDIO = ("cannot take audio input here: serve an audio model behind an OpenAI-compatible API and use "
              "openai:MODEL@http://HOST:PORT/v1, or use gemini:MODEL or cascade")
 
-REGISTRY: dict[str, BackendKind] = {
+REGISTRY: Registry[BackendKind] = Registry("backend", group="backends")
+for _name, _kind in {
     "rules": BackendKind(
         planner=_rules,
         not_frontend="rules is a planner, not an audio front end: use --frontend cascade or a model spec"),
@@ -266,8 +276,10 @@ REGISTRY: dict[str, BackendKind] = {
     "llamacpp": BackendKind(planner=_llm, chat_model=_llamacpp_chat, not_frontend="llamacpp " + _NO_AUDIO,
                             argument="path"),
     "replay": BackendKind(planner=_replay_planner, frontend=_replay_frontend, argument="path"),
-}
-"""Spec kind -> what it builds. Every factory imports its integration lazily."""
+}.items():
+    REGISTRY.register(_name, _kind)
+"""Spec kind -> what it builds (a BackendKind, or a 'module:attr' naming one). Every built-in factory imports
+its integration lazily; a plugin registers its own kinds (audiomind/registry.py)."""
 
 
 def kind_of(spec: str | BackendSpec) -> BackendKind:
@@ -374,6 +386,16 @@ def describe_backends() -> list[BackendStatus]:
     if ok_ll:
         out += _gguf_planners()
     out.append(BackendStatus(name="replay", usable=True, why="re-runs a recorded trace's planner / front-end outputs"))
+    for k in _plugin_kinds():
+        try:
+            kind = REGISTRY[k]
+        except Exception as exc:  # noqa: BLE001 - a plugin's lazy target that does not import: report it
+            out.append(BackendStatus(name=k, usable=False, why=f"from plugin {REGISTRY.origin(k)!r}: cannot be "
+                                                                f"imported: {type(exc).__name__}: {str(exc)[:160]}"))
+            continue
+        roles = [r for r, f in (("planner", kind.planner), ("front end", kind.frontend)) if f is not None]
+        out.append(BackendStatus(name=k, usable=True,
+                                 why=f"from plugin {REGISTRY.origin(k)!r}: {' and '.join(roles) or 'no role'}"))
     return out
 
 

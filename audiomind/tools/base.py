@@ -9,16 +9,13 @@ did not declare.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, TypeVar
+from typing import Any, Callable, Protocol, TypeVar
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
 from audiomind import audio as audio_io
-from audiomind.state import Artifact, Coverage, new_id
-
-if TYPE_CHECKING:
-    from audiomind.tools.executor import ToolExecutor
+from audiomind.state import Artifact, Coverage, ToolCall, ToolCallRequest, new_id
 
 
 class ToolArgs(BaseModel):
@@ -152,6 +149,24 @@ class AudioInput:
         return audio_io.load_cached(self.artifact.path, sr=sr, mono=mono)
 
 
+class ToolRunResult(Protocol):
+    """What running tool calls gives back (`audiomind.tools.executor.ExecutionResult` is one)."""
+
+    @property
+    def tool_calls(self) -> list[ToolCall]: ...
+
+
+class ToolRunner(Protocol):
+    """What a tool that runs other tools needs of the run's executor: its registry and a way to run calls.
+    `audiomind.tools.executor.ToolExecutor` satisfies it; declaring it here, not importing the executor,
+    keeps tools/base.py below tools/executor.py and tools/manifest.py (no import cycle, type-only included)."""
+
+    registry: Any  # a ToolRegistry (tools/manifest.py)
+
+    def run(self, requests: list[ToolCallRequest], artifacts: list[Artifact], step: int,
+            issued_by: str = "planner") -> ToolRunResult: ...
+
+
 class ToolContext:
     """What a running tool may touch: the run's artifacts (read), a folder for derived audio, and the run's
     executor (its registry, cache and policy) for a tool that runs tools itself, such as a judge; the
@@ -159,7 +174,7 @@ class ToolContext:
 
     def __init__(self, artifacts: dict[str, Artifact], derived_dir: Path,
                  audio_cache: dict[str, AudioInput] | None = None, *,
-                 executor: ToolExecutor | None = None):
+                 executor: ToolRunner | None = None):
         self._artifacts = artifacts
         self.derived_dir = derived_dir
         self._audio = audio_cache if audio_cache is not None else {}

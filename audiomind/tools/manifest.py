@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from audiomind.registry import Registry
 from audiomind.resources import tools_dir
 from audiomind.state import ToolCategory
 from audiomind.tools.base import ToolArgs, ToolFunction
@@ -188,8 +189,41 @@ def load_manifest(path: Path) -> ToolManifest:
         raise ManifestError(f"{path}: {exc}") from exc
 
 
+TOOL_FOLDERS: Registry[Path] = Registry("tool folder", group="tools")
+"""Folders of tool manifests a plugin brings (`registries.tools.register(NAME, Path(...))`), read by every
+`ToolRegistry.load` after the packaged folder and before the caller's own folders."""
+
+
+PLUGIN_TOOL_PROBLEMS: dict[str, str] = {}
+"""Plugin manifests left out, by '<folder name>:<file>': why (shown by `audiomind doctor`)."""
+
+
+def plugin_manifests(taken: set[str]) -> list[ToolManifest]:
+    """The manifests in the folders plugins registered. A plugin's manifest that does not load, or names a tool
+    that exists already, is left out and noted in PLUGIN_TOOL_PROBLEMS: a broken plugin never stops a command."""
+    out: list[ToolManifest] = []
+    for name in TOOL_FOLDERS.names():
+        folder = Path(TOOL_FOLDERS.get(name))
+        if not folder.is_dir():
+            PLUGIN_TOOL_PROBLEMS[f"{name}:"] = f"tool folder of plugin {TOOL_FOLDERS.origin(name)!r} does not exist"
+            continue
+        for path in sorted(folder.glob("*.toml")):
+            key = f"{name}:{path.name}"
+            try:
+                m = load_manifest(path)
+            except ManifestError as exc:
+                PLUGIN_TOOL_PROBLEMS[key] = str(exc)
+                continue
+            if m.name in taken:
+                PLUGIN_TOOL_PROBLEMS[key] = f"tool name {m.name!r} is taken: left out"
+                continue
+            taken.add(m.name)
+            out.append(m)
+    return out
+
+
 class ToolRegistry:
-    """All known tools, by name, from the packaged `tools/` folder plus any user folders."""
+    """All known tools, by name, from the packaged `tools/` folder, the plugins' folders and any user folders."""
 
     def __init__(self, manifests: list[ToolManifest]):
         self._by_name: dict[str, ToolManifest] = {}
@@ -202,8 +236,9 @@ class ToolRegistry:
 
     @classmethod
     def load(cls, extra_dirs: list[Path] | None = None) -> "ToolRegistry":
-        dirs = [tools_dir(), *(extra_dirs or [])]
-        manifests = [load_manifest(p) for d in dirs for p in sorted(Path(d).glob("*.toml"))]
+        manifests = [load_manifest(p) for p in sorted(tools_dir().glob("*.toml"))]
+        manifests += plugin_manifests({m.name for m in manifests})
+        manifests += [load_manifest(p) for d in extra_dirs or [] for p in sorted(Path(d).glob("*.toml"))]
         return cls(manifests)
 
     def __contains__(self, name: str) -> bool:

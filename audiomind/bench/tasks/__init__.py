@@ -19,18 +19,22 @@ summary.json, plus the task's own files.
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
 from audiomind.bench.runner import PriceTable, RunSummary, run_batch
 from audiomind.bench.tasks.base import BaseTask, Benchmark, TaskItems, TaskReport, parse_options
+from audiomind.registry import Registry
 
 __all__ = ["REGISTRY", "BaseTask", "Benchmark", "TaskItems", "TaskReport", "make_task", "run_task", "task_class",
            "task_names"]
 
-REGISTRY: dict[str, str] = {
+REGISTRY: Registry[type[BaseTask]] = Registry("task", group="tasks")
+"""Task name -> task class, registered as 'module:Class' (imported on first use, so naming a task loads only
+that one). A plugin adds its own (`registries.tasks.register(NAME, "pkg.module:Class")`, see
+audiomind/registry.py)."""
+for _name, _target in {
     "mmar": "audiomind.bench.tasks.mmar:MMARTask",
     "msu": "audiomind.bench.tasks.msu:MSUTask",
     "synthetic": "audiomind.bench.tasks.synthetic:SyntheticTask",
@@ -38,19 +42,24 @@ REGISTRY: dict[str, str] = {
     "edit-eval": "audiomind.bench.tasks.judging:EditEvalTask",
     "rubric-judge": "audiomind.bench.tasks.judging:RubricJudgeTask",
     "aura": "audiomind.bench.tasks.judging:AuraTask",
-}
-"""Task name -> 'module:class' (imported on first use, so naming a task loads only that one)."""
+}.items():
+    REGISTRY.register(_name, _target)
 
 
 def task_names() -> list[str]:
-    return list(REGISTRY)
+    return REGISTRY.names()
 
 
 def task_class(name: str) -> type[BaseTask]:
-    if name not in REGISTRY:
-        raise ValueError(f"unknown task {name!r}; known: {', '.join(REGISTRY)}")
-    module, _, cls = REGISTRY[name].partition(":")
-    return getattr(importlib.import_module(module), cls)
+    """The task class registered as `name` (ValueError naming the known tasks when there is none)."""
+    try:
+        cls = REGISTRY.get(name)
+    except (ImportError, AttributeError) as exc:  # a plugin's lazy target that does not import
+        raise ValueError(f"benchmark task {name!r} ({REGISTRY.origin(name)}) cannot be imported: "
+                         f"{type(exc).__name__}: {exc}") from exc
+    if not (isinstance(cls, type) and issubclass(cls, BaseTask)):
+        raise ValueError(f"benchmark task {name!r} ({REGISTRY.origin(name)}) is not a BaseTask subclass")
+    return cls
 
 
 def make_task(name: str, options: Mapping[str, Any] | None = None) -> BaseTask:
