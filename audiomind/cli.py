@@ -185,7 +185,23 @@ def doctor_rows() -> list:
     for m in registry.all():
         ok, why = registry.availability(m.name)
         rows.append(row("tool", m.name, ok, f"[{m.category.value}] {why}"))
+    rows += [row("plugin", name, ok, detail, status) for name, ok, detail, status in _plugin_rows()]
     return rows
+
+
+def _plugin_rows() -> list[tuple[str, bool, str, str | None]]:
+    """One row per `audiomind.plugins` entry point (what it added, or why it was left out) and per plugin
+    tool manifest left out; one 'none installed' row when there is no plugin."""
+    from audiomind.registry import plugin_status
+    from audiomind.tools.manifest import PLUGIN_TOOL_PROBLEMS
+
+    out: list[tuple[str, bool, str, str | None]] = []
+    for p in plugin_status():
+        added = "; ".join(f"{group}: {', '.join(names)}" for group, names in p.added.items()) or "nothing"
+        where = f"{p.target}" + (f" ({p.distribution})" if p.distribution else "")
+        out.append((p.name, p.ok, f"{where}: added {added}" if p.ok else f"{where}: {p.detail}", None))
+    out += [(key, False, why, None) for key, why in sorted(PLUGIN_TOOL_PROBLEMS.items())]
+    return out or [("audiomind.plugins", True, "no plugin installed (entry-point group audiomind.plugins)", None)]
 
 
 @app.command()

@@ -1,0 +1,189 @@
+"""Registry[T] and the `audiomind.plugins` entry-point group.
+
+The plugin tests install tests/data/plugin_pkg (a real package: pyproject + module) with
+`pip install --no-deps --target SITE`, then run the real CLI in a subprocess with SITE on PYTHONPATH: the
+plugin's tool, planner backend and benchmark task are seen without anything under audiomind/ changing. A
+second, broken plugin (a dist-info whose entry point raises after registering) is left out, its
+registration taken back, and `audiomind doctor` reports it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from audiomind.registry import Registry, RegistryError, UnknownNameError
+
+ROOT = Path(__file__).resolve().parents[1]
+PLUGIN_SRC = ROOT / "tests" / "data" / "plugin_pkg"
+BIN = Path(sys.executable).parent
+
+
+# ---------------------------------------------------------------- Registry[T] itself
+
+
+def test_register_by_call_decorator_and_lazy_target():
+    reg: Registry[object] = Registry("widget")
+    reg.register("path", "pathlib:PurePosixPath")  # lazy: imported on first get
+    assert reg.target("path") == "pathlib:PurePosixPath"
+
+    @reg.register("mine")
+    class Mine:
+        pass
+
+    assert reg.names() == ["path", "mine"]
+    from pathlib import PurePosixPath
+
+    assert reg.get("path") is PurePosixPath and reg["mine"] is Mine
+    assert "mine" in reg and "other" not in reg and len(reg) == 2
+    assert reg.origin("mine") == "audiomind"
+
+
+def test_unknown_names_and_taken_names_are_clear_errors():
+    reg: Registry[int] = Registry("widget")
+    reg.register("one", 1)
+    with pytest.raises(UnknownNameError, match=r"^unknown widget 'two'; known: one$"):
+        reg.get("two")
+    with pytest.raises(ValueError):  # an UnknownNameError is a ValueError (and a KeyError) too
+        reg["two"]
+    with pytest.raises(RegistryError, match="'one' is already registered"):
+        reg.register("one", 2)
+    reg.register("one", 2, replace=True)
+    assert reg.get("one") == 2
+    with pytest.raises(RegistryError, match="must be 'package.module:attribute'"):
+        reg.register("bad", "no_colon_here")
+
+
+def test_builtin_registries_keep_their_names():
+    from audiomind.backends.registry import REGISTRY as BACKENDS
+    from audiomind.bench.tasks import REGISTRY as TASKS
+    from audiomind.bench.tasks import task_class
+    from audiomind.bench.tasks.mmar import MMARTask
+
+    assert {"rules", "cascade", "openai", "replay"} <= set(BACKENDS)
+    assert task_class("mmar") is MMARTask and TASKS.origin("mmar") == "audiomind"
+    with pytest.raises(ValueError, match="unknown task 'nope'; known: mmar, msu"):
+        task_class("nope")
+
+
+# ---------------------------------------------------------------- a real installed plugin
+
+
+def _run(args: list[str], env: dict[str, str], cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess:
+    return subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def plugin_site(tmp_path_factory) -> Path:
+    """SITE with the demo plugin installed (built from a copy, so no build files land in tests/data) and a
+    broken plugin beside it: a dist-info whose entry point registers a task, then raises."""
+    work = tmp_path_factory.mktemp("plugin")
+    src = work / "src"
+    shutil.copytree(PLUGIN_SRC, src)
+    site = work / "site"
+    proc = _run([sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--no-build-isolation",
+                 "--target", str(site), str(src)], dict(os.environ), work, timeout=180)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (site / "audiomind_demo_plugin" / "tools" / "peak_level.toml").is_file()
+    (site / "audiomind_broken_plugin.py").write_text(textwrap.dedent('''
+        def register(registries):
+            registries.tasks.register("broken-task", "audiomind_broken_plugin:Nothing")
+            raise RuntimeError("this plugin is broken on purpose")
+    '''))
+    info = site / "audiomind_broken_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: audiomind-broken-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[audiomind.plugins]\nbroken = audiomind_broken_plugin:register\n")
+    return site
+
+
+@pytest.fixture(scope="module")
+def plugin_env(plugin_site) -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(plugin_site), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    env["NO_COLOR"] = "1"
+    return env
+
+
+def test_plugin_tool_appears_in_tools_list(plugin_env, tmp_path):
+    proc = _run([str(BIN / "audiomind"), "tools", "list", "--json"], plugin_env, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    tools = {t["name"]: t for t in json.loads(proc.stdout)["tools"]}
+    assert tools["peak_level"]["usable"] is True, tools["peak_level"]
+    assert tools["peak_level"]["category"] == "acoustic_music_features"
+    assert "asr" in tools  # the packaged tools are still there
+
+
+def test_plugin_planner_backend_and_broken_plugin_in_process(plugin_env, tmp_path):
+    """The plugin's spec kind parses and builds a planner; the broken plugin is reported and taken back."""
+    script = textwrap.dedent('''
+        import json
+        from audiomind.backends.registry import REGISTRY, describe_backends, make_planner, parse_spec
+        from audiomind.backends.planners.rules import RulesPlanner
+        from audiomind.bench.tasks import task_names
+        from audiomind.registry import plugin_status
+        from audiomind.tools.manifest import ToolRegistry
+        spec = parse_spec("demo-rules")
+        planner = make_planner("demo-rules", registry=ToolRegistry.load())
+        try:
+            parse_spec("nonesuch")
+        except ValueError as exc:
+            unknown = str(exc)
+        print(json.dumps({
+            "kind": spec.kind, "planner": type(planner).__name__, "origin": REGISTRY.origin("demo-rules"),
+            "is_rules": isinstance(planner, RulesPlanner), "unknown": unknown,
+            "doctor": [b.model_dump() for b in describe_backends() if b.name == "demo-rules"],
+            "tasks": task_names(), "plugins": [p.model_dump() for p in plugin_status()]}))
+    ''')
+    proc = _run([sys.executable, "-c", script], plugin_env, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["kind"] == "demo-rules" and out["origin"] == "demo" and out["is_rules"]
+    assert "demo-rules (from plugins)" in out["unknown"]
+    assert out["doctor"][0]["usable"] and "planner" in out["doctor"][0]["why"]
+    assert "demo-loudness" in out["tasks"] and "broken-task" not in out["tasks"]  # taken back
+    plugins = {p["name"]: p for p in out["plugins"]}
+    assert plugins["demo"]["ok"] and plugins["demo"]["added"] == {
+        "tools": ["demo"], "backends": ["demo-rules"], "tasks": ["demo-loudness"]}
+    assert not plugins["broken"]["ok"] and "broken on purpose" in plugins["broken"]["detail"]
+
+
+def test_plugin_benchmark_task_runs_through_bench_run(plugin_env, tmp_path):
+    from audiomind import audio as audio_io
+    from audiomind.synth import SR, silence, tone
+
+    rows = []
+    for i, amp in enumerate([0.9, 0.02, 0.5, 0.01]):
+        y = audio_io.write_wav(tmp_path / f"c{i}.wav", np.concatenate(
+            [silence(0.2), tone(440.0, 0.6, amplitude=amp), silence(0.2)]), SR)
+        rows.append({"id": f"c{i}", "audio": y.name, "question": "Is this clip loud or quiet?",
+                     "choices": ["loud", "quiet"], "answer": "loud" if amp >= 0.25 else "quiet"})
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    out = tmp_path / "run"
+    proc = _run([str(BIN / "audiomind"), "bench", "run", "--task", "demo-loudness", "--source", str(items),
+                 "--out", str(out), "--json"], plugin_env, tmp_path)
+    assert proc.returncode == 0, (proc.stdout[-2000:], proc.stderr[-3000:])
+    results = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    by_id = {r["id"]: r for r in results}
+    assert [by_id[f"c{i}"]["prediction"] for i in range(4)] == ["loud", "quiet", "loud", "quiet"]
+    assert all(r["correct"] is True for r in results)
+    # the rationale carries the measured peak: 20 log10(0.9) = -0.92 dBFS (tolerance 0.05 dB)
+    peak = float(by_id["c0"]["rationale"].split()[1])
+    assert abs(peak - (-0.92)) < 0.05
+
+
+def test_doctor_reports_the_plugins(plugin_env, tmp_path):
+    proc = _run([str(BIN / "audiomind"), "doctor", "--json"], plugin_env, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    rows = {r["name"]: r for r in json.loads(proc.stdout)["rows"] if r["kind"] == "plugin"}
+    assert rows["demo"]["usable"] and "tasks: demo-loudness" in rows["demo"]["detail"]
+    assert not rows["broken"]["usable"] and "RuntimeError: this plugin is broken on purpose" in rows["broken"]["detail"]
