@@ -14,9 +14,9 @@ from audiomind.backends.base import FrontEnd, Planner
 from audiomind.backends.deadline import BudgetExhausted
 from audiomind.config import AgentConfig
 from audiomind.fsutil import storage_error
-from audiomind.graph.build import recursion_limit
-from audiomind.graph.dispatch import compile_shared, stream_run
-from audiomind.graph.nodes import Limits, Runtime, elapsed_s
+from audiomind.graph.build import build_graph, recursion_limit
+from audiomind.graph.context import Context, GraphInput
+from audiomind.graph.nodes import elapsed_s
 from audiomind.prompts import all_prompt_hashes
 from audiomind.state import EvidenceState, Outcome, Question, RunInfo, new_run_id, package_versions, utcnow
 from audiomind.tools.executor import ToolCache, ToolExecutor
@@ -68,9 +68,6 @@ class AudioMind:
         self.registry = ToolRegistry.load([Path(d) for d in cfg.tools_dirs])
         self.trace_dir = Path(cfg.trace_dir)
         self.mode = cfg.mode
-        # the direct baseline makes one answer call: no format re-asks either
-        self.limits = Limits(max_steps=cfg.max_steps, time_budget_s=cfg.time_budget_s,
-                             format_retries=0 if cfg.mode == "direct" else cfg.format_retries, mode=cfg.mode)
         self.window_s, self.timeout_s, self.max_retries = cfg.window_s, cfg.timeout_s, cfg.max_retries
         self.cache = ToolCache(Path(cfg.cache_dir) if cfg.cache_dir else None) if cfg.use_cache else None
         if planner is None or isinstance(planner, str):
@@ -104,13 +101,13 @@ class AudioMind:
         return self._shared_frontend
 
     def compiled_graph(self) -> Any:
-        """The LangGraph graph of this agent's runs, compiled on first use and shared by every run (its
-        shape depends only on the limits; see audiomind.graph.dispatch). Changed limits compile it again."""
-        key = repr(self.limits)
-        cached = self.__dict__.get("_compiled_graph")
-        if cached is None or cached[0] != key:
-            cached = self._compiled_graph = (key, compile_shared(self.limits))
-        return cached[1]
+        """The LangGraph graph of this agent's runs, compiled on first use and shared by every run: its shape
+        depends only on the mode, and each run brings its own collaborators and limits as LangGraph's run
+        context (see audiomind.graph.context)."""
+        graph = self.__dict__.get("_compiled_graph")
+        if graph is None:
+            graph = self._compiled_graph = compile_shared(self.mode)
+        return graph
 
     def new_state(self, audio: str | Path, question: str, choices: list[str] | None = None,
                   extra_audio: list[str | Path] | None = None, **meta: Any) -> EvidenceState:
@@ -119,7 +116,7 @@ class AudioMind:
         return EvidenceState(
             run=RunInfo(
                 run_id=run_id, started_at=utcnow(), prompt_hashes=all_prompt_hashes(), versions=package_versions(),
-                max_steps=self.limits.max_steps, time_budget_s=self.limits.time_budget_s,
+                max_steps=self.config.max_steps, time_budget_s=self.config.time_budget_s,
                 frontend_window_s=self.window_s, artifact_dir=str(artifact_dir), mode=self.mode,
             ),
             question=Question(
@@ -163,12 +160,15 @@ class AudioMind:
         frontend = self.frontend_for(executor)
         direct = self.mode == "direct"
         state.run.models = [frontend.spec()] if direct else [self.planner.spec(), frontend.spec()]
-        runtime = Runtime(None if direct else self.planner, frontend, executor, self.limits)
-        graph = self.compiled_graph()  # compiled once per agent; its nodes call this run's runtime
+        context = Context(config=self.config, planner=None if direct else self.planner, frontend=frontend,
+                          executor=executor)
+        graph = self.compiled_graph()  # compiled once per agent; its nodes read this run's context
         path = Path(trace_path) if trace_path else self.trace_dir / f"{state.run.run_id}.json"
         last: dict[str, Any] | EvidenceState = state
         try:
-            for values in stream_run(graph, runtime, state, {"recursion_limit": recursion_limit(runtime)}):
+            run_input = GraphInput(question=state.question, run=state.run)
+            for values in graph.stream(run_input, {"recursion_limit": recursion_limit(context)}, context=context,
+                                       stream_mode="values"):
                 last = values
                 if progress is not None:  # the CLI's terminal progress line: the state after each node
                     progress(values)
@@ -226,6 +226,12 @@ class AudioMind:
                 lost.audiomind_result = result.model_copy(update={"trace_path": None})  # type: ignore[attr-defined]
                 raise lost from werr
         return result
+
+
+def compile_shared(mode: str) -> Any:
+    """The compiled graph for every run of an agent in this mode (one per agent; evals/overhead_benchmark.py
+    times it under this name)."""
+    return build_graph("direct" if mode == "direct" else "agent")
 
 
 def _as_state(values: dict[str, Any] | EvidenceState) -> EvidenceState:

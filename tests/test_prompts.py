@@ -8,10 +8,12 @@ import json
 import re
 
 import pytest
+from langgraph.runtime import Runtime
 
 from audiomind.backends.base import AnswerRequest, AnswerResult, ListenRequest
 from audiomind.backends.frontends.replies import listen_prompt
-from audiomind.graph.nodes import Limits, Runtime
+from audiomind.graph.context import Context
+from audiomind.graph.nodes import final_answer
 from audiomind.judges.llm import parse_verdict
 from audiomind.prompts import escape_evidence, evidence_block, has_evidence, load_prompt
 from audiomind.state import Artifact, EvidenceState, FinalAnswer, FormatFeedback, Question, RunInfo
@@ -43,7 +45,7 @@ def _retry_prompt(choices: list[str], previous: str, problem: str) -> AnswerRequ
                        final_answer=FinalAnswer(text=previous),
                        format_feedback=[FormatFeedback(attempt=1, ok=False, message=problem, answer_text=previous)])
     fe = _Recorder()
-    Runtime(None, fe, None, Limits()).final_answer(st)
+    final_answer(st, Runtime(context=Context(frontend=fe, executor=None)))
     return fe.requests[0]
 
 

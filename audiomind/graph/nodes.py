@@ -1,18 +1,21 @@
-"""The Audio-Mind nodes. Each is a small function `state -> partial update` bound to a Runtime that
-holds the planner, the front end and the executor; routing lives in audiomind.graph.routing."""
+"""The Audio-Mind nodes. Each is a small function `(state, runtime) -> partial update`; the run's planner,
+front end, executor and AgentConfig come from LangGraph's run context (`runtime.context`, an
+audiomind.graph.context.Context); routing lives in audiomind.graph.routing."""
 
 from __future__ import annotations
 
 import re
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
 from datetime import datetime, timezone
-from functools import wraps
-from typing import Any, Callable
+from typing import Any
+
+from langgraph.runtime import Runtime
 
 from audiomind.artifacts import ingest_original
-from audiomind.backends.base import AnswerRequest, FrontEnd, ListenRequest, Planner
+from audiomind.backends.base import AnswerRequest, ListenRequest, Planner
 from audiomind.backends.deadline import run_budget
+from audiomind.graph.context import Context
 from audiomind.prompts import choices_block, letter_index, load_prompt
 from audiomind.state import (
     Action,
@@ -30,31 +33,37 @@ from audiomind.state import (
     ToolCallStatus,
     utcnow,
 )
-from audiomind.tools.executor import ToolExecutor
+
+Node = Callable[[EvidenceState, Runtime[Context]], dict[str, Any]]
 
 
-@dataclass
-class Limits:
-    max_steps: int = 6
-    time_budget_s: float = 600.0
-    format_retries: int = 2
-    mode: str = "agent"  # "direct": the front end answers alone (the graph's shape follows it)
+def context_of(runtime: Runtime[Context], node: str) -> Context:
+    """The run's Context, or a clear error when the graph was invoked without one."""
+    ctx = runtime.context
+    if not isinstance(ctx, Context):
+        raise TypeError(f"graph node {node!r} ran without a run context: invoke the graph with "
+                           "context=audiomind.graph.context.Context(...)")
+    return ctx
 
 
-def timed(name: str) -> Callable:
-    """Wrap a node so its wall time lands in state.timings (per-node cost is part of the record)."""
+def timed(name: str) -> Callable[[Callable[[EvidenceState, Context], dict[str, Any]]], Node]:
+    """Make `fn(state, ctx)` a graph node `(state, runtime)` whose wall time lands in state.timings (per-node
+    cost is part of the record) and whose model requests share what is left of the run's time budget."""
 
-    def deco(fn: Callable[..., dict[str, Any]]) -> Callable[..., dict[str, Any]]:
-        @wraps(fn)
-        def wrapper(self, state: EvidenceState) -> dict[str, Any]:
+    def deco(fn: Callable[[EvidenceState, Context], dict[str, Any]]) -> Node:
+        def node(state: EvidenceState, runtime: Runtime[Context]) -> dict[str, Any]:
+            ctx = context_of(runtime, name)
             started, t0 = utcnow(), time.monotonic()
             # every model request of the node may take what is left of the run's time budget, at most
-            with run_budget(self.limits.time_budget_s, elapsed=elapsed_s(state)):
-                update = fn(self, state) or {}
+            with run_budget(ctx.config.time_budget_s, elapsed=elapsed_s(state)):
+                update = fn(state, ctx) or {}
             update["timings"] = [NodeTiming(node=name, started_at=started, duration_s=round(time.monotonic() - t0, 4))]
             return update
 
-        return wrapper
+        node.__name__ = node.__qualname__ = name
+        node.__doc__ = fn.__doc__
+        node.__module__ = fn.__module__
+        return node
 
     return deco
 
@@ -62,6 +71,12 @@ def timed(name: str) -> Callable:
 def elapsed_s(state: EvidenceState) -> float:
     started = datetime.fromisoformat(state.run.started_at)
     return (datetime.now(timezone.utc) - started).total_seconds()
+
+
+def _planner(ctx: Context) -> Planner:
+    if ctx.planner is None:
+        raise RuntimeError(f"the {ctx.mode} graph reached a planner node, but the run context has no planner")
+    return ctx.planner
 
 
 def _calls(*calls: ModelCall | None) -> list[ModelCall]:
@@ -153,205 +168,201 @@ def with_tool_failures(answer: FinalAnswer, state: EvidenceState) -> FinalAnswer
     return answer.model_copy(update={"confidence": conf, "confidence_reason": reason})
 
 
-class Runtime:
-    """Binds the swappable parts to the node functions (one instance per AudioMind)."""
+# ---- perception and planning --------------------------------------------------------------------
+@timed("ingest")
+def ingest(state: EvidenceState, ctx: Context) -> dict[str, Any]:
+    if state.artifacts:  # resumed run: ingest is idempotent
+        return {}
+    paths = [state.question.audio_path, *state.question.extra_audio]  # a multi-clip item: a0, a1, ...
+    return {"artifacts": [ingest_original(p, f"a{i}") for i, p in enumerate(paths)]}
 
-    def __init__(self, planner: Planner | None, frontend: FrontEnd, executor: ToolExecutor, limits: Limits):
-        self.planner = planner  # None in direct mode: the front end answers alone
-        self.frontend = frontend
-        self.executor = executor
-        self.limits = limits
 
-    @property
-    def mode(self) -> str:
-        return getattr(self.limits, "mode", "agent")
+@timed("perception_prompt")
+def perception_prompt(state: EvidenceState, ctx: Context) -> dict[str, Any]:
+    prompt, call = _planner(ctx).perception_prompt(state)
+    return {"perception_prompt": prompt, "model_calls": _calls(call)}
 
-    def inventory(self) -> str:
-        return self.executor.registry.render_inventory()
 
-    # ---- perception and planning --------------------------------------------------------------------
-    @timed("ingest")
-    def ingest(self, state: EvidenceState) -> dict[str, Any]:
-        if state.artifacts:  # resumed run: ingest is idempotent
-            return {}
-        paths = [state.question.audio_path, *state.question.extra_audio]  # a multi-clip item: a0, a1, ...
-        return {"artifacts": [ingest_original(p, f"a{i}") for i, p in enumerate(paths)]}
+@timed("perceive")
+def perceive(state: EvidenceState, ctx: Context) -> dict[str, Any]:
+    if ctx.mode == "direct":
+        return _direct_perceive(state, ctx)
+    assert state.perception_prompt is not None
+    req = ListenRequest(
+        kind="perception", artifacts=state.originals, prompt=state.perception_prompt.text,
+        prompt_id=state.perception_prompt.prompt_id, question=state.question.text,
+        choices=state.question.choices, step=0,
+    )
+    return _listen(ctx, req, "perception")
 
-    @timed("perception_prompt")
-    def perception_prompt(self, state: EvidenceState) -> dict[str, Any]:
-        prompt, call = self.planner.perception_prompt(state)
-        return {"perception_prompt": prompt, "model_calls": _calls(call)}
 
-    @timed("perceive")
-    def perceive(self, state: EvidenceState) -> dict[str, Any]:
-        if self.mode == "direct":
-            return self._direct_perceive(state)
-        assert state.perception_prompt is not None
-        req = ListenRequest(
-            kind="perception", artifacts=state.originals, prompt=state.perception_prompt.text,
-            prompt_id=state.perception_prompt.prompt_id, question=state.question.text,
-            choices=state.question.choices, step=0,
-        )
-        return self._listen(req, "perception")
+def _direct_perceive(state: EvidenceState, ctx: Context) -> dict[str, Any]:
+    """Direct mode: a front end that hears only through its own perception pass (the cascade) runs that
+    pass over every original clip (no planner wrote its prompt); a model front end hears the audio in its
+    one answer call, so nothing happens here."""
+    if not getattr(ctx.frontend, "answers_from_evidence", False):
+        return {}
+    tpl = load_prompt("direct_answer")
+    req = ListenRequest(kind="perception", artifacts=state.originals, prompt=state.question.text,
+                        prompt_id=tpl.id, question=state.question.text, choices=state.question.choices, step=0)
+    return _listen(ctx, req, "perception")
 
-    def _direct_perceive(self, state: EvidenceState) -> dict[str, Any]:
-        """Direct mode: a front end that hears only through its own perception pass (the cascade) runs that
-        pass over every original clip (no planner wrote its prompt); a model front end hears the audio in its
-        one answer call, so nothing happens here."""
-        if not getattr(self.frontend, "answers_from_evidence", False):
-            return {}
-        tpl = load_prompt("direct_answer")
-        req = ListenRequest(kind="perception", artifacts=state.originals, prompt=state.question.text,
-                            prompt_id=tpl.id, question=state.question.text, choices=state.question.choices, step=0)
-        return self._listen(req, "perception")
 
-    def _listen(self, req: ListenRequest, kind: str) -> dict[str, Any]:
-        result = self.frontend.listen(req)
-        obs = Observation(
-            kind=kind, frontend=self.frontend.name, artifact_ids=[a.id for a in req.artifacts],
-            prompt_id=req.prompt_id, prompt=req.prompt, text=result.text, description=result.description,
-            focus=result.focus, provisional_answer=result.provisional_answer, open_needs=result.open_needs,
-            uncertainty=result.uncertainty, windows=result.windows, tool_call_ids=[c.id for c in result.tool_calls],
-            attempts=result.model_call.attempts if result.model_call else 1,
-            latency_s=result.model_call.latency_s if result.model_call else 0.0,
-        )
-        evidence = list(result.evidence)
-        if not result.tool_calls and (result.description or result.text).strip():
-            # An LALM's report is evidence in its own right (the cascade's evidence is its tools').
-            evidence.append(
-                EvidenceItem(
-                    claim=f"{self.frontend.name} heard: {(result.description or result.text).strip()[:1500]}",
-                    source_type="observation", source_id=obs.id, artifact_id=req.artifacts[0].id,
-                    data={"provisional_answer": result.provisional_answer, "focus": result.focus},
-                )
+def _listen(ctx: Context, req: ListenRequest, kind: str) -> dict[str, Any]:
+    result = ctx.frontend.listen(req)
+    obs = Observation(
+        kind=kind, frontend=ctx.frontend.name, artifact_ids=[a.id for a in req.artifacts],
+        prompt_id=req.prompt_id, prompt=req.prompt, text=result.text, description=result.description,
+        focus=result.focus, provisional_answer=result.provisional_answer, open_needs=result.open_needs,
+        uncertainty=result.uncertainty, windows=result.windows, tool_call_ids=[c.id for c in result.tool_calls],
+        attempts=result.model_call.attempts if result.model_call else 1,
+        latency_s=result.model_call.latency_s if result.model_call else 0.0,
+    )
+    evidence = list(result.evidence)
+    if not result.tool_calls and (result.description or result.text).strip():
+        # An LALM's report is evidence in its own right (the cascade's evidence is its tools').
+        evidence.append(
+            EvidenceItem(
+                claim=f"{ctx.frontend.name} heard: {(result.description or result.text).strip()[:1500]}",
+                source_type="observation", source_id=obs.id, artifact_id=req.artifacts[0].id,
+                data={"provisional_answer": result.provisional_answer, "focus": result.focus},
             )
-        return {
-            "observations": [obs],
-            "tool_calls": result.tool_calls,
-            "evidence": evidence,
-            "artifacts": result.derived_artifacts,
-            "model_calls": _calls(result.model_call),
-        }
-
-    @timed("plan")
-    def plan(self, state: EvidenceState) -> dict[str, Any]:
-        plan, call = self.planner.plan(state, self.inventory())
-        return {"plan": plan, "model_calls": _calls(call)}
-
-    # ---- the evidence loop --------------------------------------------------------------------------
-    @timed("decide")
-    def decide(self, state: EvidenceState) -> dict[str, Any]:
-        step = state.step
-        bound = None
-        if step >= self.limits.max_steps:
-            bound = "max_steps"
-        elif elapsed_s(state) >= self.limits.time_budget_s:
-            bound = "time_budget"
-        if bound:
-            decision = PlannerDecision(
-                step=step, action=Action.ANSWER, planner="bounds",
-                rationale=f"The {bound} bound was reached ({self.limits.max_steps} steps / "
-                f"{self.limits.time_budget_s:.0f} s); answering with the evidence gathered so far.",
-            )
-            return {"decisions": [decision], "outcome": Outcome(status="answered", bound_hit=bound)}
-        decision, call = self.planner.decide(state, self.inventory())
-        decision.step = step
-        return {"decisions": [decision], "model_calls": _calls(call)}
-
-    @timed("execute_tools")
-    def execute_tools(self, state: EvidenceState) -> dict[str, Any]:
-        decision = state.decisions[-1]
-        result = self.executor.run(decision.tool_calls, state.artifacts, step=decision.step)
-        return {"tool_calls": result.tool_calls, "evidence": result.evidence, "artifacts": result.artifacts}
-
-    @timed("relisten")
-    def relisten(self, state: EvidenceState) -> dict[str, Any]:
-        decision = state.decisions[-1]
-        req = decision.relisten
-        known = {a.id: a for a in state.artifacts}
-        ids, rejected = relisten_targets(req.artifact_ids if req else [], state)
-        tpl = load_prompt("relisten")
-        if not ids:
-            obs = Observation(kind="relisten", frontend=self.frontend.name, artifact_ids=[], prompt_id=tpl.id,
-                              prompt="", text="", rejected=rejected)
-            return {"observations": [obs]}
-        prompt = tpl.render(derivations="\n".join(f"- {derivation(known[i], known)}" for i in ids),
-                            focus=req.prompt if req else "", question=state.question.text)
-        listen = ListenRequest(
-            kind="relisten", artifacts=[known[i] for i in ids], prompt=prompt, prompt_id=tpl.id,
-            question=state.question.text, choices=state.question.choices, step=decision.step,
         )
-        update = self._listen(listen, "relisten")
-        if rejected:  # part of the request was refused: the observation says which part and why
-            update["observations"] = [o.model_copy(update={"rejected": rejected}) for o in update["observations"]]
-        return update
+    return {
+        "observations": [obs],
+        "tool_calls": result.tool_calls,
+        "evidence": evidence,
+        "artifacts": result.derived_artifacts,
+        "model_calls": _calls(result.model_call),
+    }
 
-    # ---- answering ----------------------------------------------------------------------------------
-    @timed("summarize")
-    def summarize(self, state: EvidenceState) -> dict[str, Any]:
-        text, call = self.planner.summarize(state)
-        return {"evidence_summary": text, "model_calls": _calls(call)}
 
-    @timed("final_answer")
-    def final_answer(self, state: EvidenceState) -> dict[str, Any]:
-        direct = self.mode == "direct"
-        tpl = load_prompt("direct_answer" if direct else "final_answer")
-        feedback = ""
-        if state.format_feedback and not state.format_feedback[-1].ok:
-            last = state.format_feedback[-1]
-            feedback = load_prompt("format_retry").render(
-                previous=last.answer_text, problem=last.message,
-                instruction="exactly one of the choices, copied verbatim" if state.question.choices
-                else "a non-empty free-text answer to the question")
-        choices = state.question.choices
-        values: dict[str, Any] = {} if direct else {"summary": state.evidence_summary or ""}
-        prompt = tpl.render(
-            question=state.question.text, choices_block=choices_block(choices), feedback=feedback,
-            answer_instruction="exactly one of the choices, copied verbatim" if choices else "your answer", **values,
-        )
-        req = AnswerRequest(
-            original=state.original, extra_originals=state.originals[1:], question=state.question.text, choices=choices,
-            evidence_summary=state.evidence_summary or "", evidence=state.evidence, prompt=prompt,
-            prompt_id=tpl.id, format_feedback=feedback or None, tool_calls=evidence_calls(state),
-        )
-        result = self.frontend.answer(req)
-        answer = FinalAnswer(
-            text=result.text, rationale=result.rationale, cited_evidence_ids=result.cited_evidence_ids,
-            answered_by=self.frontend.name, confidence=result.confidence, confidence_reason=result.confidence_reason,
-        )
-        answer = with_tool_failures(answer, state)  # a tool that failed or timed out lowers the confidence
-        return {"final_answer": answer, "model_calls": _calls(result.model_call)}
+@timed("plan")
+def plan(state: EvidenceState, ctx: Context) -> dict[str, Any]:
+    plan, call = _planner(ctx).plan(state, ctx.inventory())
+    return {"plan": plan, "model_calls": _calls(call)}
 
-    @timed("format_check")
-    def format_check(self, state: EvidenceState) -> dict[str, Any]:
-        answer = state.final_answer
-        assert answer is not None
-        attempt = len(state.format_feedback) + 1
-        choices = state.question.choices
-        if choices:
-            idx, message = parse_choice(answer.text, choices)
-        else:
-            idx, message = (None, "ok") if answer.text.strip() else (None, "the answer is empty")
-        ok = message == "ok"
-        update: dict[str, Any] = {
-            "format_feedback": [FormatFeedback(attempt=attempt, ok=ok, message=message, answer_text=answer.text)]
-        }
-        if ok and idx is not None:
-            update["final_answer"] = answer.model_copy(update={"choice": choices[idx], "choice_index": idx})
-        return update
 
-    @timed("finish")
-    def finish(self, state: EvidenceState) -> dict[str, Any]:
-        last = state.decisions[-1] if state.decisions else None
-        bound = state.outcome.bound_hit if state.outcome else None
-        if last is not None and last.action == Action.STOP:
-            outcome = Outcome(status="stopped", reason=last.stop_reason or last.rationale, bound_hit=bound)
-        elif state.format_feedback and state.format_feedback[-1].ok:
-            outcome = Outcome(status="answered", reason="", bound_hit=bound)
-        else:
-            fb = state.format_feedback[-1].message if state.format_feedback else "no answer"
-            outcome = Outcome(status="failed", reason=f"format check failed: {fb}", bound_hit=bound)
-        run = state.run.model_copy(
-            update={"finished_at": utcnow(), "wall_time_s": round(elapsed_s(state), 3)}
+# ---- the evidence loop --------------------------------------------------------------------------
+@timed("decide")
+def decide(state: EvidenceState, ctx: Context) -> dict[str, Any]:
+    step = state.step
+    bound = None
+    if step >= ctx.config.max_steps:
+        bound = "max_steps"
+    elif elapsed_s(state) >= ctx.config.time_budget_s:
+        bound = "time_budget"
+    if bound:
+        decision = PlannerDecision(
+            step=step, action=Action.ANSWER, planner="bounds",
+            rationale=f"The {bound} bound was reached ({ctx.config.max_steps} steps / "
+            f"{ctx.config.time_budget_s:.0f} s); answering with the evidence gathered so far.",
         )
-        return {"outcome": outcome, "run": run}
+        return {"decisions": [decision], "outcome": Outcome(status="answered", bound_hit=bound)}
+    decision, call = _planner(ctx).decide(state, ctx.inventory())
+    decision.step = step
+    return {"decisions": [decision], "model_calls": _calls(call)}
+
+
+@timed("execute_tools")
+def execute_tools(state: EvidenceState, ctx: Context) -> dict[str, Any]:
+    decision = state.decisions[-1]
+    result = ctx.executor.run(decision.tool_calls, state.artifacts, step=decision.step)
+    return {"tool_calls": result.tool_calls, "evidence": result.evidence, "artifacts": result.artifacts}
+
+
+@timed("relisten")
+def relisten(state: EvidenceState, ctx: Context) -> dict[str, Any]:
+    decision = state.decisions[-1]
+    req = decision.relisten
+    known = {a.id: a for a in state.artifacts}
+    ids, rejected = relisten_targets(req.artifact_ids if req else [], state)
+    tpl = load_prompt("relisten")
+    if not ids:
+        obs = Observation(kind="relisten", frontend=ctx.frontend.name, artifact_ids=[], prompt_id=tpl.id,
+                          prompt="", text="", rejected=rejected)
+        return {"observations": [obs]}
+    prompt = tpl.render(derivations="\n".join(f"- {derivation(known[i], known)}" for i in ids),
+                        focus=req.prompt if req else "", question=state.question.text)
+    listen = ListenRequest(
+        kind="relisten", artifacts=[known[i] for i in ids], prompt=prompt, prompt_id=tpl.id,
+        question=state.question.text, choices=state.question.choices, step=decision.step,
+    )
+    update = _listen(ctx, listen, "relisten")
+    if rejected:  # part of the request was refused: the observation says which part and why
+        update["observations"] = [o.model_copy(update={"rejected": rejected}) for o in update["observations"]]
+    return update
+
+
+# ---- answering ----------------------------------------------------------------------------------
+@timed("summarize")
+def summarize(state: EvidenceState, ctx: Context) -> dict[str, Any]:
+    text, call = _planner(ctx).summarize(state)
+    return {"evidence_summary": text, "model_calls": _calls(call)}
+
+
+@timed("final_answer")
+def final_answer(state: EvidenceState, ctx: Context) -> dict[str, Any]:
+    direct = ctx.mode == "direct"
+    tpl = load_prompt("direct_answer" if direct else "final_answer")
+    feedback = ""
+    if state.format_feedback and not state.format_feedback[-1].ok:
+        last = state.format_feedback[-1]
+        feedback = load_prompt("format_retry").render(
+            previous=last.answer_text, problem=last.message,
+            instruction="exactly one of the choices, copied verbatim" if state.question.choices
+            else "a non-empty free-text answer to the question")
+    choices = state.question.choices
+    values: dict[str, Any] = {} if direct else {"summary": state.evidence_summary or ""}
+    prompt = tpl.render(
+        question=state.question.text, choices_block=choices_block(choices), feedback=feedback,
+        answer_instruction="exactly one of the choices, copied verbatim" if choices else "your answer", **values,
+    )
+    req = AnswerRequest(
+        original=state.original, extra_originals=state.originals[1:], question=state.question.text, choices=choices,
+        evidence_summary=state.evidence_summary or "", evidence=state.evidence, prompt=prompt,
+        prompt_id=tpl.id, format_feedback=feedback or None, tool_calls=evidence_calls(state),
+    )
+    result = ctx.frontend.answer(req)
+    answer = FinalAnswer(
+        text=result.text, rationale=result.rationale, cited_evidence_ids=result.cited_evidence_ids,
+        answered_by=ctx.frontend.name, confidence=result.confidence, confidence_reason=result.confidence_reason,
+    )
+    answer = with_tool_failures(answer, state)  # a tool that failed or timed out lowers the confidence
+    return {"final_answer": answer, "model_calls": _calls(result.model_call)}
+
+
+@timed("format_check")
+def format_check(state: EvidenceState, ctx: Context) -> dict[str, Any]:
+    answer = state.final_answer
+    assert answer is not None
+    attempt = len(state.format_feedback) + 1
+    choices = state.question.choices
+    if choices:
+        idx, message = parse_choice(answer.text, choices)
+    else:
+        idx, message = (None, "ok") if answer.text.strip() else (None, "the answer is empty")
+    ok = message == "ok"
+    update: dict[str, Any] = {
+        "format_feedback": [FormatFeedback(attempt=attempt, ok=ok, message=message, answer_text=answer.text)]
+    }
+    if ok and idx is not None:
+        update["final_answer"] = answer.model_copy(update={"choice": choices[idx], "choice_index": idx})
+    return update
+
+
+@timed("finish")
+def finish(state: EvidenceState, ctx: Context) -> dict[str, Any]:
+    last = state.decisions[-1] if state.decisions else None
+    bound = state.outcome.bound_hit if state.outcome else None
+    if last is not None and last.action == Action.STOP:
+        outcome = Outcome(status="stopped", reason=last.stop_reason or last.rationale, bound_hit=bound)
+    elif state.format_feedback and state.format_feedback[-1].ok:
+        outcome = Outcome(status="answered", reason="", bound_hit=bound)
+    else:
+        fb = state.format_feedback[-1].message if state.format_feedback else "no answer"
+        outcome = Outcome(status="failed", reason=f"format check failed: {fb}", bound_hit=bound)
+    run = state.run.model_copy(
+        update={"finished_at": utcnow(), "wall_time_s": round(elapsed_s(state), 3)}
+    )
+    return {"outcome": outcome, "run": run}

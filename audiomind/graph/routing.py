@@ -1,8 +1,12 @@
 """All routing of the Audio-Mind graph, in one place: the node after `decide` follows from the
-planner's one action; the node after `format_check` from the feedback and the retry bound."""
+planner's one action; the node after `format_check` from the feedback and the run's retry bound (read
+from the run context's AgentConfig)."""
 
 from __future__ import annotations
 
+from langgraph.runtime import Runtime
+
+from audiomind.graph.context import Context
 from audiomind.state import Action, EvidenceState
 
 
@@ -16,9 +20,10 @@ def after_decide(state: EvidenceState) -> str:
     }[action]
 
 
-def after_format_check(state: EvidenceState, format_retries: int) -> str:
+def after_format_check(state: EvidenceState, runtime: Runtime[Context]) -> str:
+    """Re-ask for the answer while the run's format retries last (none in direct mode; see Context)."""
     last = state.format_feedback[-1]
     if last.ok:
         return "finish"
     retries_used = len(state.format_feedback) - 1
-    return "final_answer" if retries_used < format_retries else "finish"
+    return "final_answer" if retries_used < runtime.context.format_retries else "finish"

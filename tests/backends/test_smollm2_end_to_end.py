@@ -128,7 +128,7 @@ def test_llm_planner_over_a_whole_question(smol, tmp_path):
     for d in st.decisions:
         if d.action == Action.STOP and "malformed" in (d.stop_reason or ""):
             assert any(c.errors for c in decide_calls)  # a degraded decision is never silent
-    assert len(st.format_feedback) <= agent.limits.format_retries + 1  # retries bounded
+    assert len(st.format_feedback) <= agent.config.format_retries + 1  # retries bounded
 
 
 # ---------------------------------------------------------------- the planner prompt fitted to the model's context

@@ -16,8 +16,9 @@ from audiomind import synth
 from audiomind.audit import html, show
 from audiomind.backends.frontends.cascade import CascadeFrontEnd
 from audiomind.backends.planners.llm import LLMPlanner
+from audiomind.config import AgentConfig
 from audiomind.graph.build import build_graph, recursion_limit
-from audiomind.graph.nodes import Limits, Runtime
+from audiomind.graph.context import Context
 from audiomind.state import Action, EvidenceState, Question, RunInfo, ToolCallStatus
 from audiomind.tools.executor import ToolExecutor
 from audiomind.tools.manifest import ToolRegistry
@@ -45,13 +46,13 @@ def run_graph(clip: Path, tmp_path: Path, planner: LLMPlanner, max_steps: int = 
               tools: set[str] = CHEAP_TOOLS) -> EvidenceState:
     registry = ToolRegistry.load()
     executor = ToolExecutor(registry, tmp_path / "derived", cache=None, allowed=tools)
-    runtime = Runtime(planner, CascadeFrontEnd(executor), executor,
-                      Limits(max_steps=max_steps, time_budget_s=300, format_retries=format_retries))
+    config = AgentConfig(max_steps=max_steps, time_budget_s=300, format_retries=format_retries)
+    context = Context(config=config, planner=planner, frontend=CascadeFrontEnd(executor), executor=executor)
     state = EvidenceState(
         run=RunInfo(run_id="t", max_steps=max_steps, time_budget_s=300, frontend_window_s=30, artifact_dir=str(tmp_path)),
         question=Question(text="How many beeps are there?", choices=["2", "3", "4"], audio_path=str(clip)),
     )
-    out = build_graph(runtime).invoke(state, {"recursion_limit": recursion_limit(runtime)})
+    out = build_graph().invoke(state, {"recursion_limit": recursion_limit(context)}, context=context)
     return EvidenceState.model_validate(out)
 
 

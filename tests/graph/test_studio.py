@@ -1,5 +1,6 @@
-"""LangGraph Studio: `langgraph dev` serves the compiled graph from langgraph.json, offline, and a run
-started through its API with only a `question` as input answers from the embedded stack."""
+"""LangGraph Studio: `langgraph dev` serves the compiled graph from langgraph.json, offline; its form asks
+for the question only, and a run started through its API with only a `question` as input (and no context:
+the run context is built from the default AgentConfig) answers from the embedded stack."""
 
 from __future__ import annotations
 
@@ -60,9 +61,9 @@ def studio(tmp_path_factory):
             try:
                 _call(base + "/ok", timeout=2)
                 break
-            except Exception:
+            except (OSError, ValueError) as exc:  # not listening yet, or not answering JSON yet
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("langgraph dev did not start")
+                    raise RuntimeError("langgraph dev did not start") from exc
                 time.sleep(1)
         yield base
     finally:
@@ -79,6 +80,19 @@ def test_studio_serves_every_node(studio):
     graph = _call(f"{studio}/assistants/{assistants[0]['assistant_id']}/graph")
     names = {n["id"] for n in graph["nodes"]}
     assert set(NODES) <= names
+
+
+def test_studio_form_shows_the_inputs_only(studio):
+    """The graph's input schema is the question (text, choices, audio path), not the evidence state's fields;
+    the context form shows the AgentConfig (the collaborators are built from it)."""
+    assistant = _call(studio + "/assistants/search", {}, "POST")[0]["assistant_id"]
+    schemas = _call(f"{studio}/assistants/{assistant}/schemas")
+    assert list(schemas["input_schema"]["properties"]) == ["question"]
+    question = schemas["input_schema"]["$defs"]["Question"]
+    assert {"text", "choices", "audio_path"} <= set(question["properties"])
+    assert set(question["required"]) == {"text", "audio_path"}
+    assert list(schemas["context_schema"]["properties"]) == ["config"]
+    assert "outcome" in schemas["output_schema"]["properties"]
 
 
 def test_studio_run_answers_with_only_a_question(studio):
