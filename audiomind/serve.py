@@ -55,6 +55,8 @@ SETTINGS_ENV = "AUDIOMIND_SERVE_SETTINGS"
 TRACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _SUFFIX = re.compile(r"^\.[a-z0-9]{1,8}$")
 JUDGES = ("edit", "rubric", "aura")
+"""The judges served at /v1/judge/{kind} (their form fields are below); each is looked up by name in
+audiomind.judges.tools.JUDGES (function and result model)."""
 DEFAULT_MAX_DURATION_S = 3600.0
 """Audio longer than this is refused unless `--max-duration` says otherwise: a 10-hour silent FLAC of 6.9 MB
 ran 307 s and reached 4.86 GB RSS (issue 25)."""
@@ -601,14 +603,12 @@ def _judge_response_models() -> dict[str, type[BaseModel]]:
     """Each judge's result with the trace links the service adds (the OpenAPI schemas of /v1/judge/*)."""
     from pydantic import create_model
 
-    from audiomind.judges.aura import AuraResult
-    from audiomind.judges.edit import EditJudgeResult
-    from audiomind.judges.rubric import RubricJudgeResult
+    from audiomind.judges.tools import JUDGES as JUDGE_REGISTRY
 
     links = {"trace_id": (str | None, None), "trace_url": (str | None, None), "html_url": (str | None, None),
              "warnings": (list[str], Field(default_factory=list))}
-    return {kind: create_model(f"{base.__name__}Response", __base__=base, **links)
-            for kind, base in (("edit", EditJudgeResult), ("rubric", RubricJudgeResult), ("aura", AuraResult))}
+    bases = {kind: JUDGE_REGISTRY.get(kind).result_model() for kind in JUDGES}
+    return {kind: create_model(f"{base.__name__}Response", __base__=base, **links) for kind, base in bases.items()}
 
 
 class MetricsMiddleware:
@@ -927,9 +927,10 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
         common = {"trace_dir": settings.trace_dir, "registry": agent.registry, "timeout_s": settings.agent.timeout_s,
                   "max_retries": settings.agent.max_retries}
         shown: dict[str, str] = {}
-        if kind == "edit":
-            from audiomind.judges.edit import judge_edit
+        from audiomind.judges.tools import JUDGES as JUDGE_REGISTRY
 
+        run_judge = JUDGE_REGISTRY.get(kind).function()  # judge_edit | judge_rubric | aura_score
+        if kind == "edit":
             if not (instruction or target_description):
                 raise HTTPException(400, "the edit judge needs an instruction or a target_description")
             a, shown_a = await service.audio_input(original, original_path, "original", "original_path")
@@ -937,23 +938,19 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
             shown = {str(a): shown_a, str(b): shown_b}
 
             def work() -> Any:
-                return judge_edit(a, b, instruction=instruction, original_description=original_description,
+                return run_judge(a, b, instruction=instruction, original_description=original_description,
                                   target_description=target_description, llm=llm_spec, frontend=fe_spec,
                                   cache=agent.cache, **common)
         elif kind == "rubric":
-            from audiomind.judges.rubric import judge_rubric
-
             if not instruction:
                 raise HTTPException(400, "the rubric judge needs an instruction")
             a, shown_a = await service.audio_input(audio, path)
             shown = {str(a): shown_a}
 
             def work() -> Any:
-                return judge_rubric(a, instruction, llm=llm_spec, frontend=fe_spec, threshold=threshold,
+                return run_judge(a, instruction, llm=llm_spec, frontend=fe_spec, threshold=threshold,
                                     cache=agent.cache, **common)
         else:
-            from audiomind.judges.aura import aura_score
-
             if not (question and reference and response):
                 raise HTTPException(400, "the aura judge needs question, reference and response")
             if mode not in ("paper", "two_threshold"):
@@ -964,7 +961,7 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
                 shown = {str(a): shown_a}
 
             def work() -> Any:
-                return aura_score(question, reference, response, a, llm=llm_spec, mode=mode, **common)
+                return run_judge(question, reference, response, a, llm=llm_spec, mode=mode, **common)
 
         def public(text: object) -> str:
             out = str(text)

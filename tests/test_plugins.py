@@ -74,6 +74,26 @@ def test_builtin_registries_keep_their_names():
         task_class("nope")
 
 
+def test_judge_registry_entries_resolve_to_their_function_tool_and_task():
+    """Every judge's function, result model, agent tool and benchmark task exist under the names its entry gives."""
+    import inspect
+
+    from pydantic import BaseModel
+
+    from audiomind.bench.tasks import task_names
+    from audiomind.judges.tools import JUDGES
+    from audiomind.tools.manifest import ToolRegistry
+
+    tools = ToolRegistry.load()
+    assert JUDGES.names() == ["edit", "rubric", "aura"]
+    for name in JUDGES:
+        entry = JUDGES[name]
+        fn = entry.function()
+        assert callable(fn) and issubclass(entry.result_model(), BaseModel), name
+        assert inspect.signature(fn).return_annotation in (entry.result_model().__name__, entry.result_model()), name
+        assert entry.tool in tools and entry.task in task_names(), name
+
+
 # ---------------------------------------------------------------- a real installed plugin
 
 

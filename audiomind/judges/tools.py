@@ -13,10 +13,45 @@ from __future__ import annotations
 import functools
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from audiomind.judges.base import default_models
+from audiomind.registry import Registry, import_target
 from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolOutput, ToolResult
+
+
+class JudgeEntry(BaseModel):
+    """One judge: where its public function, its result model, its agent tool and its benchmark task are
+    (as "module:attr" strings, imported when used)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    run: str = Field(description="module:function of the judge's public function (returns `result`)")
+    result: str = Field(description="module:Class of its result model")
+    tool: str | None = Field(None, description="its agent tool's name (a manifest in tools/)")
+    task: str | None = Field(None, description="its benchmark task (audiomind.bench.tasks)")
+    summary: str = ""
+
+    def function(self) -> Any:
+        return import_target(self.run)
+
+    def result_model(self) -> type[BaseModel]:
+        return import_target(self.result)
+
+
+JUDGES: Registry[JudgeEntry] = Registry("judge", group="judges")
+"""Judge name -> JudgeEntry; the HTTP service and `audiomind judge` look judges up here."""
+for _entry in (
+    JudgeEntry(name="edit", run="audiomind.judges.edit:judge_edit", result="audiomind.judges.edit:EditJudgeResult",
+               tool="judge_edit", task="edit-eval", summary="audio-edit evaluation (original vs edited)"),
+    JudgeEntry(name="rubric", run="audiomind.judges.rubric:judge_rubric",
+               result="audiomind.judges.rubric:RubricJudgeResult", tool="judge_rubric", task="rubric-judge",
+               summary="dynamic rubric: does the audio follow an instruction"),
+    JudgeEntry(name="aura", run="audiomind.judges.aura:aura_score", result="audiomind.judges.aura:AuraResult",
+               tool="judge_aura", task="aura", summary="AURA: is a response to a question about the audio right"),
+):
+    JUDGES.register(_entry.name, _entry)
 
 
 @functools.lru_cache(maxsize=1)
