@@ -46,7 +46,7 @@ from audiomind.judges import evidence as ev
 from audiomind.judges.align import SR, Alignment, Change, align
 from audiomind.judges.base import JudgeModels, JudgeSession, JudgeStep
 from audiomind.judges.caption_metrics import CaptionScores, score_captions
-from audiomind.judges.instruction import Position, read_instruction, split_position
+from audiomind.judges.instruction import Position, read_edit_for_judge, read_instruction, split_position
 from audiomind.judges.pairs import (
     background_captions,
     commonality_caption,
@@ -106,6 +106,8 @@ class EditExpectation(BaseModel):
     expected_commonality: str
     source: str = Field(description="rules, llm, or descriptions (original vs target)")
     notes: list[str] = Field(default_factory=list)
+    unread: str | None = Field(default=None, description="words of the instruction the reading did not account "
+                               "for, when they may hold an operation: effectiveness is then unverifiable (0.5)")
 
 
 class EditJudgeResult(BaseModel):
@@ -196,6 +198,12 @@ def expectations(instruction: str | None, original_description: str | None, targ
                      f"('{original_caption}')")
     parsed = parse_instruction(instruction) if instruction else None
     source = "rules"
+    unread = None
+    if instruction and parsed is not None:  # a partial reading: operations read beside words that may hold more
+        spec, why = read_edit_for_judge(instruction)
+        if why and spec.operations:
+            unread = why
+            notes.append(f"effectiveness is unverifiable: {why}")
     if parsed is None and original_description and target_description:
         op, added, removed = diff_descriptions(original_description, target_description)
         parsed, source = ((op, added, removed), "descriptions") if op != "free-form" else (None, source)
@@ -236,7 +244,7 @@ def expectations(instruction: str | None, original_description: str | None, targ
         common = _remove_clauses(orig_desc, removed) or orig_desc
         notes.append("the two descriptions share no clause verbatim: the original description without the "
                      "replaced sound is the expected commonality")
-    return EditExpectation(operation=op, added=added, removed=removed,  # type: ignore[arg-type]
+    return EditExpectation(operation=op, added=added, removed=removed, unread=unread,  # type: ignore[arg-type]
                            expected_difference=difference_caption(op, added, removed),
                            expected_commonality=common, source=source, notes=notes)
 
@@ -809,6 +817,11 @@ def check_effectiveness(exp: EditExpectation, pe: PairEvidence, facts: dict[str,
         bits.append(b + f" -> {c['score']:.2f}")
     how = "; ".join(bits) or ("no expected change could be checked against tool evidence; the score is the "
                               f"difference-caption similarity ({score:.2f})")
+    if exp.unread:  # the judge abstains: what it measured is kept, the verdict is p = 0.5 and says why
+        unverifiable.append(f"the instruction was read only in part ({exp.unread})")
+        return AspectVerdict(label="unverifiable", score=0.5, text=f"Editing is unverifiable: {exp.unread}; "
+                             f"measured for the part read: {how} ({score:.2f}).",
+                             data={"checks": checks, "unverifiable": unverifiable, "measured_score": round(score, 3)})
     label = "effective" if score >= 0.6 else "partial" if score >= 0.3 else "ineffective"
     return AspectVerdict(label=label, score=round(score, 3), text=f"Editing is {label}: {how}.",
                          data={"checks": checks, "unverifiable": unverifiable})

@@ -68,6 +68,8 @@ def antonyms(word: str) -> set[str]:
 SOUND_HEADS = frozenset({"sound", "noise", "auditory_communication", "signal", "tone", "sound_property"})
 """Lemmas of the synsets under which WordNet files kinds of sound ('pip' -> tone, 'bark' -> cry -> utterance ->
 auditory communication, 'knock' -> sound)."""
+GENERIC_COUNTS = frozenset({"event", "happening", "occurrence", "instance", "time"})
+"""Nouns that count whatever happens ('how many separate sound events'): a count of sound events answers them."""
 
 
 @lru_cache(maxsize=1)
@@ -109,6 +111,8 @@ def names_sound(word: str) -> bool | None:
                          w[:-3] + "y" if w.endswith("ies") else "") if x in index]
     if not forms:
         return None
+    if any(x in GENERIC_COUNTS for x in forms):
+        return True
     todo = [o for x in forms for o in index[x]]
     seen: set[int] = set()
     while todo:

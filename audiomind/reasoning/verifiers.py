@@ -404,13 +404,20 @@ def verify_count(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
 
 
 def _counted_topic(a: QuestionAnalysis) -> str | None:
-    """The noun a count question counts, from the frame: the first topic word after 'how many' / 'number of'."""
+    """The noun a count question counts, from the frame: the first topic word after 'how many' / 'number of'
+    that WordNet knows as a noun ('how many distinct instruments' counts instruments, not 'distinct')."""
+    from audiomind.language.wordnet import names_sound
+
     if a.frame is None:
         return None
     ws = a.frame.words
     at = next((i for i in range(1, len(ws)) if (ws[i - 1].word, ws[i].word) in (("how", "many"), ("number", "of"))),
               None)
-    return next((w.word for w in ws[at + 1:] if w.role == "topic"), None) if at is not None else None
+    topics = [w.word for w in ws[at + 1:] if w.role == "topic"] if at is not None else []
+    known = [t for t in topics if names_sound(t) is not None]
+    # the counted noun is plural ('separate sound events', 'distinct instruments', 'short dropouts'), else the
+    # first noun WordNet knows ('people')
+    return next((t for t in known if t.endswith("s")), known[0] if known else (topics[0] if topics else None))
 
 
 def _loose_count(a: QuestionAnalysis, counted: str) -> str:

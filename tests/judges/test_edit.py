@@ -274,3 +274,18 @@ def test_a_clip_made_12_db_quieter_is_an_effective_make_it_quieter_edit(tmp_path
     check = louder.effectiveness.data["checks"][-1]
     assert check["expected"] == "level louder" and check["score"] == 0.0 and "the other way" in check["evidence"]
     assert louder.effectiveness.label == "ineffective"
+
+
+def test_an_instruction_read_only_in_part_makes_effectiveness_unverifiable(edit_pairs, tmp_path):
+    """'Make the hum quieter and add a telephone ringing' reads as one addition beside words the reader could
+    not place ('hum', 'quieter'): the judge measures the addition but abstains (p = 0.5) and names the words,
+    rather than scoring the whole instruction by the half it read (issue 22: judges that abstain)."""
+    p = edit_pairs["add"]
+    r = judge_edit(p.original_path, p.edited_path, instruction="Make the hum quieter and add a telephone ringing",
+                   original_description=p.original_caption, trace_dir=tmp_path / "tr")
+    assert r.expectation.unread and "hum" in r.expectation.unread
+    assert r.effectiveness.label == "unverifiable" and r.effectiveness.score == 0.5
+    assert "hum" in r.effectiveness.text and r.effectiveness.data["measured_score"] >= 0.6
+    whole = judge_edit(p.original_path, p.edited_path, instruction=p.instruction,
+                       original_description=p.original_caption, trace_dir=tmp_path / "tr")
+    assert whole.expectation.unread is None and whole.effectiveness.label == "effective"

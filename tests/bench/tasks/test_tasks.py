@@ -15,7 +15,7 @@ from audiomind.bench.tasks.msu import MSUTask
 
 
 def test_every_registered_task_follows_the_protocol():
-    assert task_names() == ["mmar", "msu", "synthetic", "items"]
+    assert task_names() == ["mmar", "msu", "synthetic", "items", "edit-eval", "rubric-judge", "aura"]
     for name in task_names():
         task = make_task(name)
         assert isinstance(task, Benchmark), name
@@ -25,7 +25,7 @@ def test_every_registered_task_follows_the_protocol():
 def test_task_options_are_typed_and_checked():
     assert make_task("msu", {"pack": "concat", "keep-reverse": "yes"}) == MSUTask(pack="concat", keep_reverse=True)
     assert make_task("items", {"benchmark": "mine"}) == ItemListTask(benchmark="mine")
-    with pytest.raises(ValueError, match=r"task 'msu' has no option 'colour' \(options: keep_reverse, pack, version\)"):
+    with pytest.raises(ValueError, match=r"task 'msu' has no option 'colour' \(options: keep_reverse, missing_audio, pack, version\)"):
         make_task("msu", {"colour": "red"})
     with pytest.raises(ValueError, match="expected true or false"):
         make_task("msu", {"keep_reverse": "maybe"})
