@@ -138,7 +138,7 @@ def probe(path: str | Path) -> ProbeInfo:
             channels=int(si.channels),
             size_bytes=p.stat().st_size,
         )
-    except Exception:
+    except Exception:  # noqa: BLE001 - anything libsndfile cannot read goes to ffmpeg, which says why
         info = _probe_ffmpeg(p)
     if info.channels < 1 or info.sample_rate < 1:
         raise AudioError(f"not an audio file (no audio stream): {p}")
@@ -155,6 +155,7 @@ def _probe_ffmpeg(p: Path) -> ProbeInfo:
             capture_output=True,
             text=True,
             timeout=60,
+            check=False,
         )
         if proc.returncode != 0:
             raise AudioError(f"not a readable audio file: {p} ({' '.join(proc.stderr.split())[:200]})")
@@ -178,7 +179,7 @@ def _probe_ffmpeg(p: Path) -> ProbeInfo:
             size_bytes=p.stat().st_size,
         )
     # No ffprobe: decode with ffmpeg and read what it reports.
-    proc = subprocess.run([ffmpeg_binary(), "-hide_banner", "-i", str(p)], capture_output=True, text=True)
+    proc = subprocess.run([ffmpeg_binary(), "-hide_banner", "-i", str(p)], capture_output=True, text=True, check=False)
     if "Audio:" not in proc.stderr:
         raise AudioError(f"not an audio file (no audio stream): {p}")
     y = _decode_ffmpeg(p, 16000)
@@ -366,7 +367,7 @@ def iter_blocks(path: str | Path, sr: int = 16000, mono: bool = True, block_s: f
     try:
         with sf.SoundFile(str(p)):
             pass
-    except Exception:
+    except Exception:  # noqa: BLE001 - as in `info`: ffmpeg decodes what libsndfile cannot
         yield from _ffmpeg_blocks(p, sr, 1 if mono else None, block_s, start_s, end_s)
         return
     yield from _sf_blocks(p, sr, mono, block_s, start_s, end_s)
@@ -380,7 +381,7 @@ def load(path: str | Path, sr: int = 16000, mono: bool = True) -> np.ndarray:
     _check_exists(p)
     try:
         y = _collect(_sf_blocks(p, sr, mono), mono)
-    except Exception:
+    except Exception:  # noqa: BLE001 - as in `info`: ffmpeg decodes what libsndfile cannot
         y = _collect(_ffmpeg_blocks(p, sr, 1 if mono else None), mono)
     if y.size == 0:
         raise AudioError(f"audio decodes to zero samples: {p}")

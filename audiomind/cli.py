@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.markup import escape
@@ -67,13 +66,13 @@ from audiomind.cli_common import quiet_libraries as _quiet_libraries  # noqa: E4
 def ask(
     audio: Path = typer.Argument(..., help="audio file (any format FFmpeg reads)"),
     question: str = typer.Argument(..., help="the question about the audio"),
-    choice: Optional[list[str]] = typer.Option(None, "--choice", "-c", help="an answer option; repeat for each"),
-    extra_audio: Optional[list[Path]] = typer.Option(None, "--extra-audio", help="another clip of the same "
+    choice: list[str] | None = typer.Option(None, "--choice", "-c", help="an answer option; repeat for each"),
+    extra_audio: list[Path] | None = typer.Option(None, "--extra-audio", help="another clip of the same "
                                                      "question (a1, a2, ...: every clip is heard); repeatable"),
     config: AgentConfig = AGENT_DEFAULTS,  # --planner --frontend --tools-dir --max-steps --mode ... (cli_common)
     trace_dir: Path = typer.Option(Path("traces"), help="where the trace JSON (and derived audio) is written"),
     as_json: bool = typer.Option(False, "--json", help="print the result as JSON"),
-    otlp: Optional[str] = typer.Option(
+    otlp: str | None = typer.Option(
         None, "--otlp", metavar="URL", help="also send the finished run to this OTLP/HTTP collector (OpenTelemetry "
         "GenAI spans; see `audiomind trace export`); an unreachable one only warns"),
     otlp_include_content: bool = typer.Option(
@@ -232,13 +231,13 @@ def serve(
     host: str = typer.Option("127.0.0.1", help="address to bind (loopback by default; put a proxy in front "
                                                "before exposing it)"),
     port: int = typer.Option(8000, min=0, max=65535, help="TCP port"),
-    root: Optional[list[Path]] = typer.Option(None, "--root", help="folder whose files requests may name by "
+    root: list[Path] | None = typer.Option(None, "--root", help="folder whose files requests may name by "
                                               "path (repeatable); without one, only uploads are accepted"),
     config: AgentConfig = AGENT_DEFAULTS,  # --planner --frontend ... (cli_common): the default agent
     trace_dir: Path = typer.Option(Path("traces"), help="where traces, uploads and rendered pages are written"),
-    allow_planner: Optional[list[str]] = typer.Option(None, "--allow-planner", metavar="SPEC",
+    allow_planner: list[str] | None = typer.Option(None, "--allow-planner", metavar="SPEC",
                                                       help="another planner spec a request may choose (repeatable)"),
-    allow_frontend: Optional[list[str]] = typer.Option(None, "--allow-frontend", metavar="SPEC",
+    allow_frontend: list[str] | None = typer.Option(None, "--allow-frontend", metavar="SPEC",
                                                        help="another front-end spec a request may choose (repeatable)"),
     concurrency: int = typer.Option(2, min=1, max=64, help="runs at once per worker process"),
     queue: int = typer.Option(16, min=0, help="requests that may wait for a run slot; more are answered 429"),
@@ -298,7 +297,7 @@ def models_list(as_json: bool = typer.Option(False, "--json", help="print {model
 
 
 @tools_app.command("list")
-def tools_list(tools_dir: Optional[list[Path]] = typer.Option(None, help="extra manifest folder"),
+def tools_list(tools_dir: list[Path] | None = typer.Option(None, help="extra manifest folder"),
                as_json: bool = typer.Option(False, "--json", help="print {tools: [{name, category, usable, does, "
                                                                   "why_not}]} as JSON")) -> None:
     """Every tool with its category and whether it is usable here (and why not)."""
@@ -321,7 +320,7 @@ def tools_list(tools_dir: Optional[list[Path]] = typer.Option(None, help="extra 
 
 
 @tools_app.command("show")
-def tools_show(name: str, tools_dir: Optional[list[Path]] = typer.Option(None)) -> None:
+def tools_show(name: str, tools_dir: list[Path] | None = typer.Option(None)) -> None:
     """A tool's manifest, argument schema, output model (its JSON schema) and an example call."""
     from audiomind.tools.manifest import ManifestError, ToolRegistry
 
@@ -349,7 +348,7 @@ def tools_show(name: str, tools_dir: Optional[list[Path]] = typer.Option(None)) 
 
 
 @trace_app.command("schema")
-def trace_schema(out: Optional[Path] = typer.Option(None, "-o", help="write to this file instead of stdout")) -> None:
+def trace_schema(out: Path | None = typer.Option(None, "-o", help="write to this file instead of stdout")) -> None:
     """The JSON Schema of trace files, generated from the pydantic models."""
     from audiomind.trace import trace_json_schema, write_schema
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import signal
 import threading
-from typing import Any
+from typing import Any, Self
 
 from audiomind.fsutil import storage_error
 
@@ -124,7 +124,7 @@ class TerminalProgress:
         self._console, self._label, self._t0, self._status = console, label, time.monotonic(), None
         self.enabled = bool(getattr(console, "is_terminal", False))
 
-    def __enter__(self) -> TerminalProgress:
+    def __enter__(self) -> Self:
         if self.enabled:
             self._status = self._console.status(f"{self._label}: starting", spinner="dots")
             self._status.start()

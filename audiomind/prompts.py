@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from functools import lru_cache
+from functools import cache
 from string import Template
 
 from pydantic import BaseModel
@@ -40,7 +40,7 @@ class PromptTemplate(BaseModel):
             {k: escape_evidence(str(v)) if k in quoted else str(v) for k, v in values.items()})
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt(name: str) -> PromptTemplate:
     path = prompts_dir() / f"{name}.md"
     if not path.exists():

@@ -39,7 +39,7 @@ from typing import Any, Generic, TypeVar, overload
 from pydantic import BaseModel
 
 T = TypeVar("T")
-O = TypeVar("O")
+Obj = TypeVar("Obj")
 
 PLUGIN_GROUP = "audiomind.plugins"
 BUILTIN = "audiomind"
@@ -103,7 +103,7 @@ class Registry(Generic[T]):
 
     # ---- registering
     @overload
-    def register(self, name: str) -> Callable[[O], O]: ...
+    def register(self, name: str) -> Callable[[Obj], Obj]: ...
     @overload
     def register(self, name: str, target: Any, *, replace: bool = False) -> Any: ...
 
@@ -111,7 +111,7 @@ class Registry(Generic[T]):
         """Add `name`: `register(name, obj)`, `register(name, "module:attr")` (lazy), or `@register(name)`.
         A name already taken is an error unless `replace=True` (a plugin never replaces a built-in)."""
         if target is None:
-            def decorator(obj: O) -> O:
+            def decorator(obj: Obj) -> Obj:
                 self.register(name, obj, replace=replace)
                 return obj
 

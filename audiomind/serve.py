@@ -698,7 +698,8 @@ class StartupMessage:
 
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "lifespan":
-            return await self.app(scope, receive, send)
+            await self.app(scope, receive, send)
+            return
 
         async def one_line(message: dict) -> None:
             if message["type"] == "lifespan.startup.failed" and self.service.startup_error:
@@ -804,7 +805,7 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
         from audiomind.inputs import choices_problem, question_problem
 
         await form_fields(request, ASK_FIELDS)
-        chosen = [c for c in (choices or [])]
+        chosen = list(choices or [])
         problem = (question_problem(question if question is not None else "")
                    or text_problem("question", question, CONTROLS_ALLOWED_IN_QUESTION)
                    or text_problem("item_id", item_id)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import operator
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from enum import Enum
 from functools import lru_cache
 from typing import Annotated, Any, Literal
@@ -28,13 +28,13 @@ def new_id(prefix: str) -> str:
 
 
 def utcnow() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
 def new_run_id(tag: str = "", hex_chars: int = 8) -> str:
     """A run's id: its UTC start second, an optional tag, and random hex ("20250101T120000-1a2b3c4d"), so
     trace files sort by time and never collide."""
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S")
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
     return f"{stamp}-{tag + '-' if tag else ''}{uuid.uuid4().hex[:hex_chars]}"
 
 

@@ -72,7 +72,7 @@ def ask(path: Path, question: str, trace_dir: Path) -> dict:
         "ask",
         str(path),
         question,
-        *sum((["-c", c] for c in [SENTENCE, *DISTRACTORS]), []),
+        *(arg for c in [SENTENCE, *DISTRACTORS] for arg in ("-c", c)),
         "--json",
         "--no-cache",
         "--trace-dir",
@@ -80,7 +80,7 @@ def ask(path: Path, question: str, trace_dir: Path) -> dict:
     ]
     timed = ["/usr/bin/time", "-v", *cmd] if Path("/usr/bin/time").exists() else cmd
     proc = subprocess.run(
-        timed, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "TQDM_DISABLE": "1"}
+        timed, capture_output=True, text=True, cwd=ROOT, env={**os.environ, "TQDM_DISABLE": "1"}, check=False,
     )
     out: dict = {"rc": proc.returncode}
     m = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)

@@ -136,7 +136,7 @@ def decompose(st, timers: Timers) -> dict[str, dict[str, float]]:
 
 def instrument(agent, timers: Timers) -> None:
     """Timers around MiniLM, graph building, trace writing and every planner / front-end method."""
-    import audiomind.api as api
+    from audiomind import api
     from audiomind.embedded import text
 
     text.embed = timers.wrap("minilm", text.embed)
@@ -233,8 +233,8 @@ def main(
               f"{1000 * r['models'] / c:.1f} | {1000 * (r['wall'] - r['tools'] - r['models']) / c:.1f} | "
               f"{1000 * r['code'] / c:.1f} | {orch_ms:.2f} | {share:.3f}% | {target_ms:.0f} | "
               f"{'yes' if ok else 'NO'} |")
-    for key, label in (("build_graph", "(outside nodes) compile the graph (once per agent)"), ("write_trace", "(outside nodes) write "
-                       "the trace"), ("between", "(outside nodes) LangGraph between nodes, probe, state setup")):
+    for key, label in (("build_graph", "(outside nodes) compile the graph (once per agent)"), ("write_trace",
+                       "(outside nodes) write the trace"), ("between", "(outside nodes) LangGraph between nodes, probe, state setup")):
         ms = 1000 * outside[key] / n
         print(f"| {label} | {n} | {ms:.1f} | | | | | {ms if key != 'write_trace' else 0:.2f} | "
               f"{100 * outside[key] / n / mean_wall:.3f}% | | |")

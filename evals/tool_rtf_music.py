@@ -30,6 +30,7 @@ import numpy as np
 import typer
 
 TOOLS = ["pitch", "tempo", "key", "chords", "notes", "spectral", "speech_quality"]
+TOOLS_HELP = f"tools (repeatable): {', '.join(TOOLS)}"
 SPEECH_TOOLS = {"speech_quality"}
 LINES = [
     ("slt", "Good morning, this is the weather report for the northern coast."),
@@ -125,7 +126,7 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 def main(
     lengths: list[float] = typer.Option([10.0, 60.0], "--lengths", help="clip seconds (repeatable)"),
     warm: int = typer.Option(2, min=0, help="warm calls per (tool, clip) after the cold one"),
-    tools: list[str] = typer.Option(TOOLS, "--tools", help=f"tools (repeatable): {', '.join(TOOLS)}"),
+    tools: list[str] = typer.Option(TOOLS, "--tools", help=TOOLS_HELP),
     out: Path | None = typer.Option(None, "--out", help="also write the raw numbers as JSON here"),
     worker_args: tuple[str, str, int] | None = typer.Option(
         None, "--worker", hidden=True, help="internal: TOOL CLIP WARM, measured in this process"),

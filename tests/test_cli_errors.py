@@ -23,6 +23,7 @@ def run_cli(*args: str, cwd: Path, env: dict | None = None) -> subprocess.Comple
     return subprocess.run(
         [sys.executable, "-m", "audiomind", *args], cwd=cwd, capture_output=True, text=True, timeout=300,
         env={**os.environ, **(env or {})},
+        check=False,
     )
 
 

@@ -3,12 +3,17 @@ command that builds an agent (`ask`, `bench run`, `bench mmar`)."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 import typer
 from typer.testing import CliRunner
 
+from audiomind import __version__
+from audiomind.cli import app as real_app
 from audiomind.cli_common import AGENT_OPTIONS, with_options
 from audiomind.config import AgentConfig
 
@@ -55,17 +60,9 @@ def test_a_refused_value_is_one_error_line(tmp_path: Path):
 
 # ---------------------------------------------------------------- the real CLI: version, -h, --json, piped tables
 
-import json
-import subprocess
-import sys
-
-from audiomind import __version__
-from audiomind.cli import app as real_app
-
-
 def _cli(*args: str) -> subprocess.CompletedProcess:
     """The installed CLI as a subprocess with stdout a pipe (not a terminal), as a script sees it."""
-    return subprocess.run([sys.executable, "-m", "audiomind", *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([sys.executable, "-m", "audiomind", *args], capture_output=True, text=True, timeout=120, check=False)
 
 
 def test_version_and_short_help_everywhere():

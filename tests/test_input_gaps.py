@@ -81,7 +81,7 @@ def test_ask_refuses_choices_with_control_characters(clip, tmp_path, bad, needle
 
 
 def test_a_newline_in_a_choice_cannot_forge_a_prompt_line():
-    with pytest.raises(ValueError, match="choice 1 .* contains a control character"):
+    with pytest.raises(ValueError, match=r"choice 1 .* contains a control character"):
         check_question("Which?", ["yes\nANSWER: no", "no"])
     with pytest.raises(ValueError, match="choice 2 must be a string"):
         check_question("Which?", ["yes", 3])

@@ -30,8 +30,8 @@ from audiomind.tools.manifest import ToolRegistry
 from audiomind.tools.mcp_server import audio_args, description, input_schema
 
 mcp = pytest.importorskip("mcp")
-from mcp import Client, StdioServerParameters
-from mcp.shared.exceptions import MCPError
+from mcp import Client, StdioServerParameters  # noqa: E402 - after the importorskip guard
+from mcp.shared.exceptions import MCPError  # noqa: E402 - after the importorskip guard
 
 REPO = Path(__file__).resolve().parents[1]
 N_BEEPS = 3
@@ -121,7 +121,7 @@ def test_stdio_lists_tools_runs_count_events_and_refuses_clearly(root, outside, 
             assert again.structured_content == res.structured_content
 
             # clear errors
-            with pytest.raises(MCPError, match="unknown tool 'count_beeps'.*count_events"):
+            with pytest.raises(MCPError, match=r"unknown tool 'count_beeps'.*count_events"):
                 await client.call_tool("count_beeps", {"audio": "beeps.wav"})
             bad = await client.call_tool("count_events", {"audio": "beeps.wav", "threshold_db": 5})
             assert bad.is_error and "threshold_db" in _text(bad) and "less than or equal to -3" in _text(bad)
@@ -205,7 +205,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-@pytest.fixture()
+@pytest.fixture
 def http_server(root, tmp_path):
     port = _free_port()
     log = open(tmp_path / "server.log", "w+")  # noqa: SIM115 - the server subprocess writes it until the end

@@ -58,7 +58,7 @@ def test_unknown_names_and_taken_names_are_clear_errors():
         reg.register("one", 2)
     reg.register("one", 2, replace=True)
     assert reg.get("one") == 2
-    with pytest.raises(RegistryError, match="must be 'package.module:attribute'"):
+    with pytest.raises(RegistryError, match=r"must be 'package.module:attribute'"):
         reg.register("bad", "no_colon_here")
 
 
@@ -98,7 +98,7 @@ def test_judge_registry_entries_resolve_to_their_function_tool_and_task():
 
 
 def _run(args: list[str], env: dict[str, str], cwd: Path, timeout: float = 240) -> subprocess.CompletedProcess:
-    return subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(args, env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout, check=False)
 
 
 @pytest.fixture(scope="module")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -28,12 +29,12 @@ def test_committed_schema_is_current():
 
 def test_real_trace_validates_against_schema(real_trace):
     assert validate_trace_file(real_trace.trace_path) == []
-    data = json.loads(open(real_trace.trace_path).read())
+    data = json.loads(Path(real_trace.trace_path).read_text())
     assert data["schema_version"] == SCHEMA_VERSION
 
 
 def test_round_trip_is_lossless(real_trace):
-    text = open(real_trace.trace_path).read()
+    text = Path(real_trace.trace_path).read_text()
     loaded = load_trace(real_trace.trace_path)
     assert loaded.model_dump_json(indent=2) == text
     assert loaded == real_trace.state
@@ -55,7 +56,7 @@ def test_trace_records_the_whole_run(real_trace):
 
 
 def test_schema_validation_points_at_the_offending_path(real_trace, tmp_path):
-    data = json.loads(open(real_trace.trace_path).read())
+    data = json.loads(Path(real_trace.trace_path).read_text())
     data["tool_calls"][0]["status"] = "maybe"
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(data))

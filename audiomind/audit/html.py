@@ -176,7 +176,7 @@ def spectrogram_png(audio_path: Path, out: Path, title: str = "", lanes: list[La
     if lanes:
         lx = axes[1][0]
         colors = ["#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#ff7f0e", "#17becf"]
-        for row, (name, spans) in enumerate(lanes):
+        for row, (_name, spans) in enumerate(lanes):
             yb = len(lanes) - 1 - row
             lx.broken_barh([(s, max(e - s, duration / 400)) for s, e, _ in spans], (yb + 0.15, 0.7),
                            facecolors=colors[row % len(colors)], alpha=0.8)

@@ -38,8 +38,8 @@ __all__ = [
     "call_limit",
     "call_with_deadline",
     "current_budget",
-    "run_budget",
     "request_deadline",
+    "run_budget",
 ]
 
 

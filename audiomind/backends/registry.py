@@ -325,7 +325,7 @@ def make_frontend(spec: str | BackendSpec, *, executor: Any = None, window_s: fl
 
 
 def _importable(module: str) -> tuple[bool, str]:
-    if importlib.util.find_spec(module.split(".")[0]) is None:
+    if importlib.util.find_spec(module.split(".", maxsplit=1)[0]) is None:
         return False, f"{module} not installed"
     try:
         importlib.import_module(module)

@@ -49,10 +49,7 @@ def redact(text: str, secrets: Iterable[str | None] = ()) -> str:
         if s and len(s) >= 4 and s not in ("EMPTY", "none", "None"):
             text = text.replace(s, "***")
     for pat in _KEY_PATTERNS:
-        if pat.groups:
-            text = pat.sub(lambda m: m.group(1) + "***", text)
-        else:
-            text = pat.sub("***", text)
+        text = pat.sub(lambda m: m.group(1) + "***", text) if pat.groups else pat.sub("***", text)
     return text
 
 

@@ -16,7 +16,7 @@ import functools
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.markup import escape
@@ -242,7 +242,7 @@ def _run_task(task_name: str, options: dict[str, str], source: Path, audio_dir: 
                                     config=_config(config, run))
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: committed items are kept; rerun the same command to resume")
-        raise typer.Exit(130)
+        raise typer.Exit(130) from None
     except (ValueError, RuntimeError) as exc:
         _fail(str(exc))
     breakdown = task.report(out, loaded)
@@ -277,11 +277,11 @@ def run_cmd(
                                      "split set (synthetic), the MSU-Bench root (msu)"),
     out: Path = O_OUT,
     task: str = typer.Option("items", "--task", help="registered task: mmar, msu, synthetic, items (any item list)"),
-    audio_dir: Optional[Path] = typer.Option(None, "--audio-dir", help="base of relative audio paths, and the folder "
+    audio_dir: Path | None = typer.Option(None, "--audio-dir", help="base of relative audio paths, and the folder "
                                              "they must stay inside (default: the input file's folder)"),
-    benchmark: Optional[str] = typer.Option(None, help="benchmark name recorded with each result (--task items; "
+    benchmark: str | None = typer.Option(None, help="benchmark name recorded with each result (--task items; "
                                             "default custom)"),
-    task_option: Optional[list[str]] = typer.Option(None, "--task-option", help="KEY=VALUE task option, repeatable "
+    task_option: list[str] | None = typer.Option(None, "--task-option", help="KEY=VALUE task option, repeatable "
                                                     "(msu: pack=concat, keep_reverse=true; synthetic: kinds=a,b)"),
     config: AgentConfig = _AGENT,  # --planner --frontend --tools-dir --max-steps ... (cli_common)
     run: RunOptions = _RUN,  # --workers --limit --ray --price* --retry --progress --strict
@@ -310,7 +310,7 @@ def run_cmd(
 def report(
     run_dir: Path = typer.Argument(..., help="a run directory (holding results.jsonl)"),
     no_plots: bool = typer.Option(False, "--no-plots", help="tables only"),
-    compare: Optional[Path] = typer.Option(None, "--compare", help="another run of the same items (e.g. the "
+    compare: Path | None = typer.Option(None, "--compare", help="another run of the same items (e.g. the "
                                            "direct baseline, `bench run --mode direct`): set side by side, "
                                            "overall and per category"),
     as_json: bool = typer.Option(False, "--json", help="print {report, report_path, comparison} as JSON (report: "
@@ -377,8 +377,8 @@ def _comparison_table(c) -> Table:
 @bench_app.command("mmar-score")
 def mmar_score_cmd(
     predictions: Path = typer.Argument(..., help="MMAR rows with answer_prediction (JSONL or JSON list)"),
-    out: Optional[Path] = typer.Option(None, "-o", help="also write the scores as JSON here"),
-    meta: Optional[Path] = typer.Option(None, "--meta", help="the MMAR-meta.jsonl the predictions answer: its "
+    out: Path | None = typer.Option(None, "-o", help="also write the scores as JSON here"),
+    meta: Path | None = typer.Option(None, "--meta", help="the MMAR-meta.jsonl the predictions answer: its "
                                         "sha256 is recorded, and the strict score counts every meta row (a row "
                                         "the predictions leave out is wrong)"),
     skip_malformed: bool = typer.Option(False, "--skip-malformed", help="leave out (and list) the rows the official "
@@ -413,23 +413,23 @@ def mmar_score_cmd(
 def rubrics_cmd(
     run_dir: Path = typer.Argument(..., help="an MMAR run directory (its predictions.jsonl), or a predictions file "
                                    "(MMAR meta rows with answer_prediction and thinking_prediction)"),
-    judge: Optional[str] = typer.Option(None, "--judge", help="judge backend spec: openai:MODEL[@BASE_URL] (any "
+    judge: str | None = typer.Option(None, "--judge", help="judge backend spec: openai:MODEL[@BASE_URL] (any "
                                         "OpenAI-compatible server) or gemini:MODEL (default: the official "
                                         "openai:gpt-4o-2024-11-20)"),
-    out: Optional[Path] = typer.Option(None, "--out", help="output folder (default RUN_DIR/rubrics, or "
+    out: Path | None = typer.Option(None, "--out", help="output folder (default RUN_DIR/rubrics, or "
                                        "PREDICTIONS.rubrics/); rerun to resume"),
-    meta: Optional[Path] = typer.Option(None, "--meta", help="MMAR-meta.jsonl: fills the fields a prediction row "
+    meta: Path | None = typer.Option(None, "--meta", help="MMAR-meta.jsonl: fills the fields a prediction row "
                                         "lacks (rubric, thinking, cue, ...) by id, as the official --meta does"),
     protocol: str = typer.Option("official", "--protocol", help="official (MMAR's evaluation_rubrics.py: its "
                                  "prompt's content, temperature 0, seed 42, rows without a prediction skipped) or "
                                  "project (the earlier project protocol: own prompt, temperature 0.7, such rows "
                                  "scored 0); the options below override either"),
-    temperature: Optional[float] = typer.Option(None, "--temperature", min=0.0, max=2.0,
+    temperature: float | None = typer.Option(None, "--temperature", min=0.0, max=2.0,
                                                 help="judge temperature (official 0; project 0.7)"),
-    seed: Optional[int] = typer.Option(None, "--seed", help="seed sent with each request (official 42)"),
-    runs: Optional[int] = typer.Option(None, "--runs", min=1, max=50, help="raters per correct item (5)"),
-    keep: Optional[int] = typer.Option(None, "--keep", min=1, max=50, help="middle runs averaged (3)"),
-    missing: Optional[str] = typer.Option(None, "--missing", help="rows without a prediction: skip (official: in "
+    seed: int | None = typer.Option(None, "--seed", help="seed sent with each request (official 42)"),
+    runs: int | None = typer.Option(None, "--runs", min=1, max=50, help="raters per correct item (5)"),
+    keep: int | None = typer.Option(None, "--keep", min=1, max=50, help="middle runs averaged (3)"),
+    missing: str | None = typer.Option(None, "--missing", help="rows without a prediction: skip (official: in "
                                           "no total) or zero (scored 0 and kept)"),
     workers: int = typer.Option(4, "--workers", min=1, max=256, help="items judged concurrently"),
     timeout_s: float = typer.Option(120.0, "--timeout", min=1.0, help="seconds per judge request"),

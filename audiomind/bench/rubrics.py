@@ -169,10 +169,10 @@ def parse_official(text: str, rubric: list[dict[str, Any]]) -> RunScore:
     points, reasons, available = [], [], 0.0
     for i, (entry, crit) in enumerate(zip(value, rubric), 1):
         if not isinstance(entry, dict) or "name" not in entry or "score" not in entry:
-            raise ValueError(f"entry {i} needs a name and a score")  # noqa: TRY004 - an unusable reply, asked again
+            raise ValueError(f"entry {i} needs a name and a score")
         score = entry["score"]
         if not isinstance(score, (int, float)):
-            raise ValueError(f"entry {i}: score {score!r} is not a number")
+            raise ValueError(f"entry {i}: score {score!r} is not a number")  # noqa: TRY004 - an unusable reply, asked again
         allowed = list(crit.get("choices") or [])
         if not allowed or score not in allowed:
             raise ValueError(f"entry {i}: score {score!r} is not one of {allowed}")

@@ -40,7 +40,7 @@ import time
 from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from hashlib import sha1
 from pathlib import Path
 from typing import Any
@@ -272,7 +272,7 @@ def execute_item(agent: Any, item: BenchItem, prices: PriceTable | None = None,
     t0 = time.monotonic()
     base: dict[str, Any] = {"id": item.id, "benchmark": item.benchmark, "answer": item.answer,
                             "metadata": item.metadata,
-                            "started_at": datetime.now(timezone.utc).isoformat(timespec="milliseconds")}
+                            "started_at": datetime.now(UTC).isoformat(timespec="milliseconds")}
     if item.error is not None:  # refused when read (bad row, audio path outside the root): never asked
         return ItemResult(**base, status="error", error=item.error, input_error=True), None
     for p in [item.audio_path, *item.extra_audio]:
@@ -453,7 +453,7 @@ def _run_locked(items: list[BenchItem], run_dir: Path, make_agent: Callable[[], 
     todo = [it for it in items if it.id not in committed or committed[it.id].get("status") in retry]
     already = len(items) - len(todo)
     backend = "ray" if ray_address else "threads"
-    session = {"started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"), "backend": backend,
+    session = {"started_at": datetime.now(UTC).isoformat(timespec="seconds"), "backend": backend,
                "workers": workers, "items": len(items), "to_run": len(todo)}
     _record_session(run_dir, config, session)
 
@@ -486,7 +486,7 @@ def _run_locked(items: list[BenchItem], run_dir: Path, make_agent: Callable[[], 
 
     summary = summarize(run_dir, items, backend=backend, workers=workers, already=already, ran=ran,
                         wall_time_s=wall, priced=bool(prices), interrupted=interrupted)
-    session.update(finished_at=datetime.now(timezone.utc).isoformat(timespec="seconds"), ran=ran,
+    session.update(finished_at=datetime.now(UTC).isoformat(timespec="seconds"), ran=ran,
                    wall_time_s=round(wall, 3), interrupted=interrupted)
     _record_session(run_dir, config, session)
     atomic_write_text(run_dir / SUMMARY_FILE, summary.model_dump_json(indent=2) + "\n")

@@ -20,8 +20,9 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import ModuleType
+from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -191,6 +192,25 @@ def melspectrogram(y: np.ndarray, *, sr: float, n_fft: int, hop_length: int, n_m
     return np.einsum("...ft,mf->...mt", S, mel(sr=sr, n_fft=n_fft, n_mels=n_mels), optimize=True)
 
 
+def _kernel_calls(librosa: Any, y: np.ndarray, sr: int) -> dict[str, Callable[[], object]]:
+    """The librosa functions whose numba kernels `compile_librosa_kernels` compiles, bound to one signal."""
+    return {
+        "pyin": lambda: librosa.pyin(y, fmin=65.0, fmax=1000.0, sr=sr),
+        "yin": lambda: librosa.yin(y, fmin=65.0, fmax=1000.0, sr=sr),
+        "estimate_tuning": lambda: librosa.estimate_tuning(y=y, sr=sr),
+        "chroma_cqt": lambda: librosa.feature.chroma_cqt(y=y, sr=sr),
+        "chroma_stft": lambda: librosa.feature.chroma_stft(y=y, sr=sr),
+        "onset_strength": lambda: librosa.onset.onset_strength(y=y, sr=sr),
+        "onset_detect": lambda: librosa.onset.onset_detect(y=y, sr=sr),
+        "beat_track": lambda: librosa.beat.beat_track(y=y, sr=sr),
+        "autocorrelate": lambda: librosa.autocorrelate(y),
+        "spectral": lambda: (librosa.feature.spectral_centroid(y=y, sr=sr),
+                             librosa.feature.spectral_rolloff(y=y, sr=sr),
+                             librosa.feature.spectral_flatness(y=y),
+                             librosa.feature.spectral_bandwidth(y=y, sr=sr)),
+    }
+
+
 def compile_librosa_kernels() -> list[str]:
     """Compile, once and in this one process, the numba kernels of the librosa functions the tools call, for
     both float dtypes, so that numba's on-disk cache is complete before any tool runs.
@@ -210,21 +230,7 @@ def compile_librosa_kernels() -> list[str]:
     done = []
     for dtype in (np.float32, np.float64):
         y = (0.3 * np.sin(2 * np.pi * (220 + 220 * t) * t) * (1 + 0.5 * np.sin(2 * np.pi * 3 * t))).astype(dtype)
-        calls = {
-            "pyin": lambda: librosa.pyin(y, fmin=65.0, fmax=1000.0, sr=sr),
-            "yin": lambda: librosa.yin(y, fmin=65.0, fmax=1000.0, sr=sr),
-            "estimate_tuning": lambda: librosa.estimate_tuning(y=y, sr=sr),
-            "chroma_cqt": lambda: librosa.feature.chroma_cqt(y=y, sr=sr),
-            "chroma_stft": lambda: librosa.feature.chroma_stft(y=y, sr=sr),
-            "onset_strength": lambda: librosa.onset.onset_strength(y=y, sr=sr),
-            "onset_detect": lambda: librosa.onset.onset_detect(y=y, sr=sr),
-            "beat_track": lambda: librosa.beat.beat_track(y=y, sr=sr),
-            "autocorrelate": lambda: librosa.autocorrelate(y),
-            "spectral": lambda: (librosa.feature.spectral_centroid(y=y, sr=sr),
-                                 librosa.feature.spectral_rolloff(y=y, sr=sr),
-                                 librosa.feature.spectral_flatness(y=y),
-                                 librosa.feature.spectral_bandwidth(y=y, sr=sr)),
-        }
+        calls = _kernel_calls(librosa, y, sr)
         for name, call in calls.items():
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")

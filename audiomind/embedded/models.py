@@ -73,7 +73,7 @@ def _package_dir(module: str, carrier: str) -> Path:
         raise ModelUnavailable(
             f"package {carrier!r} is not installed; run `audiomind models install` (installs it with --no-deps)"
         )
-    return Path(list(spec.submodule_search_locations)[0])
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 def whisper_model_dir(name: str = "tiny.en") -> Path:
@@ -126,7 +126,7 @@ def silero_vad_path() -> Path:
     # faster-whisper ships a Silero VAD too; use it when silero-vad is absent.
     fw = importlib.util.find_spec("faster_whisper")
     if fw and fw.submodule_search_locations:
-        path = Path(list(fw.submodule_search_locations)[0]) / "assets" / "silero_vad_v6.onnx"
+        path = Path(next(iter(fw.submodule_search_locations))) / "assets" / "silero_vad_v6.onnx"
         if path.exists():
             return path
     raise ModelUnavailable("no Silero VAD model: run `audiomind models install`")
@@ -194,7 +194,7 @@ def check(name: str) -> tuple[bool, str]:
         return True, ", ".join(map(str, where)) if isinstance(where, (tuple, list)) else str(where)
     except ModelUnavailable as exc:
         return False, str(exc)
-    except Exception as exc:  # a broken carrier install: say so rather than crash doctor
+    except Exception as exc:  # noqa: BLE001 - a broken carrier install: say so rather than crash doctor
         return False, f"{name}: {type(exc).__name__}: {exc}"
 
 

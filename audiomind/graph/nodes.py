@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 from langgraph.runtime import Runtime
@@ -70,7 +70,7 @@ def timed(name: str) -> Callable[[Callable[[EvidenceState, Context], dict[str, A
 
 def elapsed_s(state: EvidenceState) -> float:
     started = datetime.fromisoformat(state.run.started_at)
-    return (datetime.now(timezone.utc) - started).total_seconds()
+    return (datetime.now(UTC) - started).total_seconds()
 
 
 def _planner(ctx: Context) -> Planner:

@@ -183,7 +183,7 @@ class _ScoreOut(BaseModel):
     def model_validate(cls, obj: Any, *a: Any, **k: Any):  # accept "3" or 3.0
         if isinstance(obj, dict) and "score" in obj:
             try:
-                obj = {**obj, "score": int(round(float(str(obj["score"]).strip())))}
+                obj = {**obj, "score": round(float(str(obj["score"]).strip()))}
             except ValueError:
                 pass
         return super().model_validate(obj, *a, **k)

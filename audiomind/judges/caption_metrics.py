@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import math
 import os
 import re
@@ -157,6 +158,7 @@ def tokenize(texts: list[str]) -> tuple[list[str], str]:
                 proc = subprocess.run(
                     [java, "-cp", str(jar), "edu.stanford.nlp.process.PTBTokenizer", "-preserveLines", "-lowerCase"],
                     input="\n".join(clean) + "\n", capture_output=True, text=True, timeout=120,
+                    check=False,
                 )
             lines = proc.stdout.split("\n")
             if proc.returncode == 0 and len(lines) >= len(clean):
@@ -246,7 +248,7 @@ def meteor_exact(cand: str, refs: list[str], alpha: float = 0.9, beta: float = 3
         p, rec = m / len(c), m / len(r)
         fmean = p * rec / (alpha * p + (1 - alpha) * rec)
         chunks = 1
-        for (i0, j0), (i1, j1) in zip(align, align[1:]):
+        for (i0, j0), (i1, j1) in itertools.pairwise(align):
             if not (i1 == i0 + 1 and j1 == j0 + 1):
                 chunks += 1
         penalty = gamma * (chunks / m) ** beta

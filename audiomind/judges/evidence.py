@@ -709,7 +709,7 @@ def merge_similar_labels(labels: list[str], threshold: float = 0.7) -> list[str]
 def describe_label(label: str) -> str:
     """A caption-friendly form of an AudioSet label ('Crumpling, crinkling' -> 'crumpling'; 'Roaring cats
     (lions, tigers)' -> 'roaring cats', never a half-open bracket)."""
-    first = label.split(",")[0].strip()
+    first = label.split(",", maxsplit=1)[0].strip()
     if first.count("(") > first.count(")"):
         first = first.split("(")[0].strip()
     return first.lower()

@@ -143,7 +143,7 @@ def mix_event(base: np.ndarray, event: np.ndarray, offset_s: float, gain_db: flo
     """base + event (scaled by gain_db, placed at offset_s, cut to the base's length). If the sum would
     clip, only the event is scaled down further, so the base stays bit-identical."""
     out = base.astype(np.float32).copy()
-    off = int(round(offset_s * SR))
+    off = round(offset_s * SR)
     ev = _fit(event.astype(np.float32) * np.float32(10 ** (gain_db / 20)), len(out), off)
     seg = out[off: off + len(ev)]
     for _ in range(20):

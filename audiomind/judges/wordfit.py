@@ -16,6 +16,7 @@ p = sigmoid((gap - FIT_MID) / FIT_SCALE), the midpoint between the two.
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 import threading
 from typing import Any
@@ -71,7 +72,7 @@ def stretches(quote: str, words: list[str], top: int = 3) -> list[tuple[int, int
     # of several (the quote would drop words that were said: the decoder may prefer an early end to them)
     ends = [k + 1 for k, w in enumerate(words) if w.rstrip().endswith((".", "?", "!"))]
     bounds = sorted({0, len(words), *ends})
-    sents = sorted(zip(bounds, bounds[1:]), key=lambda ij: -sim(*ij))[:top]
+    sents = sorted(itertools.pairwise(bounds), key=lambda ij: -sim(*ij))[:top]
     for ij in sents:
         if ij not in out:
             out.append(ij)

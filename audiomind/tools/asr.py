@@ -260,10 +260,7 @@ def asr(args: AsrArgs, ctx: ToolContext) -> ToolResult:
                   f"(highest speech probability {vad_max or 0.0:.2f}), so Whisper was not run."),
             data={"window_s": out["window_s"], "vad_max_prob": out["vad_max_prob"]},
         )])
-    if not args.refine_with_vad:
-        probs_for_words = None
-    else:
-        probs_for_words = probs
+    probs_for_words = probs if args.refine_with_vad else None
     segments: list[dict] = []
     dropped: list[dict] = []
     n_words = 0

@@ -472,10 +472,7 @@ def resample(args: ResampleArgs, ctx: ToolContext) -> ToolResult:
         return ToolResult(output={"derived": [meta], "source_rate": sr, "target_rate": args.target_rate},
                           derived=[derived])
     _, y, sr = _source(ctx, args.artifact, "resample")
-    if sr == args.target_rate:
-        z = y
-    else:
-        z = soxr.resample(y.T, sr, args.target_rate, quality="HQ").T
+    z = y if sr == args.target_rate else soxr.resample(y.T, sr, args.target_rate, quality="HQ").T
     derived, meta = _emit(ctx, args.artifact, f"{args.target_rate}Hz", z, args.target_rate, "resample",
                           _params(args, source_rate=sr))
     return ToolResult(output={"derived": [meta], "source_rate": sr, "target_rate": args.target_rate},

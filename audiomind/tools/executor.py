@@ -97,8 +97,8 @@ class ToolCache:
             return None
         try:
             return ToolResult.model_validate_json(path.read_text())
-        except Exception:
-            return None  # a corrupt entry is a miss, never a crash
+        except Exception:  # noqa: BLE001 - a corrupt entry is a miss, never a crash
+            return None
 
     def put(self, key: str, result: ToolResult) -> None:
         """Store a result; a cache that cannot be written (disk full, read-only) only misses next time."""
@@ -145,9 +145,9 @@ class ToolExecutor:
             return manifest, None, f"invalid arguments for {req.tool!r}: {problems}"
         dumped = args.model_dump(mode="json")
         for name, value in dumped.items():
-            if (name == "artifact" or name.endswith("_artifact")) and isinstance(value, str):
-                if value not in artifacts:
-                    return manifest, None, f"unknown artifact {value!r} for {name}; known: {sorted(artifacts)}"
+            if ((name == "artifact" or name.endswith("_artifact")) and isinstance(value, str)
+                    and value not in artifacts):
+                return manifest, None, f"unknown artifact {value!r} for {name}; known: {sorted(artifacts)}"
         return manifest, dumped, None
 
     # ---- execution --------------------------------------------------------------------------------
@@ -187,7 +187,7 @@ class ToolExecutor:
                 futures = {
                     c.id: (pool.submit(self._run_one, c, m, a, by_id), m) for c, m, a in runnable
                 }
-                for call, manifest, args in runnable:
+                for call, _manifest, args in runnable:
                     fut, m = futures[call.id]
                     limit = effective_timeout(m, args, by_id)
                     call.timeout_s = round(limit, 1)
@@ -210,7 +210,7 @@ class ToolExecutor:
                     except OutputMismatch as exc:  # the tool ran but broke its declared output contract
                         call.status = ToolCallStatus.error
                         call.error = str(exc)
-                    except Exception as exc:  # isolated to this call
+                    except Exception as exc:  # noqa: BLE001 - isolated to this call, recorded in the trace
                         call.status = ToolCallStatus.error
                         call.error = f"{type(exc).__name__}: {exc}"
             finally:
@@ -292,7 +292,7 @@ class ToolExecutor:
         return result, False, key, duration
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def calls_numba(fn) -> bool:
     """Whether a tool's module imports librosa (whose kernels numba compiles and caches on disk)."""
     module = sys.modules.get(getattr(fn, "__module__", ""))

@@ -253,7 +253,7 @@ def _lra(blockwise: list[float]) -> float:
 def measure_stream(path: str, rate: int, channels: int, duration_s: float, window_s: float, hop_s: float):
     """(integrated LUFS, LRA or None, curve times, curve LUFS, samples measured) of the file streamed in
     windows: the numbers pyloudnorm and `loudness_curve` give on the whole signal, without holding it."""
-    n_guess = int(math.ceil((duration_s * 1.02 + 2.0) * rate))
+    n_guess = math.ceil((duration_s * 1.02 + 2.0) * rate)
     n, plans, weighted, plain = _stream_powers(path, rate, channels, n_guess, window_s, hop_s)
     if n > n_guess:  # the container understated its length: measure again with the real one
         n, plans, weighted, plain = _stream_powers(path, rate, channels, n, window_s, hop_s)

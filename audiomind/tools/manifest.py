@@ -125,7 +125,7 @@ class ToolManifest(BaseModel):
                 return False, why
         try:
             self.args_model  # noqa: B018 - imports the entry point
-        except Exception as exc:  # import errors surface as unavailability, with the reason
+        except Exception as exc:  # noqa: BLE001 - import errors surface as unavailability, with the reason
             return False, f"entry point {self.entry} failed to import: {exc}"
         try:
             self.output_class  # noqa: B018 - imports the output model
@@ -177,7 +177,7 @@ def _has_gpu() -> bool:
         import torch
 
         return bool(torch.cuda.is_available())
-    except Exception:
+    except Exception:  # noqa: BLE001 - a broken torch install means no GPU, not a crash
         return False
 
 
@@ -235,7 +235,7 @@ class ToolRegistry:
         self._inventory: str | None = None
 
     @classmethod
-    def load(cls, extra_dirs: list[Path] | None = None) -> "ToolRegistry":
+    def load(cls, extra_dirs: list[Path] | None = None) -> ToolRegistry:
         manifests = [load_manifest(p) for p in sorted(tools_dir().glob("*.toml"))]
         manifests += plugin_manifests({m.name for m in manifests})
         manifests += [load_manifest(p) for d in extra_dirs or [] for p in sorted(Path(d).glob("*.toml"))]

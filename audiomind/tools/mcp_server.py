@@ -41,7 +41,7 @@ import unicodedata
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -219,7 +219,7 @@ def description(manifest: ToolManifest) -> str:
 
 
 def _run_id() -> str:
-    return f"{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%S')}-mcp-{uuid.uuid4().hex[:8]}"
+    return f"{datetime.now(UTC).strftime('%Y%m%dT%H%M%S')}-mcp-{uuid.uuid4().hex[:8]}"
 
 
 class ToolServer:

@@ -185,7 +185,7 @@ def patch_scores(y: np.ndarray) -> np.ndarray:
         y = np.pad(y, (0, min_len - len(y)))
     plan = patch_windows(len(y))
     logits = np.empty((plan[-1][1], len(m.labels)), dtype=np.float64)
-    for p0, p1, s0, s1 in plan:
+    for p0, _p1, s0, s1 in plan:
         patches = log_mel_patches(y[s0:s1], m.mel_basis)
         quant = np.clip(np.round(patches / m.in_scale + m.in_zp), 0, 255).astype(np.uint8)
         with m.lock:  # the graph has a fixed batch of 1

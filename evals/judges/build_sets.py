@@ -445,7 +445,7 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 @app.command()
 def main(set_: str = typer.Option("v6", "--set", help="the set to build (a folder of evals/judges/sets)"),
-         out: Path = typer.Option(Path(__file__).resolve().parent / "heldout", "--out",  # noqa: B008
+         out: Path = typer.Option(Path(__file__).resolve().parent / "heldout", "--out",
                                   help="folder for src/, rubric/items.jsonl and edit/items.jsonl"),
          list_: bool = typer.Option(False, "--list", help="print the known sets and exit")) -> None:
     """Build a held-out rubric and edit benchmark (audio + items.jsonl files) from its data file."""

@@ -266,7 +266,7 @@ class Kit10(Kit7):
         """What espeak-ng voice name must not sound like on its test sentence: its language's default voice, the
         espeak-ng voices of v8 and v9 in its language and, for English, every espeak-ng voice of v1-v6."""
         same = [v[1] for v in [*VOICES8.values(), *VOICES9.values()] if v[0] == "espeak" and v[3] == lang]
-        others = {o: self.espeak(o, test, f"other_{o}_{text_id(test)}.wav") for o in [name.split("+")[0], *same]}
+        others = {o: self.espeak(o, test, f"other_{o}_{text_id(test)}.wav") for o in [name.split("+", maxsplit=1)[0], *same]}
         return {**others, **self.earlier_espeak(test, lang)}
 
     def knocks(self) -> np.ndarray:
@@ -499,7 +499,7 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 
 @app.command()
-def main(out: Path = typer.Option(Path("/tmp/hv10"), "--out",  # noqa: B008
+def main(out: Path = typer.Option(Path("/tmp/hv10"), "--out",
                                   help="folder for src/, rubric/items.jsonl and edit/items.jsonl")) -> None:
     """Generate held-out set v10 (OpenSFX and GCompris recordings, real speakers, new voices): audio and
     items.jsonl files."""

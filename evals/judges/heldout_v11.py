@@ -224,7 +224,7 @@ class Kit11(Kit10):
         espeak-ng voices of v8-v10 in its language and, for English, every espeak-ng voice of v1-v6."""
         same = [v[1] for v in [*VOICES8.values(), *VOICES9.values(), *VOICES10.values()]
                 if v[0] == "espeak" and v[3] == lang]
-        others = {o: self.espeak(o, test, f"other_{o}_{text_id(test)}.wav") for o in [name.split("+")[0], *same]}
+        others = {o: self.espeak(o, test, f"other_{o}_{text_id(test)}.wav") for o in [name.split("+", maxsplit=1)[0], *same]}
         return {**others, **self.earlier_espeak(test, lang)}
 
     def letters(self, key: str, names: list[str]) -> np.ndarray:
@@ -474,7 +474,7 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 
 @app.command()
-def main(out: Path = typer.Option(Path("/tmp/hv11"), "--out",  # noqa: B008
+def main(out: Path = typer.Option(Path("/tmp/hv11"), "--out",
                                   help="folder for src/, rubric/items.jsonl and edit/items.jsonl")) -> None:
     """Generate held-out set v11 (Widelands, Frozen-Bubble, Tux Typing and OpenArena recordings, KLettres
     speakers, new espeak-ng voices): audio and items.jsonl files."""

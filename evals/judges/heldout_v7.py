@@ -622,7 +622,7 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 
 @app.command()
-def main(out: Path = typer.Option(Path("/tmp/hv7"), "--out",  # noqa: B008
+def main(out: Path = typer.Option(Path("/tmp/hv7"), "--out",
                                   help="folder for src/, rubric/items.jsonl and edit/items.jsonl")) -> None:
     """Generate held-out set v7 (real recordings, new voices): audio and items.jsonl files."""
     require((STAMPS / rel for rel, _, _ in RECORDINGS.values()), "apt-get install tuxpaint-stamps-default")

@@ -167,7 +167,7 @@ class Kit8(Kit7):
         """What espeak-ng voice name must not sound like on its test sentence: its language's default voice (a
         variant the engine ignores falls back to it) and, for English, every espeak-ng voice of v1-v6
         (heldout.VOICES)."""
-        base = name.split("+")[0]
+        base = name.split("+", maxsplit=1)[0]
         default = self.espeak(base, test, f"default_{base}_{text_id(test)}.wav")
         return {f"default {base}": default, **self.earlier_espeak(test, lang)}
 
@@ -372,7 +372,7 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 
 @app.command()
-def main(out: Path = typer.Option(Path("/tmp/hv8"), "--out",  # noqa: B008
+def main(out: Path = typer.Option(Path("/tmp/hv8"), "--out",
                                   help="folder for src/, rubric/items.jsonl and edit/items.jsonl")) -> None:
     """Generate held-out set v8 (real recordings, new voices): audio and items.jsonl files."""
     require((STAMPS / rel for rel, _, _ in RECORDINGS8.values()), "apt-get install tuxpaint-stamps-default")

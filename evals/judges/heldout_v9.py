@@ -179,7 +179,7 @@ class Kit9(Kit7):
         every espeak-ng voice of v1-v6 (heldout.VOICES)."""
         same_lang = [v[1] for v in VOICES8.values() if v[0] == "espeak" and v[3] == lang]
         others = {o: self.espeak(o, test, f"other_{o}_{text_id(test)}.wav")
-                  for o in [name.split("+")[0]] + same_lang}
+                  for o in [name.split("+", maxsplit=1)[0]] + same_lang}
         return {**others, **self.earlier_espeak(test, lang)}
 
     def clashes(self, n: int) -> np.ndarray:
@@ -401,7 +401,7 @@ app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 
 
 @app.command()
-def main(out: Path = typer.Option(Path("/tmp/hv9"), "--out",  # noqa: B008
+def main(out: Path = typer.Option(Path("/tmp/hv9"), "--out",
                                   help="folder for src/, rubric/items.jsonl and edit/items.jsonl")) -> None:
     """Generate held-out set v9 (game sound packs, recorded prompts, new voices): audio and items.jsonl files."""
     prompts = [ASTERISK / n for e, n, *_ in VOICES9.values() if e == "asterisk"]

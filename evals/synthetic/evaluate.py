@@ -33,9 +33,9 @@ from typer.main import get_command
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TQDM_DISABLE", "1")
 
-from audiomind.bench.cli import bench_app  # noqa: E402
-from audiomind.bench.tasks import synthetic  # noqa: E402
-from audiomind.bench.tasks import synthetic_generate as sg  # noqa: E402
+from audiomind.bench.cli import bench_app
+from audiomind.bench.tasks import synthetic
+from audiomind.bench.tasks import synthetic_generate as sg
 
 app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
 

@@ -249,8 +249,7 @@ def main() -> None:
             rows.append({"id": iid, "kind": k, "question": item["question"], "choices": choices,
                          "answer": item["answer"], "audio": rel})
     with open(args.out / "items.jsonl", "w") as f:
-        for r in rows:
-            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+        f.writelines(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
     print(f"{len(rows)} items, {len(kinds)} kinds -> {args.out / 'items.jsonl'}")
 
 

@@ -53,7 +53,7 @@ def export_cli(args: list[str]):
     return CliRunner().invoke(app, ["trace", "export", *args])
 
 
-@pytest.fixture()
+@pytest.fixture
 def fast_timeout(monkeypatch):
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "2")  # the exporter's own setting
 

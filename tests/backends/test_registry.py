@@ -8,12 +8,7 @@ import json
 import pytest
 
 from audiomind.backends.base import BackendError, FrontEnd, Planner
-from audiomind.backends.registry import (
-    describe_backends,
-    make_frontend,
-    make_planner,
-    parse_spec,
-)
+from audiomind.backends.registry import describe_backends, make_frontend, make_planner, parse_spec
 from audiomind.state import Action
 
 from .conftest import Recorded, Reply, artifact_for, gemini_reply, make_state
@@ -66,9 +61,9 @@ def test_make_planner_and_frontend_factories(monkeypatch, server):
     monkeypatch.setenv("GEMINI_API_KEY", "AIzaFAKE")
     g = make_frontend(f"gemini:gemini-2.5-flash@{server.url}", executor=None)
     assert g.spec().kind == "gemini" and g.window_s is None
-    with pytest.raises(BackendError, match="no trace file at x.json"):
+    with pytest.raises(BackendError, match=r"no trace file at x.json"):
         make_planner("replay:x.json", registry=None)
-    with pytest.raises(BackendError, match="no trace file at x.json"):
+    with pytest.raises(BackendError, match=r"no trace file at x.json"):
         make_frontend("replay:x.json", executor=None)
     with pytest.raises(BackendError, match="not a planner"):
         make_planner("cascade", registry=None)

@@ -19,11 +19,11 @@ import pytest
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'audiomind[llamacpp]')")
 
-from audiomind.embedded import models  # noqa: E402
-from audiomind.state import Action, EvidenceState, PlannerDecision  # noqa: E402
-from audiomind.trace import validate_trace_file  # noqa: E402
+from audiomind.embedded import models
+from audiomind.state import Action, EvidenceState, PlannerDecision
+from audiomind.trace import validate_trace_file
 
-from .llama_server import llama_cpp_server  # noqa: E402
+from .llama_server import llama_cpp_server
 
 pytestmark = pytest.mark.slow
 REPO = Path(__file__).resolve().parents[2]

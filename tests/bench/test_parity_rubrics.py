@@ -43,7 +43,7 @@ def parse_official(text: str) -> dict:
     return out
 
 
-@pytest.fixture()
+@pytest.fixture
 def judge():
     j = stub_judge.StubJudge()
     yield j

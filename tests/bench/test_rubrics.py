@@ -77,14 +77,14 @@ class ScriptedJudge:
         self.server.server_close()
 
 
-@pytest.fixture()
+@pytest.fixture
 def server():
     s = ScriptedJudge()
     yield s
     s.close()
 
 
-@pytest.fixture()
+@pytest.fixture
 def judge(server, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     model, name = rubrics.make_judge(f"openai:judge-model@{server.url}", timeout_s=10)

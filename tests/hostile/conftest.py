@@ -47,7 +47,7 @@ def tmpfs(tmp_path):
         where = tmp_path / f"fs-{uuid.uuid4().hex[:6]}"
         where.mkdir()
         opts = f"size={size_kb}k" + (",ro" if ro else "")
-        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(where)], capture_output=True)
+        proc = subprocess.run(["mount", "-t", "tmpfs", "-o", opts, "tmpfs", str(where)], capture_output=True, check=False)
         if proc.returncode != 0:
             pytest.skip(f"cannot mount a tmpfs here: {proc.stderr.decode(errors='replace').strip()[:120]}")
         mounted.append(where)
@@ -55,7 +55,7 @@ def tmpfs(tmp_path):
 
     yield mount
     for where in mounted:
-        subprocess.run(["umount", "-l", str(where)], capture_output=True)
+        subprocess.run(["umount", "-l", str(where)], capture_output=True, check=False)
 
 
 def fill(folder: Path, leave_kb: int) -> Path:
@@ -72,7 +72,7 @@ def cli(*args: str, cwd: Path, env: dict | None = None, timeout: float = 240, pr
         ) -> subprocess.CompletedProcess:
     """The real command line, as a subprocess."""
     return subprocess.run([sys.executable, "-m", "audiomind", *args], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env={**os.environ, **(env or {})}, preexec_fn=preexec)
+                          timeout=timeout, env={**os.environ, **(env or {})}, preexec_fn=preexec, check=False)
 
 
 def start_cli(*args: str, cwd: Path, env: dict | None = None, preexec=None) -> subprocess.Popen:
@@ -96,7 +96,7 @@ def one_line_error(code: int, expected: int, out: str, err: str, needles: Sequen
 
 def temp_files(folder: Path) -> list[Path]:
     """Temp files of atomic writes (`.NAME.PID.TID.HEX.tmp`) left anywhere under `folder`."""
-    return [p for p in folder.rglob("*.tmp")] if folder.exists() else []
+    return list(folder.rglob("*.tmp")) if folder.exists() else []
 
 
 @contextlib.contextmanager

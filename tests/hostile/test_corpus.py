@@ -264,7 +264,7 @@ def test_trace_validate_and_audit_bad_json(corpus):
     for f, needle in [(corpus["trace_not_json"], "not json"), (corpus["trace_deep"], "nested too deeply")]:
         for command in ("validate", "audit"):
             res = run("trace", command, f)
-            assert res.exit_code == 1 and res.exception is None or isinstance(res.exception, SystemExit)
+            assert (res.exit_code == 1 and res.exception is None) or isinstance(res.exception, SystemExit)
             assert needle in res.output.lower() and "Traceback" not in res.output
 
 

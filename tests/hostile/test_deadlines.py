@@ -74,7 +74,7 @@ def _released_within(server: SlowServer, seconds: float) -> bool:
 
 def test_call_with_deadline_gives_control_back():
     t0 = time.monotonic()
-    with pytest.raises(CallTimeout, match="no complete reply within 0.3 s"):
+    with pytest.raises(CallTimeout, match=r"no complete reply within 0.3 s"):
         call_with_deadline(lambda: time.sleep(5), 0.3)
     assert time.monotonic() - t0 < 1.0
     assert call_with_deadline(lambda: 42, 1.0) == 42

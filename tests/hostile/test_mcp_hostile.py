@@ -29,10 +29,10 @@ import pytest
 import soundfile as sf
 
 mcp = pytest.importorskip("mcp")
-from mcp import Client, StdioServerParameters
-from mcp.shared.exceptions import MCPError
+from mcp import Client, StdioServerParameters  # noqa: E402 - after the importorskip guard
+from mcp.shared.exceptions import MCPError  # noqa: E402 - after the importorskip guard
 
-from .conftest import fill, write_tone
+from .conftest import fill, write_tone  # noqa: E402 - after the importorskip guard
 
 REPO = Path(__file__).resolve().parents[2]
 TIMEOUT_S = 120

@@ -354,8 +354,8 @@ def test_judges_take_path_or_audio_path_and_refuse_unknown_fields(served):
     assert client.post("/v1/ask", data={**QUESTION, "question": "", "path": "tone.wav"}).status_code == 400
     bad = client.post("/v1/ask", data=QUESTION, files={"audio": ("notes.wav", b"plain text\n" * 50, "audio/wav")})
     assert bad.status_code == 400
-    assert bad.json()["detail"] == "the uploaded file 'notes.wav' is not usable audio: Invalid data found when " \
-                                   "processing input"
+    assert bad.json()["detail"] == ("the uploaded file 'notes.wav' is not usable audio: Invalid data found when "
+                                    "processing input")
 
 
 def test_the_openapi_documents_judges_traces_and_errors(served):

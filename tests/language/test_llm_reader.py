@@ -13,10 +13,10 @@ import pytest
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'audiomind[llamacpp]')")
 
-from audiomind.embedded import models  # noqa: E402
-from audiomind.language.edit import EditSpec  # noqa: E402
-from audiomind.language.readers_llm import EditWire, RubricWire, read_with_llm  # noqa: E402
-from audiomind.language.rubric import RubricReading  # noqa: E402
+from audiomind.embedded import models
+from audiomind.language.edit import EditSpec
+from audiomind.language.readers_llm import EditWire, RubricWire, read_with_llm
+from audiomind.language.rubric import RubricReading
 
 pytestmark = pytest.mark.slow
 ALIAS = "smollm2"

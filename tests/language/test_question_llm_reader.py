@@ -15,18 +15,18 @@ from audiomind.language.question_llm import LLMQuestionReader, QuestionWire, fra
 
 RECORDED = [  # (question, choices, the wire reply a capable model gave, expected step kinds, unaccounted)
     ("If the meeting were pushed back by one day, which day would it be on?", ["Monday", "Tuesday", "Wednesday"],
-     '{"about_speech": true, "steps": [{"kind": "day_offset", "cue": "pushed back by one day", "amount": 1, '
-     '"direction": "later"}, {"kind": "hypothetical", "cue": "If", "amount": null, "direction": "none"}], '
-     '"not_understood": []}', ["day_offset"], []),
+     ('{"about_speech": true, "steps": [{"kind": "day_offset", "cue": "pushed back by one day", "amount": 1, '
+      '"direction": "later"}, {"kind": "hypothetical", "cue": "If", "amount": null, "direction": "none"}], '
+      '"not_understood": []}'), ["day_offset"], []),
     ("What do the coffee and the sandwich cost together?", ["2 dollars", "6 dollars"],
-     '{"about_speech": true, "steps": [{"kind": "sum", "cue": "cost together", "amount": null, "direction": "none"}], '
-     '"not_understood": []}', ["sum"], []),
+     ('{"about_speech": true, "steps": [{"kind": "sum", "cue": "cost together", "amount": null, "direction": "none"}], '
+      '"not_understood": []}'), ["sum"], []),
     ("Which speaker position does the voice announce?", ["Side Left", "Rear Center"],
      '{"about_speech": true, "steps": [], "not_understood": []}', [], []),
     ("Whose umbrella is mentioned by the tallest guest?", ["Anna's", "Ben's"],
-     '{"about_speech": true, "steps": [{"kind": "extreme", "cue": "the tallest", "amount": null, '
-     '"direction": "none"}, {"kind": "sum", "cue": "not in the question", "amount": null, "direction": "none"}], '
-     '"not_understood": ["guest"]}', ["extreme"], ["guest"]),
+     ('{"about_speech": true, "steps": [{"kind": "extreme", "cue": "the tallest", "amount": null, '
+      '"direction": "none"}, {"kind": "sum", "cue": "not in the question", "amount": null, "direction": "none"}], '
+      '"not_understood": ["guest"]}'), ["extreme"], ["guest"]),
 ]
 
 
@@ -105,5 +105,5 @@ def test_smollm2_writes_valid_question_frames(smol, question, choices):
     frame = reader.read(question, choices)
     assert isinstance(frame, QuestionFrame) and frame.reader.startswith("llm:")
     assert QuestionFrame.model_validate_json(frame.model_dump_json()) == frame
-    assert [w.word for w in frame.words] == [w for w in question.lower().replace("?", "").replace(",", "").split()]
+    assert [w.word for w in frame.words] == list(question.lower().replace("?", "").replace(",", "").split())
     assert reader.last_call is not None

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from audiomind.judges.rubric.decompose import RubricItem
-from audiomind.judges.rubric.decompose import read_rubric
+from audiomind.judges.rubric.decompose import RubricItem, read_rubric
 from audiomind.language.rubric import CHECK_ADAPTER, Count, Order, Unverifiable, as_check
 
 ROWS = [json.loads(line) for line in (Path(__file__).resolve().parents[1] / "data" / "readers" / "rubric.jsonl")

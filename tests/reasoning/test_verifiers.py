@@ -8,7 +8,17 @@ import pytest
 
 from audiomind.reasoning.answer import combine
 from audiomind.reasoning.facts import (
-    ChannelsFact, EventsFact, Facts, LoudnessFact, PitchFact, SpeechFact, Span, TagsFact, TranscriptFact, Word, syllables,
+    ChannelsFact,
+    EventsFact,
+    Facts,
+    LoudnessFact,
+    PitchFact,
+    Span,
+    SpeechFact,
+    TagsFact,
+    TranscriptFact,
+    Word,
+    syllables,
 )
 from audiomind.reasoning.question import analyse, time_span
 from audiomind.reasoning.verifiers import choice_seconds, counted_noun, run_verifiers
@@ -188,7 +198,7 @@ def test_the_first_voice_is_where_words_are_heard_not_a_tone_before_it():
     p = PitchFact(median_hz=200, contour=contour, evidence_ids=["e5"])
     sp = SpeechFact(segments=[Span(start_s=0.0, end_s=2.5), Span(start_s=3.0, end_s=5.0)], speech_s=4.5,
                     evidence_ids=["e2"])
-    ws = [Word(text=w, start_s=3.0 + 0.4 * i, end_s=3.35 + 0.4 * i) for i, w in enumerate("the ferry leaves at noon".split())]
+    ws = [Word(text=w, start_s=3.0 + 0.4 * i, end_s=3.35 + 0.4 * i) for i, w in enumerate(["the", "ferry", "leaves", "at", "noon"])]
     tr = TranscriptFact(text="the ferry leaves at noon", words=ws, evidence_ids=["e1"])
     d, _ = _decide(Facts(duration_s=5.0, pitch=p, speech=sp, transcript=tr), "Whose voice opens the clip?",
                    ["A female voice", "A male voice", "Nobody talks"])

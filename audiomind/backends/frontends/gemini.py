@@ -15,9 +15,9 @@ import time
 from typing import Any
 
 from audiomind.backends.base import AnswerRequest, AnswerResult, BackendError, ListenRequest, ListenResult
+from audiomind.backends.deadline import BudgetExhausted, current_budget
 from audiomind.backends.frontends.audio_parts import audio_segments
 from audiomind.backends.frontends.replies import listen_prompt, parse_answer_reply, parse_listen_reply
-from audiomind.backends.deadline import BudgetExhausted, current_budget
 from audiomind.backends.retry import call_with_retries
 from audiomind.prompts import evidence_rule, has_evidence
 from audiomind.state import Artifact, AudioWindow, ModelCall, ModelSpec

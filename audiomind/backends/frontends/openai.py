@@ -10,13 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from audiomind.backends.base import (
-    AnswerRequest,
-    AnswerResult,
-    BackendError,
-    ListenRequest,
-    ListenResult,
-)
+from audiomind.backends.base import AnswerRequest, AnswerResult, BackendError, ListenRequest, ListenResult
 from audiomind.backends.frontends.audio_parts import input_audio_parts
 from audiomind.backends.frontends.replies import listen_prompt, parse_answer_reply, parse_listen_reply
 from audiomind.backends.jsonparse import message_text

@@ -377,7 +377,7 @@ def _without_items(description: str, itemised: Collection[str]) -> tuple[str, li
 def _observation_body(obs: Any, limit: int | None = None, itemised: Collection[str] = ()) -> str:
     """Every field the front end reported, whole (limit: each cut to that many characters). Lines of a
     tool-listening front end's description that restate an item in `itemised` are named, not repeated."""
-    cut = (lambda s, n: _clip(s, n)) if limit else (lambda s, n: str(s).strip())
+    cut = (_clip) if limit else (lambda s, n: str(s).strip())
     body = obs.description or obs.text
     quoted: list[str] = []
     if obs.tool_call_ids and itemised:
@@ -757,7 +757,7 @@ class LLMPlanner:
             def fn(messages: list[Any]) -> dict:
                 try:
                     return {"raw": bound.invoke(messages), "parsed": None, "parsing_error": None}
-                except Exception as exc:  # noqa: BLE001 - only a reply cut at the cap is handled here
+                except Exception as exc:
                     cut = _cut_reply(exc)
                     if cut is None:
                         raise
@@ -788,10 +788,11 @@ class LLMPlanner:
                 self._downgrade()
                 continue
             if runnable is not None:
-                fn: Callable[[], dict] = lambda r=runnable: r(messages)
+                def fn(r: Any = runnable) -> dict:
+                    return r(messages)
             else:
-                fn = lambda: {"raw": self.model.invoke(messages), "parsed": None,
-                              "parsing_error": None}
+                def fn() -> dict:
+                    return {"raw": self.model.invoke(messages), "parsed": None, "parsing_error": None}
             try:
                 result, call = call_with_retries(
                     fn, role="planner", purpose=purpose, backend=self.name, max_attempts=self.max_retries,

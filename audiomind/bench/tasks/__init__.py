@@ -58,7 +58,7 @@ def task_class(name: str) -> type[BaseTask]:
         raise ValueError(f"benchmark task {name!r} ({REGISTRY.origin(name)}) cannot be imported: "
                          f"{type(exc).__name__}: {exc}") from exc
     if not (isinstance(cls, type) and issubclass(cls, BaseTask)):
-        raise ValueError(f"benchmark task {name!r} ({REGISTRY.origin(name)}) is not a BaseTask subclass")
+        raise ValueError(f"benchmark task {name!r} ({REGISTRY.origin(name)}) is not a BaseTask subclass")  # noqa: TRY004 - one error type for a bad task name
     return cls
 
 

@@ -405,7 +405,7 @@ class MMARScores(BaseModel):
 
 
 def _ordered(counts: dict[str, GroupScore], fixed: Iterable[str]) -> dict[str, dict[str, Any]]:
-    keys = [k for k in fixed] + sorted(k for k in counts if k not in fixed)
+    keys = list(fixed) + sorted(k for k in counts if k not in fixed)
     return {k: counts.get(k, GroupScore()).as_dict() for k in keys}
 
 

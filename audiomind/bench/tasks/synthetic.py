@@ -225,7 +225,7 @@ class SyntheticTask(BaseTask):
         for r in loaded.rows:
             if r.ok:
                 by_split.setdefault(r.data.get("split") or "dev", []).append(r.data)
-        return evaluation(by_split, {s: results for s in by_split})
+        return evaluation(by_split, dict.fromkeys(by_split, results))
 
     def write_outputs(self, run_dir: Path, loaded: TaskItems) -> dict[str, Path]:
         run_dir = Path(run_dir)

@@ -18,9 +18,8 @@ from pydantic import BaseModel, Field
 from audiomind.judges import evidence as ev
 from audiomind.judges import lexicon
 from audiomind.language import rubric as L
-from audiomind.language.rubric import as_check
+from audiomind.language.rubric import as_check, words_rx
 from audiomind.language.rubric import phrases as _phrases
-from audiomind.language.rubric import words_rx
 
 Attribute = Literal["speech", "speaker", "speech_content", "style", "sound_event", "count", "order", "music",
                     "loudness", "other"]
@@ -344,7 +343,7 @@ def _subclauses(chunk: str, rel: str | None) -> list[tuple[str, str | None]]:
 def _quote_is_said(clause: str, quoted: str) -> bool:
     """Are the quoted words said? Not when an article makes them a noun ("holds an 'aah'", "a 'ding'") and no
     speaking verb or person comes before them."""
-    head = clause.split(quoted)[0]
+    head = clause.split(quoted, maxsplit=1)[0]
     if not re.search(r"\b(?:a|an|one|some|the|its|their)\s+(?:[a-z-]+\s+){0,2}[\"'\u201c]?\s*$", head + " ",
                      re.IGNORECASE):
         return True

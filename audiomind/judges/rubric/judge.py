@@ -278,7 +278,7 @@ def judge_rubric(
     session.add(JudgeStep(number=3, name="judge items", text="; ".join(
         f"{v.question} {v.p_yes:.2f}" + ("" if v.verifiable else " (unverifiable)") for v in verdicts),
         data={"by": judged_by, "verdicts": [v.model_dump() for v in verdicts]}))
-    agg_text = (f"score = {score:.3f} ({AGGREGATION.split(' (')[0]} of {len(verdicts) - len(unverifiable)} item(s)); "
+    agg_text = (f"score = {score:.3f} ({AGGREGATION.split(' (', maxsplit=1)[0]} of {len(verdicts) - len(unverifiable)} item(s)); "
                 f"plain mean {mean_p:.3f}; threshold {threshold}: "
                 + ("cannot judge: no item could be verified" if len(unverifiable) == len(verdicts)
                    else "aligned" if aligned else "misaligned")

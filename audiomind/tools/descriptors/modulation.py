@@ -9,7 +9,7 @@ Neither: steady. Meant for a held tone, note or sung vowel, not for running spee
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -115,7 +115,9 @@ def pitch_modulation(args: ModulationArgs, ctx: ToolContext) -> ToolResult:
         label = "tremolo"
     else:
         label = "steady"
-    r = lambda v, d=2: None if v is None else round(float(v), d)
+    def r(v: Any, d: int = 2) -> float | None:
+        return None if v is None else round(float(v), d)
+
     out = {**base, "label": label, "median_f0_hz": r(np.median(hz), 1), "glide_semitones": r(glide),
            "vibrato_rate_hz": r(v_rate), "vibrato_depth_st": r(v_depth, 3), "tremolo_rate_hz": r(tr_rate),
            "tremolo_depth_db": r(tr_depth), "voiced_s": round((b - a) / fs, 2)}

@@ -138,7 +138,10 @@ def edit_set(tmp_path_factory) -> Path:
     delete = pairs.make_pair("delete", fox, paper, d, pair_id="delete", offset_s=2.8, gain_db=-3)
     noop = pairs.make_pair("delete", fox, phone, d, pair_id="noop", offset_s=3.0, gain_db=-3)
     shutil.copy(noop.original_path, d / "noop_copy.wav")
-    rel = lambda p: os.path.relpath(p, d)
+
+    def rel(p):
+        return os.path.relpath(p, d)
+
     _write(d / "pairs.jsonl", [
         {"id": "add", "original": rel(add.original_path), "edited": rel(add.edited_path),
          "instruction": "Add a telephone ringing after the speech.", "label": True, "kind": "add"},

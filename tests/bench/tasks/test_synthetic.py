@@ -102,7 +102,10 @@ def test_mmar_format(gen):
 def test_answers_true_by_construction(gen, tmp_path):
     """Re-measure what each generator put in the clip with the real tools (tolerances inline)."""
     root, by = gen["root"], gen["by_kind"]
-    wav = lambda r: root / r["audio_path"]
+
+    def wav(r):
+        return root / r["audio_path"]
+
     for r in by["counting"]:  # exact count of separated events
         assert tool("count_events", wav(r), tmp_path)["count"] == r["construction"]["count"], r["id"]
     for r in by["pitch_compare"]:  # each tone's median f0 within 3% of its construction frequency
