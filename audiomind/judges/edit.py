@@ -650,10 +650,10 @@ LEVEL_CUES: tuple[tuple[str, int], ...] = (
     # a complaint names the opposite of what it asks for: tried first
     (r"too\s+loud|not\s+so\s+loud", -1),
     (r"too\s+(?:quiet|soft)|not\s+(?:loud\s+)?enough|hard\s+to\s+hear", +1),
-    (r"quiet(?:er)?|soft(?:er)?|less\s+loud|lower\s+(?:the\s+)?(?:volume|level|gain)|turn\s+(?:it\s+|the\s+\w+\s+)?down|"
-     r"(?:reduce|decrease|drop|cut)\s+(?:the\s+)?(?:volume|level|gain|loudness)|attenuate|fade\s+(?:it\s+)?down", -1),
-    (r"loud(?:er)?|more\s+volume|raise\s+(?:the\s+)?(?:volume|level|gain)|turn\s+(?:it\s+|the\s+\w+\s+)?up|"
-     r"(?:increase|boost)\s+(?:the\s+)?(?:volume|level|gain|loudness)|amplify|boost\s+it", +1),
+    ((r"quiet(?:er)?|soft(?:er)?|less\s+loud|lower\s+(?:the\s+)?(?:volume|level|gain)|turn\s+(?:it\s+|the\s+\w+\s+)?down|"
+      r"(?:reduce|decrease|drop|cut)\s+(?:the\s+)?(?:volume|level|gain|loudness)|attenuate|fade\s+(?:it\s+)?down"), -1),
+    ((r"loud(?:er)?|more\s+volume|raise\s+(?:the\s+)?(?:volume|level|gain)|turn\s+(?:it\s+|the\s+\w+\s+)?up|"
+      r"(?:increase|boost)\s+(?:the\s+)?(?:volume|level|gain|loudness)|amplify|boost\s+it"), +1),
 )
 """Words that ask for the whole clip's level to change, and the direction (-1 quieter, +1 louder), tried in order:
 a complaint ('too loud') first, as it names the opposite of what it asks for."""

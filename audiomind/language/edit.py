@@ -598,7 +598,8 @@ def _account(text: str, ops: list[EditOperation], keep: list[str]) -> tuple[list
     for k in keep:
         used.update(_tokens(k))
     known = _known_words() | _PLACE_WORDS
-    accounted, unaccounted = [], []
+    accounted: list[str] = []
+    unaccounted: list[str] = []
     for w in _tokens(text):
         said = w in used or w in known or w.isdigit() or _gerund(w) in used  # ('let a dog bark' -> 'barking')
         (accounted if said else unaccounted).append(w)
@@ -696,7 +697,7 @@ def split_position(phrase: str) -> tuple[str, Position | None]:
                                  r"throughout|(?:in|into)\s+the\s+background)\b\s*", "", m.group(1).strip(" ."),
                                  flags=re.IGNORECASE) or None
                 t = m.groupdict().get("t")
-                return core, Position(relation=rel, reference=ref, time_s=float(t) if t else None,  # type: ignore[arg-type]
+                return core, Position(relation=rel, reference=ref, time_s=float(t) if t else None,
                                       words=m.group(1).strip(" ."))
     return phrase, None
 

@@ -7,10 +7,10 @@
 from __future__ import annotations
 
 import re
+import tomllib
 from functools import lru_cache
 from pathlib import Path
 
-import tomllib
 from pydantic import BaseModel
 
 DATA = Path(__file__).parent / "data" / "numbers.toml"
@@ -71,7 +71,7 @@ def spoken_quantities(text: str) -> list[Quantity]:
             else:
                 tok = tok[1:]
         value = number_in(tok)
-        if value is None or tok in ("half",):
+        if value is None or tok == "half":
             i += 1
             continue
         j = i + 1
@@ -110,6 +110,12 @@ def same_noun(a: str | None, b: str | None) -> bool:
     irregular = {"people": "person", "men": "man", "women": "woman", "children": "child", "mice": "mouse",
                  "geese": "goose", "feet": "foot", "teeth": "tooth"}
     a, b = irregular.get(a, a), irregular.get(b, b)
-    strip = lambda w: w[:-3] + "y" if w.endswith("ies") else w[:-2] if w.endswith("es") and len(w) > 4 else (
-        w[:-1] if w.endswith("s") and not w.endswith("ss") else w)
-    return strip(a) == strip(b)
+    return _singular(a) == _singular(b)
+
+
+def _singular(w: str) -> str:
+    if w.endswith("ies"):
+        return w[:-3] + "y"
+    if w.endswith("es") and len(w) > 4:
+        return w[:-2]
+    return w[:-1] if w.endswith("s") and not w.endswith("ss") else w

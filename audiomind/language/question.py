@@ -12,11 +12,11 @@ audiomind.language.llm_reader fills the same frame through its JSON schema).
 from __future__ import annotations
 
 import re
+import tomllib
 from functools import lru_cache
 from pathlib import Path
 from typing import Protocol
 
-import tomllib
 from pydantic import BaseModel
 
 from audiomind.language.frames import EXECUTABLE_STEPS, DerivationStep, QuestionFrame, ReadWord

@@ -148,7 +148,7 @@ def read_with_llm(frame_model: type[F], text: str, llm: Any, *, prompt: str | No
     if isinstance(llm, str):  # the reader sits below the backends and judges: it is handed a client
         raise TypeError("read_with_llm takes an LLM client (audiomind.judges.llm.make_llm(spec)), not a spec string")
     wire = WIRES.get(frame_model)
-    schema, template, convert = wire if wire else (frame_model, prompt, None)
+    schema, template, convert = wire or (frame_model, prompt, None)
     if template is None:
         raise ValueError(f"no prompt for {frame_model.__name__}: pass prompt= with a {{text}} slot")
     parsed, call, problem = llm.json(f"read_{frame_model.__name__.lower()}", template.format(text=text), schema)

@@ -15,7 +15,7 @@ import functools
 import json
 import re
 from pathlib import Path
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, TypeAdapter, ValidationError
 
@@ -102,8 +102,7 @@ class Unverifiable(BaseModel):
     unread: list[str] = Field(default_factory=list, description="the words that could not be read")
 
 
-RubricCheck = Annotated[Union[SoundPresent, SoundAbsent, SpeechPresent, NoSpeech, Order, Count, WordsSaid,
-                              SpeakerGender, SpeechRate, Tempo, Loudness, Unverifiable], Field(discriminator="kind")]
+RubricCheck = Annotated[SoundPresent | SoundAbsent | SpeechPresent | NoSpeech | Order | Count | WordsSaid | SpeakerGender | SpeechRate | Tempo | Loudness | Unverifiable, Field(discriminator="kind")]
 CHECK_ADAPTER: TypeAdapter[Any] = TypeAdapter(RubricCheck)
 
 

@@ -111,8 +111,8 @@ def names_sound(word: str) -> bool | None:
                          w[:-3] + "y" if w.endswith("ies") else "") if x in index]
     if not forms:
         return None
-    if any(x in GENERIC_COUNTS for x in forms):
-        return True
+    if any(x in GENERIC_COUNTS or x in _audioset_names() for x in forms):
+        return True  # a generic count, or a noun an AudioSet class is named after ('chime', 'bell', 'car')
     todo = [o for x in forms for o in index[x]]
     seen: set[int] = set()
     while todo:
@@ -125,3 +125,19 @@ def names_sound(word: str) -> bool | None:
             return True
         todo.extend(hyper)
     return False
+
+
+@lru_cache(maxsize=1)
+def _audioset_names() -> frozenset[str]:
+    """The one-word names of AudioSet classes, lower-cased ('Chime', 'Bell', 'Car'; the ontology in lexicon/):
+    WordNet files 'chime' only as an instrument, yet a chime is what a listener counts."""
+    import json
+
+    from audiomind.resources import data_dir
+
+    try:
+        doc = json.loads((data_dir("lexicon") / "audioset_ontology.json").read_text())
+    except (OSError, ValueError):
+        return frozenset()
+    names = {part.strip().lower() for name in doc.get("classes", {}) for part in name.split(",")}
+    return frozenset(n for n in names if n and " " not in n)

@@ -9,9 +9,9 @@ measured value) and `select:NAME` (value: the picked items, detail: every item, 
 from __future__ import annotations
 
 import functools
+import tomllib
 from typing import Any
 
-import tomllib
 from pydantic import BaseModel, ConfigDict, Field
 
 from audiomind.resources import data_dir

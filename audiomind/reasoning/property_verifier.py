@@ -90,8 +90,9 @@ def _semantic(choices: list[str], row: PropertyRow) -> list[tuple[str | None, fl
             top = np.sort(sims[i, idx])[-3:]
             per[v] = float(0.5 * top[-1] + 0.5 * top.mean())
         ranked = sorted(per.items(), key=lambda kv: -kv[1])
-        top, second = ranked[0], ranked[1] if len(ranked) > 1 else (None, -1.0)
-        out.append((top[0], top[1]) if top[1] >= MIN_SIM and top[1] - second[1] >= MARGIN else (None, top[1]))
+        best, second = ranked[0], ranked[1] if len(ranked) > 1 else (None, -1.0)
+        named: str | None = best[0] if best[1] >= MIN_SIM and best[1] - second[1] >= MARGIN else None
+        out.append((named, best[1]))
     return out
 
 

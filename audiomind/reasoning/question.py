@@ -171,7 +171,7 @@ class QuestionAnalysis(BaseModel):
 
     @property
     def primary(self) -> str:
-        return max(self.families, key=self.families.get) if self.families else "general"
+        return max(self.families, key=lambda f: self.families[f]) if self.families else "general"
 
     @property
     def intents(self) -> list[str]:
@@ -358,7 +358,7 @@ def analyse(question: str, choices: list[str], available: list[ToolManifest],
         # 'which position does the voice announce?': a question built on a verb of saying asks what is said,
         # whatever shape its choices have (sides, days, genders are then words to hear, not measurements)
         families["speech_content"] = max(families.get("speech_content", 0.0), 0.85)
-        for fam, v in shaped.items():
+        for fam in shaped:
             if fam not in ("speech_content", "count_events", "count_words") and fam in families:
                 families[fam] = min(families[fam], 0.3)
     steps = [name for name, pat in STEP_PATTERNS.items() if pat.search(q)]

@@ -97,8 +97,8 @@ def _same_unit_pair(qs: list[Quantity], choices: list[str]) -> tuple[str | None,
     """The quantities of the unit the choices (or most of the transcript's quantities) are in."""
     units = [v.unit for v in _choice_values(choices) if v is not None and v.unit]
     if units:
-        unit = max(set(units), key=units.count)
-        return unit, [q for q in qs if q.unit == unit]
+        named = max(set(units), key=units.count)
+        return named, [q for q in qs if q.unit == named]
     counted = [q.unit for q in qs]
     unit = max(set(counted), key=counted.count) if counted else None
     return unit, [q for q in qs if q.unit == unit]

@@ -10,6 +10,7 @@ only facts (audiomind.reasoning.facts).
 from __future__ import annotations
 
 import difflib
+import itertools
 import math
 import re
 from collections.abc import Callable
@@ -26,11 +27,7 @@ from audiomind.reasoning.question import (
     parse_number,
 )
 
-STOPWORDS = set(
-    "a an the is are was were be been being of to in on at and or but for with by from that this it its as he "
-    "she they we you i his her their our your what which who whom does did do says said say speaker person "
-    "someone somebody man woman clip audio recording about there here them him me my one some any".split()
-)
+STOPWORDS = {"a", "an", "the", "is", "are", "was", "were", "be", "been", "being", "of", "to", "in", "on", "at", "and", "or", "but", "for", "with", "by", "from", "that", "this", "it", "its", "as", "he", "she", "they", "we", "you", "i", "his", "her", "their", "our", "your", "what", "which", "who", "whom", "does", "did", "do", "says", "said", "say", "speaker", "person", "someone", "somebody", "man", "woman", "clip", "audio", "recording", "about", "there", "here", "them", "him", "me", "my", "one", "some", "any"}
 LANGUAGES = {
     "en": "english", "zh": "chinese mandarin", "es": "spanish", "fr": "french", "de": "german", "it": "italian",
     "ja": "japanese", "ko": "korean", "ru": "russian", "pt": "portuguese", "ar": "arabic", "hi": "hindi",
@@ -233,7 +230,7 @@ def _sounds_like(choice: str, text: str) -> float:
     n = max(1, len(words(choice)))
     best = 0.0
     for k in range(max(1, n - 1), n + 3):
-        for i in range(0, max(1, len(ws) - k + 1)):
+        for i in range(max(1, len(ws) - k + 1)):
             best = max(best, difflib.SequenceMatcher(None, target, "".join(ws[i:i + k])).ratio())
     return best
 
@@ -566,10 +563,10 @@ def verify_time(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     kind, fit, reliability, note = top, fams[top], 0.8, ""
     if max(best[3]) < 0.5:
         others = []
-        for k in fams:
-            r = reading(k) if k != top and fams[k] >= max(0.3, fams[top] - 0.2) else None
+        for k, relevance in fams.items():
+            r = reading(k) if k != top and relevance >= max(0.3, fams[top] - 0.2) else None
             if r is not None and sum(v >= 0.5 for v in r[3]) == 1:
-                others.append((fams[k], k, r))
+                others.append((relevance, k, r))
         if others:
             _, alt, r = max(others)
             note = f"; no choice matches the {top} reading ({best[1]} at/over {best[0]:.2f} s), one matches the {alt} reading"
@@ -588,16 +585,16 @@ _DIMENSIONS = {
     "pitch": (rf"\b(higher|highest|high-pitched|sharper|above|less (low|deep)\w*)\b(?! ({_LEVEL}|{_PACE}))",
               rf"\b(lower|lowest|low-pitched|deeper|deepest|flatter|below|less high\w*)\b(?! ({_LEVEL}|{_PACE}))",
               r"\b(pitch|note|tone|frequency|high|low)\b"),
-    "loudness": (rf"\b(louder|loudest|stronger|more intense|more powerful|(higher|greater|more) {_LEVEL}|"
-                 r"less (quiet|soft|faint|weak)\w*)\b",
-                 rf"\b(quieter|quietest|softer|softest|weaker|fainter|(lower|less|smaller) {_LEVEL}|more (quietly|softly)|"
-                 r"less (loud|strong|intense|powerful)\w*)\b",
+    "loudness": ((rf"\b(louder|loudest|stronger|more intense|more powerful|(higher|greater|more) {_LEVEL}|"
+                  r"less (quiet|soft|faint|weak)\w*)\b"),
+                 (rf"\b(quieter|quietest|softer|softest|weaker|fainter|(lower|less|smaller) {_LEVEL}|more (quietly|softly)|"
+                  r"less (loud|strong|intense|powerful)\w*)\b"),
                  r"\b(loud|quiet|soft|volume|level|intensity)\b"),
-    "rate": (rf"\b(faster|fastest|quicker|quickest|more (quick|rapid|brisk|speed|hast|hurr)\w*|hurried|rushed|speedier|brisker|"
-             rf"(higher|greater) {_PACE}|less (slow|leisurely|unhurried)\w*)\b",
-             rf"\b(slower|slowest|more (slow|leisure|sluggish|gradual|deliberate|relaxed)\w*|unhurried|more drawn[- ]out|"
-             rf"(lower|smaller) {_PACE}|"
-             r"less (quick|fast|rapid|speedy|hurried|brisk)\w*)\b",
+    "rate": ((rf"\b(faster|fastest|quicker|quickest|more (quick|rapid|brisk|speed|hast|hurr)\w*|hurried|rushed|speedier|brisker|"
+              rf"(higher|greater) {_PACE}|less (slow|leisurely|unhurried)\w*)\b"),
+             (rf"\b(slower|slowest|more (slow|leisure|sluggish|gradual|deliberate|relaxed)\w*|unhurried|more drawn[- ]out|"
+              rf"(lower|smaller) {_PACE}|"
+              r"less (quick|fast|rapid|speedy|hurried|brisk)\w*)\b"),
              r"\b(speed|rate|pace|fast|slow|tempo)\b"),
     "length": (r"\b(longer|longest|lasts? longer)\b", r"\b(shorter|shortest|briefer)\b", r"\b(long|short|duration)\b"),
 }
@@ -943,7 +940,7 @@ CONTOUR_WORDS = {
 
 def _contour(hz: list[float]) -> str:
     st = [12 * math.log2(h / hz[0]) for h in hz]
-    steps = [b - a for a, b in zip(st, st[1:])]
+    steps = [b - a for a, b in itertools.pairwise(st)]
     if max(abs(s) for s in st) < 0.75:
         return "flat"
     top = max(range(len(st)), key=lambda i: st[i])

@@ -118,10 +118,10 @@ class RulesPlanner:
         ]
         if missing:
             calls = [ToolCallRequest(tool=t, arguments=args, reason=f"needed for {a.primary}") for t, args in missing]
-            missing = [t for t, _ in missing]
+            names = [t for t, _ in missing]
             return self._decision(
                 step, Action.CALL_TOOLS,
-                f"The question is about {'; '.join(a.targets)}; evidence from {', '.join(missing)} is not yet on "
+                f"The question is about {'; '.join(a.targets)}; evidence from {', '.join(names)} is not yet on "
                 f"record ({a.rationale}).",
                 tool_calls=calls,
             ), None
@@ -242,7 +242,7 @@ class RulesPlanner:
         if a.frame is not None and (a.frame.blocking_step or a.frame.unaccounted):
             return None  # the doubt is in the reading of the question, which no re-hearing mends
         d = decide(state, a, facts)
-        if d.method != "guess" and d.confidence >= DOUBT_BELOW:
+        if d.choice_index is None or (d.method != "guess" and d.confidence >= DOUBT_BELOW):
             return None
         about_speech = ((a.frame is not None and a.frame.about_speech) or a.fit("speech_content") >= 0.3
                         or any(r.name == "transcript_match" for r in d.verifiers))
