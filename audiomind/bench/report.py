@@ -422,6 +422,10 @@ class Report(BaseModel):
     selective_by: dict[str, dict[str, Selective]] = Field(default_factory=dict)
     calibration: list[CalBin] = Field(default_factory=list)
     calibration_by: dict[str, dict[str, list[CalBin]]] = Field(default_factory=dict)
+    ece: float | None = Field(default=None, description="expected calibration error of the answers' confidence "
+                              "(RELIABILITY_BINS equal-width bins)")
+    coverage_curve: list[tuple[float, float, float | None]] = Field(
+        default_factory=list, description="(confidence threshold, coverage %, accuracy % of the answers at or above it)")
     task_scores: TaskScores | None = Field(default=None, description="the task's own score file, when the run has one")
     comparison: Comparison | None = Field(default=None, description="set side by side with another run")
     judge: JudgeReport | None = Field(default=None, description="a judge task's run (edit-eval, rubric-judge, aura)")
@@ -516,6 +520,21 @@ def calibration(rows: Iterable[dict[str, Any]], bins: tuple[tuple[float, float],
     k = sum(1 for r in none if r.get("correct"))
     out.append(CalBin(label="none", n=len(none), correct=k, accuracy=_pct(k, len(none))))
     return out
+
+
+def answer_calibration(rows: Iterable[dict[str, Any]]) -> tuple[float | None, list[tuple[float, float, float | None]]]:
+    """(ECE of the answers' confidence, the coverage-accuracy curve): for each threshold 0, 0.1, ... 0.9 the
+    share of scored answers at or above it and their accuracy."""
+    scored = [(float(c), bool(r.get("correct"))) for r in rows
+              if r.get("correct") is not None and (c := _confidence(r)) is not None]
+    if not scored:
+        return None, []
+    _, ece = reliability([c for c, _ in scored], [y for _, y in scored])
+    curve = []
+    for t in [i / 10 for i in range(10)]:
+        above = [y for c, y in scored if c >= t]
+        curve.append((t, round(100.0 * len(above) / len(scored), 2), _pct(sum(above), len(above))))
+    return ece, curve
 
 
 def run_config(run_dir: Path) -> dict[str, Any]:
@@ -619,6 +638,7 @@ def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) ->
     elif any(r.get("confidence") is not None for r in rows):
         rep.selective = selective(rows)
         rep.calibration = calibration(rows)
+        rep.ece, rep.coverage_curve = answer_calibration(rows)
         for key in SELECTIVE_KEYS:
             by: dict[str, list[dict[str, Any]]] = defaultdict(list)
             for r in rows:
@@ -632,6 +652,32 @@ def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) ->
 
 
 # ---------------------------------------------------------------- plots
+
+
+def _plot_answer_calibration(path: Path, rep: Report) -> Path | None:
+    """The answers' reliability diagram (accuracy per confidence bin against the diagonal) beside the
+    coverage-accuracy curve."""
+    bins = [b for b in rep.calibration if b.n and b.mean_confidence is not None and b.accuracy is not None]
+    if not bins:
+        return None
+    plt = _plt()
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 4))
+    ax1.plot([0, 1], [0, 1], color="grey", linestyle=":", label="perfect calibration")
+    ax1.plot([b.mean_confidence for b in bins], [b.accuracy / 100 for b in bins], marker="o",
+             label=f"answers (ECE {rep.ece:.3f})")
+    for b in bins:
+        ax1.annotate(str(b.n), (b.mean_confidence, b.accuracy / 100), textcoords="offset points", xytext=(4, 4))
+    ax1.set(xlabel="confidence", ylabel="accuracy", xlim=(0, 1), ylim=(0, 1.05), title="reliability")
+    ax1.legend(loc="upper left", fontsize=8)
+    pts = [(cov, acc) for _, cov, acc in rep.coverage_curve if acc is not None]
+    ax2.plot([c for c, _ in pts], [a for _, a in pts], marker="o")
+    ax2.set(xlabel="coverage % (answers at or above a confidence threshold)", ylabel="accuracy %",
+            title="coverage vs accuracy", xlim=(0, 105))
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
 
 
 def _plt():
@@ -753,6 +799,12 @@ def _selective_lines(rep: Report) -> list[str]:
     for key, table in rep.calibration_by.items():
         for name, cal in table.items():
             out += bins(f"{key}: {name}", cal)
+    if rep.ece is not None:
+        out += ["", f"Expected calibration error (ECE, {RELIABILITY_BINS} equal-width bins): {rep.ece:.4f}.", "",
+                "| answers with confidence >= | coverage % | accuracy % |", "|---:|---:|---:|"]
+        out += [f"| {t:g} | {_fmt(cov)} | {_fmt(acc)} |" for t, cov, acc in rep.coverage_curve]
+        if "calibration" in rep.plots:
+            out += ["", f"![reliability and coverage]({rep.plots['calibration']})"]
     return out + [""]
 
 
@@ -867,6 +919,8 @@ def write_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS, pl
                  if r.get("status") != "missing_audio"]
         _plot_latency(pdir / "latency.png", times)
         rep.plots["latency"] = "plots/latency.png"
+        if rep.ece is not None and _plot_answer_calibration(pdir / "calibration.png", rep) is not None:
+            rep.plots["calibration"] = "plots/calibration.png"
         if rep.judge is not None and _plot_reliability(pdir / "reliability.png", rep.judge) is not None:
             rep.judge.plots["reliability"] = "plots/reliability.png"
     atomic_write_text(run_dir / REPORT_JSON, rep.model_dump_json(indent=2) + "\n")

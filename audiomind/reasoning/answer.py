@@ -22,6 +22,7 @@ from audiomind.state import EvidenceState
 class Decision(BaseModel):
     choice_index: int | None
     confidence: float
+    raw_confidence: float | None = Field(default=None, description="the decision score before calibration")
     method: str
     rationale: str
     confidence_reason: str
@@ -37,7 +38,20 @@ def decide(state: EvidenceState, analysis: QuestionAnalysis, facts: Facts | None
 
 def decide_from(facts: Facts, analysis: QuestionAnalysis) -> Decision:
     """The answer from facts alone: every choice of `analysis` verified against them. What the cascade
-    front end answers with (facts read from the evidence of its AnswerRequest)."""
+    front end answers with (facts read from the evidence of its AnswerRequest). Its confidence is the raw
+    decision score through the calibration table (reasoning/calibration.py), named in the reason."""
+    d = _decide_raw(facts, analysis)
+    if d.choice_index is None:
+        return d
+    from audiomind.reasoning import calibration
+
+    p = round(max(0.0, min(1.0, calibration.calibrate(d.confidence))), 3)
+    return d.model_copy(update={
+        "confidence": p, "raw_confidence": d.confidence,
+        "confidence_reason": f"{d.confidence_reason} ({calibration.label()}: raw {d.confidence:.3f})"})
+
+
+def _decide_raw(facts: Facts, analysis: QuestionAnalysis) -> Decision:
     if not analysis.choices:
         return Decision(choice_index=None, confidence=0.0, method="none", rationale="no choices given",
                         confidence_reason="free-text question")

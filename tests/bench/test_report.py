@@ -213,3 +213,15 @@ def test_judge_run_gets_per_operation_and_label_tables(tmp_path):
     assert "## Judge: edit" in md and "| delete | 2 | 0.5000 | -0.3500 | 0.6750 | 100.00 | 2 | 50.00 |" in md
     assert "![reliability diagram](plots/reliability.png)" in md
     assert (run / "plots" / "reliability.png").stat().st_size > 1000
+
+
+def test_answers_get_an_ece_and_a_coverage_accuracy_curve():
+    from audiomind.bench.report import answer_calibration
+
+    rows = ([{"confidence": 0.9, "correct": True}] * 8 + [{"confidence": 0.9, "correct": False}] * 2
+            + [{"confidence": 0.3, "correct": False}] * 6 + [{"confidence": 0.3, "correct": True}] * 4)
+    ece, curve = answer_calibration(rows)
+    # bin 0.9: accuracy 0.8 (gap 0.1); bin 0.3: accuracy 0.4 (gap 0.1): ECE 0.1 up to float rounding
+    assert ece == pytest.approx(0.1, abs=1e-4)
+    by = {t: (cov, acc) for t, cov, acc in curve}
+    assert by[0.0] == (100.0, 60.0) and by[0.5] == (50.0, 80.0) and by[0.9] == (50.0, 80.0)
