@@ -15,8 +15,8 @@ from typer.testing import CliRunner
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'audiomind[llamacpp]')")
 
-from audiomind.cli import app  # noqa: E402
-from audiomind.embedded import models  # noqa: E402
+from audiomind.cli import app
+from audiomind.embedded import models
 
 pytestmark = pytest.mark.slow
 FIX = Path(__file__).resolve().parents[1] / "data" / "parity" / "mmar-rubrics" / "predictions.jsonl"
