@@ -131,6 +131,31 @@ def _step(kind: str, cue: str, ws: list[str]) -> DerivationStep:
                           executable=kind in EXECUTABLE_STEPS)
 
 
+def word_roles(ws: list[str], used: set[int], unknown: frozenset[str] | set[str] = frozenset()) -> list[ReadWord]:
+    """Every word's part in a reading: the words of a step read (`used`, by position) are operators; a word a
+    reader could not place (`unknown`) or an operator word no step consumed is not understood; the rest are
+    question words, function words, words about speech, or the topic."""
+    t = tables()
+    read = []
+    for i, w in enumerate(ws):
+        if i in used:
+            role = "operator"
+        elif w in unknown:
+            role = "unaccounted"
+        elif w in t.wh_words:
+            role = "wh"
+        elif w in t.operator_words:
+            role = "unaccounted"
+        elif w in t.function_words:
+            role = "function"
+        elif w in t.speech_verbs:
+            role = "speech"
+        else:
+            role = "topic"
+        read.append(ReadWord(word=w, role=role))
+    return read
+
+
 class RuleQuestionReader:
     """Reads a question with the phrase tables of data/question.toml."""
 
@@ -162,21 +187,7 @@ class RuleQuestionReader:
                 for i in find(ws, cp):
                     used.update(range(i, i + len(cp)))
             steps.append(_step(row.kind, " ".join(ws[at:at + len(p)]), ws))
-        read: list[ReadWord] = []
-        for i, w in enumerate(ws):
-            if i in used:
-                role = "operator"
-            elif w in t.wh_words:
-                role = "wh"
-            elif w in t.operator_words:
-                role = "unaccounted"
-            elif w in t.function_words:
-                role = "function"
-            elif w in t.speech_verbs:
-                role = "speech"
-            else:
-                role = "topic"
-            read.append(ReadWord(word=w, role=role))
+        read = word_roles(ws, used)
         about_speech = any(r.word in t.content_verbs for r in read if r.role == "speech") or any(
             s.kind == "day_offset" for s in steps)
         return QuestionFrame(text=question, choices=list(choices), reader=self.name, about_speech=about_speech,

@@ -15,8 +15,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from audiomind.language.frames import EXECUTABLE_STEPS, DerivationStep, QuestionFrame, ReadWord
-from audiomind.language.question import tables, words_of
+from audiomind.language.frames import EXECUTABLE_STEPS, DerivationStep, QuestionFrame
+from audiomind.language.question import word_roles, words_of
 
 StepName = Literal["day_offset", "sum", "difference", "remainder", "extreme", "opposite", "truth_value",
                    "pause_length", "relation", "word_relation", "hypothetical"]
@@ -72,7 +72,6 @@ class LLMQuestionReader:
 
 def frame_from_wire(w: QuestionWire, question: str, choices: list[str], reader: str) -> QuestionFrame:
     """The frame a wire reply describes: steps kept when their cue is words of the question."""
-    t = tables()
     ws = words_of(question)
     used: set[int] = set()
     steps = []
@@ -88,21 +87,7 @@ def frame_from_wire(w: QuestionWire, question: str, choices: list[str], reader: 
     if any(s.kind != "hypothetical" for s in steps):
         steps = [s for s in steps if s.kind != "hypothetical"]
     unknown = {x for n in w.not_understood for x in words_of(n)}
-    read = []
-    for i, word in enumerate(ws):
-        if i in used:
-            role = "operator"
-        elif word in unknown or (word in t.operator_words and word not in t.function_words):
-            role = "unaccounted"
-        elif word in t.wh_words:
-            role = "wh"
-        elif word in t.function_words:
-            role = "function"
-        elif word in t.speech_verbs:
-            role = "speech"
-        else:
-            role = "topic"
-        read.append(ReadWord(word=word, role=role))
+    read = word_roles(ws, used, unknown)
     return QuestionFrame(text=question, choices=list(choices), reader=reader, about_speech=w.about_speech,
                          steps=steps, words=read)
 

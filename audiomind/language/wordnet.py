@@ -19,20 +19,26 @@ def wordnet_dir() -> Path | None:
     return None
 
 
-@lru_cache(maxsize=1)
-def _adjectives() -> tuple[dict[str, list[int]], dict[int, tuple[list[str], list[tuple[str, int, int]]]]]:
-    """(lemma -> synset offsets, offset -> (words, pointers (symbol, target offset, target word number)))."""
-    d = wordnet_dir()
-    if d is None:
-        return {}, {}
+def _index(path: Path) -> dict[str, list[int]]:
+    """A WordNet index file: lemma -> the offsets of its senses, most frequent first."""
     index: dict[str, list[int]] = {}
-    for line in (d / "index.adj").read_text(encoding="utf-8", errors="replace").splitlines():
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
         if line.startswith(" "):
             continue
         f = line.split()
         n_ptr = int(f[3])
         n_syn = int(f[4 + n_ptr])
         index[f[0]] = [int(x) for x in f[6 + n_ptr: 6 + n_ptr + n_syn]]
+    return index
+
+
+@lru_cache(maxsize=1)
+def _adjectives() -> tuple[dict[str, list[int]], dict[int, tuple[list[str], list[tuple[str, int, int]]]]]:
+    """(lemma -> synset offsets, offset -> (words, pointers (symbol, target offset, target word number)))."""
+    d = wordnet_dir()
+    if d is None:
+        return {}, {}
+    index = _index(d / "index.adj")
     synsets: dict[int, tuple[list[str], list[tuple[str, int, int]]]] = {}
     for line in (d / "data.adj").read_text(encoding="utf-8", errors="replace").splitlines():
         if line.startswith(" "):
@@ -78,14 +84,7 @@ def _noun_graph() -> tuple[dict[str, list[int]], dict[int, tuple[tuple[str, ...]
     d = wordnet_dir()
     if d is None or not (d / "index.noun").is_file():
         return {}, {}
-    index: dict[str, list[int]] = {}
-    for line in (d / "index.noun").read_text(encoding="utf-8", errors="replace").splitlines():
-        if line.startswith(" "):
-            continue
-        f = line.split()
-        n_ptr = int(f[3])
-        n_syn = int(f[4 + n_ptr])
-        index[f[0]] = [int(x) for x in f[6 + n_ptr: 6 + n_ptr + n_syn]]
+    index = _index(d / "index.noun")
     synsets: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = {}
     for line in (d / "data.noun").read_text(encoding="utf-8", errors="replace").splitlines():
         if line.startswith(" "):
