@@ -69,22 +69,29 @@ def _decide_raw(facts: Facts, analysis: QuestionAnalysis) -> Decision:
         return from_step(outcome, results, analysis, facts) if outcome else step_not_taken(results, analysis, facts)
     decision = combine(results, analysis, facts)
     several = several_amounts(decision, analysis, facts)
-    if several and decision.confidence > PARTIAL_READING_CAP:
-        decision = decision.model_copy(update={
-            "confidence": PARTIAL_READING_CAP,
-            "confidence_reason": f"{decision.confidence_reason}; the transcript states several amounts ({several}): "
-                                 "the chosen one heard literally is no answer to a question that may combine them"})
-    if frame is not None and frame.unaccounted and decision.confidence > PARTIAL_READING_CAP:
-        words = ", ".join(repr(w) for w in frame.unaccounted)
-        decision = decision.model_copy(update={
-            "confidence": PARTIAL_READING_CAP,
-            "confidence_reason": f"{decision.confidence_reason}; the reading did not account for {words}"})
+    if several:
+        decision = _capped(decision, f"the transcript states several amounts ({several}): the chosen one heard "
+                                     "literally is no answer to a question that may combine them")
+    if frame is not None and frame.unaccounted:
+        decision = _capped(decision, "the reading did not account for "
+                                     + ", ".join(repr(w) for w in frame.unaccounted))
     return decision
 
 
 PARTIAL_READING_CAP = 0.45  # a question the reading did not fully understand is never answered confidently
-LITERAL = ("transcript_match", "transcript_complement", "transcript_absent", "readings_agree", "count", "count_words",
-           "count_speakers", "count_events")
+LITERAL = ("transcript_match", "transcript_complement", "transcript_absent", "readings_agree")
+"""Verifiers that match what was heard literally; every count (count_events, count_speakers, ...) is one too."""
+
+
+def _literal(name: str) -> bool:
+    return name in LITERAL or name.startswith("count_")
+
+
+def _capped(d: Decision, why: str) -> Decision:
+    """The decision at most PARTIAL_READING_CAP confident, with why appended (unchanged when already below)."""
+    if d.confidence <= PARTIAL_READING_CAP:
+        return d
+    return d.model_copy(update={"confidence": PARTIAL_READING_CAP, "confidence_reason": f"{d.confidence_reason}; {why}"})
 
 
 def several_amounts(d: Decision, a: QuestionAnalysis, facts: Facts) -> str:
@@ -93,7 +100,7 @@ def several_amounts(d: Decision, a: QuestionAnalysis, facts: Facts) -> str:
     unit when they have one (two or more distinct values), of bare numbers when three or more are said."""
     from audiomind.language.numbers import spoken_quantities
 
-    if d.method not in LITERAL or d.choice_index is None or facts.transcript is None:
+    if not _literal(d.method) or d.choice_index is None or facts.transcript is None:
         return ""
     units = {q.unit for c in a.choices for q in spoken_quantities(c) if q.unit}
     said = spoken_quantities(facts.transcript.text)
@@ -131,9 +138,9 @@ def step_not_taken(results: list[VerifierResult], a: QuestionAnalysis, facts: Fa
     assert frame is not None
     step = frame.blocking_step or next(s for s in frame.steps if s.kind != "hypothetical") if frame.steps else None
     n = len(a.choices)
-    usable = [r for r in results if r.name not in LITERAL]
+    usable = [r for r in results if not _literal(r.name)]
     scores = [sum(r.fit * r.reliability * r.verdicts[i].support for r in usable) for i in range(n)]
-    literal = {i for r in results if r.name in LITERAL for i, v in enumerate(r.verdicts) if v.support >= 0.5}
+    literal = {i for r in results if _literal(r.name) for i, v in enumerate(r.verdicts) if v.support >= 0.5}
     open_ = [i for i in range(n) if i not in literal] or list(range(n))
     pick = max(open_, key=lambda i: scores[i])
     kind = step.kind if step else "a derivation"

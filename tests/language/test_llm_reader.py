@@ -6,35 +6,15 @@ right; the replies are recorded in the ModelCall."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'audiomind[llamacpp]')")
 
-from audiomind.embedded import models
 from audiomind.language.edit import EditSpec
 from audiomind.language.readers_llm import EditWire, RubricWire, read_with_llm
 from audiomind.language.rubric import RubricReading
 
 pytestmark = pytest.mark.slow
-ALIAS = "smollm2"
-_spec = importlib.util.spec_from_file_location(
-    "_llama_server", Path(__file__).resolve().parents[1] / "backends" / "llama_server.py")
-_server = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_server)
-
-
-@pytest.fixture(scope="module")
-def smol():
-    ok, where = models.check("smollm2")
-    if not ok:
-        pytest.skip(f"SmolLM2 GGUF not installed ({where}); run `audiomind models install`")
-    with _server.llama_cpp_server(Path(where), ALIAS, n_ctx=2048) as url:
-        from audiomind.judges.llm import make_llm
-
-        yield make_llm(f"openai:{ALIAS}@{url}/v1", timeout_s=120, max_retries=1)
 
 
 @pytest.mark.parametrize("text", ["Please lose the applause and add a bell", "Let a dog bark at the end"])

@@ -5,9 +5,6 @@ its frames are VALID QuestionFrames and the answer step can read them, not that 
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from audiomind.language.frames import QuestionFrame
@@ -73,26 +70,6 @@ def test_the_answer_step_reads_an_llm_frame(tmp_path):
     facts = Facts(duration_s=4.0, transcript=TranscriptFact(text="Our meeting is on Tuesday morning."))
     out = execute(frame, facts)
     assert out is not None and out.value == "Wednesday" and out.supports == [-1.0, -1.0, 1.0]
-
-
-llama = pytest.importorskip("llama_cpp", reason="llama-cpp-python is not installed (pip install 'audiomind[llamacpp]')")
-_spec = importlib.util.spec_from_file_location(
-    "_llama_server", Path(__file__).resolve().parents[1] / "backends" / "llama_server.py")
-_server = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(_server)
-
-
-@pytest.fixture(scope="module")
-def smol():
-    from audiomind.embedded import models
-
-    ok, where = models.check("smollm2")
-    if not ok:
-        pytest.skip(f"SmolLM2 GGUF not installed ({where}); run `audiomind models install`")
-    with _server.llama_cpp_server(Path(where), "smollm2", n_ctx=2048) as url:
-        from audiomind.judges.llm import make_llm
-
-        yield make_llm(f"openai:smollm2@{url}/v1", timeout_s=120, max_retries=1)
 
 
 @pytest.mark.slow
