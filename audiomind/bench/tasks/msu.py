@@ -4,9 +4,11 @@ present the audio by the benchmark's own rules, score by letter match with its d
 Format (ASLP-lab/MSU-Bench, bench_evaluation_pipeline): one JSON file per (conversation segment, task),
 at `<lang>/<scenario>/<QA_short|QA_long>/<segment>/level<N>/<task>.json` after the upstream merge step or
 `.../4_qa_results/level<N>/<task>.json` in the generation samples, or
-`annotations/<scenario><cn|en>/<segment>/level<N>/<task>.json` (audio under `audio/`) in the Hugging Face release,
-where the folder gives scenario and language (cn -> zh). Its `result` (or `qa_result`) list
-starts with `{"speaker_meta": {"spk_a": [seg, ...], "spk_b": [...]}}`, each seg holding `start_time`,
+`annotations/<scenario><cn|en>/[QA_short|QA_long/]<segment>/level<N>/<task>.json` in the Hugging Face release
+(ASLP-lab/MSU-Benchmark: annotations/, audio/, data/test.jsonl), where the folder gives scenario and language
+(cn -> zh) and a `source_audio` that does not resolve falls back to `audio/<scenario><cn|en>/<segment>.wav`; the
+release's flat data/test.jsonl is not read (its fields could not be checked here; the task files carry all).
+Its `result` (or `qa_result`) list starts with `{"speaker_meta": {"spk_a": [seg, ...], "spk_b": [...]}}`, each seg holding `start_time`,
 `end_time`, `transcript`, `spk_id`, `spk_index`, ...; then come the questions: `question`,
 `question_type` (the speaker-referencing scheme: no_index, time_index, transcript_index, speaker_index,
 complex_index; reverse_retrival / reverse_count are left out of the main scores, as in the paper),
@@ -325,6 +327,23 @@ def hf_folder(path: Path, root: Path | None) -> tuple[str, str] | None:
     return m.group(1), ("en" if m.group(2).lower() == "en" else "zh")
 
 
+HF_AUDIO = "audio"
+
+
+def hf_audio(root: Path, folder: str, segment: str) -> Path | None:
+    """Where the Hugging Face release keeps a conversation whose task file's `source_audio` does not resolve:
+    `audio/<scenario><cn|en>/<segment>.wav`, or the segment's first three `__` parts (upstream's merge step cuts
+    a sub-window suffix such as `__idx018-033__96.89-160.05` off a segment folder's name to find its WAV). Only a
+    regular file inside the root is returned."""
+    keys = dict.fromkeys([segment, "__".join(segment.split("__")[:3])])
+    for key in keys:
+        try:
+            return resolve_under(root / HF_AUDIO / folder / f"{key}.wav", [root])
+        except (MissingPathError, PathPolicyError):
+            continue
+    return None
+
+
 def _language(path: Path, root: Path | None, data: dict[str, Any], questions: list[dict[str, Any]]) -> str:
     """The language as upstream's step 3 names it: the file's `_msu_meta.language` (set by the upstream merge
     step), else the first folder under the root when it is zh / cn ("zh") or en ("en"), else the Hugging Face
@@ -396,6 +415,8 @@ def read_task_file(path: str | Path, root: str | Path | None = None, *, any_task
     level_idx = next((i for i, p in enumerate(rel) if _LEVEL.fullmatch(p)), None)
     segment = str(meta.get("segment") or (rel[level_idx - 1] if level_idx else path.parent.name))
     hf = hf_folder(path, rootp)
+    if source_audio is None and audio_error is None and hf is not None and rootp is not None:
+        source_audio = hf_audio(rootp, rel[1], segment)
     scenario = str(meta.get("scenario") or (hf[0] if hf else rel[1] if rootp and len(rel) > 4 else "unknown"))
     return TaskFile(path=path, data=data, task=task, level=_level(path, data, task),
                     language=_language(path, rootp, data, questions), scenario=scenario, segment=segment,
@@ -887,6 +908,9 @@ class MSUTask(BaseTask):
             raise ValueError(f"missing_audio must be one of {', '.join(MISSING_AUDIO_MODES)}")
         clips = Path(work_dir) if work_dir is not None else root.resolve().parent / "msu-clips"
         items = build_items(root, clips, keep_reverse=self.keep_reverse, pack=self.pack, version=self.version)
+        if not items and (root / "data" / "test.jsonl").is_file():
+            raise ValueError(f"{root.name}: no task files found; this reads the per-task QA files under "
+                             f"{HF_ANNOTATIONS}/<scenario><cn|en>/ (with the WAVs under {HF_AUDIO}/), not data/test.jsonl")
         refuse_if_strict(root, [], strict, [it.error for it in items if it.error])
         if limit is not None:
             items = items[:limit]
