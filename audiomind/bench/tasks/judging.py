@@ -136,6 +136,7 @@ class JudgeSpec(BaseModel):
     cache_dir: str | None = Field(default=None, description="tool-result cache (None: every judgement pays its tools)")
     threshold: float = 0.75
     holistic: bool = True
+    aggregation: Literal["geometric", "mean"] = "geometric"
     mode: Literal["paper", "two_threshold"] = "paper"
     w: float = 0.1
     timeout_s: float = 120.0
@@ -201,7 +202,7 @@ class JudgeAgent:
             from audiomind.judges.rubric import judge_rubric
 
             return judge_rubric(audio_path, question, llm=s.llm, frontend=s.frontend, threshold=s.threshold,
-                                holistic=s.holistic, cache=self.cache, **common)
+                                holistic=s.holistic, aggregation=s.aggregation, cache=self.cache, **common)
         from audiomind.judges.aura import aura_score
 
         return aura_score(question, inputs["reference"], inputs["response"], audio_path, llm=s.llm, w=s.w,
@@ -369,8 +370,9 @@ class EditEvalTask(JudgeTask):
 @dataclass
 class RubricJudgeTask(JudgeTask):
     """The dynamic rubric judge over (audio, instruction) rows. Options: `threshold` (default 0.75), `holistic`
-    (the single-question baseline too, default true); `cache` defaults to true (an audio's positive and its
-    negatives share one perception pass)."""
+    (the single-question baseline too, default true), `aggregation` (geometric, the default, or mean: how the
+    items' p(yes) become the score; docs/JUDGES.md "Rubric aggregation" has the measured difference); `cache`
+    defaults to true (an audio's positive and its negatives share one perception pass)."""
 
     name: ClassVar[str] = "rubric-judge"
     description: ClassVar[str] = "the dynamic rubric judge over (audio, instruction) rows"
@@ -382,8 +384,13 @@ class RubricJudgeTask(JudgeTask):
     cache: bool = True
     threshold: float = 0.75
     holistic: bool = True
+    aggregation: str = "geometric"
 
     def __post_init__(self) -> None:
+        from audiomind.judges.rubric.judge import AGGREGATIONS
+
+        if self.aggregation not in AGGREGATIONS:
+            raise ValueError(f"task option aggregation={self.aggregation!r}: expected {' or '.join(AGGREGATIONS)}")
         try:
             self.threshold = float(self.threshold)
         except (TypeError, ValueError) as exc:
@@ -392,7 +399,8 @@ class RubricJudgeTask(JudgeTask):
             raise ValueError(f"task option threshold={self.threshold}: expected a number in [0, 1]")
 
     def spec(self, run_dir: Path) -> JudgeSpec:
-        return super().spec(run_dir).model_copy(update={"threshold": self.threshold, "holistic": self.holistic})
+        return super().spec(run_dir).model_copy(update={"threshold": self.threshold, "holistic": self.holistic,
+                                                        "aggregation": self.aggregation})
 
 
 @dataclass

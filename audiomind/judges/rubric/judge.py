@@ -218,15 +218,32 @@ def _holistic(session: JudgeSession, text_llm: Any, audio_judge: Any, instructio
 
 
 AGGREGATIONS = ("geometric", "mean")
+AGGREGATION_TEXTS = {
+    "geometric": AGGREGATION,
+    "mean": ("arithmetic mean of p(yes) over the verifiable items (each requirement counts alike: one confident "
+             "'no' among many passes lowers the score by its share only); items no tool could verify are named and "
+             "not scored; with none verifiable the score is 0.5 and the judge says it cannot judge"),
+}
 
 
 def aggregate(verdicts: list[ItemVerdict], method: str = "geometric") -> tuple[float, float, list[str]]:
-    """(score, plain mean p, the unverifiable items' questions); see AGGREGATION.
+    """(score, plain mean p, the unverifiable items' questions); see AGGREGATION_TEXTS.
 
-    The seed (AnyAudio-Judge) says only "aggregating item-level satisfaction probabilities", with no formula.
-    `method` "geometric" (the default, a documented choice: every requirement must hold) is the geometric
-    mean of p(yes) clamped to [0.02, 0.98] over the verifiable items; "mean" is their arithmetic mean. Neither
-    is the seed's own formula; its effect on the judge sets was not measured in this change."""
+    What the seed says: the AnyAudio-Judge paper (../shared/seeds/001_*.txt, abstract) says "The final score is
+    obtained by aggregating item-level satisfaction probabilities, yielding a more sensitive and interpretable
+    measure of alignment", and its contributions list "aggregates item-level probabilities into an
+    interpretable alignment score"; it gives no formula (no mean, product or weighting is named anywhere in it).
+    Both methods here are therefore the project's choices, not the seed's:
+
+    - "geometric" (the default): the geometric mean of p(yes), each clamped to [0.02, 0.98], over the verifiable
+      items: every requirement must hold, so one confident "no" pulls the score down however many items pass.
+    - "mean": the arithmetic mean of the same clamped p(yes).
+
+    Unverifiable items (p = 0.5, `verifiable=False`) are left out of both; with none verifiable the score is
+    0.5. The default is the measured choice: on the saved per-item probabilities of judge sets v3-v13 (597 of 599
+    rows, `evals/judges/run_aggregation.py`, docs/JUDGES.md "Rubric aggregation") the geometric mean is ahead
+    on accuracy at 0.75 (78.7% vs 75.4%), ROC-AUC (0.732 vs 0.704), ECE (0.232 vs 0.406) and decisive share
+    (47.2% vs 37.9%)."""
     import math
 
     if method not in AGGREGATIONS:
@@ -257,8 +274,12 @@ def judge_rubric(
     executor: Any = None,
     timeout_s: float = 120,
     max_retries: int = 3,
+    aggregation: str = "geometric",
 ) -> RubricJudgeResult:
-    """Judge how well `audio` follows `instruction`, item by item; the run is written as a trace."""
+    """Judge how well `audio` follows `instruction`, item by item; the run is written as a trace.
+    `aggregation`: how the items' p(yes) become the score ("geometric" or "mean"; see `aggregate`)."""
+    if aggregation not in AGGREGATIONS:
+        raise ValueError(f"aggregation must be one of {', '.join(AGGREGATIONS)}, not {aggregation!r}")
     if not instruction or not instruction.strip():
         raise ValueError("the instruction is empty")
     task = f"Does a0 follow this instruction? \"{instruction}\" Judge it item by item (dynamic rubric)."
@@ -273,19 +294,20 @@ def judge_rubric(
     scene = _perceive(session, kept, decomposed_by) if audio_judge is None else None
     judged_by = audio_judge.name if audio_judge else (text_llm.name + " on cascade evidence") if text_llm else "rules"
     verdicts = _judge_items(session, text_llm, audio_judge, kept, scene)
-    score, mean_p, unverifiable = aggregate(verdicts)
+    score, mean_p, unverifiable = aggregate(verdicts, method=aggregation)
+    how = AGGREGATION_TEXTS[aggregation]
     aligned = score >= threshold and len(unverifiable) < len(verdicts)
     session.add(JudgeStep(number=3, name="judge items", text="; ".join(
         f"{v.question} {v.p_yes:.2f}" + ("" if v.verifiable else " (unverifiable)") for v in verdicts),
         data={"by": judged_by, "verdicts": [v.model_dump() for v in verdicts]}))
-    agg_text = (f"score = {score:.3f} ({AGGREGATION.split(' (', maxsplit=1)[0]} of {len(verdicts) - len(unverifiable)} item(s)); "
+    agg_text = (f"score = {score:.3f} ({how.split(' (', maxsplit=1)[0]} of {len(verdicts) - len(unverifiable)} item(s)); "
                 f"plain mean {mean_p:.3f}; threshold {threshold}: "
                 + ("cannot judge: no item could be verified" if len(unverifiable) == len(verdicts)
                    else "aligned" if aligned else "misaligned")
                 + (f"; unverifiable: {'; '.join(unverifiable)}" if unverifiable else ""))
     session.add(JudgeStep(number=4, name="aggregate", text=agg_text,
                           data={"score": score, "mean_p": mean_p, "threshold": threshold, "unverifiable": unverifiable,
-                                "aggregation": AGGREGATION}))
+                                "aggregation": how}))
     hol = _holistic(session, text_llm, audio_judge, instruction, scene) if holistic else None
     if decomposed_by == "rules":
         session.substitutes["decomposition"] = ("no LLM: rule decomposition (clauses, speech, AudioSet classes, "
@@ -297,7 +319,7 @@ def judge_rubric(
                + (f"; unverifiable, not scored: {'; '.join(unverifiable)}" if unverifiable else "")
                + (f"; holistic p_yes {hol.p_yes:.3f}" if hol else ""))
     result = RubricJudgeResult(audio=str(audio), instruction=instruction, items=kept, dropped=dropped,
-                               verdicts=verdicts, score=round(score, 4), mean_p=round(mean_p, 4),
+                               verdicts=verdicts, score=round(score, 4), mean_p=round(mean_p, 4), aggregation=how,
                                unverifiable=unverifiable, threshold=threshold, aligned=aligned,
                                holistic=hol, decomposed_by=decomposed_by, judged_by=judged_by, steps=session.steps,
                                substitutes=session.substitutes, models=session.models)
