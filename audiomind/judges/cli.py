@@ -1,23 +1,41 @@
-"""`audiomind judge edit|rubric|aura`: each judge alone from the shell. `--json` prints the whole typed
-result; otherwise a short verdict. Every run writes a trace (path printed)."""
+"""`audiomind judge NAME`: each judge alone from the shell, one command per registered `JudgeSpec`
+(judges/spec.py). The audio slots are arguments (an optional one is `--NAME`), the judge's args fields are
+options (or arguments where its spec's `cli.arguments` says so), then `--llm`, `--frontend` (for a judge that
+has a front end), `--trace-dir` and `--json`. `--json` prints the whole typed result; otherwise a short
+verdict. Every run writes a trace (path printed). A judge registered later (a plugin, a test) is a command
+too: the group builds the missing commands whenever it lists or looks one up."""
 
 from __future__ import annotations
 
+import enum
+import inspect
 import json
+import typing
 from pathlib import Path
+from typing import Any
 
 import typer
+from annotated_types import Ge, Gt, Le, Lt
+from pydantic import ValidationError
+from pydantic.fields import FieldInfo
 from rich.markup import escape
+from typer.core import TyperGroup
 
-judge_app = typer.Typer(help="Judges: audio-edit evaluation, dynamic rubric, AURA.", no_args_is_help=True)
-from audiomind.cli_common import FRONTEND_HELP as FE_HELP  # noqa: E402
-from audiomind.cli_common import PLANNER_HELP as LLM_HELP  # noqa: E402
-from audiomind.cli_common import console  # noqa: E402
-from audiomind.cli_common import fail as _fail  # noqa: E402
-from audiomind.cli_common import quiet_libraries as _quiet  # noqa: E402
+from audiomind.cli_common import FRONTEND_HELP as FE_HELP
+from audiomind.cli_common import PLANNER_HELP as LLM_HELP
+from audiomind.cli_common import console
+from audiomind.cli_common import fail as _fail
+from audiomind.cli_common import quiet_libraries as _quiet
+from audiomind.judges.spec import JUDGES, JudgeOptions, JudgeSpec, input_problem
+
+SHARED = {  # the JudgeOptions the command line offers: name -> (flag, help)
+    "llm": ("--llm", LLM_HELP),
+    "frontend": ("--frontend", FE_HELP),
+    "trace_dir": ("--trace-dir", "where the judge trace is written"),
+}
 
 
-def _run(fn, *a, **k):
+def _run(fn: Any, *a: Any, **k: Any) -> Any:
     from audiomind.audio import AudioError
     from audiomind.backends.base import BackendError
 
@@ -35,100 +53,133 @@ def _run(fn, *a, **k):
         _fail(f"the judge's trace could not be written: {storage_line(exc)}", code=EXIT_STORAGE)
 
 
-@judge_app.command("edit")
-def edit_cmd(
-    original: Path = typer.Argument(..., help="the original audio"),
-    edited: Path = typer.Argument(..., help="the edited audio"),
-    instruction: str | None = typer.Option(None, "--instruction", "-i", help="the edit instruction"),
-    original_description: str | None = typer.Option(None, "--original-description", "-d",
-                                                        help="caption of the original audio"),
-    target_description: str | None = typer.Option(None, "--target-description", "-t",
-                                                      help="caption the edited audio should fit"),
-    llm: str = typer.Option("rules", help=LLM_HELP),
-    frontend: str = typer.Option("cascade", help=FE_HELP),
-    trace_dir: Path = typer.Option(Path("traces"), help="where the judge trace is written"),
-    as_json: bool = typer.Option(False, "--json", help="print the whole result as JSON"),
-) -> None:
-    """Evaluate an audio edit: overall quality, editing effectiveness, preservation (seven steps)."""
-    from audiomind.judges.edit import judge_edit
+def _flag(spec: JudgeSpec, name: str) -> str:
+    return name.upper() if name in spec.cli.arguments else "--" + name.replace("_", "-")
 
-    _quiet()
-    if not (instruction or target_description):
-        _fail("give --instruction or --target-description")
-    r = _run(judge_edit, original, edited, instruction=instruction, original_description=original_description,
-             target_description=target_description, llm=llm, frontend=frontend, trace_dir=trace_dir)
-    if as_json:
-        print(json.dumps(r.model_dump(mode="json"), indent=2))
-        return
-    console.print(f"[bold]Verdict:[/] {escape(r.verdict)}")
-    console.print(f"[bold]Heard:[/] difference: {escape(r.predicted_difference)} | commonality: "
-                  f"{escape(r.predicted_commonality)}")
-    console.print(f"[bold]Expected:[/] difference: {escape(r.expectation.expected_difference)} | commonality: "
-                  f"{escape(r.expectation.expected_commonality)}")
-    console.print(f"[bold]Synthesis:[/] {escape(r.synthesis)}")
-    console.print("[bold]Suggestions:[/] " + escape(" ".join(r.suggestions)))
+
+def _param(spec: JudgeSpec, name: str, field: FieldInfo) -> inspect.Parameter:
+    """One args field as a typer argument or option: its description as help, its bounds as min/max, a
+    Literal as a choice."""
+    annotation: Any = field.annotation
+    default: Any = ... if field.is_required() else field.get_default(call_default_factory=True)
+    extra: dict[str, Any] = {}
+    for m in field.metadata:
+        if isinstance(m, Ge | Gt):
+            extra["min"] = m.ge if isinstance(m, Ge) else m.gt
+        elif isinstance(m, Le | Lt):
+            extra["max"] = m.le if isinstance(m, Le) else m.lt
+    if typing.get_origin(annotation) is typing.Literal:  # typer offers an Enum's values as the choices
+        choice = {str(v): str(v) for v in typing.get_args(annotation)}
+        annotation = enum.Enum(f"{name}_choice", choice, type=str)  # type: ignore[misc,no-redef]
+        default = default if default is ... else annotation(str(default))
+    if name in spec.cli.arguments:
+        info: Any = typer.Argument(default, help=field.description, **extra)
+    else:
+        flag = _flag(spec, name)
+        decls = [f"{flag}/--no-{flag[2:]}"] if annotation is bool else [flag]
+        info = typer.Option(default, *decls, *([spec.cli.short[name]] if name in spec.cli.short else []),
+                            help=field.description, **extra)
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=info, annotation=annotation)
+
+
+def command_for(spec: JudgeSpec) -> Any:
+    """The typer callback of one judge, its parameters derived from the spec."""
+    params = [inspect.Parameter(s.name, inspect.Parameter.KEYWORD_ONLY, annotation=Path if s.required else Path | None,
+                                default=typer.Argument(..., help=s.help) if s.required
+                                else typer.Option(None, f"--{s.name}", help=s.help))
+              for s in spec.audio]
+    positional = [n for n in spec.args.model_fields if n in spec.cli.arguments]
+    rest = [n for n in spec.args.model_fields if n not in spec.cli.arguments]
+    params += [_param(spec, n, spec.args.model_fields[n]) for n in (*positional, *rest)]
+    defaults = JudgeOptions()
+    for name in (n for n in SHARED if n in spec.options()):
+        flag, help_text = SHARED[name]
+        annotation = Path if name == "trace_dir" else str
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
+                                        default=typer.Option(getattr(defaults, name), flag, help=help_text)))
+    params.append(inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
+                                    default=typer.Option(False, "--json", help="print the whole result as JSON")))
+
+    def command(**kw: Any) -> None:
+        _quiet()
+        audio = {s.name: kw.pop(s.name) for s in spec.audio}
+        as_json = kw.pop("as_json")
+        options = JudgeOptions(**{k: kw.pop(k) for k in SHARED if k in kw})
+        try:
+            args = spec.args.model_validate({k: v.value if isinstance(v, enum.Enum) else v for k, v in kw.items()})
+        except ValidationError as exc:
+            _fail(input_problem(spec, exc, flag=lambda n: _flag(spec, n)))
+        r = _run(spec.call, args, audio, options)
+        render = spec.renderer()
+        if as_json or render is None:
+            print(json.dumps(r.model_dump(mode="json"), indent=2))
+            return
+        for line in render(r):
+            console.print(line)
+        console.print(f"[bold]Trace:[/] {getattr(r, 'trace_path', None)}")
+
+    command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]
+    command.__annotations__ = {}  # typer reads the types from the signature
+    command.__name__ = command.__qualname__ = f"{spec.name.replace('-', '_')}_cmd"
+    command.__doc__ = spec.summary
+    return command
+
+
+class JudgeGroup(TyperGroup):
+    """`audiomind judge`: its commands are the registered judges, built when first listed or looked up."""
+
+    def _sync(self) -> None:
+        names = JUDGES.names()
+        for name in names:
+            if name not in self.commands:
+                info = typer.models.CommandInfo(name=name, callback=command_for(JUDGES[name]))
+                self.add_command(typer.main.get_command_from_info(
+                    info, pretty_exceptions_short=judge_app.pretty_exceptions_short,
+                    rich_markup_mode=judge_app.rich_markup_mode), name)
+        for gone in [n for n in self.commands if n not in names]:  # a judge unregistered since
+            del self.commands[gone]
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        self._sync()
+        return super().list_commands(ctx)
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        self._sync()
+        return super().get_command(ctx, cmd_name)
+
+
+judge_app = typer.Typer(cls=JudgeGroup, help="Judges: audio-edit evaluation, dynamic rubric, AURA (and any "
+                                              "registered judge).", no_args_is_help=True)
+
+
+# ---- the built-in judges' short verdicts (their specs name these as `render`)
+
+def edit_lines(r: Any) -> list[str]:
+    lines = [f"[bold]Verdict:[/] {escape(r.verdict)}",
+             (f"[bold]Heard:[/] difference: {escape(r.predicted_difference)} | commonality: "
+              f"{escape(r.predicted_commonality)}"),
+             (f"[bold]Expected:[/] difference: {escape(r.expectation.expected_difference)} | commonality: "
+              f"{escape(r.expectation.expected_commonality)}"),
+             f"[bold]Synthesis:[/] {escape(r.synthesis)}",
+             "[bold]Suggestions:[/] " + escape(" ".join(r.suggestions))]
     if r.substitutes:
-        console.print("[dim]substitute metrics: " + escape("; ".join(f"{k}: {v}" for k, v in r.substitutes.items()))
-                      + "[/]")
-    console.print(f"[bold]Trace:[/] {r.trace_path}")
+        lines.append("[dim]substitute metrics: " + escape("; ".join(f"{k}: {v}" for k, v in r.substitutes.items()))
+                     + "[/]")
+    return lines
 
 
-@judge_app.command("rubric")
-def rubric_cmd(
-    audio: Path = typer.Argument(..., help="the audio to judge"),
-    instruction: str = typer.Argument(..., help="the instruction the audio should follow"),
-    llm: str = typer.Option("rules", help=LLM_HELP),
-    frontend: str = typer.Option("cascade", help=FE_HELP),
-    threshold: float = typer.Option(0.75, min=0.0, max=1.0, help="aligned when the mean item p(yes) reaches this"),
-    no_holistic: bool = typer.Option(False, "--no-holistic", help="skip the holistic baseline"),
-    max_items: int = typer.Option(8, min=1, max=20),
-    trace_dir: Path = typer.Option(Path("traces"), help="where the judge trace is written"),
-    as_json: bool = typer.Option(False, "--json", help="print the whole result as JSON"),
-) -> None:
-    """Judge instruction following item by item (dynamic rubric), with the holistic baseline."""
-    from audiomind.judges.rubric import judge_rubric
-
-    _quiet()
-    r = _run(judge_rubric, audio, instruction, llm=llm, frontend=frontend, threshold=threshold,
-             holistic=not no_holistic, max_items=max_items, trace_dir=trace_dir)
-    if as_json:
-        print(json.dumps(r.model_dump(mode="json"), indent=2))
-        return
-    console.print(f"[bold]{'Aligned' if r.aligned else 'Misaligned'}[/]: score {r.score:.3f} (threshold {r.threshold})")
-    for v in r.verdicts:
-        console.print(f"  [{'green' if v.p_yes >= 0.5 else 'red'}]{v.p_yes:.2f}[/] {escape(v.question)} "
-                      f"[dim]({v.source}: {escape(v.explanation[:140])})[/]")
-    for d in r.dropped:
-        console.print(f"  [dim]dropped: {escape(d.question)} ({escape(d.drop_reason or '')})[/]")
+def rubric_lines(r: Any) -> list[str]:
+    lines = [f"[bold]{'Aligned' if r.aligned else 'Misaligned'}[/]: score {r.score:.3f} (threshold {r.threshold})"]
+    lines += [f"  [{'green' if v.p_yes >= 0.5 else 'red'}]{v.p_yes:.2f}[/] {escape(v.question)} "
+              f"[dim]({v.source}: {escape(v.explanation[:140])})[/]" for v in r.verdicts]
+    lines += [f"  [dim]dropped: {escape(d.question)} ({escape(d.drop_reason or '')})[/]" for d in r.dropped]
     if r.holistic:
-        console.print(f"[bold]Holistic baseline:[/] {r.holistic.verdict} (p_yes {r.holistic.p_yes:.3f})")
-    console.print(f"[bold]Trace:[/] {r.trace_path}")
+        lines.append(f"[bold]Holistic baseline:[/] {r.holistic.verdict} (p_yes {r.holistic.p_yes:.3f})")
+    return lines
 
 
-@judge_app.command("aura")
-def aura_cmd(
-    question: str = typer.Option(..., "--question", "-q"),
-    reference: str = typer.Option(..., "--reference", "-r"),
-    response: str = typer.Option(..., "--response", "-a", help="the answer to score"),
-    audio: Path | None = typer.Option(None, "--audio", help="the audio (for CLAP entailment)"),
-    llm: str = typer.Option("rules", help=LLM_HELP),
-    mode: str = typer.Option("paper", help="paper (one threshold, 0.35) | two_threshold (0.25 / 0.55)"),
-    w: float = typer.Option(0.1, min=0.0, max=1.0, help="weight of the entailment term"),
-    trace_dir: Path = typer.Option(Path("traces"), help="where the judge trace is written"),
-    as_json: bool = typer.Option(False, "--json", help="print the whole result as JSON"),
-) -> None:
-    """AURA score of a free-form answer against a reference answer."""
-    from audiomind.judges.aura import aura_score
-
-    _quiet()
-    if mode not in ("paper", "two_threshold"):
-        _fail("--mode must be paper or two_threshold")
-    r = _run(aura_score, question, reference, response, audio, llm=llm, mode=mode, w=w, trace_dir=trace_dir)
-    if as_json:
-        print(json.dumps(r.model_dump(mode="json"), indent=2))
-        return
-    console.print(f"[bold]AURA:[/] {r.score:.3f} (category {r.llm_category}/3 by {escape(r.llm_source)})")
-    console.print(f"[bold]Why:[/] {escape(r.llm_reasoning)}")
-    console.print(f"[bold]Hypothesis:[/] {escape(r.hypothesis)}; entailment {r.entailment.status}"
-                  + (f" ({escape(r.entailment.reason)})" if r.entailment.status == "skipped" else ""))
-    console.print(f"[bold]Trace:[/] {r.trace_path}")
+def aura_lines(r: Any) -> list[str]:
+    return [f"[bold]AURA:[/] {r.score:.3f} (category {r.llm_category}/3 by {escape(r.llm_source)})",
+            f"[bold]Why:[/] {escape(r.llm_reasoning)}",
+            f"[bold]Hypothesis:[/] {escape(r.hypothesis)}; entailment {r.entailment.status}"
+            + (f" ({escape(r.entailment.reason)})" if r.entailment.status == "skipped" else "")]

@@ -11,47 +11,16 @@ and the measurements behind it, never what the audio "is" beyond them.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field, create_model
 
 from audiomind.judges.base import default_models
-from audiomind.registry import Registry, import_target
+from audiomind.judges.spec import JUDGES, JudgeOptions, JudgeSpec, spec_of_tool
 from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolOutput, ToolResult
 
-
-class JudgeEntry(BaseModel):
-    """One judge: where its public function, its result model, its agent tool and its benchmark task are
-    (as "module:attr" strings, imported when used)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    name: str
-    run: str = Field(description="module:function of the judge's public function (returns `result`)")
-    result: str = Field(description="module:Class of its result model")
-    tool: str | None = Field(None, description="its agent tool's name (a manifest in tools/)")
-    task: str | None = Field(None, description="its benchmark task (audiomind.bench.tasks)")
-    summary: str = ""
-
-    def function(self) -> Any:
-        return import_target(self.run)
-
-    def result_model(self) -> type[BaseModel]:
-        return import_target(self.result)
-
-
-JUDGES: Registry[JudgeEntry] = Registry("judge", group="judges")
-"""Judge name -> JudgeEntry; the HTTP service and `audiomind judge` look judges up here."""
-for _entry in (
-    JudgeEntry(name="edit", run="audiomind.judges.edit:judge_edit", result="audiomind.judges.edit:EditJudgeResult",
-               tool="judge_edit", task="edit-eval", summary="audio-edit evaluation (original vs edited)"),
-    JudgeEntry(name="rubric", run="audiomind.judges.rubric:judge_rubric",
-               result="audiomind.judges.rubric:RubricJudgeResult", tool="judge_rubric", task="rubric-judge",
-               summary="dynamic rubric: does the audio follow an instruction"),
-    JudgeEntry(name="aura", run="audiomind.judges.aura:aura_score", result="audiomind.judges.aura:AuraResult",
-               tool="judge_aura", task="aura", summary="AURA: is a response to a question about the audio right"),
-):
-    JUDGES.register(_entry.name, _entry)
+__all__ = ["JUDGES", "tool_args_model", "tool_entry"]  # and judge_edit, judge_rubric, judge_aura (see __getattr__)
 
 
 @functools.lru_cache(maxsize=1)
@@ -73,6 +42,65 @@ def _tools_of(ctx: ToolContext, *, cache: bool = True) -> dict[str, Any]:
     if ctx.executor is not None:
         return {"executor": ctx.executor}
     return {"registry": _registry(), **({"cache": _cache()} if cache else {})}
+
+
+# ---- the agent tools, derived from the judges' specs (judges/spec.py)
+
+_TOOL_ARGS: dict[int, type[ToolArgs]] = {}
+
+
+def tool_args_model(spec: JudgeSpec) -> type[ToolArgs]:
+    """The tool's arguments: ToolArgs, an artifact id per audio slot, then the judge's own args (and their
+    validators). Named Judge<Name>Args; made once per spec."""
+    if id(spec) not in _TOOL_ARGS:
+        base_help = ToolArgs.model_fields["artifact"].description
+        ids: dict[str, Any] = {
+            s.artifact_arg: (str, Field(s.artifact_default, description=s.artifact_help or base_help))
+            for s in spec.audio}
+        name = "Judge" + "".join(p.title() for p in spec.name.replace("-", "_").split("_")) + "Args"
+        artifacts = create_model(f"{name}Artifacts", __base__=ToolArgs, __module__=__name__, **ids)
+        bases: tuple[type[ToolArgs], ...] = (spec.args, artifacts)  # type: ignore[assignment]  # args first: validators
+        _TOOL_ARGS[id(spec)] = create_model(name, __base__=bases, __module__=__name__)
+    return _TOOL_ARGS[id(spec)]
+
+
+def tool_entry(spec: JudgeSpec) -> Callable[[ToolArgs, ToolContext], ToolResult]:
+    """The tool entry point of a judge: the audio of the named artifacts, the judge's args, the models from
+    the environment (a planner never chooses an endpoint), the judge's own tool calls through the run's
+    executor, its trace beside the run's derived audio; the spec's `tool_result` makes the output and claims."""
+    model = tool_args_model(spec)
+    takes_cache = "cache" in spec.options()
+
+    def entry(args: ToolArgs, ctx: ToolContext) -> ToolResult:
+        m = default_models()
+        audio = {s.name: ctx.audio(getattr(args, s.artifact_arg)).path for s in spec.audio}
+        options = JudgeOptions(llm=m.llm, frontend=m.frontend, trace_dir=ctx.derived_dir / "judges",
+                               **_tools_of(ctx, cache=takes_cache))
+        result = spec.call(args, audio, options)
+        out: ToolResult = spec.tool_result_function()(result, args)
+        return out
+
+    entry.__annotations__ = {"args": model, "ctx": ToolContext, "return": ToolResult}  # the manifest reads `args`
+    entry.__name__ = entry.__qualname__ = spec.tool or f"judge_{spec.name}"
+    entry.__doc__ = f"The {spec.name} judge as an agent tool: {spec.summary}"
+    return entry
+
+
+_ENTRIES: dict[int, Callable[[ToolArgs, ToolContext], ToolResult]] = {}
+
+
+def __getattr__(name: str) -> Any:
+    """`judge_edit`, `judge_rubric`, `judge_aura` (and any registered judge's tool): the entry point a manifest
+    names as "audiomind.judges.tools:<tool>"; `Judge<Name>Args`: its argument model."""
+    spec = spec_of_tool(name)
+    if spec is not None:
+        if id(spec) not in _ENTRIES:
+            _ENTRIES[id(spec)] = tool_entry(spec)
+        return _ENTRIES[id(spec)]
+    for n in JUDGES.names():
+        if tool_args_model(JUDGES[n]).__name__ == name and JUDGES[n].tool:
+            return tool_args_model(JUDGES[n])
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 class JudgeModelNames(ToolOutput):
@@ -106,23 +134,8 @@ class JudgeEditOutput(ToolOutput):
     judge_trace: str | None = Field(description="the judge's own trace file")
 
 
-class JudgeEditArgs(ToolArgs):
-    artifact: str = Field("a1", description="id of the EDITED audio artifact")
-    original_artifact: str = Field("a0", description="id of the ORIGINAL audio artifact")
-    instruction: str | None = Field(None, max_length=1000, description="the edit instruction, e.g. 'Add a dog barking'")
-    original_description: str | None = Field(None, max_length=1000, description="caption of the original audio")
-    target_description: str | None = Field(None, max_length=1000, description="caption the edited audio should fit")
-
-
-def judge_edit(args: JudgeEditArgs, ctx: ToolContext) -> ToolResult:
-    from audiomind.judges.edit import judge_edit as run
-
-    if not (args.instruction or args.target_description):
-        raise ValueError("give instruction or target_description")
-    m = default_models()
-    r = run(ctx.audio(args.original_artifact).path, ctx.audio(args.artifact).path, instruction=args.instruction,
-            original_description=args.original_description, target_description=args.target_description,
-            llm=m.llm, frontend=m.frontend, trace_dir=ctx.derived_dir / "judges", **_tools_of(ctx))
+def edit_tool_result(r: Any, args: Any) -> ToolResult:
+    """The edit judge's tool output (JudgeEditOutput) and claims, from its EditJudgeResult."""
     out = {
         "verdict": r.verdict, "effectiveness": r.effectiveness.model_dump(exclude={"data"}),
         "preservation": r.preservation.model_dump(exclude={"data"}), "quality": r.quality.model_dump(exclude={"data"}),
@@ -181,20 +194,8 @@ class JudgeRubricOutput(ToolOutput):
     judge_trace: str | None = Field(description="the judge's own trace file")
 
 
-class JudgeRubricArgs(ToolArgs):
-    instruction: str = Field(..., min_length=1, max_length=2000, description="the instruction the audio should follow")
-    threshold: float = Field(0.75, ge=0.0, le=1.0, description="aligned when the mean item p(yes) reaches this")
-    holistic: bool = Field(True, description="also run the single-question holistic baseline")
-    max_items: int = Field(8, ge=1, le=20, description="rubric items at most")
-
-
-def judge_rubric(args: JudgeRubricArgs, ctx: ToolContext) -> ToolResult:
-    from audiomind.judges.rubric import judge_rubric as run
-
-    m = default_models()
-    r = run(ctx.audio(args.artifact).path, args.instruction, llm=m.llm, frontend=m.frontend,
-            threshold=args.threshold, holistic=args.holistic, max_items=args.max_items,
-            trace_dir=ctx.derived_dir / "judges", **_tools_of(ctx))
+def rubric_tool_result(r: Any, args: Any) -> ToolResult:
+    """The rubric judge's tool output (JudgeRubricOutput) and claims, from its RubricJudgeResult."""
     out = {"aligned": r.aligned, "score": r.score, "threshold": r.threshold,
            "items": [{"question": v.question, "p_yes": v.p_yes, "source": v.source, "why": v.explanation[:300]}
                      for v in r.verdicts],
@@ -233,20 +234,8 @@ class JudgeAuraOutput(ToolOutput):
     judge_trace: str | None = Field(description="the judge's own trace file")
 
 
-class JudgeAuraArgs(ToolArgs):
-    question: str = Field(..., min_length=1, max_length=2000, description="the question about the audio")
-    reference: str = Field(..., min_length=1, max_length=2000, description="the reference (gold) answer")
-    response: str = Field(..., max_length=4000, description="the response to score")
-    mode: Literal["paper", "two_threshold"] = Field("paper", description="CLAP entailment thresholding")
-    w: float = Field(0.1, ge=0.0, le=1.0, description="weight of the audio-entailment term")
-
-
-def judge_aura(args: JudgeAuraArgs, ctx: ToolContext) -> ToolResult:
-    from audiomind.judges.aura import aura_score
-
-    m = default_models()
-    r = aura_score(args.question, args.reference, args.response, ctx.audio(args.artifact).path, llm=m.llm,
-                   w=args.w, mode=args.mode, trace_dir=ctx.derived_dir / "judges", **_tools_of(ctx, cache=False))
+def aura_tool_result(r: Any, args: Any) -> ToolResult:
+    """The AURA judge's tool output (JudgeAuraOutput) and claims, from its AuraResult."""
     out = {"score": r.score, "s_llm": r.s_llm, "category": r.llm_category, "reasoning": r.llm_reasoning,
            "llm_source": r.llm_source, "hypothesis": r.hypothesis, "entailment": r.entailment.model_dump(),
            "normalisation": r.normalisation, "substitutes": r.substitutes, "judge_trace": r.trace_path}

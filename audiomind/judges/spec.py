@@ -1,0 +1,265 @@
+"""One spec per judge: the one place a judge is declared, and what every front door is derived from.
+
+A `JudgeSpec` names a judge's own inputs (an `args` model, plus the audio it reads as `AudioSlot`s), its
+public function, its result model, and optionally its agent tool and benchmark task. The options every
+judge shares (which models, where the trace goes, which tool registry / cache / executor, the time limits)
+are one typed `JudgeOptions`; `JudgeSpec.call` hands a function the ones its signature takes. From the spec:
+
+- the agent tool (judges/tools.py): its argument model (`ToolArgs`, the artifact ids of the audio slots,
+  the args fields) and its entry point; the manifest in `tools/judge_NAME.toml` names them;
+- the `audiomind judge NAME` command (judges/cli.py): an argument or option per input;
+- the HTTP route `POST /v1/judge/NAME` (serve.py): a form field per input, the result as response model.
+
+Specs live in `JUDGES`, a `Registry[JudgeSpec]` (plugin group "judges"): a plugin's `register(registries)`
+adds one with `registries.judges.register(spec.name, spec)`. See docs/EXTENDING.md, "A judge".
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, model_validator
+
+from audiomind.registry import Registry, import_target
+from audiomind.tools.base import ToolRunner
+from audiomind.tools.executor import ToolCache
+from audiomind.tools.manifest import ToolRegistry
+
+
+def _tool_runner(value: Any) -> Any:
+    if value is None or (callable(getattr(value, "run", None)) and hasattr(value, "registry")):
+        return value
+    raise ValueError(f"executor must be a ToolRunner (a registry and a run method), not {type(value).__name__}")
+
+
+class JudgeOptions(BaseModel):
+    """What every judge shares: its models, where its trace goes, and how it runs its tools. A judge's
+    function takes the ones that apply to it as keyword arguments (AURA has no front end and no cache)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", arbitrary_types_allowed=True)
+
+    llm: str = Field("rules", description="text model spec: 'rules' (offline) or a planner spec")
+    frontend: str = Field("cascade", description="audio front-end spec: 'cascade' (offline tools) or another")
+    trace_dir: Path | None = Field(Path("traces"), description="where the judge's trace is written")
+    write_trace: bool = Field(True, description="write the trace (the result's trace_path)")
+    cache: ToolCache | None = Field(None, description="tool-result cache for the judge's own tool calls")
+    registry: ToolRegistry | None = Field(None, description="tool manifests (default: the shipped ones)")
+    executor: Annotated[ToolRunner | None, PlainValidator(_tool_runner)] = Field(
+        None, description="the run's executor when the judge runs as a tool (its registry, cache and policy)")
+    timeout_s: float = Field(120, gt=0, description="per model request")
+    max_retries: int = Field(3, ge=0, description="per model request")
+
+    def for_function(self, fn: Callable[..., Any]) -> dict[str, Any]:
+        """The options `fn` takes, as keyword arguments."""
+        return {k: getattr(self, k) for k in taken_options(fn)}
+
+
+def taken_options(fn: Callable[..., Any]) -> list[str]:
+    """The JudgeOptions fields a judge function has parameters for, in JudgeOptions' order."""
+    params = inspect.signature(fn).parameters
+    return [k for k in JudgeOptions.model_fields if k in params]
+
+
+class AudioSlot(BaseModel):
+    """One audio a judge reads: a parameter of its function, a CLI argument (or `--NAME` when optional), an
+    HTTP upload field (or a path field), and an artifact-id argument of its agent tool."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str = Field(description="the function's parameter; the CLI argument; the HTTP upload field")
+    help: str
+    required: bool = True
+    path_fields: tuple[str, ...] = Field((), description="HTTP form fields naming it by path (first: the "
+                                                          "field's name in messages); default NAME_path")
+    artifact_arg: str = Field("artifact", description="the agent tool's argument holding its artifact id")
+    artifact_default: str = "a0"
+    artifact_help: str | None = Field(None, description="that argument's description (default: ToolArgs')")
+
+    def paths(self) -> tuple[str, ...]:
+        return self.path_fields or (f"{self.name}_path",)
+
+
+class CliLayout(BaseModel):
+    """How the args fields appear on the command line: which are positional (after the audio), short flags."""
+
+    model_config = ConfigDict(frozen=True)
+
+    arguments: tuple[str, ...] = ()
+    short: dict[str, str] = Field(default_factory=dict, description="field -> short flag, e.g. '-i'")
+
+
+class JudgeSpec(BaseModel):
+    """One judge, declared once. `run`, `result`, `tool_result` and `render` may be "module:attr" strings,
+    imported when used (so listing the judges imports none of them)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    name: str = Field(description="the CLI command, the HTTP route (/v1/judge/NAME), the registry key")
+    summary: str = Field(description="one line: CLI help, HTTP summary")
+    args: type[BaseModel] = Field(description="the judge's own inputs (audio aside); extra fields forbidden")
+    audio: tuple[AudioSlot, ...] = Field(description="the audio it reads, in the function's order")
+    run: str | Callable[..., Any] = Field(description="its public function (keyword-callable with the audio "
+                                                      "slots, the args fields and the options it takes)")
+    result: str | type[BaseModel] = Field(description="the function's result model")
+    tool: str | None = Field(None, description="its agent tool's manifest name (tools/NAME.toml)")
+    tool_result: str | Callable[..., Any] | None = Field(
+        None, description="(result, tool args) -> ToolResult: the tool's output and claims")
+    task: str | None = Field(None, description="its benchmark task (audiomind.bench.tasks)")
+    cli: CliLayout = Field(default_factory=CliLayout)
+    render: str | Callable[..., Any] | None = Field(
+        None, description="result -> lines of rich markup the CLI prints without --json (default: the JSON)")
+
+    @model_validator(mode="after")
+    def _consistent(self) -> JudgeSpec:
+        fields = set(self.args.model_fields)
+        slots = {s.name for s in self.audio}
+        clash = (fields & slots) | (fields & set(JudgeOptions.model_fields)) | (slots & set(JudgeOptions.model_fields))
+        if clash:
+            raise ValueError(f"judge {self.name!r}: input name(s) {sorted(clash)} used twice (args, audio, options)")
+        unknown = (set(self.cli.arguments) | set(self.cli.short)) - fields
+        if unknown:
+            raise ValueError(f"judge {self.name!r}: cli names unknown args field(s) {sorted(unknown)}")
+        if self.tool and self.tool_result is None:
+            raise ValueError(f"judge {self.name!r}: a tool needs tool_result (its output and claims)")
+        return self
+
+    def function(self) -> Callable[..., BaseModel]:
+        return import_target(self.run) if isinstance(self.run, str) else self.run
+
+    def result_model(self) -> type[BaseModel]:
+        return import_target(self.result) if isinstance(self.result, str) else self.result
+
+    def tool_result_function(self) -> Callable[..., Any]:
+        if self.tool_result is None:
+            raise ValueError(f"judge {self.name!r} has no agent tool")
+        return import_target(self.tool_result) if isinstance(self.tool_result, str) else self.tool_result
+
+    def renderer(self) -> Callable[[Any], list[str]] | None:
+        if self.render is None:
+            return None
+        return import_target(self.render) if isinstance(self.render, str) else self.render
+
+    def options(self) -> list[str]:
+        """The shared options its function takes (so its CLI has --frontend only when it has a front end)."""
+        return taken_options(self.function())
+
+    def call(self, args: BaseModel, audio: Mapping[str, str | Path | None], options: JudgeOptions) -> BaseModel:
+        """Run the judge: the audio by slot name, the args fields and the options its function takes."""
+        if not isinstance(args, self.args):  # (a tool's arguments are an args subclass: taken as they are)
+            args = self.args.model_validate(args.model_dump())
+        missing = [s.name for s in self.audio if s.required and audio.get(s.name) is None]
+        if missing:
+            raise ValueError(f"the {self.name} judge needs the audio {', '.join(missing)}")
+        fn = self.function()
+        params = inspect.signature(fn).parameters
+        kwargs: dict[str, Any] = {s.name: audio.get(s.name) for s in self.audio}
+        for name, field in self.args.model_fields.items():
+            value = getattr(args, name)
+            if name in params:
+                kwargs[name] = value
+            elif value != field.get_default(call_default_factory=True):
+                # an input the spec declares ahead of its function (rubric `aggregation`): only its default
+                raise ValueError(f"{name}={value!r} is not available in this build of the {self.name} judge")
+        return fn(**kwargs, **options.for_function(fn))
+
+
+def input_problem(spec: JudgeSpec, exc: ValidationError, flag: Callable[[str], str] = repr) -> str:
+    """One sentence for invalid judge inputs (CLI and HTTP): the field as the caller names it (`flag`)."""
+    parts: list[str] = []
+    for e in exc.errors(include_url=False):
+        where = ".".join(str(x) for x in e["loc"])
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        if e["type"] == "missing":
+            parts.append(f"the {spec.name} judge needs {flag(where)}")
+        elif where:
+            parts.append(f"{flag(where)}: {msg}")
+        else:
+            parts.append(msg)
+    return "; ".join(parts)
+
+
+JUDGES: Registry[JudgeSpec] = Registry("judge", group="judges")
+"""Judge name -> JudgeSpec. The agent tools, `audiomind judge`, the HTTP routes and the benchmark read it."""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# The built-in judges: their inputs and one registration each.
+
+class JudgeArgs(BaseModel):
+    """Base of a judge's own inputs: extra fields are an error (a typo is never silently ignored)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class EditArgs(JudgeArgs):
+    instruction: str | None = Field(None, max_length=1000, description="the edit instruction, e.g. 'Add a dog "
+                                                                        "barking'")
+    original_description: str | None = Field(None, max_length=1000, description="caption of the original audio")
+    target_description: str | None = Field(None, max_length=1000, description="caption the edited audio should fit")
+
+    @model_validator(mode="after")
+    def _what_to_judge(self) -> EditArgs:
+        if not (self.instruction or self.target_description):
+            raise ValueError("give the edit instruction or the target description (or both)")
+        return self
+
+
+class RubricArgs(JudgeArgs):
+    instruction: str = Field(..., min_length=1, max_length=2000, description="the instruction the audio should "
+                                                                             "follow")
+    threshold: float = Field(0.75, ge=0.0, le=1.0, description="aligned when the item score reaches this")
+    holistic: bool = Field(True, description="also run the single-question holistic baseline")
+    max_items: int = Field(8, ge=1, le=20, description="rubric items at most")
+    aggregation: Literal["geometric", "mean"] = Field(
+        "geometric", description="item score: geometric mean of p(yes) (every item must hold) or the plain mean")
+
+
+class AuraArgs(JudgeArgs):
+    question: str = Field(..., min_length=1, max_length=2000, description="the question about the audio")
+    reference: str = Field(..., min_length=1, max_length=2000, description="the reference (gold) answer")
+    response: str = Field(..., max_length=4000, description="the response (answer) to score")
+    mode: Literal["paper", "two_threshold"] = Field(
+        "paper", description="CLAP entailment thresholding: paper (one threshold, 0.35) | two_threshold (0.25 / 0.55)")
+    w: float = Field(0.1, ge=0.0, le=1.0, description="weight of the audio-entailment term")
+
+
+for _spec in (
+    JudgeSpec(
+        name="edit", summary="Evaluate an audio edit: overall quality, editing effectiveness, preservation "
+                             "(seven steps).",
+        args=EditArgs,
+        audio=(AudioSlot(name="original", help="the original audio", artifact_arg="original_artifact",
+                         artifact_help="id of the ORIGINAL audio artifact"),
+               AudioSlot(name="edited", help="the edited audio", artifact_default="a1",
+                         artifact_help="id of the EDITED audio artifact")),
+        run="audiomind.judges.edit:judge_edit", result="audiomind.judges.edit:EditJudgeResult",
+        tool="judge_edit", tool_result="audiomind.judges.tools:edit_tool_result", task="edit-eval",
+        cli=CliLayout(short={"instruction": "-i", "original_description": "-d", "target_description": "-t"}),
+        render="audiomind.judges.cli:edit_lines"),
+    JudgeSpec(
+        name="rubric", summary="Judge instruction following item by item (dynamic rubric), with the holistic "
+                               "baseline.",
+        args=RubricArgs,
+        audio=(AudioSlot(name="audio", help="the audio to judge", path_fields=("path", "audio_path")),),
+        run="audiomind.judges.rubric:judge_rubric", result="audiomind.judges.rubric:RubricJudgeResult",
+        tool="judge_rubric", tool_result="audiomind.judges.tools:rubric_tool_result", task="rubric-judge",
+        cli=CliLayout(arguments=("instruction",)), render="audiomind.judges.cli:rubric_lines"),
+    JudgeSpec(
+        name="aura", summary="AURA score of a free-form answer against a reference answer.",
+        args=AuraArgs,
+        audio=(AudioSlot(name="audio", help="the audio (for CLAP entailment)", required=False,
+                         path_fields=("path", "audio_path")),),
+        run="audiomind.judges.aura:aura_score", result="audiomind.judges.aura:AuraResult",
+        tool="judge_aura", tool_result="audiomind.judges.tools:aura_tool_result", task="aura",
+        cli=CliLayout(short={"question": "-q", "reference": "-r", "response": "-a"}),
+        render="audiomind.judges.cli:aura_lines"),
+):
+    JUDGES.register(_spec.name, _spec)
+
+
+def spec_of_tool(tool: str) -> JudgeSpec | None:
+    """The judge whose agent tool is `tool` (None: no judge has it)."""
+    return next((JUDGES[n] for n in JUDGES.names() if JUDGES[n].tool == tool), None)
