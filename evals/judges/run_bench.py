@@ -26,17 +26,9 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 
-def roc_auc(scores: list[float], labels: list[bool]) -> float | None:
-    """Mann-Whitney AUC (ties count half); None when one class is missing."""
-    pos = [s for s, y in zip(scores, labels) if y]
-    neg = [s for s, y in zip(scores, labels) if not y]
-    if not pos or not neg:
-        return None
-    wins = sum((p > n) + 0.5 * (p == n) for p in pos for n in neg)
-    return wins / (len(pos) * len(neg))
-
-
 def summarise(rows: list[dict], threshold: float) -> dict:
+    from audiomind.bench.report import roc_auc  # the report's Mann-Whitney AUC (ties count half)
+
     out: dict = {}
     domains = sorted({r["domain"] for r in rows}) + ["all"]
     for d in domains:
@@ -88,6 +80,8 @@ def main(
     llm: str = typer.Option("rules", help="judge model spec"),
     frontend: str = typer.Option("cascade", help="front-end spec"),
     threshold: float = typer.Option(0.75, help="decision threshold on the rubric score"),
+    aggregation: str = typer.Option("geometric", help="how item p(yes) become the score: geometric or mean "
+                                    "(docs/JUDGES.md, Rubric aggregation)"),
     limit: int = typer.Option(0, min=0, help="only the first N items (0: all)"),
     workers: int = typer.Option(1, min=1, help="judgements run concurrently"),
 ) -> None:
@@ -98,7 +92,8 @@ def main(
     source = task_source(items, out / "rubric_judge_source.jsonl")
     t0 = time.monotonic()
     _, judged = run_judge_set("rubric-judge", source, out, audio_dir=data, limit=limit or None, workers=workers,
-                              options={"llm": llm, "frontend": frontend, "threshold": threshold, "cache": True})
+                              options={"llm": llm, "frontend": frontend, "threshold": threshold, "cache": True,
+                                       "aggregation": aggregation})
     by_id = {it["id"]: it for it in items}
     from audiomind.bench.runner import load_results
 
