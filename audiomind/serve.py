@@ -9,7 +9,8 @@ process-wide model sessions and the tool-result cache. Endpoints:
   `planner` / `frontend` specs must be on the server's allow-list. Returns the answer and the trace id.
 - `GET /v1/traces/{id}` (the trace JSON) and `GET /v1/traces/{id}/html` (the static viewer,
   audiomind.audit.html, as one self-contained page).
-- `POST /v1/judge/edit|rubric|aura`: the judges' public functions (audiomind.judges).
+- `POST /v1/judge/NAME`: one route per registered judge (edit, rubric, aura, and any a plugin adds), its form
+  fields and response model derived from the judge's spec (audiomind.judges.spec).
 - `GET /healthz`, `GET /metrics` (Prometheus text format), OpenAPI docs at `/docs`.
 
 Concurrency is bounded: at most `concurrency` runs at once, at most `queue` more waiting; a request
@@ -32,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+import inspect
 import json
 import os
 import re
@@ -42,21 +44,20 @@ import unicodedata
 from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import FastAPI, File, Form, HTTPException, Request, UploadFile
-from fastapi import Path as PathParam
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from audiomind.config import AgentConfig
 
+if TYPE_CHECKING:
+    from audiomind.judges.spec import JudgeSpec
+
 SETTINGS_ENV = "AUDIOMIND_SERVE_SETTINGS"
 TRACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _SUFFIX = re.compile(r"^\.[a-z0-9]{1,8}$")
-JUDGES = ("edit", "rubric", "aura")
-"""The judges served at /v1/judge/{kind} (their form fields are below); each is looked up by name in
-audiomind.judges.tools.JUDGES (function and result model)."""
 DEFAULT_MAX_DURATION_S = 3600.0
 """Audio longer than this is refused unless `--max-duration` says otherwise: a 10-hour silent FLAC of 6.9 MB
 ran 307 s and reached 4.86 GB RSS (issue 25)."""
@@ -64,13 +65,6 @@ CONTROLS_ALLOWED_IN_QUESTION = {"\n", "\t"}
 """A question may span lines; any other control character (ESC, CR, NUL, DEL, C1, Unicode line separators) is
 refused, as it is in a choice: a trace shows the question on a terminal."""
 ASK_FIELDS = frozenset({"question", "choices", "audio", "path", "planner", "frontend", "item_id"})
-JUDGE_FIELDS = {
-    "edit": frozenset({"instruction", "original_description", "target_description", "llm", "frontend", "original",
-                       "original_path", "edited", "edited_path"}),
-    "rubric": frozenset({"instruction", "threshold", "llm", "frontend", "audio", "path", "audio_path"}),
-    "aura": frozenset({"question", "reference", "response", "mode", "llm", "audio", "path", "audio_path"}),
-}
-"""The form fields each endpoint reads; any other field is refused (400), not silently ignored."""
 
 
 class ServeSettings(BaseModel):
@@ -599,16 +593,47 @@ ERRORS: dict[int | str, dict[str, Any]] = {
 """Documented error answers (FastAPI adds 422 for a field of the wrong type)."""
 
 
-def _judge_response_models() -> dict[str, type[BaseModel]]:
-    """Each judge's result with the trace links the service adds (the OpenAPI schemas of /v1/judge/*)."""
+def _judge_response_model(spec: JudgeSpec) -> type[BaseModel]:
+    """A judge's result with the trace links the service adds (the OpenAPI schema of /v1/judge/NAME)."""
     from pydantic import create_model
 
-    from audiomind.judges.tools import JUDGES as JUDGE_REGISTRY
+    links: dict[str, Any] = {"trace_id": (str | None, None), "trace_url": (str | None, None),
+                             "html_url": (str | None, None), "warnings": (list[str], Field(default_factory=list))}
+    base = spec.result_model()
+    return create_model(f"{base.__name__}Response", __base__=base, **links)
 
-    links = {"trace_id": (str | None, None), "trace_url": (str | None, None), "html_url": (str | None, None),
-             "warnings": (list[str], Field(default_factory=list))}
-    bases = {kind: JUDGE_REGISTRY.get(kind).result_model() for kind in JUDGES}
-    return {kind: create_model(f"{base.__name__}Response", __base__=base, **links) for kind, base in bases.items()}
+
+_BOUNDS = ("ge", "gt", "le", "lt")
+
+
+def _judge_form(spec: JudgeSpec) -> list[inspect.Parameter]:
+    """The form of POST /v1/judge/NAME, from the judge's spec: per audio slot an upload field and its path
+    field(s); per args field a form field of its type (numeric bounds included: 422 outside them, as FastAPI
+    answers a wrong type); `llm` and, for a judge with a front end, `frontend`. A required args field is
+    optional in the form so that its absence is a 400 with a sentence, as every other bad input is."""
+    kw = inspect.Parameter.KEYWORD_ONLY
+    params = [inspect.Parameter("request", kw, annotation=Request)]
+    for slot in spec.audio:
+        params.append(inspect.Parameter(slot.name, kw, default=None, annotation=Annotated[
+            UploadFile | None, File(description=slot.help + ("" if slot.required else " (optional)"))]))
+        first, *others = slot.paths()
+        params.append(inspect.Parameter(first, kw, default=None, annotation=Annotated[
+            str | None, Form(description=f"instead of an upload: {slot.help}, a file under a served root")]))
+        params += [inspect.Parameter(p, kw, default=None, annotation=Annotated[
+            str | None, Form(description=f"another name of {first!r}")]) for p in others]
+    for name, field in spec.args.model_fields.items():
+        required = field.is_required()
+        bounds = {k: getattr(m, k) for m in field.metadata for k in _BOUNDS if hasattr(m, k)}
+        params.append(inspect.Parameter(
+            name, kw, default=None if required else field.get_default(call_default_factory=True),
+            annotation=Annotated[field.annotation | None if required else field.annotation,  # type: ignore[operator]
+                                 Form(description=(field.description or "") + (" (required)" if required else ""),
+                                      **bounds)]))
+    taken = spec.options()
+    params += [inspect.Parameter(o, kw, default=None, annotation=Annotated[str | None, Form(description=help_)])
+               for o, help_ in (("llm", "text model spec (an allowed planner spec)"),
+                                ("frontend", "front-end spec (an allowed one)")) if o in taken]
+    return params
 
 
 class MetricsMiddleware:
@@ -719,7 +744,6 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
     quiet_libraries()
     settings = settings or ServeSettings()
     service = Service(settings, agent)
-    judge_models = _judge_response_models()
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -883,108 +907,14 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
             raise service.storage_refusal(exc, "the rendered page") from None
         return FileResponse(page, media_type="text/html; charset=utf-8")
 
-    judge_union = judge_models["edit"] | judge_models["rubric"] | judge_models["aura"]
+    from audiomind.judges.spec import JUDGES as JUDGE_SPECS
 
-    @app.post("/v1/judge/{kind}", summary="run a judge (edit | rubric | aura)", response_model=judge_union,
-              responses={k: ERRORS[k] for k in (400, 403, 404, 413, 429, 502, 507)})
-    async def judge(
-        request: Request,
-        kind: Annotated[str, PathParam(description="the judge", json_schema_extra={"enum": list(JUDGES)})],
-        instruction: Annotated[str | None, Form(description="edit / rubric: the instruction")] = None,
-        original_description: Annotated[str | None, Form(description="edit: caption of the original")] = None,
-        target_description: Annotated[str | None, Form(description="edit: caption the edit should fit")] = None,
-        question: Annotated[str | None, Form(description="aura: the question")] = None,
-        reference: Annotated[str | None, Form(description="aura: the reference answer")] = None,
-        response: Annotated[str | None, Form(description="aura: the answer to score")] = None,
-        mode: Annotated[str, Form(description="aura: paper | two_threshold")] = "paper",
-        threshold: Annotated[float, Form(ge=0.0, le=1.0, description="rubric: aligned at this mean p(yes)")] = 0.75,
-        llm: Annotated[str | None, Form(description="text model spec (an allowed planner spec)")] = None,
-        frontend: Annotated[str | None, Form(description="edit / rubric: front-end spec (allowed)")] = None,
-        audio: Annotated[UploadFile | None, File(description="rubric / aura: the audio")] = None,
-        path: Annotated[str | None, Form(description="rubric / aura: the audio under a served root (as in "
-                                                     "/v1/ask)")] = None,
-        audio_path: Annotated[str | None, Form(description="rubric / aura: another name of `path`")] = None,
-        original: Annotated[UploadFile | None, File(description="edit: the original audio")] = None,
-        original_path: Annotated[str | None, Form(description="edit: the original under a served root")] = None,
-        edited: Annotated[UploadFile | None, File(description="edit: the edited audio")] = None,
-        edited_path: Annotated[str | None, Form(description="edit: the edited audio under a served root")] = None,
-    ) -> JSONResponse:
-        from audiomind.audio import AudioError
-        from audiomind.backends.base import BackendError
-        from audiomind.fsutil import is_storage_error
+    for name in JUDGE_SPECS.names():  # one route per judge, in registration order
+        _judge_route(app, service, JUDGE_SPECS[name], form_fields, text_problem)
 
-        if kind not in JUDGES:
-            raise HTTPException(404, f"no judge {_shown(kind)}; judges: {', '.join(JUDGES)}")
-        await form_fields(request, JUDGE_FIELDS[kind])
-        if path and audio_path:
-            raise HTTPException(400, "give the audio's path once: 'path' (or its other name 'audio_path'), not both")
-        path = path or audio_path
-        for name, value in (("instruction", instruction), ("question", question)):
-            problem = text_problem(name, value, CONTROLS_ALLOWED_IN_QUESTION)
-            if problem:
-                raise HTTPException(400, problem)
-        agent = service.agent(llm, frontend)  # checks both specs against the allow-lists
-        llm_spec, fe_spec = llm or settings.agent.planner, frontend or settings.agent.frontend
-        common = {"trace_dir": settings.trace_dir, "registry": agent.registry, "timeout_s": settings.agent.timeout_s,
-                  "max_retries": settings.agent.max_retries}
-        shown: dict[str, str] = {}
-        from audiomind.judges.tools import JUDGES as JUDGE_REGISTRY
-
-        run_judge = JUDGE_REGISTRY.get(kind).function()  # judge_edit | judge_rubric | aura_score
-        if kind == "edit":
-            if not (instruction or target_description):
-                raise HTTPException(400, "the edit judge needs an instruction or a target_description")
-            a, shown_a = await service.audio_input(original, original_path, "original", "original_path")
-            b, shown_b = await service.audio_input(edited, edited_path, "edited", "edited_path")
-            shown = {str(a): shown_a, str(b): shown_b}
-
-            def work() -> Any:
-                return run_judge(a, b, instruction=instruction, original_description=original_description,
-                                  target_description=target_description, llm=llm_spec, frontend=fe_spec,
-                                  cache=agent.cache, **common)
-        elif kind == "rubric":
-            if not instruction:
-                raise HTTPException(400, "the rubric judge needs an instruction")
-            a, shown_a = await service.audio_input(audio, path)
-            shown = {str(a): shown_a}
-
-            def work() -> Any:
-                return run_judge(a, instruction, llm=llm_spec, frontend=fe_spec, threshold=threshold,
-                                    cache=agent.cache, **common)
-        else:
-            if not (question and reference and response):
-                raise HTTPException(400, "the aura judge needs question, reference and response")
-            if mode not in ("paper", "two_threshold"):
-                raise HTTPException(400, "mode must be paper or two_threshold")
-            a = None
-            if audio is not None or path:
-                a, shown_a = await service.audio_input(audio, path)
-                shown = {str(a): shown_a}
-
-            def work() -> Any:
-                return run_judge(question, reference, response, a, llm=llm_spec, mode=mode, **common)
-
-        def public(text: object) -> str:
-            out = str(text)
-            for where, name in shown.items():
-                out = out.replace(where, repr(name))
-            return service.public(out)
-
-        try:
-            result = await service.run(f"judge_{kind}", work, request)
-        except (AudioError, ValueError) as exc:
-            raise HTTPException(400, public(exc)) from None
-        except BackendError as exc:
-            raise HTTPException(502, public(f"model backend failed: {exc}")) from None
-        except OSError as exc:
-            if not is_storage_error(exc):
-                raise
-            raise service.storage_refusal(exc, "the judge's trace") from None
-        service.metrics.runs.labels(f"judge_{kind}", "answered").inc()
-        body = _public_paths(result.model_dump(mode="json"), shown)
-        body.update(_trace_links(getattr(result, "trace_path", None)))
-        body["trace_path"] = None  # a server path: the links above say where the trace is
-        return JSONResponse(body)
+    @app.post("/v1/judge/{kind}", include_in_schema=False)
+    async def no_such_judge(kind: str) -> None:
+        raise HTTPException(404, f"no judge {_shown(kind)}; judges: {', '.join(JUDGE_SPECS.names())}")
 
     # outermost last: metrics see every response (413 and 429 included) with its route and status
     app.add_middleware(SizeLimitMiddleware, limit_bytes=int(settings.max_upload_mb * 1048576) + 65536,
@@ -1008,6 +938,87 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
 
     app.openapi = openapi  # type: ignore[method-assign]
     return app
+
+
+def _judge_route(app: FastAPI, service: Service, spec: JudgeSpec, form_fields: Callable[..., Any],
+                 text_problem: Callable[..., str | None]) -> None:
+    """POST /v1/judge/NAME for one judge: its form, checks and response model from its spec."""
+    from audiomind.judges.spec import JudgeOptions, input_problem
+
+    settings = service.settings
+    params = _judge_form(spec)
+    allowed = frozenset(p.name for p in params[1:])
+    texts = [n for n, f in spec.args.model_fields.items() if f.annotation in (str, str | None)]
+
+    async def endpoint(**kw: Any) -> JSONResponse:
+        from pydantic import ValidationError
+
+        from audiomind.audio import AudioError
+        from audiomind.backends.base import BackendError
+        from audiomind.fsutil import is_storage_error
+
+        request: Request = kw.pop("request")
+        await form_fields(request, allowed)
+        paths: dict[str, tuple[str | None, str]] = {}  # slot -> (the path given, the field it came in)
+        for slot in spec.audio:
+            values = {f: kw.pop(f) for f in slot.paths()}
+            given = [f for f, v in values.items() if v]
+            if len(given) > 1:
+                first, *others = slot.paths()
+                raise HTTPException(400, f"give the {slot.name}'s path once: {first!r} (or its other name "
+                                         f"{' / '.join(map(repr, others))}), not both")
+            paths[slot.name] = (values[given[0]], given[0]) if given else (None, slot.paths()[0])
+        for name in texts:
+            problem = text_problem(name, kw.get(name), CONTROLS_ALLOWED_IN_QUESTION)
+            if problem:
+                raise HTTPException(400, problem)
+        agent = service.agent(kw.get("llm"), kw.get("frontend"))  # checks both specs against the allow-lists
+        try:
+            args = spec.args.model_validate({n: kw[n] for n in spec.args.model_fields if kw[n] is not None})
+        except ValidationError as exc:
+            raise HTTPException(400, input_problem(spec, exc)) from None
+        audio: dict[str, Path | None] = {}
+        shown: dict[str, str] = {}
+        for slot in spec.audio:
+            upload, (path, field) = kw[slot.name], paths[slot.name]
+            if upload is None and not path and not slot.required:
+                audio[slot.name] = None
+                continue
+            audio[slot.name], shown_as = await service.audio_input(upload, path, slot.name, field)
+            shown[str(audio[slot.name])] = shown_as
+        options = JudgeOptions(llm=kw.get("llm") or settings.agent.planner,
+                               frontend=kw.get("frontend") or settings.agent.frontend, trace_dir=settings.trace_dir,
+                               registry=agent.registry, cache=agent.cache, timeout_s=settings.agent.timeout_s,
+                               max_retries=settings.agent.max_retries)
+
+        def public(text: object) -> str:
+            out = str(text)
+            for where, name in shown.items():
+                out = out.replace(where, repr(name))
+            return service.public(out)
+
+        kind = f"judge_{spec.name}"
+        try:
+            result = await service.run(kind, lambda: spec.call(args, audio, options), request)
+        except (AudioError, ValueError) as exc:
+            raise HTTPException(400, public(exc)) from None
+        except BackendError as exc:
+            raise HTTPException(502, public(f"model backend failed: {exc}")) from None
+        except OSError as exc:
+            if not is_storage_error(exc):
+                raise
+            raise service.storage_refusal(exc, "the judge's trace") from None
+        service.metrics.runs.labels(kind, "answered").inc()
+        body = _public_paths(result.model_dump(mode="json"), shown)
+        body.update(_trace_links(getattr(result, "trace_path", None)))
+        body["trace_path"] = None  # a server path: the links above say where the trace is
+        return JSONResponse(body)
+
+    endpoint.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]  # FastAPI reads the form here
+    endpoint.__name__ = f"judge_{spec.name.replace('-', '_')}"
+    app.post(f"/v1/judge/{spec.name}", summary=f"judge {spec.name}: {spec.summary}",
+             response_model=_judge_response_model(spec),
+             responses={k: ERRORS[k] for k in (400, 403, 404, 413, 429, 502, 507)})(endpoint)
 
 
 def clip(text: str, limit: int) -> str:

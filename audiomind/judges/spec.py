@@ -161,7 +161,7 @@ class JudgeSpec(BaseModel):
             if name in params:
                 kwargs[name] = value
             elif value != field.get_default(call_default_factory=True):
-                # an input the spec declares ahead of its function (rubric `aggregation`): only its default
+                # an input the spec declares ahead of its function (a judge gaining a parameter): default only
                 raise ValueError(f"{name}={value!r} is not available in this build of the {self.name} judge")
         return fn(**kwargs, **options.for_function(fn))
 

@@ -361,12 +361,15 @@ def test_judges_take_path_or_audio_path_and_refuse_unknown_fields(served):
 def test_the_openapi_documents_judges_traces_and_errors(served):
     client, _ = served
     spec = client.get("/openapi.json").json()
-    judge = spec["paths"]["/v1/judge/{kind}"]["post"]
-    kind = next(p for p in judge["parameters"] if p["name"] == "kind")
-    assert kind["schema"]["enum"] == ["edit", "rubric", "aura"]
-    ok = judge["responses"]["200"]["content"]["application/json"]["schema"]["anyOf"]
-    names = {ref["$ref"].rsplit("/", 1)[1] for ref in ok}
-    assert names == {"EditJudgeResultResponse", "RubricJudgeResultResponse", "AuraResultResponse"}
+    results = {"edit": "EditJudgeResultResponse", "rubric": "RubricJudgeResultResponse", "aura": "AuraResultResponse"}
+    for name, result in results.items():  # one route per judge, its result and error models documented
+        judge = spec["paths"][f"/v1/judge/{name}"]["post"]
+        ok = judge["responses"]["200"]["content"]["application/json"]["schema"]
+        assert ok["$ref"] == f"#/components/schemas/{result}", name
+        for code in ("400", "403", "404", "413", "429", "502", "507"):
+            err = judge["responses"][code]["content"]["application/json"]["schema"]
+            assert err["$ref"] == "#/components/schemas/ErrorBody", (name, code)
+    assert "/v1/judge/{kind}" not in spec["paths"]  # the 404 for an unknown judge is not an operation
     schemas = spec["components"]["schemas"]
     assert schemas["AuraResultResponse"]["properties"]["judge"].get("const") == "aura" or \
         schemas["AuraResultResponse"]["properties"]["judge"].get("enum") == ["aura"]
