@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from audiomind.audio import AudioError
 from audiomind.backends.base import FrontEnd, Planner
 from audiomind.backends.deadline import BudgetExhausted
-from audiomind.config import AgentConfig
+from audiomind.config import AgentConfig, apply_process_env
 from audiomind.fsutil import storage_error
 from audiomind.graph.build import build_graph, recursion_limit
 from audiomind.graph.context import Context, GraphInput
@@ -54,6 +54,7 @@ class AudioMind:
         from that run's ToolExecutor (then the config records the instance's spec)."""
         from audiomind.backends import registry as backends
 
+        apply_process_env()  # OpenMP's wait policy before this agent's models load (importing sets nothing)
         if not isinstance(planner, (str, type(None))):
             settings["planner"] = planner.spec().spec
         elif planner is not None:

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
@@ -117,10 +116,11 @@ def print_json(payload: Any) -> None:
 
 
 def quiet_libraries() -> None:
-    """Model loaders print progress bars; a CLI answer should not be buried under them."""
-    os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-    os.environ.setdefault("TQDM_DISABLE", "1")
+    """Model loaders print progress bars; a CLI answer should not be buried under them (the third-party
+    variables of `audiomind.config.apply_process_env`, quiet ones included)."""
+    from audiomind.config import apply_process_env
+
+    apply_process_env(quiet=True)
 
 
 class OptionGroup:

@@ -48,6 +48,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from audiomind.bench.items import BenchItem, ItemResult, WorkerInfo
+from audiomind.config import apply_process_env
 from audiomind.fsutil import StorageError, atomic_write_text, storage_error
 from audiomind.prompts import letter_index
 from audiomind.trace import dump_trace
@@ -600,8 +601,7 @@ def _ray_worker_class(ray: Any) -> Any:
         """One agent per actor, made on the first item; models load once per actor process."""
 
         def __init__(self, make_agent: Callable[[], Any], prices: dict[str, dict] | None):
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TQDM_DISABLE", "1")
+            apply_process_env(quiet=True)  # an actor process: OpenMP, hub and tqdm variables before models load
             self.make_agent = make_agent
             self.prices = {k: Price(**v) for k, v in prices.items()} if prices else None
             self.agent = None

@@ -8,7 +8,6 @@ only their data files are used here. Nothing in this module touches the network.
 from __future__ import annotations
 
 import importlib.util
-import os
 import shutil
 import subprocess
 import sys
@@ -17,6 +16,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from audiomind import config
 from audiomind.fsutil import atomic_path
 
 
@@ -58,11 +58,10 @@ CATALOG: dict[str, EmbeddedModel] = {
 NO_DEPS_CARRIERS = sorted({c for m in CATALOG.values() for c in m.carrier})
 
 
-def cache_dir() -> Path:
-    root = os.environ.get("AUDIOMIND_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "audiomind"
-    )
-    path = Path(root)
+def cache_dir(root: str | Path | None = None) -> Path:
+    """The embedded cache folder, created: `root`, else the setting `cache` (env AUDIOMIND_CACHE), else
+    $XDG_CACHE_HOME/audiomind or ~/.cache/audiomind."""
+    path = Path(root) if root is not None else config.settings().cache_root()
     path.mkdir(parents=True, exist_ok=True)
     return path
 

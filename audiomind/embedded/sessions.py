@@ -14,13 +14,14 @@ Keys are the embedded catalog's names (`whisper-tiny.en`, `yamnet`, `silero-vad`
 Thread counts (the reference machine has 2 cores, shared by the tool calls the executor runs in
 parallel), set here and nowhere else:
 - `intra_op_threads()`: intra-op threads of the models that work on whole clips (basic-pitch, DNSMOS,
-  Whisper's CTranslate2 workers): env `AUDIOMIND_INTRA_OP_THREADS`, default 2 (one per core).
+  Whisper's CTranslate2 workers): the setting `intra_op_threads` (`audiomind.config.Settings`, env
+  `AUDIOMIND_INTRA_OP_THREADS`), default 2 (one per core).
 - `SMALL_MODEL_THREADS` (1): models called on many small inputs (Silero's 32 ms windows, YAMNet's
   0.96 s patches, Resemblyzer's LSTM batches), where spreading one small input over threads costs more
   than it gives and, on a busy 2-core machine, OpenMP spin-waiting made them 2-10x slower.
 - inter-op threads are always 1: the graphs here have no parallel branches worth a second pool.
-- OpenMP threads wait passively (`OMP_WAIT_POLICY=PASSIVE`, set when this module is imported, before any
-  model loads; a value already in the environment wins): Whisper's CTranslate2 pool uses OpenMP, and its
+- OpenMP threads wait passively (`OMP_WAIT_POLICY=PASSIVE`, set by `audiomind.config.apply_process_env()`,
+  which entry points call before any model loads; a value already in the environment wins): Whisper's CTranslate2 pool uses OpenMP, and its
   spinning second thread on the busy 2-core machine doubled the CPU of a 10 s transcription (1.0-1.2 s of
   CPU, 1.0-1.6 s wall, against 0.6 s and 0.75-0.95 s passive).
 """
@@ -28,7 +29,6 @@ parallel), set here and nowhere else:
 from __future__ import annotations
 
 import contextlib
-import os
 import threading
 import time
 from collections import OrderedDict
@@ -37,27 +37,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from audiomind import config
+
 T = TypeVar("T")
 
-THREADS_ENV = "AUDIOMIND_INTRA_OP_THREADS"
-# Read when OpenMP starts (CTranslate2's libgomp loads with `import ctranslate2`, always after this module).
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-DEFAULT_INTRA_OP_THREADS = 2
+THREADS_ENV = config.env_name("intra_op_threads")
+DEFAULT_INTRA_OP_THREADS: int = config.Settings.model_fields["intra_op_threads"].default
 SMALL_MODEL_THREADS = 1
 
 
-def intra_op_threads() -> int:
-    """Intra-op threads for whole-clip models: AUDIOMIND_INTRA_OP_THREADS (a positive integer), else 2."""
-    raw = os.environ.get(THREADS_ENV, "").strip()
-    if not raw:
-        return DEFAULT_INTRA_OP_THREADS
-    try:
-        n = int(raw)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise ValueError(f"{THREADS_ENV} must be a positive integer, got {raw!r}")
-    return n
+def intra_op_threads(value: int | None = None) -> int:
+    """Intra-op threads for whole-clip models: `value`, else the setting `intra_op_threads` (a positive
+    integer; env AUDIOMIND_INTRA_OP_THREADS), else 2."""
+    if value is None:
+        return config.settings().intra_op_threads
+    if value < 1:
+        raise ValueError(f"intra-op threads must be a positive integer, got {value!r}")
+    return value
 
 
 def onnx_session(path: str | Path, *, small: bool = False) -> Any:

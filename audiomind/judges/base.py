@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel, Field
 
+from audiomind import config
 from audiomind.artifacts import make_artifact
+from audiomind.config import Settings
 from audiomind.prompts import all_prompt_hashes
 from audiomind.state import (
     Action,
@@ -42,12 +44,6 @@ from audiomind.state import (
 )
 from audiomind.trace import write_trace
 
-# OpenMP threads that spin while they wait (the default) burn whole cores when the machine is shared: on 2
-# busy cores one 10 s Whisper transcription measured 2.5, 36 and 5 s (35 s of CPU in the second) with the
-# default policy and 1.3-2.4 s passive. Set before any model loads (it is read when OpenMP starts);
-# a value already in the environment wins.
-os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
-
 if TYPE_CHECKING:
     from audiomind.judges.llm import AudioJudge, JudgeLLM
     from audiomind.tools.executor import ToolExecutor
@@ -71,11 +67,12 @@ class JudgeModels(BaseModel):
     frontend: str = "cascade"
 
 
-def default_models() -> JudgeModels:
-    """The judges' models from the environment (AUDIOMIND_JUDGE_LLM / AUDIOMIND_JUDGE_FRONTEND): the tool
-    entry points take no model arguments, so the agent's planner cannot point them at arbitrary endpoints."""
-    return JudgeModels(llm=os.environ.get("AUDIOMIND_JUDGE_LLM", "rules") or "rules",
-                       frontend=os.environ.get("AUDIOMIND_JUDGE_FRONTEND", "cascade") or "cascade")
+def default_models(settings: Settings | None = None) -> JudgeModels:
+    """The judges' models from the settings `judge_llm` / `judge_frontend` (default: the active ones; env
+    AUDIOMIND_JUDGE_LLM / AUDIOMIND_JUDGE_FRONTEND): the tool entry points take no model arguments, so the
+    agent's planner cannot point them at arbitrary endpoints."""
+    s = settings or config.settings()
+    return JudgeModels(llm=s.judge_llm, frontend=s.judge_frontend)
 
 
 def _shared_registry():
@@ -115,6 +112,7 @@ class JudgeSession:
     ):
         from audiomind.tools.executor import ToolExecutor
 
+        config.apply_process_env()  # OpenMP's wait policy before the judge's models load (importing sets nothing)
         self.kind = kind
         self.timeout_s, self.max_retries = timeout_s, max_retries
         self.steps: list[JudgeStep] = []

@@ -39,6 +39,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
+from audiomind import config
+from audiomind.config import Settings
 from audiomind.embedded import sessions
 
 METRICS = ("bleu_1", "bleu_2", "bleu_3", "bleu_4", "meteor", "rouge_l", "cider_d", "spice", "spider", "fense")
@@ -92,9 +94,9 @@ def _coco_dir() -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def spice_jars() -> tuple[Path, Path] | None:
-    """(corenlp jar, corenlp models jar) from AUDIOMIND_SPICE_DIR, or None."""
-    root = os.environ.get("AUDIOMIND_SPICE_DIR")
+def spice_jars(settings: Settings | None = None) -> tuple[Path, Path] | None:
+    """(corenlp jar, corenlp models jar) from the setting `spice_dir` (env AUDIOMIND_SPICE_DIR), or None."""
+    root = (settings or config.settings()).spice_dir
     if not root:
         return None
     d = Path(root).expanduser()
@@ -104,16 +106,18 @@ def spice_jars() -> tuple[Path, Path] | None:
     return None
 
 
-def fense_files() -> dict[str, Path] | None:
+def fense_files(settings: Settings | None = None) -> dict[str, Path] | None:
     """FENSE's parts in AUDIOMIND_FENSE_DIR: an echecker checkpoint (*.ckpt, from the FENSE release), the
     encoder it names (a Hugging Face folder with that name, e.g. bert-base-uncased/) and the SBERT model
-    folder paraphrase-TinyBERT-L6-v2/ (or any SBERT folder named in AUDIOMIND_FENSE_SBERT)."""
-    root = os.environ.get("AUDIOMIND_FENSE_DIR")
+    folder paraphrase-TinyBERT-L6-v2/ (or any SBERT folder named in AUDIOMIND_FENSE_SBERT); the settings
+    `fense_dir` and `fense_sbert`."""
+    s = settings or config.settings()
+    root = s.fense_dir
     if not root:
         return None
     d = Path(root).expanduser()
     ckpts = sorted(d.glob("echecker*.ckpt")) or sorted(d.glob("*.ckpt"))
-    sbert = d / os.environ.get("AUDIOMIND_FENSE_SBERT", "paraphrase-TinyBERT-L6-v2")
+    sbert = d / s.fense_sbert
     if not ckpts or not sbert.is_dir():
         return None
     return {"echecker": ckpts[0], "sbert": sbert, "root": d}

@@ -3,11 +3,12 @@ and Microsoft CLAP (`msclap`), used only when a checkpoint and its package are p
 
 Neither package ships weights: LAION-CLAP loads a checkpoint file (e.g. 630k-audioset-best.pt, HTSAT-tiny;
 music_audioset_epoch_15_esc_90.14.pt, HTSAT-base) and the roberta-base tokenizer from the Hugging Face
-cache; msclap loads its checkpoint plus a GPT-2 text encoder the same way. Configure:
-    AUDIOMIND_CLAP_CKPT     path of the checkpoint file
-    AUDIOMIND_CLAP_BACKEND  laion | msclap (default: whichever package imports, laion first)
-    AUDIOMIND_CLAP_AMODEL   LAION audio model (HTSAT-tiny default, HTSAT-base for the music checkpoints)
-    AUDIOMIND_CLAP_VERSION  msclap version (2023 default)
+cache; msclap loads its checkpoint plus a GPT-2 text encoder the same way. Configure (`audiomind.config.
+Settings`; the environment variable is the fallback):
+    clap_ckpt     AUDIOMIND_CLAP_CKPT     path of the checkpoint file
+    clap_backend  AUDIOMIND_CLAP_BACKEND  laion | msclap (default: whichever package imports, laion first)
+    clap_amodel   AUDIOMIND_CLAP_AMODEL   LAION audio model (HTSAT-tiny default, HTSAT-base for the music checkpoints)
+    clap_version  AUDIOMIND_CLAP_VERSION  msclap version (2023 default)
 Where anything is missing, `clap_status()` says exactly what, and AURA records the entailment term as
 skipped with that reason (it never substitutes another model for CLAP silently).
 """
@@ -15,13 +16,14 @@ skipped with that reason (it never substitutes another model for CLAP silently).
 from __future__ import annotations
 
 import importlib.util
-import os
 import threading
 from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel
 
+from audiomind import config
+from audiomind.config import Settings
 from audiomind.embedded import sessions
 
 
@@ -32,9 +34,11 @@ class ClapStatus(BaseModel):
     reason: str = ""
 
 
-def clap_status() -> ClapStatus:
-    """Can CLAP run here? (No model is loaded; see `load_clap` for load-time failures.)"""
-    backend = (os.environ.get("AUDIOMIND_CLAP_BACKEND") or "").strip().lower() or None
+def clap_status(settings: Settings | None = None) -> ClapStatus:
+    """Can CLAP run here, with `settings` (default: the active ones)? (No model is loaded; see `load_clap`
+    for load-time failures.)"""
+    s = settings or config.settings()
+    backend = s.clap_backend
     have = {"laion": importlib.util.find_spec("laion_clap") is not None,
             "msclap": importlib.util.find_spec("msclap") is not None}
     if backend is None:
@@ -47,7 +51,7 @@ def clap_status() -> ClapStatus:
         return ClapStatus(available=False, backend=backend, reason=f"unknown AUDIOMIND_CLAP_BACKEND {backend!r}")
     if not have[backend]:
         return ClapStatus(available=False, backend=backend, reason=f"{backend} is not installed")
-    ckpt = os.environ.get("AUDIOMIND_CLAP_CKPT")
+    ckpt = str(s.clap_ckpt) if s.clap_ckpt is not None else None
     if not ckpt:
         return ClapStatus(available=False, backend=backend,
                           reason="no CLAP checkpoint configured (AUDIOMIND_CLAP_CKPT); no package ships the weights")
@@ -59,21 +63,21 @@ def clap_status() -> ClapStatus:
 class ClapModel:
     """Unit-normalised text and audio embeddings from one CLAP model, serialised by a lock."""
 
-    def __init__(self, status: ClapStatus):
+    def __init__(self, status: ClapStatus, settings: Settings | None = None):
+        s = settings or config.settings()
         self.status = status
         self.lock = threading.Lock()
         ckpt = status.checkpoint or ""
         if status.backend == "laion":
             import laion_clap
 
-            amodel = os.environ.get("AUDIOMIND_CLAP_AMODEL", "HTSAT-tiny")
-            self.model = laion_clap.CLAP_Module(enable_fusion=False, amodel=amodel, device="cpu")
+            self.model = laion_clap.CLAP_Module(enable_fusion=False, amodel=s.clap_amodel, device="cpu")
             self.model.load_ckpt(ckpt)
             self.sr = 48000
         else:
             from msclap import CLAP
 
-            self.model = CLAP(model_fp=ckpt, version=os.environ.get("AUDIOMIND_CLAP_VERSION", "2023"), use_cuda=False)
+            self.model = CLAP(model_fp=ckpt, version=s.clap_version, use_cuda=False)
             self.sr = 44100
 
     @staticmethod

@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import functools
 import json
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel, Field
 
+from audiomind import config
 from audiomind.resources import data_dir
 
 WORDNET_DIRS = ("/usr/share/wordnet",)
@@ -107,9 +107,11 @@ class Sense(BaseModel):
         return f"{self.word}, a {self.hypernym}: {first}" if self.hypernym else f"{self.word}: {first}"
 
 
-def wordnet_dir() -> Path | None:
-    """Where WordNet's database files are, or None."""
-    for d in ([os.environ["AUDIOMIND_WORDNET_DIR"]] if os.environ.get("AUDIOMIND_WORDNET_DIR") else []) + list(WORDNET_DIRS):
+def wordnet_dir(root: str | Path | None = None) -> Path | None:
+    """Where WordNet's database files are (`root`, else the setting `wordnet_dir`, env AUDIOMIND_WORDNET_DIR,
+    else WORDNET_DIRS), or None."""
+    first = root if root is not None else config.settings().wordnet_dir
+    for d in ([first] if first else []) + list(WORDNET_DIRS):
         p = Path(d)
         if (p / "index.noun").is_file() and (p / "data.noun").is_file():
             return p

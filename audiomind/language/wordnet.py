@@ -4,15 +4,18 @@ $AUDIOMIND_WORDNET_DIR): 'hot' -> 'cold'. A satellite adjective ('scorching') ta
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
+
+from audiomind import config
 
 WORDNET_DIRS = ("/usr/share/wordnet",)
 
 
-def wordnet_dir() -> Path | None:
-    env = os.environ.get("AUDIOMIND_WORDNET_DIR")
+def wordnet_dir(root: str | Path | None = None) -> Path | None:
+    """`root`, else the setting `wordnet_dir` (env AUDIOMIND_WORDNET_DIR), else WORDNET_DIRS: the first that
+    holds the adjective files."""
+    env = root if root is not None else config.settings().wordnet_dir
     for d in ([env] if env else []) + list(WORDNET_DIRS):
         if (Path(d) / "data.adj").is_file() and (Path(d) / "index.adj").is_file():
             return Path(d)

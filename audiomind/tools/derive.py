@@ -21,7 +21,6 @@ first.
 from __future__ import annotations
 
 import math
-import os
 import subprocess
 import threading
 from pathlib import Path
@@ -32,6 +31,7 @@ import soundfile as sf
 from pydantic import Field, model_validator
 
 from audiomind import audio as audio_io
+from audiomind import config
 from audiomind.embedded import sessions
 from audiomind.fsutil import atomic_path
 from audiomind.tools.base import AudioInput, DerivedAudio, ToolArgs, ToolContext, ToolOutput, ToolResult
@@ -641,7 +641,7 @@ def denoise(args: DenoiseArgs, ctx: ToolContext) -> ToolResult:
 
 
 # ---- Demucs source separation (optional; needs the demucs package and its weights) -----------------------
-DEMUCS_REPO_ENV = "AUDIOMIND_DEMUCS_REPO"  # a local folder of Demucs weights (no hub download offline)
+DEMUCS_REPO_ENV = config.env_name("demucs_repo")  # a local folder of Demucs weights (no hub download offline)
 Stem = Literal["vocals", "drums", "bass", "other", "guitar", "piano"]
 
 
@@ -659,12 +659,12 @@ class SeparateArgs(ToolArgs):
 _demucs_lock = threading.Lock()
 
 
-def _load_demucs(name: str, device: str):
+def _load_demucs(name: str, device: str, repo: Path | None = None):
     from demucs.pretrained import get_model
 
-    repo = os.environ.get(DEMUCS_REPO_ENV)
+    repo = repo if repo is not None else config.settings().demucs_repo
     try:
-        model = get_model(name, repo=Path(repo) if repo else None)
+        model = get_model(name, repo=repo)
     except Exception as exc:
         where = f"local repo {repo}" if repo else "the Demucs download site (needs network)"
         raise RuntimeError(f"Demucs model {name!r} could not be loaded from {where}: {exc}; set "
@@ -675,7 +675,8 @@ def _load_demucs(name: str, device: str):
 
 
 def _demucs_model(name: str, device: str):
-    """A pretrained Demucs model, loaded once per process (from AUDIOMIND_DEMUCS_REPO when set); the two
+    """A pretrained Demucs model, loaded once per process (from the setting `demucs_repo`, env
+    AUDIOMIND_DEMUCS_REPO, when set); the two
     most recently used stay loaded."""
     return sessions.get(f"demucs:{name}:{device}", lambda: _load_demucs(name, device), keep=2)
 

@@ -1,29 +1,33 @@
 """Hub-loaded speech tools: WhisperX forced alignment and pyannote.audio diarization.
 
 Their weights come from a model hub, which this offline stack never contacts: each tool loads from a
-local folder a user prepared (env AUDIOMIND_WHISPERX_ALIGN_DIR, AUDIOMIND_PYANNOTE_DIR) and is listed as
+local folder a user prepared (the settings `whisperx_align_dir` / `pyannote_dir`, env
+AUDIOMIND_WHISPERX_ALIGN_DIR / AUDIOMIND_PYANNOTE_DIR) and is listed as
 unavailable, with the reason, where the package or the folder is missing. Both packages pull PyPI's
 torchaudio, which does not load beside torch 2.13.0+cpu, so they are optional extras, never the default.
 """
 
 from __future__ import annotations
 
-import os
 import threading
 from pathlib import Path
 
 from pydantic import Field
 
+from audiomind import config
+from audiomind.config import Settings
 from audiomind.embedded import sessions
 from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult
 
 _lock = threading.Lock()  # one hub model runs at a time (they are large, and GPU memory is shared)
 
 
-def _local_dir(env: str, what: str) -> Path:
-    folder = os.environ.get(env)
+def _local_dir(setting: str, what: str, settings: Settings | None = None) -> Path:
+    """The folder a `Settings` field names (default: the active settings), which must exist."""
+    folder = getattr(settings or config.settings(), setting)
     if not folder or not Path(folder).is_dir():
-        raise RuntimeError(f"{what} weights are loaded from a local folder only: set {env} to a prepared copy")
+        raise RuntimeError(f"{what} weights are loaded from a local folder only: set {config.env_name(setting)} "
+                           "to a prepared copy")
     return Path(folder)
 
 
@@ -61,7 +65,7 @@ def _align_model(language: str, device: str):
 
         return whisperx.load_align_model(
             language_code=language, device=device,
-            model_dir=str(_local_dir("AUDIOMIND_WHISPERX_ALIGN_DIR", "WhisperX")),
+            model_dir=str(_local_dir("whisperx_align_dir", "WhisperX")),
         )
 
     return sessions.get(f"whisperx-align:{language}:{device}", load, keep=4)
@@ -110,7 +114,7 @@ def _pipeline(device: str):
         import torch
         from pyannote.audio import Pipeline
 
-        folder = _local_dir("AUDIOMIND_PYANNOTE_DIR", "pyannote.audio")
+        folder = _local_dir("pyannote_dir", "pyannote.audio")
         config = folder / "config.yaml"
         if not config.exists():
             raise RuntimeError(f"{config} not found: AUDIOMIND_PYANNOTE_DIR must hold a pipeline config.yaml")

@@ -19,6 +19,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from audiomind import config
 from audiomind.registry import Registry
 from audiomind.resources import tools_dir
 from audiomind.state import ToolCategory
@@ -111,7 +112,7 @@ class ToolManifest(BaseModel):
             if not found:
                 return False, f"python package {pkg!r} is not installed"
         for var in self.needs.env:
-            folder = os.environ.get(var)
+            folder = config.env_setting(var)
             if not folder or not os.path.isdir(folder):
                 return False, f"set {var} to a local folder with the weights (hub downloads are never made)"
         for exe in self.needs.executables:

@@ -50,6 +50,7 @@ from pydantic import BaseModel, Field
 from audiomind import audio as audio_io
 from audiomind.artifacts import make_artifact
 from audiomind.audio import AudioError
+from audiomind.config import apply_process_env
 from audiomind.paths import PathPolicyError, clip_text, resolve_under
 from audiomind.state import (
     Artifact,
@@ -729,6 +730,7 @@ def serve_stdio(core: ToolServer) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
+    apply_process_env(quiet=True)  # OpenMP, hub and progress-bar variables, before any model loads
     server = build_server(core)
 
     async def main() -> None:
@@ -742,5 +744,6 @@ def serve_http(core: ToolServer, port: int, host: str = "127.0.0.1") -> None:
     """Streamable HTTP at http://127.0.0.1:PORT/mcp (loopback only; DNS-rebinding protection on)."""
     import uvicorn
 
+    apply_process_env(quiet=True)  # OpenMP, hub and progress-bar variables, before any model loads
     app = build_server(core).streamable_http_app(host=host)
     uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
