@@ -31,9 +31,12 @@ import ast
 import hashlib
 import json
 import shutil
+import struct
 import subprocess
 import sys
 import tempfile
+import zipfile
+import zlib
 from pathlib import Path
 from typing import Literal
 
@@ -82,11 +85,26 @@ class Voice(_Strict):
 
 class Recording(_Strict):
     """A recording from an installed Debian package's file, cut to start..end s (end None: the file's end),
-    faded and peak-normalised to 0.5 (sets with a tag)."""
+    faded and peak-normalised to 0.5 (sets with a tag). A file inside an archive is extracted first (to
+    src/x<tag>_<name>): sound `entry` of an OpenSFX .cat (checked to carry `title`), or `member` of a Qt
+    resource archive (.rcc) or of a zip archive (.zip, .pk3)."""
 
     file: str
     start: float = 0.0
     end: float | None = None
+    entry: int | None = None
+    title: str | None = None
+    member: str | None = None
+
+    @model_validator(mode="after")
+    def _archive(self) -> Recording:
+        if (self.entry is None) != (self.title is None) or (self.entry is not None and self.member is not None):
+            raise ValueError("a recording is a file, an OpenSFX entry with its title, or an archive member")
+        if self.entry is not None and not self.file.endswith(".cat"):
+            raise ValueError(f"entry {self.entry} needs an OpenSFX .cat file, not {self.file}")
+        if self.member is not None and Path(self.file).suffix not in (".rcc", ".zip", ".pk3"):
+            raise ValueError(f"member {self.member} needs a .rcc, .zip or .pk3 archive, not {self.file}")
+        return self
 
 
 class Theme(_Strict):
@@ -507,6 +525,53 @@ def times(parts: list[np.ndarray], gap_s: float) -> np.ndarray:
     return np.concatenate(out)
 
 
+def cat_entry(cat: Path, i: int, title: str) -> bytes:
+    """Sound i of an OpenSFX .cat (a table of (offset | 1 << 31, size) pairs, then per sound a length-prefixed
+    title and a RIFF file), after checking that its title starts with title."""
+    b = cat.read_bytes()
+    off, size = struct.unpack_from("<II", b, 8 * i)
+    blob = b[off & 0x7FFFFFFF: (off & 0x7FFFFFFF) + size]
+    name = blob[1: 1 + blob[0]].decode("latin-1")
+    if not name.startswith(title):
+        raise SystemExit(f"{cat.name} entry {i} is {name!r}, not {title}")
+    return blob[blob.find(b"RIFF"):]
+
+
+def rcc_entry(rcc: Path, path: str) -> bytes:
+    """The file path inside a Qt resource archive (the 'qres' format: a tree of name / flags / data-offset
+    nodes; flag 1 is zlib with a 4-byte size prefix, flag 2 a folder)."""
+    b = rcc.read_bytes()
+    ver, tree, data, names = struct.unpack_from(">IIII", b, 4)
+    size_node = 14 + (8 if ver >= 2 else 0)
+
+    def name(o: int) -> str:
+        n = struct.unpack_from(">H", b, names + o)[0]
+        return b[names + o + 6: names + o + 6 + 2 * n].decode("utf-16-be")
+
+    node = 0
+    for part in path.split("/"):
+        cnt, first = struct.unpack_from(">II", b, tree + node * size_node + 6)
+        node = next((c for c in range(first, first + cnt)
+                     if name(struct.unpack_from(">I", b, tree + c * size_node)[0]) == part), -1)
+        if node < 0:
+            raise SystemExit(f"{path} not in {rcc.name}")
+    flags = struct.unpack_from(">H", b, tree + node * size_node + 4)[0]
+    doff = struct.unpack_from(">I", b, tree + node * size_node + 10)[0]
+    n = struct.unpack_from(">I", b, data + doff)[0]
+    blob = b[data + doff + 4: data + doff + 4 + n]
+    return zlib.decompress(blob[4:]) if flags & 1 else blob
+
+
+def extracted(r: Recording) -> tuple[bytes, str]:
+    """The bytes of an archived recording and the suffix of the file they are written to."""
+    if r.entry is not None:
+        return cat_entry(Path(r.file), r.entry, r.title or ""), ".wav"
+    if r.file.endswith(".rcc"):
+        return rcc_entry(Path(r.file), r.member or ""), Path(r.member or "").suffix
+    with zipfile.ZipFile(r.file) as z:
+        return z.read(r.member or ""), Path(r.member or "").suffix
+
+
 def looped(y: np.ndarray, n_s: int) -> np.ndarray:
     """y repeated back to back until it is n_s samples long."""
     return np.tile(y, int(np.ceil(n_s / len(y))))[:n_s]
@@ -569,7 +634,12 @@ class CheckedKit(Kit):
         p = self.d / f"r{self.tag}_{name}.wav"
         if not p.exists():
             r = self.spec.recordings[name]
-            y = _load(r.file)
+            src: Path | str = r.file
+            if r.entry is not None or r.member is not None:
+                raw, suffix = extracted(r)
+                src = self.d / f"x{self.tag}_{name}{suffix}"
+                src.write_bytes(raw)
+            y = _load(src)
             y = y[int(r.start * SR): int(r.end * SR) if r.end is not None else len(y)]
             aio.write_wav(p, peak(fade(y), 0.5), SR)
         return _load(p)
