@@ -1,6 +1,6 @@
 """Build a blind evaluation set from its data file (evals/unseen/<set>.toml).
 
-    .venv/bin/python evals/unseen/build.py --set reasoning_v1|perception_v1 --out DIR [--seed 0]
+    .venv/bin/python evals/unseen/build.py --set reasoning_v1|perception_v1|reasoning_v2|perception_v2 --out DIR [--seed 0]
 
 Writes DIR/items.jsonl ({"id","kind","question","choices","answer","audio"}, audio relative to DIR) and
 DIR/audio/<id>.wav (16 kHz mono, 16-bit). Every answer is true by construction: the TOML says what is
@@ -10,16 +10,26 @@ seeded RNG, so positions are balanced and the same seed gives byte-identical out
 
 Audio segments (rendered one after another, `gap` seconds of silence between, default 0.35):
   {say="text", voice="slt"|"espeak:en-us+whisper", rate=1.0}   flite / espeak-ng speech
+      f0_sd=0                                                   flite only: int_f0_target_stddev (0 = monotone)
   {sound="bell", times=1, spacing=0.6}                          freedesktop theme sound(s)
   {tone=440, dur=0.5, wave="sine"|"square"|"saw"|"noise", amp=0.3}
+  {tone=110, dur=4, wave="sweep", cutoff=[300, 4000]}          harmonics of `tone` under a low-pass whose
+                                                                cutoff glides (log) from the first to the
+                                                                second value; level held constant (50 ms RMS)
   {gap=0.5}                                                     silence
-  {notes=[["C4",0.5],["E4",0.5]], program=0}                    fluidsynth notes, one after another
+  {notes=[["C4",0.5],["E4",0.5]], program=0, hold=0.95}        fluidsynth notes, one after another; each
+                                                                sounds for `hold` x its length (a third
+                                                                element per note overrides it)
   {chord=["C4","E4","G4"], dur=1.5, program=0}                  fluidsynth notes at once
   {clicks=[0.0,0.5,1.0], freq=1200}                             short clicks at the given onsets (s)
 Item options: tracks=[{at=0.0, audio=[...]}, ...] (layers mixed at onsets) instead of audio;
 dropouts=[[t, len], ...] (silence cut into the clip); reverse=true; speed=0.7 (resampled playback);
 noise_bed={start=["speech_start", -1.0], end=["speech_end", 1.5], db=-26} (pink noise laid relative to
-the first track's active span); noise=true (pink noise over the whole clip at `noise_snr_db` of the set).
+the first track's active span); noise=true (pink noise over the whole clip at `noise_snr_db` of the set);
+tone_bed={freq=100, partials=[1.0, 0.5], start=..., end=..., db=-30} (a steady tone with its harmonics, laid
+like noise_bed, RMS at `db` re full scale); fade=[in_s, out_s] (linear fades over the mixed clip);
+pops={at=[t, ...], amp=1.0} or pops={rate=12, amp=0.4} (0.5 ms broadband pops at the given times, or
+round(rate x clip length) pops at seeded random times; amp is relative to the clip's peak).
 """
 
 from __future__ import annotations
@@ -96,12 +106,15 @@ def fluid(events: list[tuple[float, float, int]], program: int, tmp: Path) -> np
     return 0.5 * y / (np.abs(y).max() or 1.0)
 
 
-def speak(text: str, voice: str, rate: float, tmp: Path) -> np.ndarray:
+def speak(text: str, voice: str, rate: float, tmp: Path, f0_sd: float | None = None) -> np.ndarray:
     raw = tmp / "s.wav"
     if voice.startswith("espeak:"):
+        if f0_sd is not None:
+            raise ValueError("f0_sd is a flite setting")
         subprocess.run(["espeak-ng", "-v", voice[7:], "-s", str(round(165 * rate)), "-w", str(raw), text], check=True)
     else:
-        subprocess.run(["flite", "--setf", f"duration_stretch={1 / rate:.4f}", "-voice", voice, "-t", text,
+        f0 = [] if f0_sd is None else ["--setf", f"int_f0_target_stddev={f0_sd}"]
+        subprocess.run(["flite", "--setf", f"duration_stretch={1 / rate:.4f}", *f0, "-voice", voice, "-t", text,
                         "-o", str(raw)], check=True)
     y = trim(load(raw))
     return 0.6 * y / (np.abs(y).max() or 1.0)
@@ -116,6 +129,14 @@ def wave(seg: dict, rng: np.random.Generator) -> np.ndarray:
         y = np.sign(np.sin(2 * np.pi * f * t)) * 0.6
     elif kind == "saw":
         y = (2 * ((f * t) % 1.0) - 1) * 0.7
+    elif kind == "sweep":  # harmonics n*f at 1/n under a 4th-order low-pass gliding c0 -> c1, constant level
+        c0, c1 = seg["cutoff"]
+        fc = c0 * (c1 / c0) ** (t / t[-1])
+        y = sum(np.sin(2 * np.pi * n * f * t) / n / np.sqrt(1 + (n * f / fc) ** 8)
+                for n in range(1, int(0.45 * SR / f) + 1))
+        w = int(0.05 * SR)
+        env = np.sqrt(np.convolve(np.pad(y ** 2, w, mode="reflect"), np.ones(w) / w, mode="same")[w:-w] + 1e-12)
+        y = 0.5 * y / env / np.abs(y / env).max()
     else:  # band of noise around f
         spec = np.fft.rfft(rng.standard_normal(len(t)))
         fr = np.fft.rfftfreq(len(t), 1 / SR)
@@ -134,7 +155,7 @@ def render(segs: list[dict], gap: float, rng: np.random.Generator, tmp: Path) ->
         if "gap" in seg:
             y = np.zeros(int(seg["gap"] * SR))
         elif "say" in seg:
-            y = speak(seg["say"], seg.get("voice", "slt"), seg.get("rate", 1.0), tmp)
+            y = speak(seg["say"], seg.get("voice", "slt"), seg.get("rate", 1.0), tmp, seg.get("f0_sd"))
         elif "sound" in seg:
             one = trim(load(THEME / f"{seg['sound']}.oga"))
             one = 0.5 * one / np.abs(one).max()
@@ -144,8 +165,8 @@ def render(segs: list[dict], gap: float, rng: np.random.Generator, tmp: Path) ->
             y = wave(seg, rng)
         elif "notes" in seg:
             t, ev = 0.0, []
-            for name, d in seg["notes"]:
-                ev.append((t, d * 0.95, midi(name)))
+            for name, d, *hold in seg["notes"]:
+                ev.append((t, d * (hold[0] if hold else seg.get("hold", 0.95)), midi(name)))
                 t += d
             y = fluid(ev, seg.get("program", 0), tmp)
         elif "chord" in seg:
@@ -199,10 +220,37 @@ def build_item(item: dict, cfg: dict, rng: np.random.Generator, tmp: Path) -> np
         bed[:r] *= np.linspace(0, 1, r)
         bed[-r:] *= np.linspace(1, 0, r)
         layers.append((a, bed))
+    if "tone_bed" in item:  # a steady tone (with harmonics) laid like noise_bed; no RNG drawn
+        tb = item["tone_bed"]
+        s0, s1 = active_span(layers[0][1])
+        ref = {"speech_start": layers[0][0] + s0, "speech_end": layers[0][0] + s1}
+        a, b = ref[tb["start"][0]] + tb["start"][1], ref[tb["end"][0]] + tb["end"][1]
+        shift = max(0.0, -a)
+        layers = [(t + shift, y) for t, y in layers]
+        a, b = a + shift, b + shift
+        tt = np.arange(int((b - a) * SR)) / SR
+        bed = sum(g * np.sin(2 * np.pi * (k + 1) * tb["freq"] * tt) for k, g in enumerate(tb.get("partials", [1.0])))
+        bed = bed / np.sqrt(np.mean(bed ** 2)) * 10 ** (tb.get("db", -30) / 20)
+        r = int(0.03 * SR)
+        bed[:r] *= np.linspace(0, 1, r)
+        bed[-r:] *= np.linspace(1, 0, r)
+        layers.append((a, bed))
     n = max(int(t * SR) + len(y) for t, y in layers)
     y = np.zeros(n)
     for t, part in layers:
         y[int(t * SR): int(t * SR) + len(part)] += part
+    if "fade" in item:  # linear fade-in / fade-out over the mixed clip, seconds
+        fi, fo = (int(v * SR) for v in item["fade"])
+        if fi:
+            y[:fi] *= np.linspace(0, 1, fi)
+        if fo:
+            y[-fo:] *= np.linspace(1, 0, fo)
+    if "pops" in item:  # 0.5 ms broadband pops (8 samples), amplitude relative to the clip's peak
+        pp = item["pops"]
+        at = pp["at"] if "at" in pp else sorted(rng.uniform(0.1, n / SR - 0.1, round(pp["rate"] * n / SR)))
+        pop = pp.get("amp", 1.0) * np.abs(y).max() * np.array([1.0, -0.9, 0.7, -0.5, 0.35, -0.2, 0.1, -0.05])
+        for t in at:
+            y[int(t * SR): int(t * SR) + len(pop)] += pop
     for t, d in item.get("dropouts", []):
         a, b, r = int(t * SR), int((t + d) * SR), int(0.004 * SR)
         y[a - r: a] *= np.linspace(1, 0, r)
@@ -224,7 +272,7 @@ def build_item(item: dict, cfg: dict, rng: np.random.Generator, tmp: Path) -> np
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", required=True, choices=["reasoning_v1", "perception_v1"])
+    ap.add_argument("--set", required=True, choices=["reasoning_v1", "perception_v1", "reasoning_v2", "perception_v2"])
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
