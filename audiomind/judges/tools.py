@@ -46,13 +46,14 @@ def _tools_of(ctx: ToolContext, *, cache: bool = True) -> dict[str, Any]:
 
 # ---- the agent tools, derived from the judges' specs (judges/spec.py)
 
-_TOOL_ARGS: dict[int, type[ToolArgs]] = {}
+_TOOL_ARGS: dict[int, tuple[JudgeSpec, type[ToolArgs]]] = {}  # id(spec) -> (the spec, kept alive; its model)
 
 
 def tool_args_model(spec: JudgeSpec) -> type[ToolArgs]:
     """The tool's arguments: ToolArgs, an artifact id per audio slot, then the judge's own args (and their
     validators). Named Judge<Name>Args; made once per spec."""
-    if id(spec) not in _TOOL_ARGS:
+    made = _TOOL_ARGS.get(id(spec))
+    if made is None or made[0] is not spec:
         base_help = ToolArgs.model_fields["artifact"].description
         ids: dict[str, Any] = {
             s.artifact_arg: (str, Field(s.artifact_default, description=s.artifact_help or base_help))
@@ -60,8 +61,8 @@ def tool_args_model(spec: JudgeSpec) -> type[ToolArgs]:
         name = "Judge" + "".join(p.title() for p in spec.name.replace("-", "_").split("_")) + "Args"
         artifacts = create_model(f"{name}Artifacts", __base__=ToolArgs, __module__=__name__, **ids)
         bases: tuple[type[ToolArgs], ...] = (spec.args, artifacts)  # type: ignore[assignment]  # args first: validators
-        _TOOL_ARGS[id(spec)] = create_model(name, __base__=bases, __module__=__name__)
-    return _TOOL_ARGS[id(spec)]
+        made = _TOOL_ARGS[id(spec)] = (spec, create_model(name, __base__=bases, __module__=__name__))
+    return made[1]
 
 
 def tool_entry(spec: JudgeSpec) -> Callable[[ToolArgs, ToolContext], ToolResult]:
@@ -86,7 +87,7 @@ def tool_entry(spec: JudgeSpec) -> Callable[[ToolArgs, ToolContext], ToolResult]
     return entry
 
 
-_ENTRIES: dict[int, Callable[[ToolArgs, ToolContext], ToolResult]] = {}
+_ENTRIES: dict[int, tuple[JudgeSpec, Callable[[ToolArgs, ToolContext], ToolResult]]] = {}
 
 
 def __getattr__(name: str) -> Any:
@@ -94,9 +95,10 @@ def __getattr__(name: str) -> Any:
     names as "audiomind.judges.tools:<tool>"; `Judge<Name>Args`: its argument model."""
     spec = spec_of_tool(name)
     if spec is not None:
-        if id(spec) not in _ENTRIES:
-            _ENTRIES[id(spec)] = tool_entry(spec)
-        return _ENTRIES[id(spec)]
+        made = _ENTRIES.get(id(spec))
+        if made is None or made[0] is not spec:
+            made = _ENTRIES[id(spec)] = (spec, tool_entry(spec))
+        return made[1]
     for n in JUDGES.names():
         if tool_args_model(JUDGES[n]).__name__ == name and JUDGES[n].tool:
             return tool_args_model(JUDGES[n])
