@@ -223,7 +223,7 @@ class Registries:
 
     @property
     def judges(self) -> Registry[Any]:
-        """Judges (`audiomind.judges.tools.JudgeEntry`)."""
+        """Judges (`audiomind.judges.spec.JudgeSpec`): `audiomind judge NAME`, POST /v1/judge/NAME, a tool."""
         return self.group("judges")
 
 

@@ -5,7 +5,6 @@ options; and a judge added at run time as one spec file (plus its tool manifest)
 from __future__ import annotations
 
 import contextlib
-import importlib
 import inspect
 import json
 import math
@@ -44,7 +43,7 @@ from pydantic import BaseModel, Field
 
 from audiomind import audio as audio_io
 from audiomind.judges.base import JudgeSession, JudgeStep
-from audiomind.judges.spec import JUDGES, AudioSlot, JudgeArgs, JudgeSpec
+from audiomind.judges.spec import AudioSlot, JudgeArgs, JudgeSpec
 from audiomind.tools.base import Claim, ToolOutput, ToolResult
 
 
@@ -88,11 +87,11 @@ def peak_tool_result(r: PeakResult, args: Any) -> ToolResult:
                                     data={"peak_db": r.peak_db})])
 
 
-JUDGES.register("peak", JudgeSpec(
+PEAK = JudgeSpec(
     name="peak", summary="Is the sample peak of the audio within a limit?", args=PeakArgs,
     audio=(AudioSlot(name="audio", help="the audio to check", path_fields=("path",)),),
     run=judge_peak, result=PeakResult, tool="judge_peak", tool_result=peak_tool_result,
-    render=lambda r: [f"peak {r.peak_db:.2f} dBFS: {'passed' if r.passed else 'too loud'}"]))
+    render=lambda r: [f"peak {r.peak_db:.2f} dBFS: {'passed' if r.passed else 'too loud'}"])
 '''
 
 PEAK_MANIFEST = '''
@@ -108,7 +107,8 @@ output_model = "peak_judge_for_tests:PeakOutput"
 
 @pytest.fixture(scope="module")
 def peak(tmp_path_factory) -> Iterator[dict[str, Path]]:
-    """The peak judge registered at run time from its one file; a clip whose peak is AMPLITUDE; its manifest."""
+    """The peak judge registered at run time (its one file, imported when first looked up), its manifest and a
+    clip whose peak is AMPLITUDE."""
     base = tmp_path_factory.mktemp("peak-judge")
     (base / "peak_judge_for_tests.py").write_text(textwrap.dedent(PEAK_JUDGE))
     tools = base / "tools"
@@ -120,8 +120,9 @@ def peak(tmp_path_factory) -> Iterator[dict[str, Path]]:
     t = np.arange(sr) / sr
     write_wav(root / "tone.wav", (AMPLITUDE * np.sin(2 * np.pi * 440 * t)).astype(np.float32), sr)
     sys.path.insert(0, str(base))
+    JUDGES.register("peak", "peak_judge_for_tests:PEAK")  # lazy, as a plugin registers: imported on first lookup
+    assert "peak" in JUDGES.names() and "peak_judge_for_tests" not in sys.modules
     try:
-        importlib.import_module("peak_judge_for_tests")
         yield {"base": base, "tools": tools, "root": root, "clip": root / "tone.wav"}
     finally:
         JUDGES.unregister("peak")
