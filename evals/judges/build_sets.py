@@ -10,7 +10,15 @@ in order; the names a scene or an edit base binds under `let` stay bound for the
 - placing and mixing: `seq(parts, gap_s=0.4, lead_s=0.2, tail_s=0.3)` (one after another with silence around),
   `overlay(base, other, at_s, gain_db)`, `concat(parts)`, `zeros(n)`, `zeros_like(y)`, slices `y[a:b]`;
 - edits: `mute(y, a, b)` (a copy of y with samples a..b silenced);
-- numbers: `SR`, `len`, `int`, `+ - * /`.
+- numbers: `SR`, `len`, `int`, `max`, `+ - * / //`.
+
+Sets with a `tag` (v7 on: real recordings from installed Debian packages, festival voices, recorded speakers)
+also have `say(key, text)` (the voice key saying text), `rec(name)` (the recording name, cut, faded, peak 0.5),
+`gm(name)` (the General MIDI sound name), `times(parts, gap_s)`, `looped(y, n_s)`, `fade(y, in_s, out_s)`,
+`events(y)` / `first_onset(y)` (the envelope's sound events), and the logged checks: `counted(label, y, n)`,
+`placed(label, rec_name, n, gap_s)` (a wording states n events), `measured(label, t, lo, hi)` and
+`louder(label, a, b, lo, hi)` (a stated time or level), the last two in a scene's or base's `measure` list. Their
+build checks every voice, every spoken line against its voice's band and every stated count and time.
 
 Nothing else is callable (no attribute, import or builtin): the expressions are validated when the data file
 is loaded (`load_set`), so a typo fails before any audio is made.
@@ -69,7 +77,8 @@ class _Strict(BaseModel):
 class Voice(_Strict):
     """A voice. Sets v1-v6: espeak-ng or flite. Sets with a tag (v7 on) also: festival (text2wave reading the
     text in `encoding`, peak 0.7) and recorded prompts ('asterisk' or 'prompts': a real person's recorded words,
-    the text is file stems under `folder`, each trimmed to its speech and played gap_s apart, peak 0.7);
+    the text is file stems, each the file <folder>/<prefix><stem><ext> (with `archive`, a member of that zip,
+    extracted to src/x<tag>_<key>_<stem><ext>), trimmed to its speech and played gap_s apart, peak 0.7);
     `language` and the `test` sentence it is checked on."""
 
     engine: Literal["espeak", "flite", "festival", "asterisk", "prompts"]
@@ -79,7 +88,9 @@ class Voice(_Strict):
     test: str | None = None
     encoding: str = "utf-8"
     folder: str | None = None
+    prefix: str = ""
     ext: str = ".wav"
+    archive: str | None = None
     gap_s: float = 0.2
 
 
@@ -593,12 +604,13 @@ class CheckedKit(Kit):
         """Voice key saying text (cached as v<tag>_<key>_<text id>.wav), logged in self.lines."""
         p = self.d / f"v{self.tag}_{key}_{text_id(text)}.wav"
         if not p.exists():
-            self.speak(self.spec.voices[key], text, p)
+            self.speak(key, text, p)
         y = _load(p)
         self.lines.append((key, text, y))
         return y
 
-    def speak(self, v: Voice, text: str, p: Path) -> None:
+    def speak(self, key: str, text: str, p: Path) -> None:
+        v = self.spec.voices[key]
         if v.engine in ("espeak", "flite"):
             synth.speech(text, p, voice=v.voice, engine=v.engine)
         elif v.engine == "festival":
@@ -614,7 +626,14 @@ class CheckedKit(Kit):
         else:  # recorded prompts: each file trimmed to its speech (events at -35 dB), gap_s apart
             parts = []
             for stem in text.split():
-                y = self.prompt(Path(v.folder) / f"{stem}{v.ext}")
+                file = f"{v.prefix}{stem}{v.ext}"
+                if v.archive is not None:
+                    raw = self.d / f"x{self.tag}_{key}_{stem}{v.ext}"
+                    with zipfile.ZipFile(v.archive) as z:
+                        raw.write_bytes(z.read(f"{v.folder}/{file}"))
+                    y = _load(raw)
+                else:
+                    y = self.prompt(Path(v.folder or "") / file)
                 ev = events(y, thr_db=-35.0)
                 parts.append(fade(y[max(0, int((ev[0][0] - 0.03) * SR)): int((ev[-1][1] + 0.05) * SR)]))
             aio.write_wav(p, peak(times(parts, v.gap_s), 0.7), SR)
@@ -701,7 +720,7 @@ class CheckedKit(Kit):
 def require(spec: SetSpec) -> None:
     """Stop unless every recording and prompt folder of a set with a tag is installed."""
     paths = [Path(r.file) for r in spec.recordings.values()]
-    paths += [Path(v.folder) for v in spec.voices.values() if v.folder]
+    paths += [Path(v.archive or v.folder) for v in spec.voices.values() if v.folder]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise SystemExit(f"set {spec.name}: recordings not found (install the Debian packages its PROVENANCE.md "
