@@ -154,15 +154,8 @@ class JudgeSpec(BaseModel):
         if missing:
             raise ValueError(f"the {self.name} judge needs the audio {', '.join(missing)}")
         fn = self.function()
-        params = inspect.signature(fn).parameters
         kwargs: dict[str, Any] = {s.name: audio.get(s.name) for s in self.audio}
-        for name, field in self.args.model_fields.items():
-            value = getattr(args, name)
-            if name in params:
-                kwargs[name] = value
-            elif value != field.get_default(call_default_factory=True):
-                # an input the spec declares ahead of its function (a judge gaining a parameter): default only
-                raise ValueError(f"{name}={value!r} is not available in this build of the {self.name} judge")
+        kwargs.update({name: getattr(args, name) for name in self.args.model_fields})
         return fn(**kwargs, **options.for_function(fn))
 
 
@@ -182,7 +175,7 @@ def input_problem(spec: JudgeSpec, exc: ValidationError, flag: Callable[[str], s
 
 
 JUDGES: Registry[JudgeSpec] = Registry("judge", group="judges")
-"""Judge name -> JudgeSpec. The agent tools, `audiomind judge`, the HTTP routes and the benchmark read it."""
+"""Judge name -> JudgeSpec. The agent tools, `audiomind judge` and the HTTP routes are derived from it."""
 
 
 # ---------------------------------------------------------------------------------------------------------
