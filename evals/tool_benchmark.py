@@ -35,19 +35,13 @@ from pathlib import Path
 import numpy as np
 import typer
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from clips import LINES, SOUNDS  # the same speakers, sentences and sounds as the latency benchmarks' clips
+
 PERCEPTION = {"metadata_validation", "temporal_segmentation", "speech_and_speaker", "audio_tagging",
               "acoustic_music_features"}
 RTF_GOAL, ASR_RTF_GOAL, CACHE_GOAL = 0.1, 0.5, 20.0
 QUESTION = "How many different people speak in this recording, and what do they say?"
-LINES = [
-    ("slt", "Good morning, this is the weather report for the northern coast."),
-    ("awb", "Thank you. It will be sunny with a light breeze until the evening."),
-    ("rms", "Please remember to bring the blue folder to the meeting on Friday."),
-    ("kal", "The train to the city leaves from platform four at nine fifteen."),
-    ("slt", "I think we should leave early tomorrow to avoid the traffic."),
-    ("awb", "That sounds sensible, the roads are always busy on Mondays."),
-]
-SOUNDS = ["phone-incoming-call", "bell", "dialog-warning", "message", "complete", "camera-shutter"]
 
 
 def _env() -> dict[str, str]:

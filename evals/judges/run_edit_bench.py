@@ -1,6 +1,6 @@
 """Edit judge benchmark: does a real edit score above its no-op and above wrong edits of the same original?
 
-Reads `items.jsonl` from build_sets.py (or heldout_v7.py ... heldout_v13.py) (one row per (base, variant): the instruction, the original, the edited
+Reads `items.jsonl` from build_sets.py (one row per (base, variant): the instruction, the original, the edited
 clip; variant `real`, `noop`, or a wrong edit such as `wrong_sound`, `wrong_place`, `wrong_target`,
 `partial`, `deleted_only`) and judges every row as the runner's `edit-eval` task does
 (`audiomind bench run --task edit-eval`: resumable, --workers, one trace per item; models and the METEOR
