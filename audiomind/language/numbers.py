@@ -107,8 +107,7 @@ def same_noun(a: str | None, b: str | None) -> bool:
     """'person' and 'people', 'apple' and 'apples' name the same thing."""
     if not a or not b:
         return False
-    irregular = {"people": "person", "men": "man", "women": "woman", "children": "child", "mice": "mouse",
-                 "geese": "goose", "feet": "foot", "teeth": "tooth"}
+    irregular = _tables()["irregular_plurals"]
     a, b = irregular.get(a, a), irregular.get(b, b)
     return _singular(a) == _singular(b)
 
@@ -119,3 +118,62 @@ def _singular(w: str) -> str:
     if w.endswith("es") and len(w) > 4:
         return w[:-2]
     return w[:-1] if w.endswith("s") and not w.endswith("ss") else w
+
+
+@lru_cache(maxsize=1)
+def _count_words() -> dict[str, int]:
+    t = _tables()
+    small = {w: int(v) for w, v in t["numbers"].items() if float(v).is_integer() and v <= t["counts"]["largest"]}
+    return {**small, **{w: int(v) for w, v in t["counts"]["words"].items()}}
+
+
+def count_in(text: str) -> int | None:
+    """The integer count a short text states ('3', 'three', 'Three speakers', 'twice', 'nobody'); None if
+    it states none."""
+    from audiomind.language import cues
+
+    t = text.lower()
+    m = re.search(r"-?\d+", t)
+    if m:
+        return int(m.group())
+    if cues.has("nobody_as_number", t):
+        return 0
+    table = _count_words()
+    return next((table[w] for w in re.findall(r"[a-z]+", t) if w in table), None)
+
+
+def seconds_in(text: str, clip_s: float | None = None) -> float | None:
+    """Seconds a choice states: '5 seconds', 'at about 5 s', '2 to 3 seconds' (midpoint), '00:06', '1.5'."""
+    from audiomind.language import cues
+
+    t = text.lower()
+    m = cues.search("clock_time", t)
+    if m:
+        a, b, c = int(m.group(1)), int(m.group(2)), m.group(3)
+        if c is None:
+            return float(a * 60 + b)
+        hms = float(a * 3600 + b * 60 + int(c))
+        return hms if clip_s is None or hms <= clip_s + 1 else a * 60 + b + int(c) / 100
+    scale = 0.001 if cues.has("milliseconds", t) else 60.0 if cues.has("minutes", t) else 1.0
+    m = cues.search("range_of_numbers", t)
+    if m:
+        return scale * (float(m.group(1)) + float(m.group(2))) / 2
+    m = re.search(r"\d+(?:\.\d+)?", t)
+    return scale * float(m.group()) if m else None
+
+
+def ordinals_in(text: str) -> list[int]:
+    """The ordinal positions a text names ('the second word' -> [2]), from data/numbers.toml."""
+    ws = set(re.findall(r"[a-z0-9]+", text.lower()))
+    return [n for w, n in _tables()["ordinals"].items() if w in ws]
+
+
+def time_named(text: str) -> float | None:
+    """A time named in a choice ('at 3.5 s', '2 seconds in', '1:05'), in seconds."""
+    from audiomind.language import cues
+
+    m = cues.search("minutes_seconds", text)
+    if m:
+        return int(m.group(1)) * 60 + int(m.group(2))
+    m = cues.search("seconds_named", text)
+    return float(m.group(1)) if m else None

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from audiomind.language.analysis import QuestionAnalysis
 from audiomind.reasoning.facts import Facts, read_facts
-from audiomind.reasoning.question import QuestionAnalysis
 from audiomind.reasoning.steps import StepOutcome, execute
 from audiomind.reasoning.verifiers import VerifierResult, run_verifiers
 from audiomind.state import EvidenceState

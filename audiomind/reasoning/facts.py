@@ -10,12 +10,12 @@ whole-clip calls first (a crop made for a re-listen answers only for its part an
 from __future__ import annotations
 
 import math
-import re
 import statistics
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
+from audiomind.language.text import syllables
 from audiomind.state import Artifact, EvidenceItem, EvidenceState, ToolCall
 from audiomind.tools.base import typed_output
 
@@ -394,17 +394,6 @@ def _read(state: EvidenceState | Record, tool: str, model: type[BaseModel], arti
         return typed_output(call.output, model), evidence_ids(state, call)
     except Exception:  # noqa: BLE001 - an output that does not fit its model is no evidence
         return None, []
-
-
-def syllables(word: str) -> int:
-    """Vowel groups in an English word (at least 1): a transparent, documented estimate."""
-    w = re.sub(r"[^a-z]", "", word.lower())
-    if not w:
-        return 0
-    groups = len(re.findall(r"[aeiouy]+", w))
-    if w.endswith("e") and not w.endswith(("le", "ee")) and groups > 1:
-        groups -= 1
-    return max(1, groups)
 
 
 def contour_notes(points: list[tuple[float, float]], hop_s: float, tol_st: float = 0.6,

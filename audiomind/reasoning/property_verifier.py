@@ -15,10 +15,12 @@ its span, its ordinal among the items, its third of the clip, a time inside it.
 from __future__ import annotations
 
 import difflib
-import re
 
 import numpy as np
 
+from audiomind.language import cues
+from audiomind.language.numbers import ordinals_in, time_named
+from audiomind.language.text import ITEM_STOPWORDS, stem, words
 from audiomind.reasoning.facts import Facts
 from audiomind.reasoning.property_facts import Item, PropertyRow, SelectorRow, vocabulary
 
@@ -28,40 +30,18 @@ QUESTION_SIM = 0.62    # a question this close to a property's example questions
 ABOUT_SIM = 0.45       # ... and at least this close for choices mapped by MiniLM
 LEXICAL_ABOUT_SIM = 0.3  # ... or this close when every choice uses the vocabulary's own words
 SELECT_SIM = 0.55      # a selector question (its cues present) this close to the selector's examples
-COUNT = re.compile(r"^\W*(\d+(\.\d+)?|zero|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b"
-                   r"\W*(\w+\W*)?$", re.IGNORECASE)  # '5', 'three', '4 beeps': a count, not an item
-NUMERIC = re.compile(r"\d|\b(zero|one|two|three|four|five|six|seven|eight|nine|ten|once|twice)\b", re.IGNORECASE)
-NEGATION = re.compile(r"\b(no|not|never|without|none|nothing)\b|n't\b")
-WHERE_WORDS = {
-    "beginning": r"\b(beginning|begin\w*|start\w*|early|opening|first part|first third|outset|intro\w*)\b",
-    "middle": r"\b(middle|midway|halfway|half-way|cent(er|re)|mid)\b",
-    "end": r"\b(end\w*|last part|final|finish\w*|late|closing|last third|tail)\b",
-}
-ORDINALS = {"first": 1, "1st": 1, "second": 2, "2nd": 2, "third": 3, "3rd": 3, "fourth": 4, "4th": 4,
-            "fifth": 5, "5th": 5}
-
-
-def _plain(text: str) -> str:
-    """Lower case, hyphens as spaces ('Telephone-band' holds 'telephone' and 'telephone band')."""
-    return text.lower().replace("-", " ")
-
-
-def _phrase_re(phrase: str) -> re.Pattern[str]:
-    return re.compile(r"(?<!\w)" + re.escape(_plain(phrase)) + r"(?!\w)")
-
-
 def _lexical(choice: str, row: PropertyRow) -> str | None:
     """The value whose longest synonym occurs in the choice (None when none does, or two values tie), else the
     value whose two ordered words occur in that order."""
-    c = _plain(choice)
+    c = choice
     for value, (first, second) in row.ordered.items():
-        a, b = _phrase_re(first).search(c), _phrase_re(second).search(c)
-        if a and b and a.start() < b.start() and not _phrase_re(second).search(c[: a.start()]):
+        a, b = cues.phrase_at(first, c), cues.phrase_at(second, c)
+        if a is not None and b is not None and a < b and cues.phrase_at(second, cues.plain(c)[:a]) is None:
             return value
     best: dict[str, int] = {}
     for value, syns in row.values.items():
         for s in syns:
-            if _phrase_re(s).search(c):
+            if cues.phrase_at(s, c) is not None:
                 best[value] = max(best.get(value, 0), len(s))
     if not best:
         return None
@@ -105,7 +85,7 @@ def map_choices(choices: list[str], row: PropertyRow) -> tuple[list[str | None],
     # sentence embeddings barely register negation ('no wobble at all' sits next to 'wobble'), and a number
     # ('160 BPM', 'about 9 seconds') is a measurement, not a quality: such a choice names a value only through
     # the vocabulary's own words
-    return [lv if lv is not None or NEGATION.search(c.lower()) or NUMERIC.search(c) else sv
+    return [lv if lv is not None or cues.has("negation", c) or cues.has("numeric", c) else sv
             for c, lv, (sv, _) in zip(choices, lex, sem)], False
 
 
@@ -117,7 +97,7 @@ def _question_sim(question: str, prompts: list[str]) -> float:
 
 
 def _families(question: str, choices: list[str]) -> dict[str, float]:
-    from audiomind.reasoning.question import analyse
+    from audiomind.language.analysis import analyse
 
     return analyse(question, choices, []).families
 
@@ -155,11 +135,10 @@ def _rows_asked(question: str, choices: list[str], families: dict[str, float] | 
 def _selector_asked(question: str, choices: list[str] | None = None) -> list[tuple[SelectorRow, float]]:
     """Selectors whose cues all occur in the question and whose example questions it is close to (never for
     choices that are all numbers: a count is no item)."""
-    if choices and all(COUNT.match(c) for c in choices):
+    if choices and all(cues.has("count_choice", c) for c in choices):
         return []
-    q = question.lower()
     rows = [(s, _question_sim(question, s.question)) for s in vocabulary().selector
-            if all(re.search(c, q) for c in s.cues)]
+            if all(cues.pattern_in(c, question) for c in s.cues)]
     return sorted([r for r in rows if r[1] >= SELECT_SIM], key=lambda r: -r[1])
 
 
@@ -211,41 +190,14 @@ def property_results(f: Facts, a) -> list[dict]:
     return out
 
 
-STOP = {
-    "a", "an", "the", "is", "are", "was", "were", "be", "of", "to", "in", "on", "at", "and", "or", "but", "for",
-    "with", "by", "from", "that", "this", "it", "its", "as", "he", "she", "they", "we", "you", "i", "his", "her",
-    "their", "our", "your", "what", "which", "who", "word", "words", "one", "said", "says", "say", "spoken",
-}
-
-
-def words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9']+", text.lower())
-
-
-def _stem(w: str) -> str:
-    for suffix in ("ing", "es", "s", "ed"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            return w[: -len(suffix)]
-    return w
-
-
 def _heard(w: str, heard: set[str]) -> float:
     """1 for a word heard (or its stem); a close spelling of a longer word (an ASR slip) a little less."""
-    if w in heard or _stem(w) in {_stem(h) for h in heard}:
+    if w in heard or stem(w) in {stem(h) for h in heard}:
         return 1.0
     if len(w) < 5:
         return 0.0
     best = max((difflib.SequenceMatcher(None, w, h).ratio() for h in heard), default=0.0)
     return best if best >= 0.8 else 0.0
-
-
-def _seconds(text: str) -> float | None:
-    """A time named in a choice ('at 3.5 s', '2 seconds in', '1:05')."""
-    m = re.search(r"\b(\d+):(\d{2})\b", text)
-    if m:
-        return int(m.group(1)) * 60 + int(m.group(2))
-    m = re.search(r"(\d+(?:\.\d+)?)\s*(s|sec|secs|second|seconds)\b", text.lower())
-    return float(m.group(1)) if m else None
 
 
 def _pick(items: list[Item], chosen: list[Item], question: str) -> Item | None:
@@ -271,27 +223,24 @@ def _select(f: Facts, a, sel: SelectorRow, qsim: float, fact):
     heard = set(words(heard_text))
     scores = []
     for c in a.choices:
-        cl = c.lower()
         s = 0.0
-        cw = [_stem(w) for w in words(c) if w not in STOP] or words(c)
+        cw = [stem(w) for w in words(c) if w not in ITEM_STOPWORDS] or words(c)
         if cw and heard:
             s = max(s, sum(_heard(w, heard) for w in cw) / len(cw))
         if pick.text and len(cw) == 1 and len(pick.text) >= 3:
             # one word against one picked word: the word itself decides, a near spelling ('watr' for 'water',
             # a misheard letter) counts for less, so 'house' beats 'horse' when 'house' was spelled
-            exact = words(pick.text) == [cw[0]] or [_stem(w) for w in words(pick.text)] == [cw[0]]
-            ratio = difflib.SequenceMatcher(None, re.sub(r"\W", "", pick.text.lower()), cw[0]).ratio()
+            exact = words(pick.text) == [cw[0]] or [stem(w) for w in words(pick.text)] == [cw[0]]
+            ratio = difflib.SequenceMatcher(None, "".join(words(pick.text)).replace("'", ""), cw[0]).ratio()
             s = 1.0 if exact else 0.7 * ratio if ratio >= 0.6 else 0.0
-        if pick.where and re.search(WHERE_WORDS.get(pick.where, r"$^"), cl):
+        if pick.where and cues.places_in(c, pick.where):
             s = max(s, 1.0)
-        elif pick.where and any(re.search(p, cl) for p in WHERE_WORDS.values()):
-            s = max(s, 0.0)
-        ords = [n for w, n in ORDINALS.items() if re.search(rf"\b{w}\b", cl)]
+        ords = ordinals_in(c)
         if ords and len(items) >= 2:
             s = max(s, 1.0 if ords[0] == pick.ordinal else 0.0)
-        if re.search(r"\blast\b", cl) and len(items) >= 2 and pick.ordinal == len(items):
+        if cues.has("last_word", c) and len(items) >= 2 and pick.ordinal == len(items):
             s = max(s, 1.0)
-        sec = _seconds(c)
+        sec = time_named(c)
         if sec is not None and pick.start_s is not None and pick.end_s is not None:
             s = max(s, 1.0 if pick.start_s - 0.5 <= sec <= pick.end_s + 0.5 else 0.0)
         scores.append(s)

@@ -12,29 +12,33 @@ from __future__ import annotations
 import difflib
 import itertools
 import math
-import re
 from collections.abc import Callable
 
 from pydantic import BaseModel, Field
 
-from audiomind.reasoning.facts import Facts, Span
-from audiomind.reasoning.question import (
+from audiomind.language import claims
+from audiomind.language.analysis import (
     DAYS,
-    TIME_UNIT,
     TREND_WORDS,
     QuestionAnalysis,
     is_numeric_choice,
     parse_number,
+    states_time,
 )
-
-STOPWORDS = {"a", "an", "the", "is", "are", "was", "were", "be", "been", "being", "of", "to", "in", "on", "at", "and", "or", "but", "for", "with", "by", "from", "that", "this", "it", "its", "as", "he", "she", "they", "we", "you", "i", "his", "her", "their", "our", "your", "what", "which", "who", "whom", "does", "did", "do", "says", "said", "say", "speaker", "person", "someone", "somebody", "man", "woman", "clip", "audio", "recording", "about", "there", "here", "them", "him", "me", "my", "one", "some", "any"}
-LANGUAGES = {
-    "en": "english", "zh": "chinese mandarin", "es": "spanish", "fr": "french", "de": "german", "it": "italian",
-    "ja": "japanese", "ko": "korean", "ru": "russian", "pt": "portuguese", "ar": "arabic", "hi": "hindi",
-    "nl": "dutch", "sv": "swedish", "tr": "turkish", "pl": "polish",
-}
-NUMBER_TOKENS = {str(v): k for k, v in {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-                                        "eight": 8, "nine": 9, "ten": 10, "twelve": 12, "twenty": 20}.items()}
+from audiomind.language.numbers import seconds_in
+from audiomind.language.text import (
+    GENERIC_LABELS,
+    LANGUAGES,
+    NUMBER_TOKENS,
+    STOPWORDS,
+    content,
+    language_of,
+    letters,
+    soundex,
+    stem,
+    words,
+)
+from audiomind.reasoning.facts import Facts, Span
 
 # Documented thresholds
 NORMAL_SYL_PER_S = 4.6   # ordinary read English: about 4.6 syllables and 2.7 words per second of voiced time
@@ -66,38 +70,6 @@ class VerifierResult(BaseModel):
 
 
 Verifier = Callable[[Facts, QuestionAnalysis], "VerifierResult | None"]
-
-
-def words(text: str) -> list[str]:
-    return re.findall(r"[a-z0-9']+", text.lower())
-
-
-def stem(w: str) -> str:
-    for suffix in ("ing", "es", "s", "ed"):
-        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
-            return w[: -len(suffix)]
-    return w
-
-
-def content(text: str) -> list[str]:
-    return [w for w in words(text) if w not in STOPWORDS]
-
-
-def soundex(word: str) -> str:
-    """American Soundex: words that sound alike share a key ('lemonade' / 'laminate' -> L553)."""
-    codes = {**dict.fromkeys("bfpv", "1"), **dict.fromkeys("cgjkqsxz", "2"), **dict.fromkeys("dt", "3"),
-             "l": "4", **dict.fromkeys("mn", "5"), "r": "6"}
-    w = re.sub(r"[^a-z]", "", word.lower())
-    if not w:
-        return ""
-    out, last = w[0].upper(), codes.get(w[0], "")
-    for ch in w[1:]:
-        code = codes.get(ch, "")
-        if code and code != last:
-            out += code
-        if ch not in "hw":
-            last = code
-    return (out + "000")[:4]
 
 
 def _fuzzy_in(w: str, heard: set[str]) -> float:
@@ -137,12 +109,12 @@ def verify_transcript(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     recalls, reasons = [], []
     # a count is not transcript content ('how many beeps?' with 'three' said aloud), nor is a time; but a
     # number that is the answer to a question about what was said ('until what hour?' -> 'eight') is
-    counting = re.search(r"\bhow (many|often)\b|\bnumber of\b|\bcount\b", a.question.lower()) or (
+    counting = a.asks("counting") or (
         a.primary.startswith("count_") and a.fit(a.primary) >= 0.6)
     per_choice = []
     for c in a.choices:
         cw = content(c) or words(c)
-        if is_numeric_choice(c) and (counting or TIME_UNIT.search(c.lower())):
+        if is_numeric_choice(c) and (counting or states_time(c)):
             cw = []
         per_choice.append(cw)
     # a word several choices share ('under' in 'under the doormat' and 'under the blue flower pot') tells
@@ -264,16 +236,12 @@ def verify_day_offset(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     """'The day after the day mentioned': find the spoken weekday, shift it, compare with day choices."""
     if "day_offset" not in a.steps or f.transcript is None:
         return None
-    q = a.question.lower()
-    spoken = [d for d in DAYS if re.search(rf"\b{d}\b", f.transcript.text.lower())]
+    heard = set(words(f.transcript.text))
+    spoken = [d for d in DAYS if d in heard]
     if len(spoken) != 1:
         return None
-    n = 1
-    m = re.search(r"\b(one|two|three|four|five|six|\d)\s+days?\b", q)
-    if m:
-        n = int(m.group(1)) if m.group(1).isdigit() else {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5,
-                                                           "six": 6}[m.group(1)]
-    sign = -1 if re.search(r"\b(before|earlier|preceding|previous|prior|yesterday|precedes)\b", q) else 1
+    shift = claims.day_shift(a.question)
+    n, sign = abs(shift), (1 if shift > 0 else -1)
     target = DAYS[(DAYS.index(spoken[0]) + sign * n) % 7]
     supports = [1.0 if target in c.lower() else (-1.0 if any(d in c.lower() for d in DAYS) else 0.0) for c in a.choices]
     if max(supports) < 1:
@@ -285,38 +253,14 @@ def verify_day_offset(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
 # ------------------------------------------------------------------ numbers
 
 
-_SPEAKER_NOUNS = r"(speakers?|people|persons?|voices?|talkers?|individuals?|participants?|men|women)"
-_SAY_VERBS = r"\b(say|says|said|repeat\w*|mention\w*|utter\w*|pronounc\w*|spoken|speak\w*)\b"
-
-
 def counted_noun(question: str) -> str:
-    """What a count question counts: 'speakers', 'words', 'notes' or 'events', from the noun after
-    'how many' / 'number of' / 'count the' (not from any word anywhere: 'the speaker says X' counts X)."""
-    q = question.lower()
-    m = re.search(r"\b(?:how many|number of|count(?: the| all)?|total of)\s+(?:different |distinct |separate |"
-                  r"unique |individual |times )?(\w+)", q)
-    noun = m.group(1) if m else ""
-    if re.fullmatch(_SPEAKER_NOUNS, noun):
-        return "speakers"
-    quoted = re.search(r"[\"“‘']([^\"”’']{2,40})[\"”’']", question)
-    target = quoted or re.search(r"\bthe (word|name|phrase|term)\b", q)
-    asks_often = re.search(r"\bhow (many times|often|frequently)\b|\bcount\b|\bnumber of (times|occurrences)\b|"
-                           r"\bhow many occurrences\b|\btally\b", q)
-    if noun in ("word", "words", "syllables") or (asks_often and (re.search(_SAY_VERBS, q) or target)):
-        return "words"
-    if noun in ("note", "notes", "pitches"):
-        return "notes"
-    return "events"
+    """What a count question counts ('speakers', 'words', 'notes', 'events'): audiomind.language.claims."""
+    return claims.counted_noun(question)
 
 
 def _occurrences(transcript: str, question: str) -> tuple[str, int] | None:
     """How often the word the question quotes (or names after say/repeat/mention) occurs in the transcript."""
-    quoted = re.findall(r"[\"“‘']([^\"”’']{2,40})[\"”’']", question)
-    target = quoted[0] if quoted else None
-    if target is None:
-        m = re.search(r"\b(?:the word|the name|the phrase|say|says|said|repeat|repeats|repeated|mention|mentions|"
-                      r"mentioned|utter|utters)\s+(?:the word |the name |the phrase )?([a-z0-9'-]+)", question.lower())
-        target = m.group(1) if m and m.group(1) not in STOPWORDS else None
+    target = claims.said_word(question, STOPWORDS)
     if not target:
         return None
     tw = words(target)
@@ -331,7 +275,6 @@ def verify_count(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     nums = [parse_number(c) if is_numeric_choice(c) else None for c in a.choices]
     if sum(n is not None for n in nums) < 2:
         return None
-    q = a.question.lower()
     counted = counted_noun(a.question)
     value, ids, what, reliability = None, [], "", 0.8
     if counted == "speakers" and f.speakers is not None:
@@ -349,7 +292,7 @@ def verify_count(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         occ = _occurrences(f.transcript.text, a.question)
         if occ is not None:
             value, what = occ[1], f"occurrences of {occ[0]!r} in the transcript"
-        elif re.search(r"\bhow many words\b", q):
+        elif a.asks("how_many_words"):
             value, what = len(words(f.transcript.text)), "words in the transcript"
         ids, reliability = f.transcript.evidence_ids, 0.8
     elif counted == "notes" and f.pitch is not None and f.pitch.notes:
@@ -359,10 +302,9 @@ def verify_count(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     elif f.events is not None:
         events = f.events.events
         what = "separate sound events above the noise floor (count_events)"
-        before = "before_voice" in a.steps or (f.speech is not None and f.speech.segments and re.search(
-            r"\b(before|until|till|prior|preced\w*|ahead|leading up|earlier than)\b", q))
-        after = "after_voice" in a.steps or (f.speech is not None and f.speech.segments and not before and re.search(
-            r"\b(after|once|following|since)\b.{0,40}\b(stops?|ends?|finish\w*|done|over|silent)\b", q))
+        before = "before_voice" in a.steps or (f.speech is not None and f.speech.segments and a.asks("before_something"))
+        after = "after_voice" in a.steps or (f.speech is not None and f.speech.segments and not before
+                                             and a.asks("after_voice_stops"))
         if after:
             end = f.speech.segments[-1].end_s
             events = [e for e in events if e.start_s >= end - 0.05]
@@ -371,7 +313,7 @@ def verify_count(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
             onset = f.speech.segments[0].start_s
             events = [e for e in events if e.end_s <= onset + 0.05]
             what = f"sound events that end before the voice starts at {onset:.2f} s"
-        elif f.speech is not None and f.speech.segments and not re.search(r"\b(words?|syllables?)\b", q):
+        elif f.speech is not None and f.speech.segments and not a.asks("words_or_syllables"):
             # speech bursts are not the counted sounds when the clip also has other sounds
             others = [e for e in events if not _inside_speech(e, f.speech.segments)]
             if others and len(others) < len(events):
@@ -495,25 +437,8 @@ def verify_tempo(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
 
 
 def choice_seconds(text: str, clip_s: float | None = None) -> float | None:
-    """Seconds a choice states: '5 seconds', 'at about 5 s', '2 to 3 seconds' (midpoint), '00:06', '1.5'."""
-    t = text.lower()
-    m = re.search(r"\b(\d+):(\d{1,2})(?::(\d{1,2}))?\b", t)
-    if m:
-        a, b, c = int(m.group(1)), int(m.group(2)), m.group(3)
-        if c is None:
-            return float(a * 60 + b)
-        hms = float(a * 3600 + b * 60 + int(c))
-        return hms if clip_s is None or hms <= clip_s + 1 else a * 60 + b + int(c) / 100
-    scale = 0.001 if re.search(r"\d\s*(ms|milliseconds?)\b", t) else 60.0 if re.search(r"\d\s*(min|mins|minutes?)\b", t) else 1.0
-    m = re.search(r"(\d+(?:\.\d+)?)\s*(?:to|-|–|and)\s*(\d+(?:\.\d+)?)", t)
-    if m:
-        return scale * (float(m.group(1)) + float(m.group(2))) / 2
-    m = re.search(r"\d+(?:\.\d+)?", t)
-    return scale * float(m.group()) if m else None
-
-
-def _speech_subject(q: str) -> bool:
-    return bool(re.search(r"\b(speech|speak\w*|speaker|talk\w*|voice|said|says|words?|sentence|narrat\w*)\b", q))
+    """Seconds a choice states (audiomind.language.numbers.seconds_in)."""
+    return seconds_in(text, clip_s)
 
 
 def verify_time(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
@@ -524,19 +449,17 @@ def verify_time(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     measurement matches no choice at all, a reading whose measurement matches exactly one choice is taken
     instead, with less confidence: the choices were written around the quantity that is asked."""
     # only a choice that states a time ('5 seconds', '00:06') is one: '6 times' is a count
-    secs = [choice_seconds(c, f.duration_s) if TIME_UNIT.search(c.lower()) else None for c in a.choices]
+    secs = [choice_seconds(c, f.duration_s) if states_time(c) else None for c in a.choices]
     if sum(s is not None for s in secs) < 2:
         return None
     fams = {k: a.fit(k) for k in ("onset", "offset", "duration")}
     top = max(fams, key=fams.get)
     if fams[top] < 0.3:
         return None
-    q = a.question.lower()
-    speech = _speech_subject(q) and f.speech is not None and f.speech.segments
+    speech = a.asks("speech_subject") and f.speech is not None and f.speech.segments
     spans = f.speech.segments if speech else (f.events.events if f.events is not None else [])
     span_ids = (f.speech.evidence_ids if speech else (f.events.evidence_ids if f.events else []))
-    whole = re.search(r"\b(recording|clip|audio|file|track|excerpt)\b", q) and not re.search(
-        r"\b(sound|tone|beep|speech|voice|speaker|note|ring|music)\b.{0,20}\b(last|lasts|long)\b", q)
+    whole = a.asks("whole_clip") and not a.asks("source_lasts")
 
     def reading(kind: str) -> tuple[float, str, list[str], list[float]] | None:
         ids = span_ids
@@ -579,69 +502,6 @@ def verify_time(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
 
 # ------------------------------------------------------------------ comparisons between two things
 
-_LEVEL = r"(volume|level|intensity|loudness|amplitude)"
-_PACE = r"(speed|rate|pace|tempo)"
-_DIMENSIONS = {
-    "pitch": (rf"\b(higher|highest|high-pitched|sharper|above|less (low|deep)\w*)\b(?! ({_LEVEL}|{_PACE}))",
-              rf"\b(lower|lowest|low-pitched|deeper|deepest|flatter|below|less high\w*)\b(?! ({_LEVEL}|{_PACE}))",
-              r"\b(pitch|note|tone|frequency|high|low)\b"),
-    "loudness": ((rf"\b(louder|loudest|stronger|more intense|more powerful|(higher|greater|more) {_LEVEL}|"
-                  r"less (quiet|soft|faint|weak)\w*)\b"),
-                 (rf"\b(quieter|quietest|softer|softest|weaker|fainter|(lower|less|smaller) {_LEVEL}|more (quietly|softly)|"
-                  r"less (loud|strong|intense|powerful)\w*)\b"),
-                 r"\b(loud|quiet|soft|volume|level|intensity)\b"),
-    "rate": ((rf"\b(faster|fastest|quicker|quickest|more (quick|rapid|brisk|speed|hast|hurr)\w*|hurried|rushed|speedier|brisker|"
-              rf"(higher|greater) {_PACE}|less (slow|leisurely|unhurried)\w*)\b"),
-             (rf"\b(slower|slowest|more (slow|leisure|sluggish|gradual|deliberate|relaxed)\w*|unhurried|more drawn[- ]out|"
-              rf"(lower|smaller) {_PACE}|"
-              r"less (quick|fast|rapid|speedy|hurried|brisk)\w*)\b"),
-             r"\b(speed|rate|pace|fast|slow|tempo)\b"),
-    "length": (r"\b(longer|longest|lasts? longer)\b", r"\b(shorter|shortest|briefer)\b", r"\b(long|short|duration)\b"),
-}
-_ITEM = r"(reading|version|clip|sample|take|recording|tone|sound|note|voice|speaker|part|segment|option|utterance|beep)"
-_FIRST = re.compile(r"\b(first|1st|earlier|former|initial|initially|opening|original|originally|"
-                    rf"(at|in) the (beginning|start)|the one before|{_ITEM} (a|1|one|i))\b")
-_SECOND = re.compile(r"\b(second|2nd|later|latter|last|final|closing|concluding|ending|other|again|repeat\w*|afterwards?|"
-                     rf"(at|in) the end|the one after|{_ITEM} (b|2|two|ii))\b")
-_SAME = re.compile(r"\b(same|equal\w*|identical|alike|neither|no difference|both (have|are|sound)|"
-                   r"as (fast|slow|loud|quiet|high|low|long|short) as each other)\b")
-
-
-def _claim(choice: str, question: str, dim: str) -> tuple[str | None, str | None]:
-    """(subject, relation) a choice asserts: subject 'first'/'second'/None, relation 'gt'/'lt'/'eq'/None."""
-    c = choice.lower()
-    gt, lt, _ = _DIMENSIONS[dim]
-    if _SAME.search(c):
-        return None, "eq"
-    rel = "gt" if re.search(gt, c) else "lt" if re.search(lt, c) else None
-    fm, sm = _FIRST.search(c), _SECOND.search(c)
-    subject = None
-    if fm and sm:
-        subject = "first" if fm.start() < sm.start() else "second"
-    elif fm:
-        subject = "first"
-    elif sm:
-        subject = "second"
-    q = question.lower()
-    if rel is None and subject is None:
-        return None, None  # a choice that names neither a side nor a direction claims nothing here
-    if rel is None:  # 'Which is higher?' -> 'The first one'
-        qg, ql = re.search(gt, q), re.search(lt, q)
-        if qg and (not ql or qg.start() < ql.start()):
-            rel = "gt"
-        elif ql:
-            rel = "lt"
-    if subject is None and rel in ("gt", "lt"):
-        # the thing a comparison is made against ('compared with the first', 'than the earlier one') is the
-        # reference; the subject is the other one
-        ref = re.search(r"\b(compared (with|to)|relative to|than|versus|vs\.?|against|next to)\s+((\w+\s+){0,3}\w+)", q)
-        if ref and (_FIRST.search(ref.group(3)) or _SECOND.search(ref.group(3))):
-            return ("second" if _FIRST.search(ref.group(3)) else "first"), rel
-        qf, qs = _FIRST.search(q), _SECOND.search(q)
-        subject = "second" if qs and (not qf or qs.start() < qf.start()) else ("first" if qf else "second")
-    return subject, rel
-
-
 def _two(spans: list[Span]) -> tuple[Span, Span] | None:
     return (spans[0], spans[-1]) if len(spans) >= 2 else None
 
@@ -670,7 +530,7 @@ def degenerate_transcript(words: list) -> bool:
     if len(words) < 6:
         return False
     flat = sum(1 for w in words if w.end_s - w.start_s < 0.03) / len(words)
-    tokens = [re.sub(r"[^a-z']", "", w.text.lower()) for w in words]
+    tokens = [letters(w.text) for w in words]
     top = max(tokens.count(t) for t in set(tokens)) / len(tokens)
     return flat >= 0.3 or top >= 0.5
 
@@ -679,22 +539,19 @@ def verify_compare(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     """Which of two things is higher / louder / faster / longer, from measured per-segment values."""
     fams = {"pitch": a.fit("pitch_compare"), "loudness": a.fit("loudness_compare"), "rate": a.fit("rate_compare"),
             "length": 0.0}
-    q = a.question.lower()
-    named = [d for d, (gt, lt, _) in _DIMENSIONS.items() if re.search(gt, q) or re.search(lt, q)]
-    for dim, (gt, lt, noun) in _DIMENSIONS.items():
-        share = sum(1 for c in a.choices if re.search(gt, c.lower()) or re.search(lt, c.lower())
-                    or (dim != "length" and re.search(noun, c.lower()))) / max(1, len(a.choices))
+    named = claims.dimensions_named(a.question)
+    for dim, relevance in list(fams.items()):
+        share = sum(1 for c in a.choices if claims.names_dimension(c, dim)) / max(1, len(a.choices))
         if share or dim in named:
-            fams[dim] = max(fams[dim], min(1.0, 0.3 + 0.5 * share + (0.3 if dim in named else 0.0)))
+            fams[dim] = max(relevance, min(1.0, 0.3 + 0.5 * share + (0.3 if dim in named else 0.0)))
     # a comparative the question itself uses ('which is quieter?') names the dimension outright
     dim = named[0] if len(named) == 1 else max(fams, key=fams.get)
     if fams[dim] < 0.3:
         return None
-    claims = [_claim(c, a.question, dim) for c in a.choices]
-    if sum(r is not None for _, r in claims) < 2:
+    stated = [claims.comparison_claim(c, a.question, dim) for c in a.choices]
+    if sum(r is not None for _, r in stated) < 2:
         return None
-    two_things = re.search(r"\b(two|both|pair|each other|twice)\b", q) or (_FIRST.search(q) and _SECOND.search(q))
-    if not two_things and not any(_FIRST.search(c.lower()) or _SECOND.search(c.lower()) for c in a.choices):
+    if not claims.names_two_things(a.question) and not any(claims.names_one_of_two(c) for c in a.choices):
         return None  # 'the same level' about one sound over time is a trend, not a comparison of two
     pair, unit, ids, what = None, "", [], ""
     if dim == "pitch":
@@ -744,7 +601,7 @@ def verify_compare(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         return None
     truth = "eq" if abs(diff) < same_band else ("second_gt" if diff > 0 else "first_gt")
     supports = []
-    for subject, rel in claims:
+    for subject, rel in stated:
         if rel is None:
             supports.append(0.0)
             continue
@@ -759,7 +616,7 @@ def verify_compare(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         rel_ = min(rel_, 0.6)
     reason = f"{what}: {pair[0]:.2f} then {pair[1]:.2f} ({diff:+.2f} {unit}); so " + (
         "they are about the same" if truth == "eq" else ("the second is greater" if truth == "second_gt" else "the first is greater"))
-    return _result(f"compare_{dim}", a, fams[dim], rel_, supports, [f"{s}/{r}" for s, r in claims], reason, ids)
+    return _result(f"compare_{dim}", a, fams[dim], rel_, supports, [f"{s}/{r}" for s, r in stated], reason, ids)
 
 
 # ------------------------------------------------------------------ order, presence, gender, side
@@ -771,21 +628,12 @@ def _gender(hz: float | None) -> str | None:
     return "male" if hz <= MALE_MAX_HZ else "female" if hz >= FEMALE_MIN_HZ else None
 
 
-_MALE = re.compile(r"\b(male|man|men|boy|masculine|gentleman|he)\b")
-_FEMALE = re.compile(r"\b(female|woman|women|girl|feminine|lady|she)\b")
-_NONE = re.compile(r"\b(no one|nobody|no speech|no voice|nothing|silence|no sound|there is no|none of|no speaker|"
-                   r"not (any|a single)|neither)\b")
-
-
 def verify_gender(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     """Male or female voice from the median f0 of the speech (of the first turn for 'who speaks first')."""
-    tags = [("male" if _MALE.search(c.lower()) and not _FEMALE.search(c.lower()) else
-             "female" if _FEMALE.search(c.lower()) and not _MALE.search(c.lower()) else None) for c in a.choices]
+    tags = [claims.gender(c) for c in a.choices]
     if sum(t is not None for t in tags) < 2 or f.pitch is None or not f.pitch.contour:
         return None
-    q = a.question.lower()
-    order = re.search(r"\b(first|begin\w*|start\w*|open\w*|initial\w*|earliest|leads? off)\b", q) and "first"
-    order = order or (re.search(r"\b(last|second|end\w*|final\w*|then|after|clos\w*|conclud\w*|latter)\b", q) and "last")
+    order = "first" if a.asks("order_first") else "last" if a.asks("order_last") else None
     segs = f.speech.segments if f.speech is not None else []
     turns = f.speakers.turns if f.speakers is not None and f.speakers.turns else []
     spans = turns or segs
@@ -820,8 +668,8 @@ def verify_gender(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     if g is None:
         return None
     speech_present = f.speech is not None and f.speech.speech_s >= 0.3
-    supports = [(1.0 if t == g else -1.0) if t else (-1.0 if _NONE.search(c.lower()) and speech_present else 0.0)
-                for t, c in zip(tags, a.choices)]
+    supports = [(1.0 if t == g else -1.0) if t else (-1.0 if none and speech_present else 0.0)
+                for t, none in zip(tags, a.choices_with("nobody"))]
     margin = (MALE_MAX_HZ - hz) if g == "male" else (hz - FEMALE_MIN_HZ)
     reason = f"median f0 of {what} is {hz:.0f} Hz: a {g} voice by the documented bands (male <= {MALE_MAX_HZ:g} Hz, female >= {FEMALE_MIN_HZ:g} Hz)"
     fit = max(a.fit("gender"), 0.7)
@@ -831,18 +679,16 @@ def verify_gender(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
 
 def verify_presence(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     """Choices that assert absence ('There is no speech', 'Nobody speaks', 'Silence') against what was measured."""
-    absent = [bool(_NONE.search(c.lower())) for c in a.choices]
+    absent = a.choices_with("nobody")
     if not any(absent):
         return None
     speech = f.speech is not None and f.speech.speech_s >= 0.5
     sound = (f.events is not None and f.events.count > 0) or speech
     supports = []
-    for c, neg in zip(a.choices, absent):
+    for about_speech, neg in zip(a.choices_with("speech_absent"), absent):
         if not neg:
             supports.append(0.0)
             continue
-        cl = c.lower()
-        about_speech = bool(re.search(r"\b(speech|speak\w*|voice|talk\w*|nobody|no one|word)\b", cl))
         present = speech if about_speech else sound
         supports.append(-1.0 if present else 0.6)
     ids = f.ids("speech", "events")
@@ -852,9 +698,7 @@ def verify_presence(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
 
 
 def verify_side(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
-    sides = [("left" if re.search(r"\bleft\b", c.lower()) and not re.search(r"\bright\b", c.lower()) else
-              "right" if re.search(r"\bright\b", c.lower()) and not re.search(r"\bleft\b", c.lower()) else
-              "center" if re.search(r"\b(cent(er|re)|middle|both|equal\w*)\b", c.lower()) else None) for c in a.choices]
+    sides = [claims.side(c) for c in a.choices]
     if sum(s is not None for s in sides) < 2 or f.channels is None:
         return None
     bal = f.channels.balance_db
@@ -874,17 +718,7 @@ def verify_side(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
 
 def verify_rate_absolute(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     """Fast or slow speech from syllables per voiced second (documented thresholds)."""
-    labels = []
-    for c in a.choices:
-        cl = c.lower()
-        if re.search(r"\b(fast|quick\w*|rapid\w*|hurried|rushed|brisk)\b", cl) and not re.search(r"\bnot\b", cl):
-            labels.append("fast")
-        elif re.search(r"\b(slow\w*|leisurely|unhurried|drawn[- ]out)\b", cl) and not re.search(r"\bnot\b", cl):
-            labels.append("slow")
-        elif re.search(r"\b(normal|moderate|average|medium|conversational)\b", cl):
-            labels.append("normal")
-        else:
-            labels.append(None)
+    labels = [claims.pace(c) for c in a.choices]
     if sum(x is not None for x in labels) < 2 or f.speech_rate is None or a.fit("rate_compare") > a.fit("rate_absolute") + 0.2:
         return None
     sr = f.speech_rate
@@ -912,8 +746,7 @@ def verify_rate_absolute(f: Facts, a: QuestionAnalysis) -> VerifierResult | None
 def verify_loudness_trend(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     if f.loudness is None or a.fit("loudness_trend") < 0.3 or f.loudness.trend not in TREND_WORDS:
         return None
-    hit = [next((k for k in ("increasing", "decreasing", "fluctuating", "steady") if re.search(TREND_WORDS[k], c.lower())), None)
-           for c in a.choices]
+    hit = [claims.trend(c) for c in a.choices]
     if sum(h is not None for h in hit) < 2:
         return None
     truth = f.loudness.trend
@@ -923,19 +756,6 @@ def verify_loudness_trend(f: Facts, a: QuestionAnalysis) -> VerifierResult | Non
     reason = f"loudness trend {truth!r} (fitted change {f.loudness.change_db} dB)"
     return _result("loudness_trend", a, a.fit("loudness_trend"), 0.8, supports, [""] * len(hit), reason,
                    f.loudness.evidence_ids)
-
-
-CONTOUR_WORDS = {
-    "arch": r"\b(up|ris\w*|rais\w*|ascend\w*|climb\w*|higher)\b.{0,40}\b(down|fall\w*|descend\w*|lower|drop\w*|back)\b"
-            r"|\b(arch|hill|peak|hump|rainbow)\b",
-    "valley": r"\b(down|fall\w*|descend\w*|lower|drop\w*|dip\w*)\b.{0,40}\b(up|ris\w*|ascend\w*|climb\w*|higher|back up)\b"
-              r"|\b(valley|dip|trough|bowl)\b",
-    "rising": r"\b(rises?|rising|ascend\w*|goes up|go up|going up|upward\w*|higher and higher|climb\w*|increas\w*|up)\b",
-    "falling": r"\b(falls?|falling|descend\w*|goes down|go down|going down|downward\w*|lower and lower|drop\w*|"
-               r"decreas\w*|down)\b",
-    "flat": r"\b(same (note|pitch)|stays?|constant|unchanged|flat|steady|monotone|repeat\w*|equal|level|does not change|"
-            r"doesn't change)\b",
-}
 
 
 def _contour(hz: list[float]) -> str:
@@ -959,8 +779,7 @@ def _contour(hz: list[float]) -> str:
 def verify_pitch_contour(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     if f.pitch is None or not f.pitch.notes or a.fit("pitch_contour") < 0.3:
         return None
-    hit = [next((k for k in ("arch", "valley", "rising", "falling", "flat") if re.search(CONTOUR_WORDS[k], c.lower())), None)
-           for c in a.choices]
+    hit = [claims.contour(c) for c in a.choices]
     if sum(h is not None for h in hit) < 2:
         return None
     shape = _contour([n.pitch_hz for n in f.pitch.notes])
@@ -975,8 +794,7 @@ def verify_key(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     if key is None:
         return None
     mode, tonic = str(key.detail.get("mode") or "").lower(), str(key.detail.get("tonic") or "").lower()
-    hit = [("major" if re.search(r"\bmajor\b", c.lower()) else "minor" if re.search(r"\bminor\b", c.lower()) else None)
-           for c in a.choices]
+    hit = [claims.mode(c) for c in a.choices]
     if sum(h is not None for h in hit) < 2:
         return None
     supports = []
@@ -985,8 +803,8 @@ def verify_key(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
             supports.append(0.0)
             continue
         s = 1.0 if h == mode else -1.0
-        names_tonic = re.search(r"\b([a-g])(#|b|\s*sharp|\s*flat)?\s+(major|minor)\b", c.lower())
-        if s > 0 and names_tonic and tonic and not c.lower().startswith(tonic.lower()) and names_tonic.group(1) != tonic[:1]:
+        named = claims.named_tonic(c)
+        if s > 0 and named and tonic and not c.lower().startswith(tonic.lower()) and named != tonic[:1]:
             s = -0.5
         supports.append(s)
     return _result("key_mode", a, max(a.fit("key"), 0.6), 0.75, supports, [""] * len(hit), f"estimated key {key.value}",
@@ -1002,7 +820,7 @@ def verify_language(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         return None
     code, prob = str(lang.value), lang.detail.get("probability")
     candidates: dict[str, float] = lang.detail.get("candidates") or {}
-    names = [next((c for c, n in LANGUAGES.items() if any(w in n.split() for w in words(ch))), None) for ch in a.choices]
+    names = [language_of(ch) for ch in a.choices]
     if sum(n is not None for n in names) < 2:
         return None
     offered = {n: candidates.get(n, 1.0 if n == code else 0.0) for n in names if n is not None}
@@ -1040,17 +858,12 @@ def _label_choice_similarity(labels: list[str], choices: list[str]):
     return out
 
 
-ORDER_CUE = re.compile(r"\b(first|last|begin\w*|start\w*|end\w*|before|after|earlier|later|order|sequence|"
-                       r"precede\w*|follow\w*|then|opening|clos\w*|final\w*)\b")
-
-
 def verify_order(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     """Which named source is heard first / last: time-stamped tags (and VAD for speech), each label given to
     the choice closest to it in meaning."""
-    q = a.question.lower()
-    if a.fit("order") < 0.3 or not ORDER_CUE.search(q):
+    if a.fit("order") < 0.3 or not a.asks("order_cue"):
         return None  # 'what sound is heard?' names no order, however close its meaning to 'which comes first?'
-    last = bool(re.search(r"\b(last|latest|at the end|final\w*|after)\b", q)) and not re.search(r"\bfirst\b", q)
+    last = a.asks("asks_latest") and not a.asks("first_word")
     spans: list[Span] = list(f.tags.events) if f.tags is not None else []
     if f.speech is not None:
         spans += [s.model_copy(update={"label": "Speech", "score": 0.9}) for s in f.speech.segments]
@@ -1075,8 +888,9 @@ def verify_order(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         when[i] = max(when.get(i, t), t) if last else min(when.get(i, t), t)
     # a voice and one other named sound ('the chime or the voice?') whose name no tag matches: the bursts
     # outside speech are that sound
-    voiced = [i for i, c in enumerate(a.choices) if _VOICE_WORDS.search(c.lower())]
-    others = [i for i, c in enumerate(a.choices) if i not in voiced and not _NONE.search(c.lower())]
+    voice_named, nobody = a.choices_with("voice_word"), a.choices_with("nobody")
+    voiced = [i for i in range(len(a.choices)) if voice_named[i]]
+    others = [i for i in range(len(a.choices)) if i not in voiced and not nobody[i]]
     loose = f.nonspeech_events()
     if len(voiced) == 1 and len(others) == 1 and others[0] not in when and loose and f.speech_segments:
         when[voiced[0]] = f.speech_segments[-1].end_s if last else f.speech_segments[0].start_s
@@ -1095,29 +909,16 @@ def verify_order(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
                    reason, ids)
 
 
-_BEFORE = re.compile(r"\b(before|ahead|earlier|first|precede\w*|prior|preceding|in front)\b")
-_AFTER = re.compile(r"\b(after|afterwards?|later|follow\w*|then|second|behind)\b")
-_RELATION = re.compile(r"\b(before|after|ahead of|prior to|following|preceding|earlier than|later than|"
-                       r"precedes?|follows?)\b")
-_VOICE_WORDS = re.compile(r"\b(speech|spoken|speak\w*|speaker|talk\w*|voice|said|words?|sentence|message|"
-                          r"announc\w*|narrat\w*|utterance|someone|person|man|woman)\b")
-
-
 def verify_relative_order(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     """'Is the chime before or after the announcement?' with choices that state a relation ('Ahead of it',
     'Afterwards'): the non-speech sounds against the voice, in time. The subject is the thing the relation
     word does not point at ('X ahead of the message' -> X is the sound)."""
-    rel = [("before" if _BEFORE.search(c.lower()) and not _AFTER.search(c.lower()) else
-            "after" if _AFTER.search(c.lower()) and not _BEFORE.search(c.lower()) else None) for c in a.choices]
+    rel = [claims.relation(c) for c in a.choices]
     if sum(r is not None for r in rel) < 2 or len({r for r in rel if r}) < 2:
         return None
-    q = a.question.lower()
-    m = _RELATION.search(q)
-    voice = _VOICE_WORDS.search(q)
-    if m is None or voice is None:
+    subject = claims.relation_subject(a.question)
+    if subject is None:
         return None
-    # the relation word points at its object: voice words right after it make the sound the subject
-    subject = "sound" if _VOICE_WORDS.search(q[m.end(): m.end() + 40]) else "speech"
     speech = f.speech_segments
     words = f.transcript.words if f.transcript is not None else []
     if words:
@@ -1141,18 +942,6 @@ def verify_relative_order(f: Facts, a: QuestionAnalysis) -> VerifierResult | Non
 
 
 # ------------------------------------------------------------------ categories (the least specific)
-
-
-# AudioSet's top- and second-level classes (the ontology's parents): a parent says less about *which* source
-# than its children do ('Alarm' covers telephones, smoke detectors and sirens alike)
-GENERIC_LABELS = {
-    "speech", "music", "animal", "vehicle", "alarm", "domestic sounds, home sounds", "tools", "mechanisms",
-    "musical instrument", "sound effect", "inside, small room", "inside, large room or hall", "outside, urban or manmade",
-    "outside, rural or natural", "silence", "noise", "environmental noise", "human sounds", "natural sounds",
-    "sounds of things", "source-ambiguous sounds", "liquid", "glass", "wood", "engine", "domestic animals, pets",
-    "livestock, farm animals, working animals", "wild animals", "bird", "insect", "water", "wind", "thunderstorm",
-    "explosion", "fire", "arrow", "specific impact sounds", "onomatopoeia", "pulse", "hubbub, speech noise, speech babble",
-}
 
 
 def verify_category(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
@@ -1182,7 +971,7 @@ def verify_category(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     winner = scores.index(ranked[0])
     strong_tag = max((weights[j] for j in range(len(labels)) if sim[winner][j] >= 0.5), default=0.0)
     reliability = 0.8 if margin >= 0.15 and strong_tag >= 0.5 else 0.6 if margin >= 0.1 else 0.4
-    if a.fit("order") >= 0.3 and ORDER_CUE.search(a.question.lower()):
+    if a.fit("order") >= 0.3 and a.asks("order_cue"):
         reliability = min(reliability, 0.4)  # clip-level tags cannot see which source comes first or last
     reason = "audio tags: " + ", ".join(f"{lab} {w:.2f}" for lab, w in top[:5])
     return _result("tag_category", a, fit, reliability, supports, [f"{s:.2f}" for s in scores], reason,

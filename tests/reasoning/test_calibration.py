@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from audiomind.language.analysis import analyse
 from audiomind.reasoning import calibration
 from audiomind.reasoning.answer import decide_from
 from audiomind.reasoning.facts import Facts, TranscriptFact
-from audiomind.reasoning.question import analyse
 
 ROOT = Path(__file__).resolve().parents[2]
 _spec = importlib.util.spec_from_file_location("_calibrate", ROOT / "evals" / "calibrate.py")

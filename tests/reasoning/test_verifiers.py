@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from audiomind.language.analysis import analyse, time_span
 from audiomind.reasoning.answer import combine
 from audiomind.reasoning.facts import (
     ChannelsFact,
@@ -20,7 +21,6 @@ from audiomind.reasoning.facts import (
     Word,
     syllables,
 )
-from audiomind.reasoning.question import analyse, time_span
 from audiomind.reasoning.verifiers import choice_seconds, counted_noun, run_verifiers
 from audiomind.state import CONFIDENT_AT
 

@@ -10,10 +10,11 @@ import concurrent.futures as cf
 
 from audiomind.backends.base import AnswerRequest, AnswerResult, ListenRequest, ListenResult
 from audiomind.backends.spans import absolute_span, focus_on_span, without_time_phrase
+from audiomind.language.analysis import analyse
+from audiomind.language.text import MUSIC_TAG_WORDS
 from audiomind.reasoning.answer import decide_from
 from audiomind.reasoning.facts import Record, facts_from
 from audiomind.reasoning.property_verifier import tools_for
-from audiomind.reasoning.question import analyse
 from audiomind.state import EvidenceItem, ModelSpec, ToolCall, ToolCallRequest, ToolCallStatus
 from audiomind.tools.executor import ExecutionResult, ToolExecutor
 
@@ -21,8 +22,6 @@ FIRST_PASS = ("probe", "signal_stats", "tagging", "vad", "loudness", "count_even
 SPEECH_PASS = ("asr", "speaker_count")
 SPEECH_MIN_S = 0.3  # Silero VAD speech (s) that calls for the speech pass
 MUSIC_PASS = ("tempo", "key", "pitch")
-MUSIC_WORDS = ("music", "instrument", "piano", "guitar", "drum", "singing", "song", "orchestra", "synth", "organ",
-               "violin", "bell", "chime", "tone", "beep")
 CANNOT = (
     "The cascade front end cannot perceive emotion, intent, speaker identity (only distinct voices), spatial "
     "position, or fine-grained semantics beyond its tools' outputs."
@@ -103,7 +102,7 @@ class CascadeFrontEnd:
         follow: list[str] = []
         if not early_speech and (_speech_seconds(first) >= SPEECH_MIN_S or any("speech" in t for t in top_tags[:2])):
             follow += self._available(SPEECH_PASS)
-        if any(w in t for t in top_tags for w in MUSIC_WORDS):
+        if any(w in t for t in top_tags for w in MUSIC_TAG_WORDS):
             follow += self._available(MUSIC_PASS)
         return follow
 

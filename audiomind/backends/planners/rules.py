@@ -1,7 +1,7 @@
 """The offline planner `rules`: a transparent policy, not an LLM.
 
 No capable instruction-tuned LLM ships on PyPI, so the embedded default plans with keyword rules and
-MiniLM similarity between the question and the tool manifests (audiomind.reasoning.question), and it
+MiniLM similarity between the question and the tool manifests (audiomind.language.analysis), and it
 answers by matching evidence to choices (audiomind.reasoning.matcher). It drives the same graph and
 writes the same decisions, with rationales, as any LLM planner; the trace names it `rules`.
 """
@@ -9,8 +9,8 @@ writes the same decisions, with rationales, as any LLM planner; the trace names 
 from __future__ import annotations
 
 from audiomind.backends.spans import absolute_span, without_time_phrase
+from audiomind.language.analysis import QuestionAnalysis, analyse
 from audiomind.prompts import choices_block, load_prompt
-from audiomind.reasoning.question import QuestionAnalysis, analyse
 from audiomind.state import (
     Action,
     EvidenceState,
@@ -318,8 +318,8 @@ def _measured_lines(state: EvidenceState) -> list[str]:
 
 def _numeric_contradictions(state: EvidenceState) -> list[str]:
     """A front end's provisional count against the counts the tools measured (kept, not resolved)."""
+    from audiomind.language.analysis import parse_number
     from audiomind.reasoning.facts import read_facts
-    from audiomind.reasoning.question import parse_number
 
     facts = read_facts(state)
     counts = {}

@@ -1,0 +1,82 @@
+"""Words of any English text (choices, transcripts, labels): tokens, stems, content words, sound-alike keys.
+
+The word lists (stop words, language names, digits for number words, AudioSet's generic classes) are in
+data/words.toml.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from functools import lru_cache
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data" / "words.toml"
+_WORD = re.compile(r"[a-z0-9']+")
+
+
+@lru_cache(maxsize=1)
+def _tables() -> dict:
+    return tomllib.loads(DATA.read_text(encoding="utf-8"))
+
+
+STOPWORDS: frozenset[str] = frozenset(_tables()["stopwords"])
+LANGUAGES: dict[str, str] = dict(_tables()["languages"])
+NUMBER_TOKENS: dict[str, str] = dict(_tables()["number_tokens"])
+GENERIC_LABELS: frozenset[str] = frozenset(_tables()["generic_labels"])
+ITEM_STOPWORDS: frozenset[str] = frozenset(_tables()["item_stopwords"])
+MUSIC_TAG_WORDS: tuple[str, ...] = tuple(_tables()["music_tag_words"])
+
+
+def words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+def stem(w: str) -> str:
+    for suffix in ("ing", "es", "s", "ed"):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            return w[: -len(suffix)]
+    return w
+
+
+def content(text: str) -> list[str]:
+    return [w for w in words(text) if w not in STOPWORDS]
+
+
+def letters(word: str) -> str:
+    """The letters of a word (a-z and the apostrophe), lower-cased."""
+    return re.sub(r"[^a-z']", "", word.lower())
+
+
+def soundex(word: str) -> str:
+    """American Soundex: words that sound alike share a key ('lemonade' / 'laminate' -> L553)."""
+    codes = {**dict.fromkeys("bfpv", "1"), **dict.fromkeys("cgjkqsxz", "2"), **dict.fromkeys("dt", "3"),
+             "l": "4", **dict.fromkeys("mn", "5"), "r": "6"}
+    w = re.sub(r"[^a-z]", "", word.lower())
+    if not w:
+        return ""
+    out, last = w[0].upper(), codes.get(w[0], "")
+    for ch in w[1:]:
+        code = codes.get(ch, "")
+        if code and code != last:
+            out += code
+        if ch not in "hw":
+            last = code
+    return (out + "000")[:4]
+
+
+def language_of(text: str) -> str | None:
+    """The language code a choice names ('Spoken in French' -> 'fr'), by the names in data/words.toml."""
+    ws = words(text)
+    return next((code for code, names in LANGUAGES.items() if any(w in names.split() for w in ws)), None)
+
+
+def syllables(word: str) -> int:
+    """Vowel groups in an English word (at least 1; 0 for no letters): a transparent, documented estimate."""
+    w = re.sub(r"[^a-z]", "", word.lower())
+    if not w:
+        return 0
+    groups = len(re.findall(r"[aeiouy]+", w))
+    if w.endswith("e") and not w.endswith(("le", "ee")) and groups > 1:
+        groups -= 1
+    return max(1, groups)
