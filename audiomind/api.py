@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from audiomind.audio import AudioError
 from audiomind.backends.base import FrontEnd, Planner
 from audiomind.backends.deadline import BudgetExhausted
+from audiomind.backends.readers import make_question_reader
 from audiomind.config import AgentConfig, apply_process_env
 from audiomind.fsutil import storage_error
 from audiomind.graph.build import build_graph, recursion_limit
@@ -71,9 +72,11 @@ class AudioMind:
         self.mode = cfg.mode
         self.window_s, self.timeout_s, self.max_retries = cfg.window_s, cfg.timeout_s, cfg.max_retries
         self.cache = ToolCache(Path(cfg.cache_dir) if cfg.cache_dir else None) if cfg.use_cache else None
+        # one question reader per agent (AgentConfig.reader), shared by the rules planner and the cascade
+        self.reader = make_question_reader(cfg.reader, timeout_s=cfg.timeout_s, max_retries=cfg.max_retries)
         if planner is None or isinstance(planner, str):
             planner = backends.make_planner(cfg.planner, registry=self.registry, timeout_s=cfg.timeout_s,
-                                            max_retries=cfg.max_retries)
+                                            max_retries=cfg.max_retries, reader=self.reader)
         self.planner: Planner = planner
         # A front end is either shared by every run (a model front end: stateless, one HTTP client per
         # agent, made on first use) or made per run from the run's executor (the cascade).
@@ -83,7 +86,8 @@ class AudioMind:
         if frontend is None or isinstance(frontend, str):
             def make(executor: ToolExecutor) -> FrontEnd:
                 return backends.make_frontend(cfg.frontend, executor=executor, window_s=cfg.window_s,
-                                              timeout_s=cfg.timeout_s, max_retries=cfg.max_retries)
+                                              timeout_s=cfg.timeout_s, max_retries=cfg.max_retries,
+                                              reader=self.reader)
 
             if backends.kind_of(cfg.frontend).per_run_frontend:
                 self._frontend_factory = make

@@ -165,13 +165,13 @@ def with_options(**groups: OptionGroup) -> Callable[[Callable[..., Any]], Callab
 
 def agent_config(planner: str, frontend: str, tools_dir: list[Path] | None, max_steps: int, time_budget: float,
                  window: float, timeout: float, retries: int, no_cache: bool,
-                 max_duration: float | None = None, mode: str = "agent") -> AgentConfig:
+                 max_duration: float | None = None, mode: str = "agent", reader: str = "rules") -> AgentConfig:
     """The agent options as one AgentConfig (trace_dir stays the default: each command sets its own); a
     value the config refuses is one clear error line."""
     try:
         return AgentConfig(planner=planner, frontend=frontend, mode=mode, tools_dirs=tuple(tools_dir or ()),
                            max_steps=max_steps, time_budget_s=time_budget, window_s=window, timeout_s=timeout,
-                           max_retries=retries, use_cache=not no_cache, max_duration_s=max_duration)
+                           max_retries=retries, use_cache=not no_cache, max_duration_s=max_duration, reader=reader)
     except ValidationError as exc:
         fail(str(exc))
         raise  # unreachable: fail() exits
@@ -197,6 +197,10 @@ AGENT_OPTIONS = OptionGroup(
     mode=(str, typer.Option(_DEFAULT.mode, "--mode", help="agent (the planner's evidence loop) | direct (the "
                             "baseline: the front end answers alone, one answer call on the original audio, no "
                             "planner, no tools)")),
+    reader=(str, typer.Option(_DEFAULT.reader, "--reader", metavar="SPEC",
+                              help="question reader: rules (phrase tables) | llm:PLANNER_SPEC (a text LLM fills "
+                              "the question's typed reading, e.g. llm:llamacpp:PATH.gguf)")),
 )
-"""`--planner --frontend --tools-dir --max-steps --time-budget --window --timeout --retries --no-cache --mode`,
+"""`--planner --frontend --tools-dir --max-steps --time-budget --window --timeout --retries --no-cache --mode
+--reader`,
 read into an AgentConfig (the defaults are AgentConfig's)."""

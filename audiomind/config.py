@@ -187,6 +187,9 @@ class AgentConfig(BaseModel):
     max_retries: int = Field(3, ge=0, le=20, description="retries of a failed model request (429, 5xx, timeouts)")
     use_cache: bool = Field(True, description="reuse cached tool results (keyed by tool, version, args, audio hash)")
     cache_dir: str | None = Field(None, description="tool-result cache folder (default: the embedded cache)")
+    reader: str = Field("rules", description="question reader: rules (phrase tables, audiomind/language) | "
+                                             "llm:PLANNER_SPEC (a text LLM fills the QuestionFrame through its JSON "
+                                             "schema, e.g. llm:llamacpp:PATH.gguf or llm:openai:MODEL@URL)")
     max_duration_s: float | None = Field(None, gt=0, description="refuse audio longer than this (seconds) before "
                                                                  "anything decodes it; None: no limit")
 

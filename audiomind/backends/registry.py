@@ -143,6 +143,7 @@ class BuildOptions:
     gemini_window_s: float | None = None  # Gemini hears whole clips unless set
     temperature: float = 0.0
     max_tokens: int | None = None
+    reader: Any = None  # the question reader (audiomind.backends.readers) of the rules planner and the cascade
 
 
 PlannerFactory = Callable[[BackendSpec, BuildOptions], Planner]
@@ -167,7 +168,7 @@ class BackendKind:
 def _rules(bs: BackendSpec, o: BuildOptions) -> Planner:
     from audiomind.backends.planners.rules import RulesPlanner
 
-    return RulesPlanner(o.registry)
+    return RulesPlanner(o.registry, o.reader)
 
 
 def _llm(bs: BackendSpec, o: BuildOptions) -> Planner:
@@ -194,7 +195,7 @@ def _replay_planner(bs: BackendSpec, o: BuildOptions) -> Planner:
 def _cascade(bs: BackendSpec, o: BuildOptions) -> FrontEnd:
     from audiomind.backends.frontends.cascade import CascadeFrontEnd
 
-    return CascadeFrontEnd(o.executor)
+    return CascadeFrontEnd(o.executor, o.reader)
 
 
 def _openai_frontend(bs: BackendSpec, o: BuildOptions) -> FrontEnd:
@@ -298,19 +299,19 @@ def make_chat_model(spec: str | BackendSpec, *, timeout_s: float = 60, temperatu
 
 
 def make_planner(spec: str | BackendSpec, *, registry: Any = None, timeout_s: float = 60,
-                 max_retries: int = 3, max_tokens: int | None = None) -> Planner:
+                 max_retries: int = 3, max_tokens: int | None = None, reader: Any = None) -> Planner:
     """A Planner for a spec: the rule planner, the replay planner, or an LLMPlanner over the kind's chat model."""
     bs = parse_spec(spec)
     kind = REGISTRY[bs.kind]
     if kind.planner is None:
         raise BackendError(kind.not_planner or f"{bs.kind} is not a planner")
     return kind.planner(bs, BuildOptions(registry=registry, timeout_s=timeout_s, max_retries=max_retries,
-                                         max_tokens=max_tokens))
+                                         max_tokens=max_tokens, reader=reader))
 
 
 def make_frontend(spec: str | BackendSpec, *, executor: Any = None, window_s: float | None = 30.0,
                   timeout_s: float = 120, max_retries: int = 3,
-                  gemini_window_s: float | None = None) -> FrontEnd:
+                  gemini_window_s: float | None = None, reader: Any = None) -> FrontEnd:
     """A FrontEnd for a spec. `window_s` applies to OpenAI-compatible servers (Qwen truncates ~30 s);
     Gemini hears whole clips unless `gemini_window_s` is set."""
     bs = parse_spec(spec)
@@ -318,7 +319,7 @@ def make_frontend(spec: str | BackendSpec, *, executor: Any = None, window_s: fl
     if kind.frontend is None:
         raise BackendError(kind.not_frontend or f"{bs.kind} is not an audio front end")
     return kind.frontend(bs, BuildOptions(executor=executor, window_s=window_s, timeout_s=timeout_s,
-                                          max_retries=max_retries, gemini_window_s=gemini_window_s))
+                                          max_retries=max_retries, gemini_window_s=gemini_window_s, reader=reader))
 
 
 # ---------------------------------------------------------------- doctor

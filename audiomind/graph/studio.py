@@ -17,6 +17,7 @@ from pydantic import model_validator
 
 from audiomind.backends import registry as backends
 from audiomind.backends.base import FrontEnd, Planner
+from audiomind.backends.readers import make_question_reader
 from audiomind.config import AgentConfig
 from audiomind.embedded.models import cache_dir
 from audiomind.graph.build import build_graph
@@ -32,12 +33,13 @@ def collaborators(config: AgentConfig) -> tuple[Planner, FrontEnd, ToolExecutor]
     and may load models, which `langgraph dev` refuses to do on its event loop while it coerces a run's
     context, so the default config's are built when this module is imported."""
     registry = ToolRegistry.load([Path(d) for d in config.tools_dirs])
+    reader = make_question_reader(config.reader, timeout_s=config.timeout_s, max_retries=config.max_retries)
     planner = backends.make_planner(config.planner, registry=registry, timeout_s=config.timeout_s,
-                                    max_retries=config.max_retries)
+                                    max_retries=config.max_retries, reader=reader)
     cache = ToolCache(Path(config.cache_dir) if config.cache_dir else None) if config.use_cache else None
     executor = ToolExecutor(registry, cache_dir() / "studio-artifacts", cache=cache)
     frontend = backends.make_frontend(config.frontend, executor=executor, window_s=config.window_s,
-                                      timeout_s=config.timeout_s, max_retries=config.max_retries)
+                                      timeout_s=config.timeout_s, max_retries=config.max_retries, reader=reader)
     return planner, frontend, executor
 
 

@@ -10,9 +10,9 @@ frame, never the question text.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 StepKind = Literal["day_offset", "sum", "difference", "remainder", "extreme", "opposite", "truth_value",
                    "pause_length", "relation", "word_relation", "hypothetical"]
@@ -52,6 +52,12 @@ class QuestionFrame(BaseModel):
     about_speech: bool = Field(default=False, description="the question asks about what is said")
     steps: list[DerivationStep] = Field(default_factory=list)
     words: list[ReadWord] = Field(default_factory=list)
+    _model_call: Any = PrivateAttr(default=None)  # the ModelCall of an LLM reading (not part of the frame)
+
+    @property
+    def model_call(self) -> Any:
+        """The model call that produced this frame (an LLM reader's first reading), else None."""
+        return self._model_call
 
     @property
     def unaccounted(self) -> list[str]:

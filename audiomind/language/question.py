@@ -208,8 +208,16 @@ class CachedReader:
         if key not in self._cache:
             if len(self._cache) >= self._size:
                 self._cache.pop(next(iter(self._cache)))
-            self._cache[key] = self.inner.read(question, choices)
-        return self._cache[key]
+            frame = self.inner.read(question, choices)
+            self._cache[key] = _without_call(frame)  # a cache hit makes no model call
+            return frame
+        return _without_call(self._cache[key])
+
+
+def _without_call(frame: QuestionFrame) -> QuestionFrame:
+    copy = frame.model_copy()
+    copy._model_call = None
+    return copy
 
 
 _DEFAULT = CachedReader(RuleQuestionReader())

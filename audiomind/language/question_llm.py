@@ -66,8 +66,11 @@ class LLMQuestionReader:
         parsed, call, problem = self.llm.json("read_question", prompt, QuestionWire)
         self.last_call = call
         if parsed is None:
-            return _unread(question, choices, f"{self.name} (no valid reply: {problem or 'no reply'})")
-        return frame_from_wire(parsed, question, choices, self.name)
+            frame = _unread(question, choices, f"{self.name} (no valid reply: {problem or 'no reply'})")
+        else:
+            frame = frame_from_wire(parsed, question, choices, self.name)
+        frame._model_call = call
+        return frame
 
 
 def frame_from_wire(w: QuestionWire, question: str, choices: list[str], reader: str) -> QuestionFrame:

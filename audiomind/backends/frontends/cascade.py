@@ -11,6 +11,7 @@ import concurrent.futures as cf
 from audiomind.backends.base import AnswerRequest, AnswerResult, ListenRequest, ListenResult
 from audiomind.backends.spans import absolute_span, focus_on_span, without_time_phrase
 from audiomind.language.analysis import analyse
+from audiomind.language.question import Reader
 from audiomind.language.text import MUSIC_TAG_WORDS
 from audiomind.reasoning.answer import decide_from
 from audiomind.reasoning.facts import Record, facts_from
@@ -32,8 +33,9 @@ class CascadeFrontEnd:
     name = "cascade"
     answers_from_evidence = True  # it hears only through its perception pass (so direct mode listens first)
 
-    def __init__(self, executor: ToolExecutor):
+    def __init__(self, executor: ToolExecutor, reader: Reader | None = None):
         self.executor = executor
+        self.reader = reader  # the agent's question reader (None: the cached rule reader)
 
     def spec(self) -> ModelSpec:
         return ModelSpec(
@@ -118,7 +120,8 @@ class CascadeFrontEnd:
         if not request.choices:
             text, ids = _free_text_answer(request.evidence)
             return AnswerResult(text=text, rationale="free-text answer rendered from the evidence", cited_evidence_ids=ids)
-        analysis = analyse(without_time_phrase(request.question), request.choices, self.executor.registry.available())
+        analysis = analyse(without_time_phrase(request.question), request.choices, self.executor.registry.available(),
+                           self.reader)
         calls, evidence = request.tool_calls, request.evidence
         span = absolute_span(request.question, request.original.duration_s if request.original else None)
         if span is not None:  # a question about one stretch: its evidence comes from the calls on that stretch

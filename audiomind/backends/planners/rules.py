@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from audiomind.backends.spans import absolute_span, without_time_phrase
 from audiomind.language.analysis import QuestionAnalysis, analyse
+from audiomind.language.question import Reader
 from audiomind.prompts import choices_block, load_prompt
 from audiomind.state import (
     Action,
@@ -34,8 +35,9 @@ DOUBT_MAX_STRETCH_S = 120.0  # a second reading covers at most this much audio a
 class RulesPlanner:
     name = "rules"
 
-    def __init__(self, registry: ToolRegistry):
+    def __init__(self, registry: ToolRegistry, reader: Reader | None = None):
         self.registry = registry
+        self.reader = reader  # None: the cached rule reader (AgentConfig.reader chooses)
         self._analyses: dict[str, QuestionAnalysis] = {}
 
     def spec(self) -> ModelSpec:
@@ -48,7 +50,7 @@ class RulesPlanner:
         key = state.question.text + "\x00" + "\x00".join(state.question.choices)
         if key not in self._analyses:
             self._analyses[key] = analyse(without_time_phrase(state.question.text), state.question.choices,
-                                          self.registry.available())
+                                          self.registry.available(), self.reader)
         return self._analyses[key]
 
     # ---- nodes ------------------------------------------------------------------------------------
@@ -59,7 +61,11 @@ class RulesPlanner:
             question=state.question.text, choices_block=choices_block(state.question.choices),
             targets="; ".join(a.targets),
         )
-        return PerceptionPrompt(prompt_id=tpl.id, text=text, auditory_targets=a.targets), None
+        # an LLM reader's call is on the record with the plan it shaped, once (a rule reading makes none)
+        call = a.frame.model_call if a.frame is not None else None
+        if a.frame is not None:
+            a.frame._model_call = None
+        return PerceptionPrompt(prompt_id=tpl.id, text=text, auditory_targets=a.targets), call
 
     def plan(self, state: EvidenceState, inventory: str) -> tuple[Plan, ModelCall | None]:
         a = self.analysis(state)
