@@ -3,9 +3,10 @@
 A rubric instruction ("A dog barks twice, then a man says 'hello'") is read into atomic items; each item's
 check is one of: a sound present or absent, speech present or absent, the order of two events, a count, words
 said, a property of a speaker (gender, speaking rate), a loudness trend, a music tempo, or `unverifiable` (named,
-p = 0.5, never a confident verdict). The rule reader is `audiomind.judges.rubric.decompose.rule_decompose` (its
-phrase tables are data/rubric_phrases.json); `audiomind.judges.rubric.decompose.read_rubric` gives its items as typed checks with the words of the
-instruction the reading accounted for and the content words it did not. The verifier reads the typed check: a
+p = 0.5, never a confident verdict). The rule reader is `audiomind.language.rubric_items.rule_decompose` (its
+patterns are data/rubric_items.toml, its word tables data/rubric_phrases.json; the judges call it through
+`audiomind.judges.rubric.decompose` with their knowledge of sounds); `read_rubric` gives its items as typed
+checks with the words of the instruction the reading accounted for and the content words it did not. The verifier reads the typed check: a
 check that does not validate is unverifiable, with the reason.
 """
 

@@ -9,7 +9,6 @@ it from the cascade's tool evidence; the rules of `verify` measure it with the t
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +26,7 @@ from audiomind.judges.rubric.verify import (
     measure,
     verify,
 )
+from audiomind.language.rubric_items import tools_needed
 from audiomind.state import ModelSpec, Observation, ToolCallRequest
 
 AGGREGATION = ("geometric mean of p(yes) over the verifiable items (every requirement must hold: one confident "
@@ -138,12 +138,12 @@ def _perceive(session: JudgeSession, kept: list[RubricItem], decomposed_by: str)
     reader layer, and the measurements the items need (onset-aligned tags, pitch, turns, tempo)."""
     facts = ev.perceive(session, ["a0"], quality=False, rationale="rubric items: perception pass")["a0"]
     if decomposed_by != "rules":  # LLM items carry no verifier spec: measure what their wording asks about
-        qs = " ".join(k.question for k in kept)
+        needs = tools_needed(" ".join(k.question for k in kept))  # (the reader's [needs] table)
         reqs = []
-        if re.search(r"\b(male|female|man|woman|gender|voice|pitch)\b", qs, re.IGNORECASE) and session.tool_available("pitch"):
+        if "pitch" in needs and session.tool_available("pitch"):
             reqs.append(ToolCallRequest(tool="pitch", arguments={"artifact": "a0", "fmin_hz": 60.0, "fmax_hz": 400.0},
                                         reason="voice items: f0 contour"))
-        if re.search(r"\b(tempo|fast|slow|bpm)\b", qs, re.IGNORECASE) and session.tool_available("tempo"):
+        if "tempo" in needs and session.tool_available("tempo"):
             reqs.append(ToolCallRequest(tool="tempo", arguments={"artifact": "a0"}, reason="tempo items"))
         if reqs:
             session.run_tools(reqs, "the LLM's items ask about voice or tempo")
