@@ -28,6 +28,10 @@ def _swap(kind: str) -> dict[str, str]:
     return _data()["swap"][kind]
 
 
+def _say(name: str) -> str:
+    return _data()["say"][name]
+
+
 @lru_cache(maxsize=8)
 def _any_of(kind: str, escaped: bool, longest_first: bool) -> re.Pattern[str]:
     """A swap table's words as one case-insensitive alternation (group 1)."""
@@ -48,7 +52,6 @@ def _swap_words(text: str, kind: str) -> str:
 def perturbed(s: str, kind: str) -> str | None:
     """The instruction with one attribute of `kind` changed (gender, count, order, tempo, sound, words), or
     None when that kind does not apply; quoted words are left alone except by 'words'."""
-    say = _data()["say"]
     quoted = quoted_text(s)
     outside = s.replace(quoted, "\x00") if quoted else s
     if kind == "gender" and names_gender(outside):
@@ -62,14 +65,14 @@ def perturbed(s: str, kind: str) -> str | None:
             n = int(w) if w.isdigit() else NUMBERS[w]
             new = NUM_WORDS.get(n + 2, str(n + 2))
             if w in _data()["words"]["adverbs_of_times"]:
-                new = say["times"].format(n=NUM_WORDS.get(n + 2, n + 2))
+                new = _say("times").format(n=NUM_WORDS.get(n + 2, n + 2))
             return (outside[:m.start()] + (new.capitalize() if m.group(1)[0].isupper() else new)
                     + outside[m.end():]).replace("\x00", quoted or "")
     if kind == "order":
         parts = _data()["patterns"]["order_joint"].split(s.rstrip("."), maxsplit=1)
         if len(parts) == 3:
             a, _, b = parts
-            return say["order"].format(second=b[0].upper() + b[1:], first=a[0].lower() + a[1:])
+            return _say("order").format(second=b[0].upper() + b[1:], first=a[0].lower() + a[1:])
     if kind == "sound":
         m = _any_of("sound", True, True).search(outside)
         if m:  # one sound swapped: a fine-grained mismatch, not a different scene
@@ -79,6 +82,6 @@ def perturbed(s: str, kind: str) -> str | None:
     if kind == "words" and quoted:
         alt = _swap("words").get(quoted.lower())
         words = quoted.split()
-        new_q = alt or " ".join(reversed(words)) if len(words) > 1 else say["no_words"]
+        new_q = alt or " ".join(reversed(words)) if len(words) > 1 else _say("no_words")
         return s.replace(quoted, new_q)
     return None
