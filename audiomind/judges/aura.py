@@ -74,6 +74,9 @@ class AuraResult(BaseModel):
     substitutes: dict[str, str] = Field(default_factory=dict)
     steps: list[JudgeStep]
     models: JudgeModels
+    p: float | None = Field(default=None, description="the verdict's probability of 'correct': S through AURA's "
+                            "calibration table")
+    calibration: str = Field(default="", description="the table (NAME@SHA12) and the raw score p came from")
     trace_path: str | None = None
 
 
@@ -302,7 +305,12 @@ def aura_score(
                         llm_source=source, rule_details=details, hypothesis=hyp, hypothesis_source=hsource,
                         entailment=ent, w=w, mode=mode, raw=round(raw, 4), score=round(score, 4), normalisation=how,
                         substitutes=substitutes, steps=session.steps, models=session.models)
-    verdict = f"AURA {score:.3f} (S_LLM {s_llm}, category {cat}; entailment {ent.status})"
+    from audiomind import calibration
+
+    # the verdict's p: S through AURA's table (judges/data/: the identity until a labelled development set exists)
+    cal = calibration.apply("judge_aura", result.score)
+    result.p, result.calibration = cal.p, cal.note
+    verdict = f"AURA {score:.3f} (S_LLM {s_llm}, category {cat}; entailment {ent.status}; p {cal.p:.3f}: {cal.note})"
     return session.conclude(verdict, f"{reasoning} | hypothesis: {hyp} | {how}", result, write=write_trace)
 
 

@@ -144,6 +144,9 @@ class EditJudgeResult(BaseModel):
     changes: list[dict[str, Any]] = Field(default_factory=list, description="what changed, where, as heard")
     unverifiable: list[str] = Field(default_factory=list,
                                     description="what the tools could not tell (e.g. an added sound's class)")
+    p: float | None = Field(default=None, description="the verdict's probability that the edit does what was asked: "
+                            "effectiveness.score through the edit judge's calibration table (0.5 when unverifiable)")
+    calibration: str = Field(default="", description="the table (NAME@SHA12) and the raw score p came from")
     trace_path: str | None = None
 
 
@@ -1341,7 +1344,12 @@ def judge_edit(
 
     verdict = (f"effectiveness {eff.label} ({eff.score:.2f}); preservation {pres.label} ({pres.score:.2f}); "
                f"quality {qual.label} ({qual.score:.2f}); Edit_score {es:.3f}; Faith_score {fs:.3f}")
-    result = EditJudgeResult(
+    from audiomind import calibration
+
+    # the verdict's p: the effectiveness score through the edit judge's table (judges/data/), as the answer step does
+    cal = calibration.apply("judge_edit", eff.score, abstain=eff.label == "unverifiable")
+    verdict += f"; p {cal.p:.3f} ({cal.note})"
+    result = EditJudgeResult(p=cal.p, calibration=cal.note,
         original=str(original), edited=str(edited), original_description=original_description,
         instruction=instruction, target_description=target_description, expectation=exp,
         predicted_difference=diff_c, predicted_commonality=comm_c, captions_from=captions_from,

@@ -53,6 +53,9 @@ class RubricJudgeResult(BaseModel):
     steps: list[JudgeStep]
     substitutes: dict[str, str] = Field(default_factory=dict)
     models: JudgeModels
+    p: float | None = Field(default=None, description="the verdict's probability of 'aligned': the geometric score "
+                            "of the rule item judge through the rubric judge's calibration table (0.5: cannot judge)")
+    calibration: str = Field(default="", description="the table (NAME@SHA12) and the raw score p came from")
     trace_path: str | None = None
 
 
@@ -318,10 +321,17 @@ def judge_rubric(
                f"{len(verdicts) - len(unverifiable)} verifiable item(s)"
                + (f"; unverifiable, not scored: {'; '.join(unverifiable)}" if unverifiable else "")
                + (f"; holistic p_yes {hol.p_yes:.3f}" if hol else ""))
+    from audiomind import calibration
+
+    # the verdict's p through the rubric judge's table (judges/data/): fitted for the geometric score of rule items
+    cal = calibration.apply("judge_rubric" if aggregation == "geometric" and judged_by == "rules" else None, score,
+                            abstain=len(unverifiable) == len(verdicts))
+    verdict += f"; p {cal.p:.3f} ({cal.note})"
     result = RubricJudgeResult(audio=str(audio), instruction=instruction, items=kept, dropped=dropped,
                                verdicts=verdicts, score=round(score, 4), mean_p=round(mean_p, 4), aggregation=how,
                                unverifiable=unverifiable, threshold=threshold, aligned=aligned,
                                holistic=hol, decomposed_by=decomposed_by, judged_by=judged_by, steps=session.steps,
-                               substitutes=session.substitutes, models=session.models)
+                               substitutes=session.substitutes, models=session.models, p=cal.p,
+                               calibration=cal.note)
     rationale = " ".join(f"[{v.verdict} {v.p_yes:.2f}] {v.question}: {v.explanation}." for v in verdicts)
     return session.conclude(verdict, rationale, result, write=write_trace)
