@@ -31,7 +31,8 @@ NOT_QUESTION_TEXT: dict[str, str] = {
     "audit/timeline.py": "identifiers in traces",
     "backends/frontends/replies.py": "evidence ids in a model's reply",
     "backends/jsonparse.py": "JSON inside a model's reply",
-    "backends/planners/llm.py": "server error messages, evidence-list lines, think blocks of a model's reply",
+    "backends/planners/llm_client.py": "server error messages, think blocks of a model's reply",
+    "backends/planners/llm_prompts.py": "evidence-list lines and tool categories of the planner's own rendering",
     "backends/recording.py": "recorded reply keys",
     "backends/registry.py": "backend specs ('llama:MODEL@URL')",
     "backends/retry.py": "HTTP error messages",
@@ -41,6 +42,7 @@ NOT_QUESTION_TEXT: dict[str, str] = {
     "bench/tasks/msu.py": "the official grader's letter extraction from a model's answer; annotation folder names",
     "graph/nodes.py": "the format checker: a final answer's letter or option text (shape only)",
     "judges/caption_metrics.py": "tokens of captions (the metrics' own tokenisers)",
+    "judges/edit.py": "the time locators ('(at 4.98 s)') of the judge's own difference captions",
     "judges/lexicon.py": "WordNet glosses",
     "judges/llm.py": "yes / no and think blocks in a model's reply",
     "judges/pairs.py": "clauses of a caption",
@@ -52,9 +54,6 @@ NOT_QUESTION_TEXT: dict[str, str] = {
 
 # judges modules whose expressions still read instructions, rubric items or AURA questions themselves
 PENDING: dict[str, str] = {
-    "judges/aura.py": "yes/no questions and negations in AURA responses",
-    "judges/evidence.py": "sound phrases in edit instructions and captions",
-    "judges/edit.py": "speech references and articles in edit instructions",
 }
 
 # modules whose word lists are not for reading text: what a generator says, a metric's own definition

@@ -132,7 +132,7 @@ class LlamaCppChatModel(BaseChatModel):
         return ChatResult(generations=[ChatGeneration(message=msg)])
 
     def with_structured_output(self, schema: Any, *, include_raw: bool = False, **kwargs: Any) -> Any:
-        from audiomind.backends.planners.llm import grammar_schema
+        from audiomind.backends.planners.llm_client import grammar_schema
 
         js = schema if isinstance(schema, dict) else convert_to_json_schema(schema)
         # without length and count bounds: llama.cpp spells `maxLength: 800` as 800 nested optional rules, and a
@@ -153,12 +153,8 @@ def planner_fit(model_path: str, inventory: str, reply_tokens: int = 768) -> tup
     retry? Reads the vocabulary only (no weights): for `audiomind doctor`."""
     import contextlib
 
-    from audiomind.backends.planners.llm import (
-        COMPACT_LEVELS,
-        FIX_RETRY_TOKENS,
-        PROMPT_OVERHEAD_TOKENS,
-        compact_inventory,
-    )
+    from audiomind.backends.planners.llm_client import FIX_RETRY_TOKENS, PROMPT_OVERHEAD_TOKENS
+    from audiomind.backends.planners.llm_prompts import COMPACT_LEVELS, compact_inventory
     from audiomind.prompts import load_prompt
 
     ctx = min(training_context(model_path), MAX_CONTEXT)
