@@ -1,0 +1,64 @@
+"""What every verifier returns, and the helpers several families share.
+
+A verifier scores *every* choice against the facts it can see: per choice, support in [-1, 1] (+1 the facts
+say this choice is true, -1 they contradict it, 0 they say nothing) with a reason, plus how well the question
+fits it (`fit`) and how reliable its kind of evidence is (`reliability`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from pydantic import BaseModel, Field
+
+from audiomind.language.analysis import QuestionAnalysis
+from audiomind.language.text import content, stem
+from audiomind.reasoning.facts import Facts
+
+
+class Verdict(BaseModel):
+    support: float = 0.0
+    reason: str = ""
+
+
+class VerifierResult(BaseModel):
+    name: str
+    fit: float = Field(description="how well the question and choices fit this verifier, 0..1")
+    reliability: float = Field(description="how often this kind of evidence is right when it applies, 0..1")
+    verdicts: list[Verdict]
+    reason: str
+    evidence_ids: list[str] = Field(default_factory=list)
+
+    @property
+    def decisive(self) -> bool:
+        return any(v.support >= 0.5 for v in self.verdicts)
+
+
+Verifier = Callable[[Facts, QuestionAnalysis], "VerifierResult | None"]
+
+
+def _result(name: str, a: QuestionAnalysis, fit: float, reliability: float, supports: list[float],
+            reasons: list[str], reason: str, ids: list[str]) -> VerifierResult:
+    return VerifierResult(name=name, fit=round(max(0.0, min(1.0, fit)), 3), reliability=reliability,
+                          verdicts=[Verdict(support=round(max(-1.0, min(1.0, s)), 3), reason=r)
+                                    for s, r in zip(supports, reasons)],
+                          reason=reason, evidence_ids=ids)
+
+
+def _label_choice_similarity(labels: list[str], choices: list[str]) -> list[list[float]]:
+    """[choice][label]: closeness in meaning (MiniLM cosine) plus 0.25 when they share a word stem."""
+    from audiomind.embedded.text import similarity
+
+    if not labels:
+        return [[] for _ in choices]
+    sims = similarity(choices, labels)
+    out = []
+    for i, c in enumerate(choices):
+        cs = {stem(w) for w in content(c)}
+        row = []
+        for j, label in enumerate(labels):
+            lw = {stem(w) for w in content(label)}
+            lexical = 0.25 if cs & lw or any(len(x) >= 4 and len(y) >= 4 and (x in y or y in x) for x in cs for y in lw) else 0.0
+            row.append(float(sims[i, j]) + lexical)
+        out.append(row)
+    return out

@@ -1,0 +1,213 @@
+"""What was said: the transcript against the choices' words, two readings agreeing in sound, and the day
+named in it shifted ('the day after the day mentioned')."""
+
+from __future__ import annotations
+
+import difflib
+
+from audiomind.language import claims
+from audiomind.language.analysis import DAYS, QuestionAnalysis, is_numeric_choice, states_time
+from audiomind.language.text import NUMBER_TOKENS, content, soundex, stem, words
+from audiomind.reasoning.facts import Facts, TranscriptFact
+from audiomind.reasoning.verifiers.base import VerifierResult, _result
+
+
+def _fuzzy_in(w: str, heard: set[str]) -> float:
+    """1 for the word (or its stem) heard verbatim; a close spelling or a sound-alike (ASR slips) scores a
+    little less; short words and closed classes (days) must be heard exactly."""
+    if w in heard or stem(w) in {stem(h) for h in heard} or NUMBER_TOKENS.get(w, "") in heard:
+        return 1.0
+    if len(w) < 5 or w in DAYS:
+        return 0.0
+    if any(len(h) >= 5 and abs(len(h) - len(w)) <= 2 and soundex(h) == soundex(w) for h in heard):
+        return 0.8
+    best = max((difflib.SequenceMatcher(None, w, h).ratio() for h in heard if h[:1] == w[:1]), default=0.0)
+    return best if best >= 0.8 else 0.0
+
+
+def verify_transcript(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """Literal and fuzzy match of each choice's content words in the transcript. A choice heard verbatim
+    when the others are not is strong support, whatever the question's wording; with a 'not mentioned'
+    question the roles flip."""
+    t = f.transcript
+    if t is None or not t.text.strip() or not a.choices:
+        return None
+    if "day_offset" in a.steps:
+        return None  # the spoken day is a premise, not the answer (verify_day_offset)
+    recalls, reasons = _word_recalls(t, _choice_words(a))
+    if "not_mentioned" in a.steps:
+        return _not_mentioned(t, a, recalls, reasons)
+    eliminated = _by_elimination(t, a, recalls, reasons)
+    if eliminated is not None:
+        return eliminated
+    # distinctive: one choice clearly better heard than every other (ASR slips leave a partial match)
+    speechy = f.speech is not None and f.duration_s > 0 and f.speech.speech_s >= 0.4 * f.duration_s
+    partial_ok = a.fit("speech_content") >= 0.5 or a.primary in ("speech_content", "count_words") or speechy
+    if partial_ok and max(recalls) < 0.6 and not any(is_numeric_choice(c) for c in a.choices):
+        recalls, reasons = _paraphrased(t, a, recalls, reasons)
+    return _transcript_match(f, t, a, recalls, reasons, partial_ok)
+
+
+def _choice_words(a: QuestionAnalysis) -> list[list[str]]:
+    """Per choice, the words to listen for: its content words, less the ones another choice shares."""
+    # a count is not transcript content ('how many beeps?' with 'three' said aloud), nor is a time; but a
+    # number that is the answer to a question about what was said ('until what hour?' -> 'eight') is
+    counting = a.asks("counting") or (
+        a.primary.startswith("count_") and a.fit(a.primary) >= 0.6)
+    per_choice = []
+    for c in a.choices:
+        cw = content(c) or words(c)
+        if is_numeric_choice(c) and (counting or states_time(c)):
+            cw = []
+        per_choice.append(cw)
+    # a word several choices share ('under' in 'under the doormat' and 'under the blue flower pot') tells
+    # them apart no better than a stopword: each choice is matched on its own words, when it has any
+    shared = {stem(w) for i, cw in enumerate(per_choice) for w in set(cw)
+              if any(stem(w) in {stem(x) for x in other} for j, other in enumerate(per_choice) if j != i)}
+    return [[w for w in cw if stem(w) not in shared] or cw for cw in per_choice]
+
+
+def _word_recalls(t: TranscriptFact, per_choice: list[list[str]]) -> tuple[list[float], list[str]]:
+    """Per choice, the share of its words heard (the better of the transcript and any second reading), and
+    how many of them were heard verbatim."""
+    heard = set(words(t.text))
+    recalls, reasons = [], []
+    for cw in per_choice:
+        hits = [_fuzzy_in(w, heard) for w in cw]
+        r = sum(hits) / len(cw) if cw else 0.0
+        for other in t.readings:  # a second reading of a stretch (the planner's doubt step): the better hearing
+            again = [_fuzzy_in(w, set(words(other.text))) for w in cw]
+            if cw and sum(again) / len(cw) > r:
+                r, hits = sum(again) / len(cw), again
+        recalls.append(r)
+        reasons.append(f"{sum(h >= 0.99 for h in hits)}/{len(cw)} content words heard")
+    return recalls, reasons
+
+
+def _not_mentioned(t: TranscriptFact, a: QuestionAnalysis, recalls: list[float],
+                   reasons: list[str]) -> VerifierResult:
+    """A 'not mentioned' question: the one choice not heard, when all the others are."""
+    absent = [i for i, r in enumerate(recalls) if r < 0.5]
+    supports = [(1.0 if len(absent) == 1 else 0.3) if r < 0.5 else -min(1.0, r) for r in recalls]
+    reason = f"'not mentioned' question; transcript {t.text.strip()!r}; choices heard: " + ", ".join(
+        f"{c!r} {r:.2f}" for c, r in zip(a.choices, recalls))
+    fit = 0.95 if len(absent) == 1 else 0.5
+    return _result("transcript_absent", a, fit, 0.9, supports, reasons, reason, t.evidence_ids)
+
+
+def _by_elimination(t: TranscriptFact, a: QuestionAnalysis, recalls: list[float],
+                    reasons: list[str]) -> VerifierResult | None:
+    """Several choices were all said: a question whose answer is one of them would not offer the others, so
+    the one never said is the likely answer (by elimination, never confident)."""
+    heard_full = sum(r >= 0.99 for r in recalls)
+    unheard = [i for i, r in enumerate(recalls) if r < 0.3]
+    if not (heard_full >= 2 and len(unheard) == 1 and len(a.choices) >= 3):
+        return None
+    supports = [0.7 if i == unheard[0] else 0.0 for i in range(len(recalls))]
+    reason = (f"transcript {t.text.strip()[:200]!r}: {heard_full} choices are all heard, only "
+              f"{a.choices[unheard[0]]!r} is not; by elimination")
+    return _result("transcript_complement", a, 0.6, 0.6, supports, reasons, reason, t.evidence_ids)
+
+
+def _paraphrased(t: TranscriptFact, a: QuestionAnalysis, recalls: list[float],
+                 reasons: list[str]) -> tuple[list[float], list[str]]:
+    """A paraphrase of what was said ('sunshine and a gentle breeze' for 'sunny with a light breeze'): the
+    choice clearly closest in meaning (MiniLM) gets a partial recall."""
+    from audiomind.embedded.text import similarity
+
+    sims = [float(x) for x in similarity(a.choices, [t.text])[:, 0]]
+    srank = sorted(sims, reverse=True)
+    if srank[0] >= 0.45 and srank[0] - (srank[1] if len(srank) > 1 else 0.0) >= 0.15:
+        recalls = [max(r, 0.6 * sm / srank[0] if sm == srank[0] else min(r, 0.3 * sm)) for r, sm in zip(recalls, sims)]
+        reasons = [f"{rs}; meaning similarity {sm:.2f}" for rs, sm in zip(reasons, sims)]
+    return recalls, reasons
+
+
+def _transcript_match(f: Facts, t: TranscriptFact, a: QuestionAnalysis, recalls: list[float], reasons: list[str],
+                      partial_ok: bool) -> VerifierResult:
+    """Support for the choice clearly better heard than every other (a partial match counts when the
+    question is about what was said)."""
+    ranked = sorted(recalls, reverse=True)
+    best, second = ranked[0], (ranked[1] if len(ranked) > 1 else 0.0)
+    distinctive = (best >= 0.6 or (best >= 0.3 and partial_ok)) and best - second >= 0.25
+    supports = []
+    for r in recalls:
+        if distinctive and r == best:
+            supports.append(1.0 if best >= 0.6 else 0.7)
+        elif r >= 0.6:
+            supports.append(0.4)
+        else:
+            supports.append(-0.3 if distinctive else 0.0)
+    # a choice heard nearly whole is strong support whatever the question; a partial match (one content word
+    # of several, as when 'time' is heard and the choice is 'both at the same time') counts as much as the
+    # question is about what was said
+    fit = max(a.fit("speech_content"), (0.85 if best >= 0.6 else 0.5) if distinctive else 0.0)
+    if not distinctive:
+        fit = min(fit, 0.4)
+    reliability = 0.9 if best >= 0.6 and best - second >= 0.4 else 0.75
+    reason = f"transcript {t.text.strip()[:300]!r}" + "".join(
+        f"; {r.model} reading of {r.start_s:.1f}-{r.end_s or f.duration_s:.1f} s {r.text.strip()[:200]!r}"
+        for r in t.readings) + "; word recall per choice: " + ", ".join(
+        f"{c!r} {r:.2f}" for c, r in zip(a.choices, recalls))
+    ids = t.evidence_ids + [i for r in t.readings for i in r.evidence_ids]
+    return _result("transcript_match", a, fit, reliability, supports, reasons, reason, ids)
+
+
+SOUND_AT = 0.7  # a reading sounds like a choice when their letters match at least this well (difflib ratio)
+SOUND_MARGIN = 0.1  # ... and better than like any other choice by this much
+
+
+def _sounds_like(choice: str, text: str) -> float:
+    """How closely some run of the reading's words spells the choice (letters only, spaces dropped): a
+    recogniser that heard 'or on driver' for 'orange river' still spells it closely."""
+    target = "".join(words(choice))
+    ws = words(text)
+    n = max(1, len(words(choice)))
+    best = 0.0
+    for k in range(max(1, n - 1), n + 3):
+        for i in range(max(1, len(ws) - k + 1)):
+            best = max(best, difflib.SequenceMatcher(None, target, "".join(ws[i:i + k])).ratio())
+    return best
+
+
+def verify_readings_agree(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """Two readings of the same words (the first and the doubt step's stronger one) that each sound like one
+    choice more than like any other: evidence for it, moderate (a sound-alike is not a word heard)."""
+    t = f.transcript
+    if t is None or not t.readings or not a.choices or any(is_numeric_choice(c) for c in a.choices):
+        return None
+    texts = [t.text] + [r.text for r in t.readings]
+    votes, lines = [], []
+    for text in texts:
+        sc = [_sounds_like(c, text) for c in a.choices]
+        order = sorted(range(len(sc)), key=lambda i: -sc[i])
+        lead = order[0] if sc[order[0]] >= SOUND_AT and (len(sc) < 2 or sc[order[0]] - sc[order[1]] >= SOUND_MARGIN) else None
+        votes.append(lead)
+        lines.append(f"{text.strip()[:120]!r}: " + ", ".join(f"{c!r} {x:.2f}" for c, x in zip(a.choices, sc)))
+    named = {v for v in votes if v is not None}
+    if len(named) != 1 or votes.count(next(iter(named))) < 2:
+        return None
+    pick = next(iter(named))
+    supports = [0.8 if i == pick else -0.2 for i in range(len(a.choices))]
+    reason = (f"{votes.count(pick)} readings agree in sound with {a.choices[pick]!r} (letters matched per "
+              "choice: " + "; ".join(lines) + ")")
+    ids = t.evidence_ids + [i for r in t.readings for i in r.evidence_ids]
+    return _result("readings_agree", a, 0.6, 0.6, supports, [""] * len(supports), reason, ids)
+
+
+def verify_day_offset(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
+    """'The day after the day mentioned': find the spoken weekday, shift it, compare with day choices."""
+    if "day_offset" not in a.steps or f.transcript is None:
+        return None
+    heard = set(words(f.transcript.text))
+    spoken = [d for d in DAYS if d in heard]
+    if len(spoken) != 1:
+        return None
+    shift = claims.day_shift(a.question)
+    n, sign = abs(shift), (1 if shift > 0 else -1)
+    target = DAYS[(DAYS.index(spoken[0]) + sign * n) % 7]
+    supports = [1.0 if target in c.lower() else (-1.0 if any(d in c.lower() for d in DAYS) else 0.0) for c in a.choices]
+    if max(supports) < 1:
+        return None
+    reason = f"the transcript names {spoken[0].title()}; {n} day(s) {'before' if sign < 0 else 'after'} is {target.title()}"
+    return _result("day_offset", a, 0.95, 0.9, supports, [""] * len(supports), reason, f.transcript.evidence_ids)
