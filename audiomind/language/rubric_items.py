@@ -70,7 +70,7 @@ def _data() -> dict[str, Any]:
 
     return {"patterns": {k: re.compile(expand(v)) for k, v in raw["patterns"].items()},
             "needs": {k: re.compile(expand(v)) for k, v in raw["needs"].items()},
-            "words": raw["words"]}
+            "words": raw["words"], "say": raw["say"]}
 
 
 def pattern(name: str) -> re.Pattern[str]:
@@ -80,6 +80,11 @@ def pattern(name: str) -> re.Pattern[str]:
 
 def _words(name: str) -> Any:
     return _data()["words"][name]
+
+
+def _say(name: str, **fields: Any) -> str:
+    """An item's question or reason, from the [say] table, with its fields filled in."""
+    return _data()["say"][name].format(**fields)
 
 
 P = pattern
@@ -374,8 +379,7 @@ def rule_decompose(instruction: str, sense: SoundSense) -> list[RubricItem]:
             clause = clause.replace("'", "").replace('"', "")
         locator: dict[str, Any] | None = None
         if P("only_these").match(clause):
-            add("Is there nothing else in the audio?", "other", clause,
-                {"kind": "unverifiable", "why": "that no other sound occurs is not checked"})
+            add(_say("nothing_else"), "other", clause, {"kind": "unverifiable", "why": _say("why_nothing_else")})
             continue
         bare = P("bare_count").match(clause)
         if bare and subjects and subjects[-1][1].get("kind") == "sound":
@@ -383,40 +387,40 @@ def rule_decompose(instruction: str, sense: SoundSense) -> list[RubricItem]:
             n = int(bare.group(1)) if bare.group(1).isdigit() else NUMBERS.get(bare.group(1).lower())
             phrase = subjects[-1][1]["phrase"]
             if n is not None:
-                add(f"Does {phrase} occur exactly {n} time{'s' if n != 1 else ''}?", "count", clause,
+                add(_say("count_one" if n == 1 else "count", phrase=phrase, n=n), "count", clause,
                     {"kind": "count", "phrase": phrase, "n": n})
                 continue
         neg = P("negated").match(clause)
         if (neg and not quoted and sense.is_speech(neg.group(1))) or P("nobody").match(clause):
-            add("Is the audio free of speech?", "speech", clause, {"kind": "no_speech"})  # 'no one speaks'
+            add(_say("no_speech"), "speech", clause, {"kind": "no_speech"})  # 'no one speaks'
             continue
         if neg and not quoted:  # 'no music, just coins': a sound that must not be there
             phrase = _sound_phrase(neg.group(1))
             if names_a_sound(phrase):
-                add(f"Is the sound of '{phrase}' absent?", "sound_event", clause, {"kind": "absent", "phrase": phrase})
+                add(_say("absent", phrase=phrase), "sound_event", clause, {"kind": "absent", "phrase": phrase})
             continue  # ('without pausing' names no sound)
         if quoted or sense.is_speech(clause):
             if not speech_seen:
-                add("Is there speech in the audio?", "speech", clause, {"kind": "speech_present"})
+                add(_say("speech_present"), "speech", clause, {"kind": "speech_present"})
                 speech_seen = True
             # who speaks: before the quote, else after it ("'Take your marks,' calls a woman")
             head = clause.split(quoted)[0] if quoted else clause
             who = _speaker_gender(head) or (_speaker_gender(clause.split(quoted, 1)[1]) if quoted else None)
             if who is not None:
-                add((f"Is speaker {n_speech + 1} {who}?" if n_speech else f"Is the speaker {who}?") if not quoted
-                    else f"Is '{quoted}' said by a {who} voice?", "speaker",
+                add((_say("nth_speaker", n=n_speech + 1, gender=who) if n_speech else _say("speaker", gender=who))
+                    if not quoted else _say("said_by", words=quoted, gender=who), "speaker",
                     clause, {"kind": "gender", "gender": who, "words": quoted, "nth": n_speech})
             if quoted:
-                add(f"Does the speech contain the words '{quoted}'?", "speech_content", clause,
+                add(_say("words", words=quoted), "speech_content", clause,
                     {"kind": "words", "words": quoted})
             if P("rate_fast").search(clause):
-                add("Does the speaker talk fast?", "style", clause, {"kind": "rate", "rate": "fast"})
+                add(_say("talks_fast"), "style", clause, {"kind": "rate", "rate": "fast"})
             elif P("rate_slow").search(clause):
-                add("Does the speaker talk slowly?", "style", clause, {"kind": "rate", "rate": "slow"})
+                add(_say("talks_slowly"), "style", clause, {"kind": "rate", "rate": "slow"})
             m = P("style").search(clause.replace(quoted, " ") if quoted else clause)  # (not a word of the quote)
             if m:
-                add(f"Does the speech sound {_style_word(m.group(1).lower())}?", "style", clause,
-                    {"kind": "unverifiable", "why": "emotion and speaking style"})
+                add(_say("style", word=_style_word(m.group(1).lower())), "style", clause,
+                    {"kind": "unverifiable", "why": _say("why_style")})
             locator = {"kind": "speech", "words": quoted, "nth": n_speech}
             n_speech += 1
         else:
@@ -424,12 +428,12 @@ def rule_decompose(instruction: str, sense: SoundSense) -> list[RubricItem]:
             if alone and (sense.mostly_adjective(alone.group(1)) or P("adverb_word").search(alone.group(1).lower())):
                 continue  # 'pins crash down, loud, and then ...': how the sound before it sounds, no sound of its own
             if P("comparison").match(clause):
-                add(f"Does the audio match: '{clause}'?", "loudness", clause,
-                    {"kind": "unverifiable", "why": "a comparison with another sound, not a sound of its own"})
+                add(_say("matches", text=clause), "loudness", clause,
+                    {"kind": "unverifiable", "why": _say("why_comparison")})
                 continue
             if P("simile").match(clause):  # 'like a volume control being nudged' says what it resembles, not a sound
-                add(f"Does the audio match: '{clause}'?", "other", clause,
-                    {"kind": "unverifiable", "why": "a comparison (what the sound resembles), not a sound"})
+                add(_say("matches", text=clause), "other", clause,
+                    {"kind": "unverifiable", "why": _say("why_simile")})
                 continue
             phrase = _sound_phrase(clause)
             # a sound event no AudioSet class is close to ('a triangle is struck', 'a chimpanzee') is still a
@@ -437,36 +441,36 @@ def rule_decompose(instruction: str, sense: SoundSense) -> list[RubricItem]:
             if (sense.names_sound_class(phrase) or P("sound_verb").search(clause) or sense.has_sound_gloss(phrase)
                     or sense.sounding_animal(phrase) or _subject_verb(clause, sense)):
                 count = _count_in(clause)
-                add(f"Is the sound of '{phrase}' present?", "music" if names_music(phrase) else "sound_event",
+                add(_say("sound", phrase=phrase), "music" if names_music(phrase) else "sound_event",
                     clause, {"kind": "sound", "phrase": phrase})
                 if count is not None:
-                    add(f"Does {phrase} occur exactly {count} time{'s' if count != 1 else ''}?", "count", clause,
+                    add(_say("count_one" if count == 1 else "count", phrase=phrase, n=count), "count", clause,
                         {"kind": "count", "phrase": phrase, "n": count})
                 locator = {"kind": "sound", "phrase": phrase}
             if names_music(clause):
                 if P("tempo_fast").search(clause):
-                    add("Is the music fast (a quick tempo)?", "music", clause, {"kind": "tempo", "tempo": "fast"})
+                    add(_say("tempo_fast"), "music", clause, {"kind": "tempo", "tempo": "fast"})
                 elif P("tempo_slow").search(clause):
-                    add("Is the music slow (a slow tempo)?", "music", clause, {"kind": "tempo", "tempo": "slow"})
+                    add(_say("tempo_slow"), "music", clause, {"kind": "tempo", "tempo": "slow"})
             if locator is None and not names_music(clause) and not (P("louder").search(clause)
                                                                     or P("quieter").search(clause)):
-                add(f"Does the audio match: '{clause}'?", "other", clause,
-                    {"kind": "unverifiable", "why": "names no sound class, speech or measurable property"})
+                add(_say("matches", text=clause), "other", clause,
+                    {"kind": "unverifiable", "why": _say("why_unnamed")})
         if P("louder").search(clause):
-            add("Does the audio get louder over time?", "loudness", clause, {"kind": "loudness", "trend": "increasing"})
+            add(_say("louder"), "loudness", clause, {"kind": "loudness", "trend": "increasing"})
         elif P("quieter").search(clause):
-            add("Does the audio get quieter over time?", "loudness", clause, {"kind": "loudness", "trend": "decreasing"})
+            add(_say("quieter"), "loudness", clause, {"kind": "loudness", "trend": "decreasing"})
         if locator is not None:
             if rel in ("after", "before") and subjects:
                 prev_clause, prev_loc = subjects[-1]
                 first, second = (prev_loc, locator) if rel == "after" else (locator, prev_loc)
                 fc, sc = (prev_clause, clause) if rel == "after" else (clause, prev_clause)
-                add(f"Does '{_brief(fc)}' happen before '{_brief(sc)}'?", "order", f"{prev_clause} ... {clause}",
+                add(_say("order", first=_brief(fc), second=_brief(sc)), "order", f"{prev_clause} ... {clause}",
                     {"kind": "order", "first": first, "second": second})
             subjects.append((clause, locator))
     if not items:
-        add(f"Does the audio match: '{instruction.strip()}'?", "other", instruction,
-            {"kind": "unverifiable", "why": "no verifiable requirement recognised"})
+        add(_say("matches", text=instruction.strip()), "other", instruction,
+            {"kind": "unverifiable", "why": _say("why_nothing_read")})
     return items
 
 
@@ -484,9 +488,9 @@ def rule_filter(instruction: str, items: list[RubricItem]) -> list[RubricItem]:
         words = [w for w in words_of(it.evidence) if len(w) > 2]
         grounded = not words or sum(w in inst for w in words) / len(words) >= 0.6
         if key in seen:
-            it.kept, it.drop_reason = False, "duplicate"
+            it.kept, it.drop_reason = False, _say("dropped_duplicate")
         elif not grounded:
-            it.kept, it.drop_reason = False, "not grounded in the instruction's words"
+            it.kept, it.drop_reason = False, _say("dropped_ungrounded")
         seen.add(key)
     return items
 

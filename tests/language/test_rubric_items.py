@@ -13,18 +13,19 @@ import pytest
 from audiomind.judges.rubric.decompose import SENSE, rule_decompose
 from audiomind.language import rubric_items, rubric_perturb
 
-MODULES = {rubric_items: ("P", "pattern", "_words"), rubric_perturb: ("_swap", "_any_of", "_say")}
+MODULES = {rubric_items: ("P", "pattern", "_words", "_say"), rubric_perturb: ("_swap", "_any_of", "_say")}
 
 
 def _names_asked(module) -> set[str]:
-    """The first string argument of every call to the module's data accessors (and of `_data()[...][...]`)."""
+    """The names in the first argument of every call to the module's data accessors, and in `_data()[...][...]`."""
     tree = ast.parse(Path(module.__file__).read_text())
     calls = MODULES[module]
     names = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in calls and node.args \
-                and isinstance(node.args[0], ast.Constant):
-            names.add(node.args[0].value)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in calls and node.args:
+            # (a constant name, or the names of a choice: `_say("count_one" if n == 1 else "count")`)
+            names.update(c.value for c in ast.walk(node.args[0])
+                         if isinstance(c, ast.Constant) and isinstance(c.value, str))
         if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant) \
                 and isinstance(node.slice.value, str):
             root = node.value
