@@ -50,6 +50,7 @@ GROUPS: dict[str, str] = {
     "backends": "audiomind.backends.registry:REGISTRY",
     "tasks": "audiomind.bench.tasks:REGISTRY",
     "judges": "audiomind.judges.tools:JUDGES",
+    "fact_readers": "audiomind.reasoning.facts:FACT_READERS",
 }
 """The registries a plugin may add to (group -> where the registry lives), imported when a plugin asks."""
 

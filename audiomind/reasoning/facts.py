@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from audiomind.language.text import syllables
+from audiomind.registry import Registry
 from audiomind.state import Artifact, EvidenceItem, EvidenceState, ToolCall
 from audiomind.tools.base import typed_output
 
@@ -379,7 +381,8 @@ def whole_call(state: EvidenceState | Record, tool: str, artifact: str = "a0") -
     """The latest successful call of `tool` over the whole of `artifact` (no analysis window), else any on it."""
     calls = [c for c in state.successful_calls(tool) if _args(c).get("artifact", "a0") == artifact]
     whole = [c for c in calls if not _args(c).get("start_s") and _args(c).get("end_s") is None]
-    return (whole or calls or [None])[-1]
+    picked = whole or calls
+    return picked[-1] if picked else None
 
 
 def evidence_ids(state: EvidenceState | Record, call: ToolCall | None) -> list[str]:
@@ -422,7 +425,8 @@ def contour_notes(points: list[tuple[float, float]], hop_s: float, tol_st: float
     merged: list[Span] = []
     for n in notes:
         prev = merged[-1] if merged else None
-        if prev and abs(12 * math.log2(n.pitch_hz / prev.pitch_hz)) < tol_st and n.start_s - prev.end_s < 0.15:
+        if (prev is not None and n.pitch_hz is not None and prev.pitch_hz is not None  # every note here has one
+                and abs(12 * math.log2(n.pitch_hz / prev.pitch_hz)) < tol_st and n.start_s - prev.end_s < 0.15):
             merged[-1] = prev.model_copy(update={"end_s": n.end_s})
         else:
             merged.append(n)
@@ -455,28 +459,66 @@ def read_facts(state: EvidenceState, artifact: str = "a0") -> Facts:
 
 
 def facts_from(state: Record, art: Artifact) -> Facts:
-    """All facts in a record (tool calls + evidence) about one artifact."""
-    artifact = art.id
-    from audiomind.tools.asr import AsrOutput
-    from audiomind.tools.events import CountEventsOutput
-    from audiomind.tools.loudness import LoudnessOutput
-    from audiomind.tools.metadata import ProbeOutput, SignalStatsOutput
-    from audiomind.tools.music import KeyOutput, NotesOutput, PitchOutput, TempoOutput
-    from audiomind.tools.quality import SpeechQualityOutput
-    from audiomind.tools.speaker import SpeakerCountOutput
-    from audiomind.tools.tagging import TaggingOutput
-    from audiomind.tools.vad import VadOutput
-
+    """All facts in a record (tool calls + evidence) about one artifact: every fact reader in turn."""
     facts = Facts(duration_s=art.duration_s)
     facts.failed = [f"{c.tool}: {c.status.value} ({(c.error or '')[:120]})" for c in state.tool_calls
                     if c.status.value in ("error", "timeout")]
+    on = OnArtifact(record=state, artifact=art.id)
+    for name in FACT_READERS:
+        FACT_READERS[name](on, facts)
+    facts.speech_rate = _speech_rate(facts)
+    return facts
 
-    probe, ids = _read(state, "probe", ProbeOutput, artifact)
+
+# ------------------------------------------------------------------ the fact readers, one per tool
+
+
+class OnArtifact(BaseModel):
+    """What a fact reader reads: the record, seen from the artifact the facts are about."""
+
+    record: Record
+    artifact: str
+
+    def read(self, tool: str, model: type[BaseModel]) -> tuple[Any, list[str]]:
+        """The typed output of the latest whole-artifact call of `tool` and its evidence ids (None, [] when
+        there is none or its output does not fit `model`)."""
+        return _read(self.record, tool, model, self.artifact)
+
+    def call(self, tool: str) -> ToolCall | None:
+        return whole_call(self.record, tool, self.artifact)
+
+    def calls(self, tool: str) -> list[ToolCall]:
+        """Every successful call of `tool` on the artifact (windowed ones too), in call order."""
+        return [c for c in self.record.successful_calls(tool) if _args(c).get("artifact", "a0") == self.artifact]
+
+    def evidence_ids(self, call: ToolCall | None) -> list[str]:
+        return evidence_ids(self.record, call)
+
+
+FactReader = Callable[[OnArtifact, Facts], None]
+"""Fills its part of Facts from the calls of one tool (a reader may use facts an earlier reader filled)."""
+
+FACT_READERS: Registry[FactReader] = Registry("fact reader", group="fact_readers")
+"""Tool name -> its fact reader, run by `facts_from` in registration order (the order of `Facts.values`)."""
+
+
+@FACT_READERS.register("probe")
+def _probe(on: OnArtifact, facts: Facts) -> None:
+    from audiomind.tools.metadata import ProbeOutput
+
+    probe, ids = on.read("probe", ProbeOutput)
     if probe is not None:
         facts.values["duration"] = ValueFact(name="duration", value=float(probe.duration_s), evidence_ids=ids,
                                              source="probe")
 
-    asr, ids = _read(state, "asr", AsrOutput, artifact)
+
+@FACT_READERS.register("asr")
+def _asr(on: OnArtifact, facts: Facts) -> None:
+    """The transcript with word times, second readings of stretches, and the language a multilingual model
+    detected."""
+    from audiomind.tools.asr import AsrOutput
+
+    asr, ids = on.read("asr", AsrOutput)
     if asr is not None:
         words = [Word(text=w.word, start_s=float(w.start), end_s=float(w.end), probability=float(w.probability))
                  for s in asr.segments for w in (s.words or [])]
@@ -484,44 +526,63 @@ def facts_from(state: Record, art: Artifact) -> Facts:
                                           language_probability=asr.language_probability, model=asr.model,
                                           evidence_ids=ids, source="asr")
     if facts.transcript is not None:  # second readings of stretches (the planner's doubt step)
-        main = whole_call(state, "asr", artifact)
-        for c in state.successful_calls("asr"):
-            o = typed_output(c.output, AsrOutput) if c is not main and _args(c).get("artifact", "a0") == artifact else None
+        main = on.call("asr")
+        for c in on.record.successful_calls("asr"):
+            o = typed_output(c.output, AsrOutput) if c is not main and _args(c).get("artifact", "a0") == on.artifact else None
             if o is not None and (o.text or "").strip():
                 facts.transcript.readings.append(TranscriptReading(
                     text=o.text, model=o.model, start_s=float(_args(c).get("start_s") or 0.0),
-                    end_s=_args(c).get("end_s"), evidence_ids=evidence_ids(state, c)))
+                    end_s=_args(c).get("end_s"), evidence_ids=on.evidence_ids(c)))
     # a multilingual model's language call, where the default English-only model also ran
-    multilingual = [(c, typed_output(c.output, AsrOutput)) for c in state.successful_calls("asr")
-                    if _args(c).get("artifact", "a0") == artifact]
-    multilingual = [(c, o) for c, o in multilingual if o is not None and o.model not in (None, "tiny.en") and o.language]
+    multilingual = [(c, o) for c in on.calls("asr") if (o := typed_output(c.output, AsrOutput)) is not None
+                    and o.model not in (None, "tiny.en") and o.language]
     if multilingual:
         call, lo = multilingual[-1]
         facts.values["language"] = ValueFact(name="language", value=lo.language,
                                              detail={"probability": lo.language_probability, "model": lo.model,
                                                      "candidates": {c.code: c.probability for c in lo.language_candidates}},
-                                             evidence_ids=evidence_ids(state, call), source="asr")
+                                             evidence_ids=on.evidence_ids(call), source="asr")
 
-    vad, ids = _read(state, "vad", VadOutput, artifact)
+
+@FACT_READERS.register("vad")
+def _vad(on: OnArtifact, facts: Facts) -> None:
+    from audiomind.tools.vad import VadOutput
+
+    vad, ids = on.read("vad", VadOutput)
     if vad is not None:
         segs = [Span(start_s=s.start_s, end_s=s.end_s, label="speech", score=s.mean_prob) for s in vad.segments]
         facts.speech = SpeechFact(segments=segs, speech_s=float(vad.speech_s), evidence_ids=ids, source="vad")
 
-    ev, ids = _read(state, "count_events", CountEventsOutput, artifact)
+
+@FACT_READERS.register("count_events")
+def _count_events(on: OnArtifact, facts: Facts) -> None:
+    from audiomind.tools.events import CountEventsOutput
+
+    ev, ids = on.read("count_events", CountEventsOutput)
     if ev is not None:
         spans = [Span(start_s=e.start_s, end_s=e.end_s, level_db=e.peak_dbfs) for e in ev.events]
         facts.events = EventsFact(events=spans, count=int(ev.count), evidence_ids=ids, source="count_events",
                                   noise_floor_dbfs=ev.noise_floor_dbfs)
 
-    tg, ids = _read(state, "tagging", TaggingOutput, artifact)
+
+@FACT_READERS.register("tagging")
+def _tagging(on: OnArtifact, facts: Facts) -> None:
+    from audiomind.tools.tagging import TaggingOutput
+
+    tg, ids = on.read("tagging", TaggingOutput)
     if tg is not None:
         facts.tags = TagsFact(
             labels=[(t.label, float(t.score)) for t in tg.tags],
             peak_labels=[(t.label, float(t.max)) for t in (tg.peak_tags or [])],
             events=[Span(start_s=e.start_s, end_s=e.end_s, label=e.label, score=e.score) for e in (tg.events or [])],
-            windows=_tag_windows(state, artifact), evidence_ids=ids, source="tagging")
+            windows=_tag_windows(on.record, on.artifact), evidence_ids=ids, source="tagging")
 
-    ld, ids = _read(state, "loudness", LoudnessOutput, artifact)
+
+@FACT_READERS.register("loudness")
+def _loudness(on: OnArtifact, facts: Facts) -> None:
+    from audiomind.tools.loudness import LoudnessOutput
+
+    ld, ids = on.read("loudness", LoudnessOutput)
     if ld is not None:
         curve = []
         if ld.curve is not None:
@@ -529,67 +590,117 @@ def facts_from(state: Record, art: Artifact) -> Facts:
         facts.loudness = LoudnessFact(trend=ld.trend or "unknown", change_db=ld.change_db, curve=curve,
                                       integrated_lufs=ld.integrated_lufs, evidence_ids=ids, source="loudness")
 
-    contour: list[tuple[float, float]] = []
-    pt, pids = _read(state, "pitch", PitchOutput, artifact)
-    if pt is not None:
-        if pt.contour is not None:
-            contour = [(float(t), float(h)) for t, h in zip(pt.contour.time_s, pt.contour.f0_hz) if h]
-        hop = float(pt.contour.hop_s) if pt.contour is not None else 0.03
-        facts.pitch = PitchFact(median_hz=pt.median_f0_hz, contour=contour, notes=contour_notes(contour, hop),
-                                evidence_ids=pids, source="pitch")
-    nt, nids = _read(state, "notes", NotesOutput, artifact)
-    if nt is not None and nt.notes:
-        notes = melody_line([Span(start_s=n.start_s, end_s=n.end_s, label=n.note, score=n.activation,
-                                  pitch_hz=round(440.0 * 2 ** ((n.pitch_midi - 69) / 12), 2)) for n in nt.notes])
-        if contour:  # a transcribed note the f0 track puts an octave or more away is a ghost (overtone/subharmonic)
-            def _agrees(n: Span) -> bool:
-                hz = _median_pitch(contour, n.start_s, n.end_s)
-                return hz is None or abs(12 * math.log2(n.pitch_hz / hz)) <= 5
-            notes = [n for n in notes if _agrees(n)] or notes
-        base = facts.pitch or PitchFact(median_hz=None)
-        facts.pitch = base.model_copy(update={"notes": sorted(notes, key=lambda s: s.start_s),
-                                              "evidence_ids": base.evidence_ids + nids,
-                                              "source": (base.source + "+notes").strip("+")})
 
+@FACT_READERS.register("pitch")
+def _pitch(on: OnArtifact, facts: Facts) -> None:
+    """The f0 contour and its steady notes; and the pitch of each separate sound (count_events, read before)."""
+    from audiomind.tools.music import PitchOutput
+
+    pt, pids = on.read("pitch", PitchOutput)
+    if pt is None:
+        return
+    contour = []
+    if pt.contour is not None:
+        contour = [(float(t), float(h)) for t, h in zip(pt.contour.time_s, pt.contour.f0_hz) if h]
+    hop = float(pt.contour.hop_s) if pt.contour is not None else 0.03
+    facts.pitch = PitchFact(median_hz=pt.median_f0_hz, contour=contour, notes=contour_notes(contour, hop),
+                            evidence_ids=pids, source="pitch")
     if facts.events is not None and contour:  # the pitch of each separated sound
         facts.events.events = [e.model_copy(update={"pitch_hz": _median_pitch(contour, e.start_s, e.end_s)})
                                for e in facts.events.events]
         facts.events.evidence_ids += [i for i in pids if i not in facts.events.evidence_ids]
 
-    sc, ids = _read(state, "speaker_count", SpeakerCountOutput, artifact)
-    if sc is not None:
-        turns = [Span(start_s=t.start_s, end_s=t.end_s, label=t.speaker,
-                      pitch_hz=_median_pitch(contour, t.start_s, t.end_s) if contour else None) for t in sc.turns]
-        facts.speakers = SpeakersFact(count=int(sc.count), turns=turns, evidence_ids=ids + (pids if contour else []),
-                                      source="speaker_count")
 
-    tp, ids = _read(state, "tempo", TempoOutput, artifact)
+@FACT_READERS.register("notes")
+def _notes(on: OnArtifact, facts: Facts) -> None:
+    """Transcribed notes as the pitch's notes (its melody line), less those the f0 contour contradicts."""
+    from audiomind.tools.music import NotesOutput
+
+    nt, nids = on.read("notes", NotesOutput)
+    if nt is None or not nt.notes:
+        return
+    contour = facts.pitch.contour if facts.pitch is not None else []
+    notes = melody_line([Span(start_s=n.start_s, end_s=n.end_s, label=n.note, score=n.activation,
+                              pitch_hz=round(440.0 * 2 ** ((n.pitch_midi - 69) / 12), 2)) for n in nt.notes])
+    if contour:  # a transcribed note the f0 track puts an octave or more away is a ghost (overtone/subharmonic)
+        def _agrees(n: Span) -> bool:
+            hz = _median_pitch(contour, n.start_s, n.end_s)
+            return hz is None or n.pitch_hz is None or abs(12 * math.log2(n.pitch_hz / hz)) <= 5
+        notes = [n for n in notes if _agrees(n)] or notes
+    base = facts.pitch or PitchFact(median_hz=None)
+    facts.pitch = base.model_copy(update={"notes": sorted(notes, key=lambda s: s.start_s),
+                                          "evidence_ids": base.evidence_ids + nids,
+                                          "source": (base.source + "+notes").strip("+")})
+
+
+@FACT_READERS.register("speaker_count")
+def _speaker_count(on: OnArtifact, facts: Facts) -> None:
+    """Speaker turns, each with its median f0 when the pitch contour was read."""
+    from audiomind.tools.speaker import SpeakerCountOutput
+
+    sc, ids = on.read("speaker_count", SpeakerCountOutput)
+    if sc is None:
+        return
+    contour = facts.pitch.contour if facts.pitch is not None else []
+    pids = on.evidence_ids(on.call("pitch")) if contour else []  # a contour comes from the pitch call only
+    turns = [Span(start_s=t.start_s, end_s=t.end_s, label=t.speaker,
+                  pitch_hz=_median_pitch(contour, t.start_s, t.end_s) if contour else None) for t in sc.turns]
+    facts.speakers = SpeakersFact(count=int(sc.count), turns=turns, evidence_ids=ids + pids, source="speaker_count")
+
+
+@FACT_READERS.register("tempo")
+def _tempo(on: OnArtifact, facts: Facts) -> None:
+    from audiomind.tools.music import TempoOutput
+
+    tp, ids = on.read("tempo", TempoOutput)
     if tp is not None and tp.bpm:
         facts.values["tempo"] = ValueFact(name="tempo", value=float(tp.bpm), evidence_ids=ids, source="tempo",
                                           detail={"clear_beat": tp.clear_beat})
-    ky, ids = _read(state, "key", KeyOutput, artifact)
+
+
+@FACT_READERS.register("key")
+def _key(on: OnArtifact, facts: Facts) -> None:
+    from audiomind.tools.music import KeyOutput
+
+    ky, ids = on.read("key", KeyOutput)
     if ky is not None and ky.mode:
         facts.values["key"] = ValueFact(name="key", value=f"{ky.tonic} {ky.mode}", evidence_ids=ids, source="key",
                                         detail={"tonic": ky.tonic, "mode": ky.mode})
 
-    st, ids = _read(state, "signal_stats", SignalStatsOutput, artifact)
-    if st is not None:
-        facts.signal = SignalFact(peak_dbfs=st.peak_dbfs, rms_dbfs=st.rms_dbfs, clipping_ratio=st.clipping_ratio,
-                                  silence_ratio=st.silence_ratio, evidence_ids=ids, source="signal_stats")
-    if st is not None and st.channel_rms_dbfs:
+
+@FACT_READERS.register("signal_stats")
+def _signal_stats(on: OnArtifact, facts: Facts) -> None:
+    """Level statistics of the clip, and the per-channel levels of a stereo one."""
+    from audiomind.tools.metadata import SignalStatsOutput
+
+    st, ids = on.read("signal_stats", SignalStatsOutput)
+    if st is None:
+        return
+    facts.signal = SignalFact(peak_dbfs=st.peak_dbfs, rms_dbfs=st.rms_dbfs, clipping_ratio=st.clipping_ratio,
+                              silence_ratio=st.silence_ratio, evidence_ids=ids, source="signal_stats")
+    if st.channel_rms_dbfs:
         facts.channels = ChannelsFact(channels=len(st.channel_rms_dbfs), levels_db=list(st.channel_rms_dbfs),
                                       evidence_ids=ids, source="signal_stats")
-    sq, ids = _read(state, "speech_quality", SpeechQualityOutput, artifact)
+
+
+@FACT_READERS.register("speech_quality")
+def _speech_quality(on: OnArtifact, facts: Facts) -> None:
+    from audiomind.tools.quality import SpeechQualityOutput
+
+    sq, ids = on.read("speech_quality", SpeechQualityOutput)
     if sq is not None and not sq.silent:
         facts.values["speech_quality"] = ValueFact(
             name="speech_quality", value=sq.sig_mos, evidence_ids=ids, source="speech_quality",
             detail={k: v for k, v in sq.model_dump().items() if isinstance(v, (int, float, str))})
 
-    from audiomind.reasoning.property_facts import read_property_facts  # descriptors: lexicon/properties.toml
-    for key, row in read_property_facts(state, artifact, whole_call, evidence_ids).items():
+
+@FACT_READERS.register("descriptors")
+def _descriptors(on: OnArtifact, facts: Facts) -> None:
+    """The descriptor tools' properties (lexicon/properties.toml), one value each."""
+    from audiomind.reasoning.property_facts import read_property_facts
+
+    for key, row in read_property_facts(on.record, on.artifact, whole_call, evidence_ids).items():
         facts.values[key] = ValueFact(**row)
-    facts.speech_rate = _speech_rate(facts)
-    return facts
 
 
 def _tag_windows(state: EvidenceState | Record, artifact: str) -> list[TagWindow]:
@@ -604,6 +715,8 @@ def _tag_windows(state: EvidenceState | Record, artifact: str) -> list[TagWindow
         try:
             tg = typed_output(c.output, TaggingOutput)
         except Exception:  # noqa: BLE001, S112 - an output that does not fit its model is no evidence
+            continue
+        if tg is None:
             continue
         out.append(TagWindow(start_s=float(tg.analysed_s[0]), end_s=float(tg.analysed_s[1]),
                              labels=[(t.label, float(t.score)) for t in tg.tags],
