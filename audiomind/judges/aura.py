@@ -21,25 +21,16 @@ Spearman correlations with the human scores, as AQEval does.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
-from audiomind.judges import evidence as ev
 from audiomind.judges.base import JudgeModels, JudgeSession, JudgeStep
+from audiomind.language import answers
 from audiomind.state import ModelSpec
 
 CATEGORY_SCORE = {1: 0.0, 2: 0.5, 3: 1.0}
-YESNO_Q = re.compile(r"^\s*(is|are|was|were|does|do|did|can|could|has|have|had|will|would|should)\b", re.IGNORECASE)
-ANTONYMS = [("male", "female"), ("man", "woman"), ("men", "women"), ("boy", "girl"), ("increasing", "decreasing"),
-            ("louder", "quieter"), ("loud", "quiet"), ("fast", "slow"), ("high", "low"), ("before", "after"),
-            ("indoor", "outdoor"), ("indoors", "outdoors"), ("start", "end"), ("beginning", "end"), ("left", "right"),
-            ("happy", "sad"), ("major", "minor"), ("rising", "falling")]
-_NUM = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-        "ten": 10, "eleven": 11, "twelve": 12, "once": 1, "twice": 2, "thrice": 3, "single": 1}
-_STOP = {"a", "an", "the", "is", "are", "was", "were", "be", "been", "it", "its", "this", "that", "there", "here", "of", "to", "in", "on", "at", "by", "for", "with", "from", "as", "and", "or", "but", "not", "no", "yes", "do", "does", "did", "can", "could", "i", "you", "he", "she", "they", "we", "what", "which", "who", "when", "where", "how", "audio", "clip", "sound", "sounds", "recording", "heard", "hear"}
 
 
 class Entailment(BaseModel):
@@ -83,34 +74,14 @@ class AuraResult(BaseModel):
 # ---------------------------------------------------------------- the rule substitutes
 
 
-def _numbers(s: str) -> set[int]:
-    out = {int(x) for x in re.findall(r"\b\d+\b", s)}
-    out |= {_NUM[w] for w in ev.words_of(s) if w in _NUM}
-    return out
-
-
-def _polarity(s: str) -> str | None:
-    w = ev.words_of(s)
-    if not w:
-        return None
-    if w[0] in ("yes", "yeah", "yep", "correct", "true"):
-        return "yes"
-    if w[0] in ("no", "nope", "false") or (len(w) > 1 and w[0] == "not"):
-        return "no"
-    if re.search(r"\b(there is no|there are no|no one|nobody|nothing|not|never|cannot|can't|isn't|aren't|doesn't|"
-                 r"don't|didn't|wasn't)\b", s, re.IGNORECASE):
-        return "no"
-    return None
-
-
 def rule_category(question: str, reference: str, response: str) -> tuple[int, str, dict[str, Any]]:
     """(1 | 2 | 3, reasoning, details): the offline substitute for the LLM's 3-point judgement."""
     from audiomind.embedded import text
 
     details: dict[str, Any] = {}
-    qwords = set(ev.words_of(question))
-    rw = [w for w in ev.words_of(reference) if w not in _STOP]
-    pw = [w for w in ev.words_of(response) if w not in _STOP]
+    qwords = set(answers.words(question))
+    ref, resp = answers.read_answer(reference), answers.read_answer(response)
+    rw, pw = list(ref.content), list(resp.content)
     # content words the question already contains carry half weight: repeating the question is not answering it
     def weight(w: str) -> float:
         return 0.5 if w in qwords else 1.0
@@ -124,15 +95,15 @@ def rule_category(question: str, reference: str, response: str) -> tuple[int, st
     c = 0.5 * f1 + 0.5 * sim_r
     details.update({"content_f1": round(f1, 3), "minilm_similarity": round(sim, 3), "combined": round(c, 3)})
     reasons = []
-    if YESNO_Q.match(question):
-        pr, pp = _polarity(reference), _polarity(response)
+    if answers.is_yes_no_question(question):
+        pr, pp = ref.polarity, resp.polarity
         details.update({"reference_polarity": pr, "response_polarity": pp})
         if pr and pp and pr != pp:
             return 1, f"yes/no question: the response says {pp!r}, the reference {pr!r}", details
         if pr and pp == pr:
             reasons.append(f"same yes/no polarity ({pr})")
             c = max(c, 0.6 if len(rw) <= 2 else c + 0.2)
-    nr, np_ = _numbers(reference), _numbers(response)
+    nr, np_ = set(ref.numbers), set(resp.numbers)
     if nr and np_:
         details.update({"reference_numbers": sorted(nr), "response_numbers": sorted(np_)})
         if not (nr & np_):
@@ -142,37 +113,19 @@ def rule_category(question: str, reference: str, response: str) -> tuple[int, st
     elif nr and not np_:
         reasons.append("the reference gives a number the response does not")
         c = min(c, 0.55)
-    ref_set, resp_set = set(ev.words_of(reference)), set(ev.words_of(response))
-    for a, b in ANTONYMS:
-        if (a in ref_set and b in resp_set and b not in ref_set) or (b in ref_set and a in resp_set and a not in ref_set):
-            details["antonym"] = [a, b]
-            return 1, f"the response contradicts the reference ({a} / {b})", details
+    pair = answers.contradicting_antonyms(ref, resp)
+    if pair is not None:
+        a, b = pair
+        details["antonym"] = [a, b]
+        return 1, f"the response contradicts the reference ({a} / {b})", details
     cat = 3 if c >= 0.6 else 2 if c >= 0.35 else 1
     reasons.append(f"content-word F1 {f1:.2f}, MiniLM similarity {sim:.2f} -> combined {c:.2f}")
     return cat, "; ".join(reasons), details
 
 
 def rule_hypothesis(question: str, response: str) -> str:
-    """Question + response -> a declarative sentence (rules)."""
-    q = question.strip().rstrip("?").strip()
-    r = response.strip().rstrip(".").strip()
-    pol = _polarity(r)
-    m = re.match(r"^(is|are)\s+there\s+(.+)$", q, re.IGNORECASE)
-    if m and pol:
-        verb = m.group(1).lower()
-        return f"There {verb} {'no ' if pol == 'no' else ''}{m.group(2)}."
-    m = re.match(r"^(is|are|was|were)\s+(?:the\s+)?(.+?)\s+(.+)$", q, re.IGNORECASE)
-    if m and pol and len(ev.words_of(r)) <= 2:
-        return f"The {m.group(2)} {m.group(1).lower()}{' not' if pol == 'no' else ''} {m.group(3)}."
-    if re.search(r"\b(is|are|was|were|has|have|had|can|could|does|do|did|will|hear|heard)\b", r, re.IGNORECASE) and len(
-            ev.words_of(r)) >= 3:
-        return r + "."  # already a sentence
-    m = re.match(r"^(?:what|which)\s+(?:\w+\s+)?(is|are|was|were)\s+(.+)$", q, re.IGNORECASE)
-    if m and len(ev.words_of(r)) <= 6:
-        return f"{r[0].upper() + r[1:]} {m.group(1).lower()} {m.group(2)}."
-    if len(ev.words_of(r)) >= 4:
-        return r + "."
-    return f"{r[0].upper() + r[1:] if r else r} ({q})."
+    """Question + response -> a declarative sentence (rules: `audiomind.language.answers.hypothesis`)."""
+    return answers.hypothesis(question, response)
 
 
 # ---------------------------------------------------------------- the judge

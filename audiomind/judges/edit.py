@@ -54,6 +54,7 @@ from audiomind.judges.pairs import (
     join_caption,
     split_caption,
 )
+from audiomind.language import phrases
 from audiomind.reasoning.facts import Facts, TagWindow
 from audiomind.state import ModelSpec, Observation, ToolCallRequest
 
@@ -258,8 +259,7 @@ def expectations(instruction: str | None, original_description: str | None, targ
 # ---------------------------------------------------------------- where an edit should happen
 
 
-_SPEECH_REF = re.compile(r"\b(announce\w*|speech|speak\w*|talk\w*|voice|narrat\w*|sentence|words?|speaker|man|woman|"
-                         r"men|women|he|she|they|greeting|message|says?|said|reading)\b", re.IGNORECASE)
+# whether a place refers to speech ('after the man stops talking') is the reader's: `phrases.refers_to_speech`
 
 
 # ---------------------------------------------------------------- what changed, with its evidence
@@ -498,10 +498,6 @@ def identity(phrase: str, side: SideEvidence | None, facts: dict[str, Facts], di
 # ---------------------------------------------------------------- steps 1-2 from the evidence
 
 
-_MASS_NOUNS = {"music", "speech", "percussion", "noise", "applause", "laughter", "rain", "wind", "thunder", "traffic",
-               "static", "silence", "singing", "glass", "wood", "liquid", "water", "electronic music", "pop music"}
-
-
 def _describe(side: SideEvidence | None) -> str:
     """A caption phrase for what the tools heard in one side of a change (named by its own tags)."""
     if side is None:
@@ -514,7 +510,7 @@ def _describe(side: SideEvidence | None) -> str:
     specific = [lab for lab in present if lab not in ev.PARENT_LABELS] or present
     if specific:
         name = ev.describe_label(specific[0])
-        return name if name in _MASS_NOUNS else ev.with_article(name)
+        return phrases.in_caption(name)  # ('applause', 'a cowbell': the mass nouns of data/phrases.toml)
     if side.heard:
         return f"a sound ({', '.join(ev.describe_label(lab) for lab, _ in side.heard[:2])})"
     return "a sound"
@@ -529,8 +525,7 @@ LEANS_NO = 0.4
 def _named(phrase: str, idn: ev.Identity, side: SideEvidence | None) -> str:
     """What a caption calls one side: the instructed phrase when the tools confirm it, 'possibly ...' when
     they neither confirm nor contradict it and lean to neither side, else what the tools heard."""
-    if re.match(r"^(?:The|A|An|Some|Those|These|That|This)\b", phrase):  # ('removes possibly the chiselling')
-        phrase = phrase[0].lower() + phrase[1:]
+    phrase = phrases.caption_case(phrase)  # ('removes possibly the chiselling')
     if idn.verdict == "confirmed":
         return phrase
     if idn.verdict == "unconfirmed" and idn.p >= LEANS_NO:
@@ -578,7 +573,7 @@ def check_position(pos: Position | None, c: Change, pe: PairEvidence, fe: Facts)
         # what it should lie under: kept material, inside its own span too, and the edited clip's speech when
         # the reference is a voice (a bed mixed under a whole voice leaves no stretch unchanged)
         under = [p for p in pe.kept_edit if p[1] - p[0] > 0.05]
-        if not pos.reference or _SPEECH_REF.search(pos.reference) or ev.is_speech_phrase(pos.reference):
+        if not pos.reference or phrases.refers_to_speech(pos.reference) or ev.is_speech_phrase(pos.reference):
             under += [(s.start_s, s.end_s) for s in fe.speech_segments]
         inter = min(c.end_s - c.start_s, sum(max(0.0, min(b, c.end_s) - max(a, c.start_s)) for a, b in _merged(under)))
         ok = inter >= 0.5 * max(1e-3, c.end_s - c.start_s)
@@ -591,7 +586,7 @@ def check_position(pos: Position | None, c: Change, pe: PairEvidence, fe: Facts)
               "middle": first < c.start_s and c.end_s < last}[pos.relation]
         return ok, f"at {c.start_s:.2f} s; the rest spans {first:.2f}-{last:.2f} s"
     ref = pos.reference or ""
-    if _SPEECH_REF.search(ref) or ev.is_speech_phrase(ref):
+    if phrases.refers_to_speech(ref) or ev.is_speech_phrase(ref):
         spans = [(s.start_s, s.end_s) for s in fe.speech_segments
                  if not (s.start_s >= c.start_s - 0.05 and s.end_s <= c.end_s + 0.05)]
         what = "the speech"
@@ -628,7 +623,7 @@ def check_removed_position(pos: Position | None, c: Change, fo: Facts) -> tuple[
         ok = {"start": a <= first + tol, "end": b >= last - tol, "middle": first < a and b < last}[pos.relation]
         return ok, f"removed at {a:.2f}-{b:.2f} s; the rest of the original spans {first:.2f}-{last:.2f} s"
     ref = pos.reference or ""
-    if _SPEECH_REF.search(ref) or ev.is_speech_phrase(ref):
+    if phrases.refers_to_speech(ref) or ev.is_speech_phrase(ref):
         spans, what = speech, "the speech"
     else:
         labels = [lab for lab, _ in ev.phrase_labels(ref)] if ref else []
@@ -647,19 +642,9 @@ def check_removed_position(pos: Position | None, c: Change, fo: Facts) -> tuple[
 # 'make it quieter', 'turn it up': no sound is added, removed or replaced, so the reader calls the instruction
 # free-form, and the alignment finds the edited clip the original sample for sample at another gain ("nothing was
 # changed"). What such an edit is checked against is the measured change of level: the direction asked for, by an
-# audible amount. The cue words are a table (the instruction reader owns everything else an instruction says).
+# audible amount. The cue words are the reader's (`phrases.requested_level`: the level cues of
+# audiomind/language/data/phrases.toml).
 
-LEVEL_CUES: tuple[tuple[str, int], ...] = (
-    # a complaint names the opposite of what it asks for: tried first
-    (r"too\s+loud|not\s+so\s+loud", -1),
-    (r"too\s+(?:quiet|soft)|not\s+(?:loud\s+)?enough|hard\s+to\s+hear", +1),
-    ((r"quiet(?:er)?|soft(?:er)?|less\s+loud|lower\s+(?:the\s+)?(?:volume|level|gain)|turn\s+(?:it\s+|the\s+\w+\s+)?down|"
-      r"(?:reduce|decrease|drop|cut)\s+(?:the\s+)?(?:volume|level|gain|loudness)|attenuate|fade\s+(?:it\s+)?down"), -1),
-    ((r"loud(?:er)?|more\s+volume|raise\s+(?:the\s+)?(?:volume|level|gain)|turn\s+(?:it\s+|the\s+\w+\s+)?up|"
-      r"(?:increase|boost)\s+(?:the\s+)?(?:volume|level|gain|loudness)|amplify|boost\s+it"), +1),
-)
-"""Words that ask for the whole clip's level to change, and the direction (-1 quieter, +1 louder), tried in order:
-a complaint ('too loud') first, as it names the opposite of what it asks for."""
 LEVEL_AUDIBLE_LU = 1.0
 """A level change smaller than this is not a change (loudness measurement spread on the same material)."""
 LEVEL_FULL_LU = 6.0
@@ -667,13 +652,8 @@ LEVEL_FULL_LU = 6.0
 
 
 def requested_level(instruction: str | None) -> int | None:
-    """-1 (quieter), +1 (louder) or None: the whole-clip level change an instruction asks for (LEVEL_CUES)."""
-    if not instruction:
-        return None
-    for pattern, direction in LEVEL_CUES:
-        if re.search(rf"\b(?:{pattern})\b", instruction, re.IGNORECASE):
-            return direction
-    return None
+    """-1 (quieter), +1 (louder) or None: the whole-clip level change an instruction asks for (the reader's)."""
+    return phrases.requested_level(instruction)
 
 
 def level_change(pe: PairEvidence, fo: Facts, fe: Facts) -> tuple[float | None, str]:

@@ -31,6 +31,9 @@ only when the class is the very kind WordNet names, a piccolo heard as a flute);
 another family (a violin) contradicts it. Without WordNet such a phrase stays 'unconfirmed'.
 Speech phrases ("a woman says ...") are checked against voice activity and the transcript instead, since
 YAMNet's speech classes carry no words; a verb of dialogue ('answers') is speech only when a person does it.
+The English of a phrase (its sound's name, its quoted words, its speech words) is read by
+`audiomind.language.phrases`, from the tables of audiomind/language/data/phrases.toml; this module matches
+the readings to classes, senses and what was heard.
 """
 
 from __future__ import annotations
@@ -38,13 +41,13 @@ from __future__ import annotations
 import csv
 import difflib
 import functools
-import re
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, Field
 
 from audiomind.judges import lexicon
+from audiomind.language import phrases
 from audiomind.reasoning.facts import Facts, Record, Span, TagWindow, facts_from
 from audiomind.state import ToolCallRequest
 
@@ -53,6 +56,12 @@ LABEL_BAND = 0.2
 RELATED_SIM = 0.45  # a label this close to the phrase is another name for it, never a contradiction
 PRESENT = 0.3  # strength at which a sound class counts as present
 ABSENT = 0.15  # strength below which it counts as absent
+# the reading of sound phrases is the reader's (audiomind/language/phrases.py); these names stay here for the judges
+clean_phrase = phrases.clean_phrase
+phrase_variants = phrases.phrase_variants
+quoted_text = phrases.quoted_text
+with_article = phrases.with_article
+words_of = phrases.words_of
 GENERIC = {"Silence", "Inside, small room", "Inside, large room or hall", "Inside, public space",
            "Outside, urban or manmade", "Outside, rural or natural", "Sound effect", "Speech synthesizer",
            "Narration, monologue", "Echo", "Reverberation", "Noise", "Environmental noise", "Static", "Hum",
@@ -68,14 +77,8 @@ PARENT_LABELS = {"Music", "Musical instrument", "Speech", "Animal", "Domestic an
                  "Human voice", "Liquid", "Wood", "Glass", "Domestic sounds, home sounds", "Noise", "Environmental noise"}
 SPEECH_LABELS = {"Speech", "Male speech, man speaking", "Female speech, woman speaking", "Child speech, kid speaking",
                  "Conversation", "Narration, monologue", "Speech synthesizer"}
-SPEECH_VERBS = re.compile(
-    r"\b(speak|speaks|speaking|spoke|speech|say|says|said|saying|talk|talks|talking|voice|voices|narrat\w*|"
-    r"announce\w*|whisper\w*|shout\w*|reads|reading|utter\w*|speaker|conversation|answer\w*|repl(?:y|ies|ied)|"
-    r"respond\w*|asks?|asked|asking|greet\w*|remark\w*|tells?|telling|told|exclaim\w*|explain\w*|declar\w*|"
-    r"recit\w*|calls? out|narrator|announcer|count(?:s|ing|ed)?\s+(?:out\s+loud|aloud)|words|sentences?|"
-    r"read(?:s|ing)?\s+(?:aloud|out)|aloud|spoken|spell(?:s|ing|ed)?|the\s+letters)\b", re.IGNORECASE)
-# 'in Spanish', 'of Irish': a capitalised word after 'in' / 'of' that may name a language (WordNet decides)
-IN_LANGUAGE = re.compile(r"\b(?:in|of)\s+([A-Z][a-z]+)\b(?!\s+(?:style|music|songs?|folk|guitar|rhythms?|tunes?|melod))")
+# the speech words of the reader's tables (data/phrases.toml), for callers that search a text for one
+SPEECH_VERBS = phrases.pattern("speech_words")
 # AudioSet's "Source-ambiguous sounds" (generic impact, surface contact, deformable shell, onomatopoeia,
 # other sourceless): in YAMNet's class map the run from "Bang" to "Pulse", plus three impact words listed
 # elsewhere. They say how a sound sounds, not what made it.
@@ -178,77 +181,16 @@ def source_ambiguous() -> frozenset[str]:
     return frozenset([lab for lab in labels[i:j + 1] if lab != "Silence"] + [x for x in _AMBIGUOUS_EXTRA if x in labels])
 
 
-_DET = re.compile(r"^(?:the|a|an|some|that|this|those|these|one|two|three|four|five|several|loud|soft|quiet|distant|faint|short|brief|just|only|merely|"
-                  r"single|small|little|big|large)\s+", re.IGNORECASE)
-
-
-def clean_phrase(phrase: str) -> str:
-    p = phrase.strip().strip(".,;:!?\"'").strip()
-    p = re.sub(r"\b(?:the )?sound(?:s)? of\b", "", p, flags=re.IGNORECASE).strip()
-    p = re.sub(r"\b(?:sound|sounds|noise|noises|in the background|background)$", "", p, flags=re.IGNORECASE).strip()
-    # verbs of onset say when, not what: 'a piano melody starts', 'an alarm clock goes off'
-    p = re.sub(r"\s+(?:starts?|starting|begins?|beginning|stops?|ends?|goes off|went off|kicks in|comes in|"
-               r"follows|is heard|are heard|can be heard)$", "", p, flags=re.IGNORECASE).strip() or p
-    while _DET.match(p):
-        p = _DET.sub("", p, count=1)
-    return p or phrase.strip()
-
-
-_AUX = re.compile(r"\b(is|are|was|were|being|been|be|gets?|getting|can|could|heard|audible)\b", re.IGNORECASE)
-
-
-def _gerund(w: str) -> str:
-    lw = w.lower()
-    if len(lw) > 4 and lw.endswith("ed"):
-        return lw[:-2] + "ing"  # crumpled -> crumpling, shattered -> shattering
-    if len(lw) > 4 and lw.endswith("es") and lw[:-1].endswith("e") and lw[-3] in "lkcv":
-        return lw[:-2] + "ing"
-    if len(lw) > 3 and lw.endswith("s") and not lw.endswith("ss"):
-        return lw[:-1] + "ing"
-    return lw
-
-
-def _no_possessive(p: str) -> str:
-    return re.sub(r"(?<=[a-z])'s\b", "", p, flags=re.IGNORECASE)
-
-
-def _sounder_first(p: str) -> str:
-    """The sounding thing first, as AudioSet names sounds: "a seagull's cries" / 'the cries of a seagull' ->
-    'seagull cries' (one more form to match: the phrase as written is matched too)."""
-    p = _no_possessive(p)
-    of = re.fullmatch(r"(?P<what>[a-z -]+?)\s+of\s+(?:(?:a|an|the|some)\s+)?(?P<whose>[a-z -]+)", p, re.IGNORECASE)
-    if of and len(of.group("whose").split()) <= 3:
-        return f"{of.group('whose')} {of.group('what')}"
-    return p
-
-
-def phrase_variants(phrase: str) -> list[str]:
-    """The phrase as written, without auxiliaries, and with its verbs as gerunds ('paper is crumpled' ->
-    'paper crumpling'), so the embedding meets AudioSet's label style."""
-    out: list[str] = []
-    for base in dict.fromkeys((_no_possessive(clean_phrase(phrase)), _sounder_first(clean_phrase(phrase)))):
-        bare = " ".join(_AUX.sub(" ", base).split()) or base
-        words = bare.split()
-        ger = " ".join(words[:-1] + [_gerund(words[-1])]) if words else bare
-        for v in (base, bare, ger):
-            if v and v not in out:
-                out.append(v)
-    return out
-
-
 def _head_noun(phrase: str) -> str | None:
     """The sounding thing of '<noun> <verb>' phrases ('a bell ringing' -> 'bell', 'the dog barks' -> 'dog')."""
-    for form in dict.fromkeys((_no_possessive(clean_phrase(phrase)), _sounder_first(clean_phrase(phrase)))):
-        words = " ".join(_AUX.sub(" ", form).split()).split()
-        if len(words) >= 2 and re.search(r"(ing|s|ed)$", words[-1].lower()):
-            return " ".join(words[:-1])
-    return None
+    return phrases.head_noun(phrase)
 
 
 # A material or a toy before an animal's name makes it a thing ('a rubber duck', 'a toy dog'): the modifier's
-# most frequent WordNet sense is one of these kinds, or directly one of these hypernyms.
-_MATERIAL_KINDS = {"material", "substance", "solid"}
-_THING_HYPERNYMS = {"artifact", "plaything", "mechanism", "automaton", "device"}
+# most frequent WordNet sense is one of the reader's material kinds, or directly one of its thing hypernyms
+# (data/phrases.toml).
+_MATERIAL_KINDS = phrases.MATERIAL_KINDS
+_THING_HYPERNYMS = phrases.THING_HYPERNYMS
 
 
 @functools.lru_cache(maxsize=1024)
@@ -283,7 +225,7 @@ def sounding_animal(phrase: str) -> tuple[str, bool] | None:
     chatter; 'whale song' an animal, not a song. (word, True) for an animal; (word, False) when a material or
     a toy before it makes it a thing ('a rubber duck'); None when no animal is named. A compound WordNet knows
     is read whole first ('sea lion' an animal, 'dog whistle' and 'cuckoo clock' things)."""
-    words = re.findall(r"[a-z][a-z'-]+", _no_possessive(clean_phrase(phrase)).lower())
+    words = phrases.name_words(phrases.no_possessive(clean_phrase(phrase)))
     i = 0
     while i < len(words):
         if i + 1 < len(words) and lexicon.noun_senses(f"{words[i]} {words[i + 1]}"):
@@ -365,7 +307,7 @@ def _named_labels(phrase: str) -> tuple[tuple[str, float], ...]:
 
 
 # a word whose WordNet sense falls under one of these names a thing that sounds (not 'few', 'notes', 'pattern')
-_SOURCE_KINDS = {"instrumentality", "organism", "natural phenomenon", "sound", "noise", "signal", "device"}
+_SOURCE_KINDS = phrases.SOURCE_KINDS
 _PLAIN_KNOWN = 0.6  # a phrase whose best class is this close is known to the sentence encoder: no gloss needed
 
 
@@ -380,7 +322,7 @@ def phrase_gloss(phrase: str) -> lexicon.GlossMatch | None:
     labs = phrase_labels(phrase)
     if labs and labs[0][1] >= _PLAIN_KNOWN:
         return None
-    words = [w for w in re.findall(r"[a-z][a-z'-]+", clean_phrase(phrase).lower()) if len(w) > 2]
+    words = [w for w in phrases.name_words(clean_phrase(phrase)) if len(w) > 2]
     animal = sounding_animal(phrase)
     if animal is not None:  # the animal names the sound ('a cuckoo calls': not 'call', a telephone connection)
         word, alive = animal
@@ -434,26 +376,20 @@ def label_similarity(phrase: str, label: str) -> float:
     return float(text.similarity(forms, [label]).max())
 
 
-# verbs of dialogue that instruments do too ('a piccolo answers it', 'a horn calls out'): speech only when
-# what does it is a person
-DIALOGUE_VERBS = re.compile(r"^(?:answer\w*|repl(?:y|ies|ied)|respond\w*|calls? out)$", re.IGNORECASE)
-
-
 def is_speech_phrase(phrase: str) -> bool:
     """A phrase about speech: a speaking verb ("says", "talks", "voice") or quoted words. A verb of dialogue
     alone ('answers', 'replies') is speech unless WordNet says its subject is no person ('a piccolo')."""
-    if quoted_text(phrase) is not None:
+    cues = phrases.speech_cues(phrase)
+    if cues.quoted is not None:
         return True
     # 'counting in Spanish', 'a few words of Irish': something in a language is speech
-    if any(lexicon.names_language(m.group(1)) for m in IN_LANGUAGE.finditer(phrase)):
+    if any(lexicon.names_language(w) for w in cues.languages):
         return True
-    hits = list(SPEECH_VERBS.finditer(phrase))
-    if not hits:
+    if not cues.speech_words:
         return False
-    if any(not DIALOGUE_VERBS.match(h.group(0)) for h in hits):
+    if not cues.dialogue_only:
         return True
-    subject = re.findall(r"[a-z]+", phrase[:hits[0].start()].lower())
-    return not subject or lexicon.names_person(subject[-1]) is not False
+    return cues.subject is None or lexicon.names_person(cues.subject) is not False
 
 
 def presence(phrase: str, facts: Facts) -> tuple[float, str]:
@@ -625,27 +561,9 @@ def _identify_by_family(phrase: str, window: TagWindow, gloss: lexicon.GlossMatc
                     contradiction=round(contra, 3), contradiction_label=c_lab, heard=heard, why=why)
 
 
-# words in single quotes; an apostrophe between letters stays inside ('that is all for today's class')
-SINGLE_QUOTED = r"(?:^|(?<=[\s:,]))'((?:[^']|(?<=[A-Za-z])'(?=[A-Za-z])){2,}?)'(?=$|[\s.,;:!?])"
-
-
-def quoted_text(s: str) -> str | None:
-    m = re.search(r"[\"\u201c]([^\"\u201d]{2,})[\"\u201d]", s) or re.search(SINGLE_QUOTED, s)
-    return m.group(1).strip() if m else None
-
-
-def words_of(s: str) -> list[str]:
-    return re.findall(r"[a-z0-9']+", (s or "").lower())
-
-
-_NUMS = {"zero": "0", "one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
-         "eight": "8", "nine": "9", "ten": "10", "eleven": "11", "twelve": "12", "fifteen": "15", "twenty": "20",
-         "thirty": "30", "forty": "40", "fifty": "50", "hundred": "100"}
-
-
 def _norm_words(s: str) -> list[str]:
     """Words with spelled numbers as digits (Whisper writes 'platform 2' for 'platform two')."""
-    return [_NUMS.get(w, w) for w in words_of(s)]
+    return phrases.norm_words(s)
 
 
 def word_recall(expected: str, heard: str) -> float:
@@ -713,14 +631,6 @@ def describe_label(label: str) -> str:
     if first.count("(") > first.count(")"):
         first = first.split("(")[0].strip()
     return first.lower()
-
-
-def with_article(phrase: str) -> str:
-    p = phrase.strip()
-    if re.match(r"^(a|an|the|some|\d+|one|two|three|four|five)\b", p, re.IGNORECASE) or (
-            p.endswith("s") and not p.endswith("ss")):
-        return p
-    return ("an " if p[:1].lower() in "aeiou" else "a ") + p
 
 
 def clip_caption(f: Facts, max_labels: int = 4) -> str:
