@@ -739,11 +739,36 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
     from fastapi_offline import FastAPIOffline
 
     from audiomind import __version__
-    from audiomind.cli_common import one_line, quiet_libraries
+    from audiomind.cli_common import quiet_libraries
 
     quiet_libraries()
     settings = settings or ServeSettings()
     service = Service(settings, agent)
+    # Swagger UI and ReDoc from this server (fastapi-offline ships their files), so /docs renders offline
+    app = FastAPIOffline(
+        title="audiomind", version=__version__, lifespan=_lifespan(service, settings), static_url="/docs-assets",
+        description="Auditable agentic audio question answering: ask questions about audio, get the answer with "
+                    "its typed evidence trace; run the judges. Every run writes a trace you can fetch as JSON or "
+                    "as the HTML viewer.",
+    )
+    app.state.service = service
+    # the routes, in the order the OpenAPI schema lists them
+    _status_routes(app, service, settings)
+    _ask_route(app, service, settings)
+    _trace_routes(app, service)
+    _judge_routes(app, service)
+    # outermost last: metrics see every response (413 and 429 included) with its route and status
+    app.add_middleware(SizeLimitMiddleware, limit_bytes=int(settings.max_upload_mb * 1048576) + 65536,
+                       shown_mb=settings.max_upload_mb)
+    app.add_middleware(MetricsMiddleware, metrics=service.metrics)
+    app.add_middleware(StartupMessage, service=service)
+    _with_trace_schema(app)
+    return app
+
+
+def _lifespan(service: Service, settings: ServeSettings) -> Callable[[FastAPI], Any]:
+    """The app's lifespan: the admission gate, the default agent built (and warmed up) before it serves."""
+    from audiomind.cli_common import one_line
 
     @contextlib.asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -763,32 +788,34 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
         yield
         service.pool.shutdown(wait=False, cancel_futures=True)
 
-    # Swagger UI and ReDoc from this server (fastapi-offline ships their files), so /docs renders offline
-    app = FastAPIOffline(
-        title="audiomind", version=__version__, lifespan=lifespan, static_url="/docs-assets",
-        description="Auditable agentic audio question answering: ask questions about audio, get the answer with "
-                    "its typed evidence trace; run the judges. Every run writes a trace you can fetch as JSON or "
-                    "as the HTML viewer.",
-    )
-    app.state.service = service
+    return lifespan
 
-    async def form_fields(request: Request, allowed: frozenset[str]) -> None:
-        """400 for a form field this endpoint does not read (a typo would otherwise be silently ignored)."""
-        form = await request.form()  # already parsed (and cached) for the parameters
-        unknown = sorted({k for k in form if k not in allowed})
-        if unknown:
-            raise HTTPException(400, f"unknown form field(s): {', '.join(_shown(k) for k in unknown[:10])}; "
-                                     f"this endpoint reads: {', '.join(sorted(allowed))}")
 
-    def text_problem(name: str, value: str | None, allowed_controls: set[str] = frozenset()) -> str | None:
-        from audiomind.inputs import _BAD_CATEGORIES
+async def _form_fields(request: Request, allowed: frozenset[str]) -> None:
+    """400 for a form field this endpoint does not read (a typo would otherwise be silently ignored)."""
+    form = await request.form()  # already parsed (and cached) for the parameters
+    unknown = sorted({k for k in form if k not in allowed})
+    if unknown:
+        raise HTTPException(400, f"unknown form field(s): {', '.join(_shown(k) for k in unknown[:10])}; "
+                                 f"this endpoint reads: {', '.join(sorted(allowed))}")
 
-        for i, ch in enumerate(value or ""):
-            kind = _BAD_CATEGORIES.get(unicodedata.category(ch))
-            if kind is not None and ch not in allowed_controls:
-                return (f"the {name} contains {kind} ({ch!r} at position {i}); it must be printable text"
-                        + (" (line breaks and tabs allowed)" if allowed_controls else ""))
-        return None
+
+def _text_problem(name: str, value: str | None, allowed_controls: set[str] | frozenset[str] = frozenset()
+                 ) -> str | None:
+    """What is wrong with a text field (a control or other non-printable character), or None."""
+    from audiomind.inputs import _BAD_CATEGORIES
+
+    for i, ch in enumerate(value or ""):
+        kind = _BAD_CATEGORIES.get(unicodedata.category(ch))
+        if kind is not None and ch not in allowed_controls:
+            return (f"the {name} contains {kind} ({ch!r} at position {i}); it must be printable text"
+                    + (" (line breaks and tabs allowed)" if allowed_controls else ""))
+    return None
+
+
+def _status_routes(app: FastAPI, service: Service, settings: ServeSettings) -> None:
+    """GET /healthz (liveness and load) and /metrics (Prometheus)."""
+    from audiomind import __version__
 
     @app.get("/healthz", summary="liveness and load")
     async def healthz() -> dict[str, Any]:
@@ -810,6 +837,23 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
 
         return Response(service.metrics.render(), media_type=CONTENT_TYPE_LATEST)
 
+
+def _ask_problem(question: str | None, chosen: list[str], item_id: str | None) -> str | None:
+    """What is wrong with an ask request's question, choices or item id (the 400's message), or None."""
+    from audiomind.inputs import choices_problem, question_problem
+
+    problem = (question_problem(question if question is not None else "")
+               or _text_problem("question", question, CONTROLS_ALLOWED_IN_QUESTION)
+               or _text_problem("item_id", item_id)
+               or (choices_problem(chosen) if chosen else None))
+    if len(chosen) == 1:
+        problem = "a multiple-choice question needs at least 2 choices (got 1)"
+    return problem
+
+
+def _ask_route(app: FastAPI, service: Service, settings: ServeSettings) -> None:
+    """POST /v1/ask: one question about an uploaded or served clip, answered with its trace's links."""
+
     @app.post("/v1/ask", response_model=AskResponse, summary="answer a question about an audio clip",
               responses={k: ERRORS[k] for k in (400, 403, 404, 413, 429, 502, 507)})
     async def ask(
@@ -823,19 +867,9 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
         frontend: Annotated[str | None, Form(description="front-end spec (must be allowed by the server)")] = None,
         item_id: Annotated[str | None, Form(description="your id for this question (kept in the trace)")] = None,
     ) -> AskResponse:
-        from audiomind.audio import AudioError
-        from audiomind.backends.base import BackendError
-        from audiomind.fsutil import is_storage_error
-        from audiomind.inputs import choices_problem, question_problem
-
-        await form_fields(request, ASK_FIELDS)
+        await _form_fields(request, ASK_FIELDS)
         chosen = list(choices or [])
-        problem = (question_problem(question if question is not None else "")
-                   or text_problem("question", question, CONTROLS_ALLOWED_IN_QUESTION)
-                   or text_problem("item_id", item_id)
-                   or (choices_problem(chosen) if chosen else None))
-        if len(chosen) == 1:
-            problem = "a multiple-choice question needs at least 2 choices (got 1)"
+        problem = _ask_problem(question, chosen, item_id)
         if problem:
             raise HTTPException(400, problem)
         agent = service.agent(planner, frontend)
@@ -845,36 +879,7 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
         def work() -> Any:
             return agent.ask(clip_path, question, chosen or None, item_id=item_id, metadata=meta)
 
-        warnings: list[str] = []
-        try:
-            result = await service.run("ask", work, request)
-        except (AudioError, ValueError) as exc:
-            raise HTTPException(400, service.public(str(exc).replace(str(clip_path), repr(shown)))) from None
-        except BackendError as exc:
-            st = getattr(exc, "audiomind_state", None)
-            if st is not None:
-                service.metrics.observe_state("ask", st)
-            tid = st.run.run_id if st is not None else None
-            raise HTTPException(502, {"error": service.public(f"model backend failed: {exc}"), **_trace_links(
-                str(settings.trace_dir / f"{tid}.json") if tid else None)}) from None
-        except OSError as exc:
-            if not is_storage_error(exc):
-                raise
-            found = getattr(exc, "audiomind_result", None)
-            st = getattr(exc, "audiomind_state", None)
-            if st is not None:
-                service.metrics.observe_state("ask", st)
-            if found is None:  # the run failed and its trace was not written either: both causes
-                run_error = getattr(exc, "audiomind_run_error", None)
-                cause = f"; the run itself failed: {clip(str(run_error), 300)}" if run_error is not None else ""
-                raise HTTPException(507, service.storage_refusal(exc, "the trace").detail
-                                    + service.public(cause)) from None
-            result = found
-            warnings.append(service.storage_refusal(exc, "this run's trace").detail
-                            + "; the answer is not on record")
-        else:
-            st = result.state
-            service.metrics.observe_state("ask", st)
+        result, st, warnings = await _run_ask(service, settings, request, work, clip_path, shown)
         return AskResponse(
             run_id=st.run.run_id, answer=result.answer, choice=result.choice, choice_index=result.choice_index,
             rationale=result.rationale, confidence=result.confidence, confidence_reason=result.confidence_reason,
@@ -884,6 +889,50 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
             warnings=warnings, **_trace_links(result.trace_path),
         )
 
+
+async def _run_ask(service: Service, settings: ServeSettings, request: Request, work: Callable[[], Any],
+                   clip_path: Path, shown: str) -> tuple[Any, Any, list[str]]:
+    """(result, state, warnings) of an ask run; its failures as HTTP errors: 400 for the audio or the input,
+    502 for a model backend, 507 for storage (a run whose trace could not be written still answers, warned)."""
+    from audiomind.audio import AudioError
+    from audiomind.backends.base import BackendError
+    from audiomind.fsutil import is_storage_error
+
+    warnings: list[str] = []
+    try:
+        result = await service.run("ask", work, request)
+    except (AudioError, ValueError) as exc:
+        raise HTTPException(400, service.public(str(exc).replace(str(clip_path), repr(shown)))) from None
+    except BackendError as exc:
+        st = getattr(exc, "audiomind_state", None)
+        if st is not None:
+            service.metrics.observe_state("ask", st)
+        tid = st.run.run_id if st is not None else None
+        raise HTTPException(502, {"error": service.public(f"model backend failed: {exc}"), **_trace_links(
+            str(settings.trace_dir / f"{tid}.json") if tid else None)}) from None
+    except OSError as exc:
+        if not is_storage_error(exc):
+            raise
+        found = getattr(exc, "audiomind_result", None)
+        st = getattr(exc, "audiomind_state", None)
+        if st is not None:
+            service.metrics.observe_state("ask", st)
+        if found is None:  # the run failed and its trace was not written either: both causes
+            run_error = getattr(exc, "audiomind_run_error", None)
+            cause = f"; the run itself failed: {clip(str(run_error), 300)}" if run_error is not None else ""
+            raise HTTPException(507, service.storage_refusal(exc, "the trace").detail
+                                + service.public(cause)) from None
+        result = found
+        warnings.append(service.storage_refusal(exc, "this run's trace").detail
+                        + "; the answer is not on record")
+    else:
+        st = result.state
+        service.metrics.observe_state("ask", st)
+    return result, st, warnings
+
+
+def _trace_routes(app: FastAPI, service: Service) -> None:
+    """GET /v1/traces/{id} (the trace as JSON) and /v1/traces/{id}/html (the viewer)."""
     trace_schema = {"application/json": {"schema": {"$ref": "#/components/schemas/EvidenceState"}}}
 
     @app.get("/v1/traces/{trace_id}", summary="a trace as JSON (audiomind.state.EvidenceState)",
@@ -907,20 +956,21 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
             raise service.storage_refusal(exc, "the rendered page") from None
         return FileResponse(page, media_type="text/html; charset=utf-8")
 
+
+def _judge_routes(app: FastAPI, service: Service) -> None:
+    """POST /v1/judge/NAME for every registered judge (from its spec), and a 404 naming them for any other."""
     from audiomind.judges.spec import JUDGES as JUDGE_SPECS
 
     for name in JUDGE_SPECS.names():  # one route per judge, in registration order
-        _judge_route(app, service, JUDGE_SPECS[name], form_fields, text_problem)
+        _judge_route(app, service, JUDGE_SPECS[name], _form_fields, _text_problem)
 
     @app.post("/v1/judge/{kind}", include_in_schema=False)
     async def no_such_judge(kind: str) -> None:
         raise HTTPException(404, f"no judge {_shown(kind)}; judges: {', '.join(JUDGE_SPECS.names())}")
 
-    # outermost last: metrics see every response (413 and 429 included) with its route and status
-    app.add_middleware(SizeLimitMiddleware, limit_bytes=int(settings.max_upload_mb * 1048576) + 65536,
-                       shown_mb=settings.max_upload_mb)
-    app.add_middleware(MetricsMiddleware, metrics=service.metrics)
-    app.add_middleware(StartupMessage, service=service)
+
+def _with_trace_schema(app: FastAPI) -> None:
+    """The app's OpenAPI schema gets the trace's own (EvidenceState), which /v1/traces/{id} returns."""
     original_openapi = app.openapi
 
     def openapi() -> dict[str, Any]:
@@ -937,7 +987,6 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
         return app.openapi_schema or schema
 
     app.openapi = openapi  # type: ignore[method-assign]
-    return app
 
 
 def _judge_route(app: FastAPI, service: Service, spec: JudgeSpec, form_fields: Callable[..., Any],

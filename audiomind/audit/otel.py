@@ -312,38 +312,34 @@ def _tool_descriptions() -> dict[str, str]:
 def build_spans(state: EvidenceState, *, include_content: bool = False, resource=None,
                 descriptions: dict[str, str] | None = None) -> list[Any]:
     """The finished spans (`ReadableSpan`s) of one trace, ready for any span exporter."""
-    from opentelemetry import trace as trace_api
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-    from opentelemetry.trace import SpanKind, Status, StatusCode
 
     memory = InMemorySpanExporter()
     provider = TracerProvider(resource=resource or _resource(), id_generator=_RunIds(state.run.run_id),
                               shutdown_on_exit=False)
     provider.add_span_processor(SimpleSpanProcessor(memory))
     tracer = provider.get_tracer(SCOPE_NAME, _version(), schema_url=SCHEMA_URL)
-    descriptions = descriptions if descriptions is not None else _tool_descriptions()
-    content = include_content
-    arts = {a.id: a for a in state.artifacts}
-    specs = {m.role: m for m in state.run.models}
+    spans = _Spans(tracer, state, include_content,
+                   descriptions if descriptions is not None else _tool_descriptions())
+    # span ids come from a counter: the spans start in this order (root, nodes, tool calls, model requests)
+    spans.start_root()
+    spans.start_nodes()
+    spans.tool_calls()
+    spans.model_requests()
+    spans.finish()
+    provider.force_flush()
+    finished = list(memory.get_finished_spans())
+    provider.shutdown()
+    return finished
 
-    # -- times: the run, its nodes, its tool calls
-    run_start = _ns(state.run.started_at)
-    nodes_t = [(t.node, _ns(t.started_at), _after(_ns(t.started_at), t.duration_s)) for t in state.timings]
-    calls_t = [(c, _ns(c.started_at), _after(_ns(c.started_at), c.duration_s)) for c in state.tool_calls]
-    starts = [run_start] + [s for _, s, _ in nodes_t] + [s for _, s, _ in calls_t]
-    ends = [e for _, _, e in nodes_t] + [e for _, _, e in calls_t]
-    if state.run.finished_at:
-        ends.append(_ns(state.run.finished_at))
-    elif state.run.wall_time_s:
-        ends.append(_after(run_start, state.run.wall_time_s))
-    root_start = min(starts)
 
-    # -- the root: one question
+def _root_attributes(state: EvidenceState, specs: dict[str, ModelSpec], content: bool) -> dict[str, Any]:
+    """The root span's attributes: the question, the run's backends, its outcome and answer."""
     q, fa, outcome = state.question, state.final_answer, state.outcome
     a0 = state.artifacts[0] if state.artifacts else None
-    root_attrs: dict[str, Any] = {
+    attrs: dict[str, Any] = {
         "gen_ai.operation.name": "invoke_agent",
         "gen_ai.agent.name": AGENT_NAME,
         "gen_ai.agent.version": state.run.versions.get("audiomind") or _version(),
@@ -377,167 +373,227 @@ def build_spans(state: EvidenceState, *, include_content: bool = False, resource
             parts.append({"type": "text", "content": "Choices: " + " | ".join(q.choices)})
         if q.audio_path:
             parts.append({"type": "uri", "modality": "audio", "uri": _uri(q.audio_path)})
-        root_attrs.update({
+        attrs.update({
             "gen_ai.input.messages": _json([{"role": "user", "parts": parts}]),
             "input.value": q.text + (("\nChoices: " + " | ".join(q.choices)) if q.choices else ""),
             "audiomind.ground_truth": q.ground_truth,
         })
         if fa is not None:
             answer = fa.choice or fa.text
-            root_attrs.update({
+            attrs.update({
                 "gen_ai.output.messages": _json([{"role": "assistant", "finish_reason": "stop",
                                                   "parts": [{"type": "text", "content": answer}]}]),
                 "output.value": answer,
                 "audiomind.answer.rationale": clip_text(fa.rationale, CONTENT_LIMIT),
             })
-    root = tracer.start_span(f"invoke_agent {AGENT_NAME}", kind=SpanKind.INTERNAL, attributes=_clean(root_attrs),
-                             start_time=root_start)
-    if outcome is not None and outcome.status == "failed":
-        root.set_status(Status(StatusCode.ERROR, clip_text(outcome.reason, 300)))
-        root.set_attribute("error.type", "run_failed")
-    elif outcome is not None:
-        root.set_status(Status(StatusCode.OK))  # answered or stopped with a reason: the run itself worked
-    root_ctx = trace_api.set_span_in_context(root)
+    return attrs
 
-    # -- one span per graph node, from the node timings
-    nodes: list[_Node] = []
-    by_name: dict[str, list[_Node]] = defaultdict(list)
-    for name, start, end in nodes_t:
-        span = tracer.start_span(name, context=root_ctx, kind=SpanKind.INTERNAL, start_time=start,
-                                 attributes={"openinference.span.kind": "CHAIN", "audiomind.node": name})
-        node = _Node(name, start, end, span)
-        nodes.append(node)
-        by_name[name].append(node)
-    for decision, node in zip(state.decisions, by_name.get("decide", [])):
-        node.span.set_attributes(_clean({
-            "audiomind.decision.step": decision.step, "audiomind.decision.action": decision.action.value,
-            "audiomind.decision.tools": [r.tool for r in decision.tool_calls],
-            "audiomind.decision.rationale": clip_text(decision.rationale, CONTENT_LIMIT) if content else None,
-        }))
-    seen: dict[str, int] = defaultdict(int)
-    for obs in state.observations:
-        where = _NODE_OF_OBSERVATION.get(obs.kind, "perceive")
-        occ = by_name.get(where, [])
-        if not occ:
-            continue
-        node = occ[min(seen[where], len(occ) - 1)]
-        seen[where] += 1
-        node.span.set_attributes(_clean({
-            "audiomind.observation.id": obs.id, "audiomind.observation.frontend": obs.frontend,
-            "audiomind.observation.artifact_ids": obs.artifact_ids, "audiomind.observation.prompt_id": obs.prompt_id,
-            "input.value": clip_text(obs.prompt, CONTENT_LIMIT) if content else None,
-            "output.value": clip_text(obs.text, CONTENT_LIMIT) if content else None,
-        }))
 
-    def parent_at(ts: int):
-        inside = [n for n in nodes if n.start - 1_000_000 <= ts <= n.end + 1_000_000]
-        return trace_api.set_span_in_context(max(inside, key=lambda n: n.start).span) if inside else root_ctx
+def _tool_attributes(state: EvidenceState, call: ToolCall, read: list[Artifact], derived: list[Artifact],
+                     descriptions: dict[str, str], content: bool) -> dict[str, Any]:
+    """A tool call's span attributes: what ran on which audio, what it derived, and (content) its arguments
+    and output."""
+    is_eval = call.category == ToolCategory.evaluation
+    attrs = {
+        "gen_ai.operation.name": "execute_tool",
+        "gen_ai.tool.name": call.tool,
+        "gen_ai.tool.call.id": call.id,
+        "gen_ai.tool.type": "function",
+        "gen_ai.tool.description": descriptions.get(call.tool),
+        "openinference.span.kind": "EVALUATOR" if is_eval else "TOOL",
+        "tool.name": call.tool,
+        "tool.description": descriptions.get(call.tool),
+        "audiomind.tool.status": call.status.value,
+        "audiomind.tool.cache_hit": call.status == ToolCallStatus.cached,
+        "audiomind.tool.version": call.tool_version,
+        "audiomind.tool.category": call.category.value if call.category else None,
+        "audiomind.tool.issued_by": call.issued_by,
+        "audiomind.tool.step": call.step,
+        "audiomind.tool.duration_s": call.duration_s,
+        "audiomind.tool.cache_key": call.cache_key,
+        "audiomind.tool.audio.artifact_ids": [a.id for a in read],
+        "audiomind.tool.audio.sha256": [a.sha256 for a in read],
+        "audiomind.tool.audio.uri": [_uri(a.path) for a in read] if content else None,
+        "audiomind.tool.derived.artifact_ids": [a.id for a in derived],
+        "audiomind.tool.derived.sha256": [a.sha256 for a in derived],
+        "audiomind.tool.evidence_items": sum(1 for e in state.evidence if e.source_id == call.id),
+    }
+    if content:
+        arguments = call.arguments if call.arguments is not None else call.requested_arguments
+        attrs.update({
+            "gen_ai.tool.call.arguments": _json(arguments), "input.value": _json(arguments),
+            "input.mime_type": "application/json",
+        })
+        if call.output is not None:
+            attrs.update({"gen_ai.tool.call.result": _json(call.output), "output.value": _json(call.output),
+                          "output.mime_type": "application/json"})
+    return attrs
 
-    # -- tool calls
-    def audio_of(arguments: dict[str, Any] | None) -> list[Artifact]:
+
+class _Spans:
+    """The spans of one trace as they are built: the root, one span per graph node, the tool calls and the
+    model requests placed inside the nodes that made them."""
+
+    def __init__(self, tracer: Any, state: EvidenceState, content: bool, descriptions: dict[str, str]):
+        from opentelemetry import trace as trace_api
+
+        self.trace_api = trace_api
+        self.tracer = tracer
+        self.state = state
+        self.content = content
+        self.descriptions = descriptions
+        self.arts = {a.id: a for a in state.artifacts}
+        self.specs = {m.role: m for m in state.run.models}
+        # times: the run, its nodes, its tool calls
+        self.run_start = _ns(state.run.started_at)
+        self.nodes_t = [(t.node, _ns(t.started_at), _after(_ns(t.started_at), t.duration_s)) for t in state.timings]
+        self.calls_t = [(c, _ns(c.started_at), _after(_ns(c.started_at), c.duration_s)) for c in state.tool_calls]
+        starts = [self.run_start] + [s for _, s, _ in self.nodes_t] + [s for _, s, _ in self.calls_t]
+        self.ends = [e for _, _, e in self.nodes_t] + [e for _, _, e in self.calls_t]
+        if state.run.finished_at:
+            self.ends.append(_ns(state.run.finished_at))
+        elif state.run.wall_time_s:
+            self.ends.append(_after(self.run_start, state.run.wall_time_s))
+        self.root_start = min(starts)
+        self.nodes: list[_Node] = []
+        self.by_name: dict[str, list[_Node]] = defaultdict(list)
+
+    def start_root(self) -> None:
+        """The root span: one question."""
+        from opentelemetry.trace import SpanKind, Status, StatusCode
+
+        outcome = self.state.outcome
+        self.root = self.tracer.start_span(
+            f"invoke_agent {AGENT_NAME}", kind=SpanKind.INTERNAL,
+            attributes=_clean(_root_attributes(self.state, self.specs, self.content)), start_time=self.root_start)
+        if outcome is not None and outcome.status == "failed":
+            self.root.set_status(Status(StatusCode.ERROR, clip_text(outcome.reason, 300)))
+            self.root.set_attribute("error.type", "run_failed")
+        elif outcome is not None:
+            self.root.set_status(Status(StatusCode.OK))  # answered or stopped with a reason: the run itself worked
+        self.root_ctx = self.trace_api.set_span_in_context(self.root)
+
+    def start_nodes(self) -> None:
+        """One span per graph node, from the node timings, with its decision or observation."""
+        from opentelemetry.trace import SpanKind
+
+        content = self.content
+        for name, start, end in self.nodes_t:
+            span = self.tracer.start_span(name, context=self.root_ctx, kind=SpanKind.INTERNAL, start_time=start,
+                                          attributes={"openinference.span.kind": "CHAIN", "audiomind.node": name})
+            node = _Node(name, start, end, span)
+            self.nodes.append(node)
+            self.by_name[name].append(node)
+        for decision, node in zip(self.state.decisions, self.by_name.get("decide", [])):
+            node.span.set_attributes(_clean({
+                "audiomind.decision.step": decision.step, "audiomind.decision.action": decision.action.value,
+                "audiomind.decision.tools": [r.tool for r in decision.tool_calls],
+                "audiomind.decision.rationale": clip_text(decision.rationale, CONTENT_LIMIT) if content else None,
+            }))
+        seen: dict[str, int] = defaultdict(int)
+        for obs in self.state.observations:
+            where = _NODE_OF_OBSERVATION.get(obs.kind, "perceive")
+            occ = self.by_name.get(where, [])
+            if not occ:
+                continue
+            node = occ[min(seen[where], len(occ) - 1)]
+            seen[where] += 1
+            node.span.set_attributes(_clean({
+                "audiomind.observation.id": obs.id, "audiomind.observation.frontend": obs.frontend,
+                "audiomind.observation.artifact_ids": obs.artifact_ids,
+                "audiomind.observation.prompt_id": obs.prompt_id,
+                "input.value": clip_text(obs.prompt, CONTENT_LIMIT) if content else None,
+                "output.value": clip_text(obs.text, CONTENT_LIMIT) if content else None,
+            }))
+
+    def _parent_at(self, ts: int) -> Any:
+        inside = [n for n in self.nodes if n.start - 1_000_000 <= ts <= n.end + 1_000_000]
+        return self.trace_api.set_span_in_context(max(inside, key=lambda n: n.start).span) if inside \
+            else self.root_ctx
+
+    def _audio_of(self, arguments: dict[str, Any] | None) -> list[Artifact]:
         ids = [v for k, v in (arguments or {}).items() if (k == "artifact" or k.endswith("_artifact"))
                and isinstance(v, str)]
-        return [arts[i] for i in ids if i in arts]
+        return [self.arts[i] for i in ids if i in self.arts]
 
-    for call, start, end in calls_t:
-        read = audio_of(call.arguments)
-        derived = [arts[i] for i in call.derived_artifact_ids if i in arts]
-        is_eval = call.category == ToolCategory.evaluation
-        attrs = {
-            "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": call.tool,
-            "gen_ai.tool.call.id": call.id,
-            "gen_ai.tool.type": "function",
-            "gen_ai.tool.description": descriptions.get(call.tool),
-            "openinference.span.kind": "EVALUATOR" if is_eval else "TOOL",
-            "tool.name": call.tool,
-            "tool.description": descriptions.get(call.tool),
-            "audiomind.tool.status": call.status.value,
-            "audiomind.tool.cache_hit": call.status == ToolCallStatus.cached,
-            "audiomind.tool.version": call.tool_version,
-            "audiomind.tool.category": call.category.value if call.category else None,
-            "audiomind.tool.issued_by": call.issued_by,
-            "audiomind.tool.step": call.step,
-            "audiomind.tool.duration_s": call.duration_s,
-            "audiomind.tool.cache_key": call.cache_key,
-            "audiomind.tool.audio.artifact_ids": [a.id for a in read],
-            "audiomind.tool.audio.sha256": [a.sha256 for a in read],
-            "audiomind.tool.audio.uri": [_uri(a.path) for a in read] if content else None,
-            "audiomind.tool.derived.artifact_ids": [a.id for a in derived],
-            "audiomind.tool.derived.sha256": [a.sha256 for a in derived],
-            "audiomind.tool.evidence_items": sum(1 for e in state.evidence if e.source_id == call.id),
-        }
-        if content:
-            arguments = call.arguments if call.arguments is not None else call.requested_arguments
-            attrs.update({
-                "gen_ai.tool.call.arguments": _json(arguments), "input.value": _json(arguments),
-                "input.mime_type": "application/json",
-            })
-            if call.output is not None:
-                attrs.update({"gen_ai.tool.call.result": _json(call.output), "output.value": _json(call.output),
-                              "output.mime_type": "application/json"})
-        span = tracer.start_span(f"execute_tool {call.tool}", context=parent_at(start), kind=SpanKind.INTERNAL,
-                                 attributes=_clean(attrs), start_time=start)
-        if call.status not in (ToolCallStatus.ok, ToolCallStatus.cached):
-            span.set_attribute("error.type", call.status.value)
-            span.set_status(Status(StatusCode.ERROR, clip_text(call.error or call.status.value, 300)))
-        else:
-            span.set_status(Status(StatusCode.OK))
-        for ev in evaluations(call):
-            span.add_event(EVALUATION_EVENT, attributes=ev.attributes(content), timestamp=end)
-            # the same verdict as span attributes, which Phoenix and most UIs list (events are easy to miss)
-            span.set_attributes(ev.span_attributes(content))
-        span.end(end_time=end)
+    def tool_calls(self) -> None:
+        """A span per tool call, inside the node running when it started, with its evaluations as events."""
+        from opentelemetry.trace import SpanKind, Status, StatusCode
 
-    # -- model requests: placed in the node that made them (a ModelCall records no start time)
-    placed: dict[int, int] = defaultdict(int)  # id(node) -> ns used so far
-    used: dict[str, int] = defaultdict(int)
-    run_end = max([root_start, *ends])
-    for mc in state.model_calls:
-        spec = specs.get(mc.role)
-        where = _NODE_OF_PURPOSE.get(mc.purpose)
-        occ = by_name.get(where or "", [])
-        failed_call = bool(mc.errors) and mc.output is None
-        if failed_call and where and used[where] >= len(occ):
-            # the request that failed the run: its node raised before its timing was recorded, so the node
-            # span is made here, from the end of the last recorded node to the end of the run
-            start = max([root_start, *(n.end for n in nodes)])
-            span = tracer.start_span(where, context=root_ctx, kind=SpanKind.INTERNAL, start_time=start,
-                                     attributes={"openinference.span.kind": "CHAIN", "audiomind.node": where,
-                                                 "audiomind.node.recorded": False})
-            span.set_status(Status(StatusCode.ERROR, clip_text(mc.errors[-1], 300)))
-            span.set_attribute("error.type", "model_request_failed")
-            failing = _Node(where, start, max(run_end, _after(start, mc.latency_s)), span)
-            nodes.append(failing)
-            occ = by_name[where] = [*occ, failing]
-        node = occ[min(used[where], len(occ) - 1)] if occ else None
-        if where:
-            used[where] += 1
-        base = node.start if node else root_start
-        start = base + placed[id(node)]
-        end = _after(start, mc.latency_s)
-        placed[id(node)] += end - start
-        span = tracer.start_span(
-            f"{_operation(spec)} {(spec.model if spec and spec.model else mc.backend)}",
-            context=trace_api.set_span_in_context(node.span) if node else root_ctx, kind=SpanKind.CLIENT,
-            start_time=start, attributes=_model_attributes(mc, spec, content))
-        if failed_call:
-            span.set_attribute("error.type", "model_request_failed")
-            span.set_status(Status(StatusCode.ERROR, clip_text(mc.errors[-1], 300)))
-        else:
-            span.set_status(Status(StatusCode.OK))
-        span.end(end_time=end)
-        ends.append(end)
+        for call, start, end in self.calls_t:
+            read = self._audio_of(call.arguments)
+            derived = [self.arts[i] for i in call.derived_artifact_ids if i in self.arts]
+            attrs = _tool_attributes(self.state, call, read, derived, self.descriptions, self.content)
+            span = self.tracer.start_span(f"execute_tool {call.tool}", context=self._parent_at(start),
+                                          kind=SpanKind.INTERNAL, attributes=_clean(attrs), start_time=start)
+            if call.status not in (ToolCallStatus.ok, ToolCallStatus.cached):
+                span.set_attribute("error.type", call.status.value)
+                span.set_status(Status(StatusCode.ERROR, clip_text(call.error or call.status.value, 300)))
+            else:
+                span.set_status(Status(StatusCode.OK))
+            for ev in evaluations(call):
+                span.add_event(EVALUATION_EVENT, attributes=ev.attributes(self.content), timestamp=end)
+                # the same verdict as span attributes, which Phoenix and most UIs list (events are easy to miss)
+                span.set_attributes(ev.span_attributes(self.content))
+            span.end(end_time=end)
 
-    for node in nodes:
-        if node.span.status.status_code == StatusCode.UNSET:
-            node.span.set_status(Status(StatusCode.OK))
-        node.span.end(end_time=node.end)
-    root.end(end_time=max([root_start, *ends]))
-    provider.force_flush()
-    spans = list(memory.get_finished_spans())
-    provider.shutdown()
-    return spans
+    def _failing_node(self, where: str, mc: ModelCall, run_end: int) -> _Node:
+        """The node span of the request that failed the run: its node raised before its timing was recorded,
+        so the span is made here, from the end of the last recorded node to the end of the run."""
+        from opentelemetry.trace import SpanKind, Status, StatusCode
+
+        start = max([self.root_start, *(n.end for n in self.nodes)])
+        span = self.tracer.start_span(where, context=self.root_ctx, kind=SpanKind.INTERNAL, start_time=start,
+                                      attributes={"openinference.span.kind": "CHAIN", "audiomind.node": where,
+                                                  "audiomind.node.recorded": False})
+        span.set_status(Status(StatusCode.ERROR, clip_text(mc.errors[-1], 300)))
+        span.set_attribute("error.type", "model_request_failed")
+        failing = _Node(where, start, max(run_end, _after(start, mc.latency_s)), span)
+        self.nodes.append(failing)
+        return failing
+
+    def model_requests(self) -> None:
+        """A span per model request, placed in the node that made them (a ModelCall records no start time)."""
+        from opentelemetry.trace import SpanKind, Status, StatusCode
+
+        placed: dict[int, int] = defaultdict(int)  # id(node) -> ns used so far
+        used: dict[str, int] = defaultdict(int)
+        run_end = max([self.root_start, *self.ends])
+        for mc in self.state.model_calls:
+            spec = self.specs.get(mc.role)
+            where = _NODE_OF_PURPOSE.get(mc.purpose)
+            occ = self.by_name.get(where or "", [])
+            failed_call = bool(mc.errors) and mc.output is None
+            if failed_call and where and used[where] >= len(occ):
+                occ = self.by_name[where] = [*occ, self._failing_node(where, mc, run_end)]
+            node = occ[min(used[where], len(occ) - 1)] if occ else None
+            if where:
+                used[where] += 1
+            base = node.start if node else self.root_start
+            start = base + placed[id(node)]
+            end = _after(start, mc.latency_s)
+            placed[id(node)] += end - start
+            span = self.tracer.start_span(
+                f"{_operation(spec)} {(spec.model if spec and spec.model else mc.backend)}",
+                context=self.trace_api.set_span_in_context(node.span) if node else self.root_ctx,
+                kind=SpanKind.CLIENT, start_time=start, attributes=_model_attributes(mc, spec, self.content))
+            if failed_call:
+                span.set_attribute("error.type", "model_request_failed")
+                span.set_status(Status(StatusCode.ERROR, clip_text(mc.errors[-1], 300)))
+            else:
+                span.set_status(Status(StatusCode.OK))
+            span.end(end_time=end)
+            self.ends.append(end)
+
+    def finish(self) -> None:
+        """End every node span (OK unless marked failed) and the root at the latest end."""
+        from opentelemetry.trace import Status, StatusCode
+
+        for node in self.nodes:
+            if node.span.status.status_code == StatusCode.UNSET:
+                node.span.set_status(Status(StatusCode.OK))
+            node.span.end(end_time=node.end)
+        self.root.end(end_time=max([self.root_start, *self.ends]))
 
 
 def _model_attributes(mc: ModelCall, spec: ModelSpec | None, content: bool) -> dict[str, Any]:

@@ -205,6 +205,44 @@ def _usage(result: Any) -> tuple[int | None, int | None]:
     return None, None
 
 
+def _kind_of(exc: BaseException, give_up_if: Callable[[BaseException], bool] | None) -> tuple[ErrorKind, bool]:
+    """(kind, retryable) of a failed attempt: a spent budget is a timeout not retried; `give_up_if` marks
+    errors that are never retried whatever their kind."""
+    if isinstance(exc, BudgetExhausted):
+        return "timeout", False
+    kind, retryable = classify(exc)
+    if retryable and give_up_if is not None and give_up_if(exc):
+        return "client", False
+    return kind, retryable
+
+
+def _failure(exc: BaseException, kind: ErrorKind, retryable: bool, call: ModelCall, *, endpoint: str | None,
+             secrets: list[str | None]) -> BackendError:
+    """The error to raise for a request that failed (`call`: its failed attempts, kept as `.model_call`):
+    BudgetExhausted when the run's time budget ran out, else a BackendError saying why (unreachable, not
+    retried, or failed after its attempts), with secrets redacted."""
+    role, purpose, backend, n, errors = call.role, call.purpose, call.backend, call.attempts, call.errors
+    err: BackendError
+    if isinstance(exc, BudgetExhausted):
+        budget = current_budget()
+        where = f" at {endpoint}" if endpoint and endpoint not in backend else ""
+        last = f"; last error: {errors[-1].split(': ', 1)[-1]}" if errors else ""
+        msg = (f"time budget of {budget.seconds:g} s spent: the {role} {purpose} request to {backend}{where} "
+               f"got no complete reply ({n} attempt{'s' * (n != 1)} in {call.latency_s:.1f} s{last})"
+               if budget is not None else f"{backend} {purpose}: {exc}")
+        err = BudgetExhausted(redact(msg, secrets))
+    else:
+        if kind in ("connection", "timeout") and endpoint:
+            msg = f"could not reach {endpoint} after {n} attempt{'s' * (n > 1)}: {_short_reason(exc)}"
+        elif not retryable:
+            msg = f"{backend} {purpose} failed ({kind} error, not retried): {describe_error(exc)}"
+        else:
+            msg = f"{backend} {purpose} failed after {n} attempts: {describe_error(exc)}"
+        err = BackendError(redact(msg, secrets))
+    err.model_call = call  # type: ignore[attr-defined]
+    return err
+
+
 def call_with_retries(
     fn: Callable[[], T],
     *,
@@ -236,14 +274,6 @@ def call_with_retries(
     errors: list[str] = []  # one line per failed attempt, in order
     t0 = time.perf_counter()
 
-    def kind_of(exc: BaseException) -> tuple[ErrorKind, bool]:
-        if isinstance(exc, BudgetExhausted):
-            return "timeout", False
-        kind, retryable = classify(exc)
-        if retryable and give_up_if is not None and give_up_if(exc):
-            return "client", False
-        return kind, retryable
-
     def attempt() -> T:
         limit, by_budget = call_limit(timeout_s)
         if by_budget and limit is not None and limit <= 0:
@@ -266,12 +296,13 @@ def call_with_retries(
     def wait(state: tenacity.RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
         delay = backoff_delay(state.attempt_number, base_delay_s, max_delay_s)
-        ra = _retry_after_s(exc) if exc is not None and kind_of(exc)[0] == "rate_limit" else None
+        ra = _retry_after_s(exc) if exc is not None and _kind_of(exc, give_up_if)[0] == "rate_limit" else None
         return min(max_delay_s, max(delay, ra)) if ra is not None else delay
 
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(max_attempts),
-        retry=tenacity.retry_if_exception(lambda e: not isinstance(e, NotImplementedError) and kind_of(e)[1]),
+        retry=tenacity.retry_if_exception(
+            lambda e: not isinstance(e, NotImplementedError) and _kind_of(e, give_up_if)[1]),
         wait=wait,
         sleep=pause,
         reraise=True,  # the last attempt's own exception, classified below
@@ -281,29 +312,10 @@ def call_with_retries(
     except NotImplementedError:
         raise
     except Exception as exc:  # classified, never swallowed
-        kind, retryable = kind_of(exc)
-        n = len(errors)
-        call = ModelCall(role=role, purpose=purpose, backend=backend, attempts=n, errors=errors,
+        kind, retryable = _kind_of(exc, give_up_if)
+        call = ModelCall(role=role, purpose=purpose, backend=backend, attempts=len(errors), errors=errors,
                          latency_s=round(time.perf_counter() - t0, 3))
-        if isinstance(exc, BudgetExhausted):
-            budget = current_budget()
-            where = f" at {endpoint}" if endpoint and endpoint not in backend else ""
-            last = f"; last error: {errors[-1].split(': ', 1)[-1]}" if errors else ""
-            msg = (f"time budget of {budget.seconds:g} s spent: the {role} {purpose} request to {backend}{where} "
-                   f"got no complete reply ({n} attempt{'s' * (n != 1)} in {call.latency_s:.1f} s{last})"
-                   if budget is not None else f"{backend} {purpose}: {exc}")
-            err = BudgetExhausted(redact(msg, secrets))
-            err.model_call = call  # type: ignore[attr-defined]
-            raise err from exc
-        if kind in ("connection", "timeout") and endpoint:
-            msg = f"could not reach {endpoint} after {n} attempt{'s' * (n > 1)}: {_short_reason(exc)}"
-        elif not retryable:
-            msg = f"{backend} {purpose} failed ({kind} error, not retried): {describe_error(exc)}"
-        else:
-            msg = f"{backend} {purpose} failed after {n} attempts: {describe_error(exc)}"
-        err = BackendError(redact(msg, secrets))
-        err.model_call = call  # type: ignore[attr-defined]
-        raise err from exc
+        raise _failure(exc, kind, retryable, call, endpoint=endpoint, secrets=secrets) from exc
     tin, tout = _usage(result)
     call = ModelCall(
         role=role, purpose=purpose, backend=backend, attempts=len(errors) + 1, errors=errors,
