@@ -105,9 +105,7 @@ def test_judge_task_on_ray_loses_and_doubles_nothing(local_ray, sets, tmp_path, 
         trace = json.loads((out / r["trace_path"]).read_text())
         assert r["trace_path"] == f"traces/{r['id']}.json" and trace["question"]["item_id"] == r["id"]
         judged = next(c for c in trace["tool_calls"] if c["tool"] == f"judge_{task.kind}")["output"]
-        p = {"edit": lambda o: o["effectiveness"]["score"], "rubric": lambda o: o["score"],
-             "aura": lambda o: o["score"]}[task.kind](judged)
-        assert r["confidence"] == p
+        assert r["confidence"] == judged["p"]  # the judge's calibrated probability, as in the trace
     assert len({r["worker"]["actor_id"] for r in lines}) <= 2
     assert not list((out / "artifacts").glob("*.json")), "no second copy of a trace outside traces/"
     judgments = [json.loads(x) for x in files["judgments"].read_text().splitlines()]

@@ -156,17 +156,23 @@ class JudgeAnswer:
 
 
 def verdict_of(kind: str, out: dict[str, Any]) -> tuple[str, float | None, str]:
-    """(prediction, p of the positive verdict, what p is) from a judge's typed result (its trace output)."""
+    """(prediction, p of the positive verdict, what p is) from a judge's typed result (its trace output). p is
+    the judge's calibrated probability (`p`, through its calibration table; 0.5 when it abstains) where the
+    result has one, else its raw score; the verdict itself is the judge's own, taken on the raw score."""
     if kind == "edit":
         eff = out.get("effectiveness") or {}
-        return (str(eff.get("label") or ""), eff.get("score"),
-                "p: the measured editing-effectiveness score (effective at >= 0.6)")
-    if kind == "rubric":
-        return ("aligned" if out.get("aligned") else "misaligned", out.get("score"),
-                f"p: the rubric score (aligned at >= {out.get('threshold')}, with a verifiable item)")
-    score = out.get("score")
-    return ("correct" if score is not None and score >= 0.5 else "incorrect", score,
-            "p: the AURA score S (correct at >= 0.5)")
+        raw, verdict = eff.get("score"), str(eff.get("label") or "")
+        what = "the measured editing-effectiveness score (effective at >= 0.6)"
+    elif kind == "rubric":
+        raw, verdict = out.get("score"), "aligned" if out.get("aligned") else "misaligned"
+        what = f"the rubric score (aligned at >= {out.get('threshold')}, with a verifiable item)"
+    else:
+        raw = out.get("score")
+        verdict = "correct" if raw is not None and raw >= 0.5 else "incorrect"
+        what = "the AURA score S (correct at >= 0.5)"
+    if out.get("p") is not None:
+        return verdict, out["p"], f"p: {what}, calibrated ({out.get('calibration') or 'uncalibrated'})"
+    return verdict, raw, f"p: {what}"
 
 
 POSITIVE = {"edit": "effective", "rubric": "aligned", "aura": "correct"}

@@ -189,7 +189,8 @@ def test_edit_eval_killed_mid_run_resumes_and_reports(edit_set, tmp_path):
         assert r["trace_path"] == f"traces/{r['id']}.json" and trace["question"]["item_id"] == r["id"]
         judged = next(c for c in trace["tool_calls"] if c["tool"] == "judge_edit")["output"]
         assert r["prediction"] == judged["effectiveness"]["label"]
-        assert r["confidence"] == judged["effectiveness"]["score"]
+        assert r["confidence"] == judged["p"]  # the calibrated probability of 'effective'
+        assert "raw" in judged["calibration"]  # which table made p, and from which raw score
         assert r["correct"] == ((r["prediction"] == "effective") == (r["answer"] == "true"))
     assert not list((out / "artifacts").glob("*.json")), "the judge's first copy of each trace is removed"
     by = {r["id"]: r for r in parsed}
@@ -252,7 +253,7 @@ def test_rubric_judge_and_aura_run_through_the_runner(clips, tmp_path):
     for r in rows:
         trace = json.loads((out / r["trace_path"]).read_text())
         judged = next(c for c in trace["tool_calls"] if c["tool"] == "judge_rubric")["output"]
-        assert r["confidence"] == judged["score"] and r["prediction"] == ("aligned" if judged["aligned"] else "misaligned")
+        assert r["confidence"] == judged["p"] and r["prediction"] == ("aligned" if judged["aligned"] else "misaligned")
     assert files["judgments"].is_file()
     write_report(out)
     judge = json.loads((out / "report.json").read_text())["judge"]
