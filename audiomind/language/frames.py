@@ -59,6 +59,12 @@ class QuestionFrame(BaseModel):
         """The model call that produced this frame (an LLM reader's first reading), else None."""
         return self._model_call
 
+    def __eq__(self, other: object) -> bool:
+        """Two frames are equal when they read the same (the model call is provenance, not the reading)."""
+        return isinstance(other, QuestionFrame) and self.model_dump() == other.model_dump()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like any pydantic model
+
     @property
     def unaccounted(self) -> list[str]:
         """Words the reading did not account for, in order, once each."""
