@@ -38,6 +38,8 @@ class StepRow(BaseModel):
     requires_any: list[tuple[str, ...]] = []
     requires_choices: str | None = None
     requires_how_many: bool = False
+    at_start: bool = False  # the phrase opens the question
+    requires_clause: bool = False  # a comma follows the phrase (a clause before the question proper)
 
 
 class QuestionTables(BaseModel):
@@ -50,6 +52,7 @@ class QuestionTables(BaseModel):
     later: list[tuple[str, ...]]
     earlier: list[tuple[str, ...]]
     adding: list[tuple[str, ...]]
+    contexts: dict[str, list[tuple[str, ...]]] = {}
 
 
 def words_of(text: str) -> list[str]:
@@ -57,7 +60,8 @@ def words_of(text: str) -> list[str]:
 
 
 def _phrase(p: str) -> tuple[str, ...]:
-    return tuple(words_of(p))
+    """A table phrase as words; '*' stays a word (any one word of the question)."""
+    return tuple(w for tok in p.split() for w in (["*"] if tok == "*" else words_of(tok)))
 
 
 @lru_cache(maxsize=1)
@@ -66,9 +70,11 @@ def tables() -> QuestionTables:
     ctx = {k: [_phrase(p) for p in v] for k, v in raw.get("contexts", {}).items()}
     steps = [StepRow(kind=r["kind"], phrases=[_phrase(p) for p in r["phrases"]],
                      requires_any=ctx[r["requires_any"]] if r.get("requires_any") else [],
-                     requires_choices=r.get("requires_choices"), requires_how_many=r.get("requires_how_many", False))
+                     requires_choices=r.get("requires_choices"), requires_how_many=r.get("requires_how_many", False),
+                     at_start=r.get("at_start", False), requires_clause=r.get("requires_clause", False))
              for r in raw["steps"]]
     return QuestionTables(
+        contexts=ctx,
         function_words=frozenset(raw["function_words"].split()), wh_words=frozenset(raw["wh_words"].split()),
         speech_verbs=frozenset(raw["speech_verbs"].split()) | frozenset(raw["content_verbs"].split()),
         content_verbs=frozenset(raw["content_verbs"].split()), operator_words=frozenset(raw["operator_words"].split()),
@@ -77,13 +83,20 @@ def tables() -> QuestionTables:
 
 
 def find(ws: list[str], phrase: tuple[str, ...]) -> list[int]:
-    """Start positions of `phrase` in the word list."""
+    """Start positions of `phrase` in the word list ('*' in a phrase is any one word)."""
     n = len(phrase)
-    return [i for i in range(len(ws) - n + 1) if tuple(ws[i:i + n]) == phrase] if n else []
+    return [i for i in range(len(ws) - n + 1)
+            if all(p == "*" or p == w for p, w in zip(phrase, ws[i:i + n]))] if n else []
 
 
 def _any(ws: list[str], phrases: list[tuple[str, ...]]) -> bool:
     return any(find(ws, p) for p in phrases)
+
+
+def _kin_choices(choices: list[str]) -> bool:
+    """Most choices name a relation between people ('her father-in-law', 'his uncle')."""
+    kin = {p[0] for p in tables().contexts.get("kin", [])}
+    return len(choices) >= 2 and sum(any(w in kin for w in words_of(c)) for c in choices) >= max(2, len(choices) - 1)
 
 
 def _day_choices(choices: list[str]) -> bool:
@@ -167,8 +180,8 @@ class RuleQuestionReader:
         used: set[int] = set()
         steps: list[DerivationStep] = []
         for row in t.steps:
-            hits = [(i, p) for p in row.phrases for i in find(ws, p)]
-            if not hits:
+            hits = [(i, p) for p in row.phrases for i in find(ws, p) if i == 0 or not row.at_start]
+            if not hits or (row.requires_clause and "," not in question):
                 continue
             if row.kind == "hypothetical" and steps:
                 for i, p in hits:  # a hypothetical framing a step the reader knows ('if one person leaves, ...')
@@ -180,6 +193,9 @@ class RuleQuestionReader:
                 continue
             if row.requires_choices == "days" and not _day_choices(choices):
                 continue
+            if row.requires_choices == "kin" and not _kin_choices(choices):
+                continue
+
             at, p = min(hits)
             for i, ph in hits:
                 used.update(range(i, i + len(ph)))
