@@ -26,6 +26,7 @@ NUMBER_TOKENS: dict[str, str] = dict(_tables()["number_tokens"])
 GENERIC_LABELS: frozenset[str] = frozenset(_tables()["generic_labels"])
 ITEM_STOPWORDS: frozenset[str] = frozenset(_tables()["item_stopwords"])
 MUSIC_TAG_WORDS: tuple[str, ...] = tuple(_tables()["music_tag_words"])
+POLARITY_WORDS: frozenset[str] = frozenset(_tables()["polarity_words"])
 
 
 def words(text: str) -> list[str]:
@@ -41,6 +42,13 @@ def stem(w: str) -> str:
 
 def content(text: str) -> list[str]:
     return [w for w in words(text) if w not in STOPWORDS]
+
+
+def matchable(choice: str) -> list[str]:
+    """The words of a choice to look for in what was heard: its content words, else (a choice of stop words
+    only, like 'Him' or 'It is') all its words except the answer particles and negations (yes, no, not,
+    never), which state a claim about the clip, not words to hear."""
+    return content(choice) or [w for w in words(choice) if w not in POLARITY_WORDS]
 
 
 def letters(word: str) -> str:

@@ -7,7 +7,7 @@ import difflib
 
 from audiomind.language import claims
 from audiomind.language.analysis import DAYS, QuestionAnalysis, is_numeric_choice, states_time
-from audiomind.language.text import NUMBER_TOKENS, content, soundex, stem, words
+from audiomind.language.text import NUMBER_TOKENS, content, matchable, soundex, stem, words
 from audiomind.reasoning.facts import Facts, TranscriptFact
 from audiomind.reasoning.verifiers.base import VerifierResult, _result
 
@@ -56,7 +56,7 @@ def _choice_words(a: QuestionAnalysis) -> list[list[str]]:
         a.primary.startswith("count_") and a.fit(a.primary) >= 0.6)
     per_choice = []
     for c in a.choices:
-        cw = content(c) or words(c)
+        cw = matchable(c)
         if is_numeric_choice(c) and (counting or states_time(c)):
             cw = []
         per_choice.append(cw)
