@@ -111,7 +111,7 @@ def test_an_abstention_stays_half_and_is_never_decisive():
 
 def test_the_shipped_tables_are_fitted_on_development_sets_and_the_saved_figures_reproduce():
     for use in ("judge_edit", "judge_rubric", "judge_aura"):
-        t, sha = calibration.load(calibration.path_of(use))
+        t, _sha = calibration.load(calibration.path_of(use))
         ps = [calibration.interpolate(t.knots, x / 20) for x in range(21)]
         assert ps == sorted(ps) and all(0.0 <= p <= 1.0 for p in ps)
         assert all(f.split(":")[0] in fitter.DEV_SETS for f in t.fitted_on)
@@ -127,7 +127,7 @@ def test_the_shipped_tables_are_fitted_on_development_sets_and_the_saved_figures
 def test_the_answer_steps_table_is_one_of_the_uses():
     from audiomind.reasoning import calibration as answer
 
-    assert answer.DATA == calibration.path_of("answer")
+    assert calibration.path_of("answer") == answer.DATA
     assert answer.label() == calibration.label_of(answer.DATA)
     assert answer.calibrate(0.8) == calibration.interpolate(answer.table()[0].knots, 0.8)
 

@@ -7,7 +7,7 @@ import difflib
 
 from audiomind.language import claims
 from audiomind.language.analysis import DAYS, QuestionAnalysis, is_numeric_choice, states_time
-from audiomind.language.text import NUMBER_TOKENS, content, matchable, soundex, stem, words
+from audiomind.language.text import NUMBER_TOKENS, matchable, soundex, stem, words
 from audiomind.reasoning.facts import Facts, TranscriptFact
 from audiomind.reasoning.verifiers.base import VerifierResult, _result
 
