@@ -658,103 +658,126 @@ def _run_ray(todo: list[BenchItem], make_agent: Callable[[], Any], workers: int,
         started = True
     slots: list[_Slot] = []
     try:
-        Worker = _ray_worker_class(ray)
-        price_dump = {k: v.model_dump() for k, v in prices.items()} if prices else None
-        cpus = int(ray.cluster_resources().get("CPU", 0) or 0)
-        n = max(1, min(workers, len(todo), cpus or workers))  # an actor beyond the cluster's CPUs would never start
-        pending = list(reversed(todo))  # next item last; a lost item is pushed back to run next
-        inflight: dict[Any, tuple[_Slot, BenchItem]] = {}
-        starting: dict[Any, _Slot] = {}  # `where` calls of actors not yet known to be up
-        idle: list[_Slot] = []
-        lost: dict[str, list[str]] = {}  # item id -> why its earlier tries were lost
-        failed_starts = 0
-        last_loss = ""
-
-        def start_actor() -> None:
-            slot = _Slot(Worker.options(num_cpus=1, scheduling_strategy="SPREAD").remote(make_agent, price_dump))
-            slots.append(slot)
-            starting[slot.handle.where.remote()] = slot
-
-        def retire(slot: _Slot) -> None:
-            with contextlib.suppress(Exception):
-                ray.kill(slot.handle)
-            if slot in slots:
-                slots.remove(slot)
-
-        def dispatch() -> None:
-            while idle and pending:
-                slot, item = idle.pop(), pending.pop()
-                inflight[slot.handle.run.remote(item.model_dump_json())] = (slot, item)
-
-        def where(slot: _Slot | None, item: BenchItem) -> WorkerInfo | None:
-            if slot is None or slot.info is None:
-                return None
-            tries = lost.get(item.id, [])
-            return slot.info.model_copy(update={"attempt": len(tries) + 1, "lost": list(tries)})
-
-        for _ in range(n):
-            start_actor()
-        waiting_since = time.monotonic()
-        while pending or inflight:
-            if inflight or idle:
-                waiting_since = time.monotonic()  # the start timeout counts only while nothing can run
-            refs = [*inflight, *starting]
-            if not refs:
-                raise RuntimeError(f"no Ray worker is left to run the {len(pending)} remaining item(s) ({last_loss}); "
-                                   "committed items are kept: rerun the same command to resume")
-            ready, _ = ray.wait(refs, num_returns=1, timeout=5.0)
-            if not ready:
-                if time.monotonic() - waiting_since < RAY_START_TIMEOUT_S:
-                    continue
-                raise RuntimeError(f"no Ray worker started within {RAY_START_TIMEOUT_S:.0f} s for the {len(pending)} "
-                                   "remaining item(s) (does the cluster have a free CPU?); committed items are kept: "
-                                   "rerun the same command to resume")
-            ref = ready[0]
-            if ref in starting:
-                slot = starting.pop(ref)
-                try:
-                    slot.info = WorkerInfo.model_validate_json(ray.get(ref))
-                    idle.append(slot)
-                except ray.exceptions.RayError as exc:  # it never came up (node lost while placing it, ...)
-                    failed_starts += 1
-                    last_loss = f"a worker failed to start: {type(exc).__name__}: {str(exc)[:300]}"
-                    retire(slot)
-                    if failed_starts <= n + RAY_MAX_ATTEMPTS:
-                        start_actor()
-                dispatch()
-                continue
-            slot, item = inflight.pop(ref)
-            try:
-                res_json, trace = ray.get(ref)
-                result = ItemResult.model_validate_json(res_json)
-                commit(result.model_copy(update={"worker": where(slot, item)}), trace)
-                idle.append(slot)
-            except (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError, ray.exceptions.NodeDiedError,
-                    ray.exceptions.WorkerCrashedError) as exc:
-                # The worker died under the item (or its answer was lost with its node): the item never
-                # reached the log, so it simply runs again elsewhere; the dead actor is replaced.
-                node = slot.info.node_id if slot.info else "?"
-                last_loss = f"node {node}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
-                tries = lost.setdefault(item.id, [])
-                tries.append(last_loss)
-                retire(slot)
-                if len(tries) < RAY_MAX_ATTEMPTS:
-                    pending.append(item)
-                else:
-                    commit(ItemResult(id=item.id, benchmark=item.benchmark, answer=item.answer, metadata=item.metadata,
-                                      status="error", worker=where(slot, item),
-                                      error=f"ray worker died {len(tries)} times running this item; last: "
-                                            f"{last_loss}"[:2000]), None)
-                start_actor()
-            except ray.exceptions.RayError as exc:
-                commit(ItemResult(id=item.id, benchmark=item.benchmark, answer=item.answer, metadata=item.metadata,
-                                  status="error", worker=where(slot, item),
-                                  error=f"ray: {type(exc).__name__}: {str(exc)[:500]}"), None)
-                idle.append(slot)
-            dispatch()
+        _RayPool(ray, todo, make_agent, workers, prices, commit, slots).run()
     finally:
         for slot in slots:  # also replacements still waiting for room: their creation is cancelled
             with contextlib.suppress(Exception):
                 ray.kill(slot.handle)
         if started:
             ray.shutdown()
+
+
+class _RayPool:
+    """The driver's loop over the Ray actors: start them, feed each its next item, commit what returns, and
+    put an item lost with its worker back in the queue (a replacement worker is started)."""
+
+    def __init__(self, ray: Any, todo: list[BenchItem], make_agent: Callable[[], Any], workers: int,
+                 prices: PriceTable | None, commit: Callable[[ItemResult, str | None], None], slots: list[_Slot]):
+        self.ray = ray
+        self.make_agent = make_agent
+        self.commit = commit
+        self.slots = slots  # every actor started, for the caller to kill at the end
+        self.worker_class = _ray_worker_class(ray)
+        self.price_dump = {k: v.model_dump() for k, v in prices.items()} if prices else None
+        cpus = int(ray.cluster_resources().get("CPU", 0) or 0)
+        self.n = max(1, min(workers, len(todo), cpus or workers))  # an actor beyond the cluster's CPUs would never start
+        self.pending = list(reversed(todo))  # next item last; a lost item is pushed back to run next
+        self.inflight: dict[Any, tuple[_Slot, BenchItem]] = {}
+        self.starting: dict[Any, _Slot] = {}  # `where` calls of actors not yet known to be up
+        self.idle: list[_Slot] = []
+        self.lost: dict[str, list[str]] = {}  # item id -> why its earlier tries were lost
+        self.failed_starts = 0
+        self.last_loss = ""
+
+    def start_actor(self) -> None:
+        slot = _Slot(self.worker_class.options(num_cpus=1, scheduling_strategy="SPREAD").remote(
+            self.make_agent, self.price_dump))
+        self.slots.append(slot)
+        self.starting[slot.handle.where.remote()] = slot
+
+    def retire(self, slot: _Slot) -> None:
+        with contextlib.suppress(Exception):
+            self.ray.kill(slot.handle)
+        if slot in self.slots:
+            self.slots.remove(slot)
+
+    def dispatch(self) -> None:
+        while self.idle and self.pending:
+            slot, item = self.idle.pop(), self.pending.pop()
+            self.inflight[slot.handle.run.remote(item.model_dump_json())] = (slot, item)
+
+    def where(self, slot: _Slot | None, item: BenchItem) -> WorkerInfo | None:
+        if slot is None or slot.info is None:
+            return None
+        tries = self.lost.get(item.id, [])
+        return slot.info.model_copy(update={"attempt": len(tries) + 1, "lost": list(tries)})
+
+    def run(self) -> None:
+        for _ in range(self.n):
+            self.start_actor()
+        waiting_since = time.monotonic()
+        while self.pending or self.inflight:
+            if self.inflight or self.idle:
+                waiting_since = time.monotonic()  # the start timeout counts only while nothing can run
+            refs = [*self.inflight, *self.starting]
+            if not refs:
+                raise RuntimeError(f"no Ray worker is left to run the {len(self.pending)} remaining item(s) "
+                                   f"({self.last_loss}); committed items are kept: rerun the same command to resume")
+            ready, _ = self.ray.wait(refs, num_returns=1, timeout=5.0)
+            if not ready:
+                if time.monotonic() - waiting_since < RAY_START_TIMEOUT_S:
+                    continue
+                raise RuntimeError(f"no Ray worker started within {RAY_START_TIMEOUT_S:.0f} s for the "
+                                   f"{len(self.pending)} remaining item(s) (does the cluster have a free CPU?); "
+                                   "committed items are kept: rerun the same command to resume")
+            if ready[0] in self.starting:
+                self.actor_up(ready[0])
+            else:
+                self.item_back(ready[0])
+            self.dispatch()
+
+    def actor_up(self, ref: Any) -> None:
+        """An actor's `where` call returned: it is idle now, or it never came up and is replaced."""
+        slot = self.starting.pop(ref)
+        try:
+            slot.info = WorkerInfo.model_validate_json(self.ray.get(ref))
+            self.idle.append(slot)
+        except self.ray.exceptions.RayError as exc:  # it never came up (node lost while placing it, ...)
+            self.failed_starts += 1
+            self.last_loss = f"a worker failed to start: {type(exc).__name__}: {str(exc)[:300]}"
+            self.retire(slot)
+            if self.failed_starts <= self.n + RAY_MAX_ATTEMPTS:
+                self.start_actor()
+
+    def item_back(self, ref: Any) -> None:
+        """An item's run returned: commit its result; a worker that died under it is replaced and the item
+        runs again (at most RAY_MAX_ATTEMPTS times, then it is committed as an error)."""
+        exceptions = self.ray.exceptions
+        slot, item = self.inflight.pop(ref)
+        try:
+            res_json, trace = self.ray.get(ref)
+            result = ItemResult.model_validate_json(res_json)
+            self.commit(result.model_copy(update={"worker": self.where(slot, item)}), trace)
+            self.idle.append(slot)
+        except (exceptions.RayActorError, exceptions.ObjectLostError, exceptions.NodeDiedError,
+                exceptions.WorkerCrashedError) as exc:
+            # The worker died under the item (or its answer was lost with its node): the item never
+            # reached the log, so it simply runs again elsewhere; the dead actor is replaced.
+            node = slot.info.node_id if slot.info else "?"
+            self.last_loss = f"node {node}: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}"
+            tries = self.lost.setdefault(item.id, [])
+            tries.append(self.last_loss)
+            self.retire(slot)
+            if len(tries) < RAY_MAX_ATTEMPTS:
+                self.pending.append(item)
+            else:
+                self.commit(ItemResult(id=item.id, benchmark=item.benchmark, answer=item.answer,
+                                       metadata=item.metadata, status="error", worker=self.where(slot, item),
+                                       error=f"ray worker died {len(tries)} times running this item; last: "
+                                             f"{self.last_loss}"[:2000]), None)
+            self.start_actor()
+        except exceptions.RayError as exc:
+            self.commit(ItemResult(id=item.id, benchmark=item.benchmark, answer=item.answer, metadata=item.metadata,
+                                   status="error", worker=self.where(slot, item),
+                                   error=f"ray: {type(exc).__name__}: {str(exc)[:500]}"), None)
+            self.idle.append(slot)

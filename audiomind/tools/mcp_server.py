@@ -584,6 +584,87 @@ def _write_problem(folder: Path) -> str | None:
 
 
 # ---- the MCP face --------------------------------------------------------------------------------------
+def _session_of(ctx: Any) -> str:
+    """Who may list and read a derived clip: on stdio the one client of this process; on streamable HTTP
+    the session (its Mcp-Session-Id), or, for a request without a session (the stateless protocol), no
+    one but whoever holds the clip's URI (it carries 128 random bits), and no listing."""
+    request = getattr(ctx, "request", None)
+    if request is None:
+        return "stdio"
+    headers = getattr(request, "headers", None)
+    sid = headers.get("mcp-session-id") if headers is not None else None
+    return f"http:{sid}" if sid else STATELESS
+
+
+def _ask_tool() -> Any:
+    """The `ask` tool (the whole agent) as MCP lists it."""
+    import mcp_types as types
+
+    return types.Tool(
+        name=ASK_TOOL, title="ask the audiomind agent", description=ask_description(),
+        input_schema=_client_schema(AskToolArgs.model_json_schema()),
+        output_schema=AskToolOutput.model_json_schema(mode="serialization"),
+        annotations=types.ToolAnnotations(title="ask the audiomind agent", read_only_hint=True,
+                                          destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+        _meta={"audiomind/manifest": {"category": "agent"}})
+
+
+def _manifest_tool(m: ToolManifest) -> Any:
+    """One inventory tool as MCP lists it: its schemas, hints and manifest boundaries."""
+    import mcp_types as types
+
+    return types.Tool(
+        name=m.name,
+        title=m.name.replace("_", " "),
+        description=description(m),
+        input_schema=input_schema(m),
+        output_schema=output_schema(m),
+        annotations=types.ToolAnnotations(
+            title=m.name.replace("_", " "), read_only_hint=not m.derives_audio, destructive_hint=False,
+            idempotent_hint=True, open_world_hint=False),
+        _meta={"audiomind/manifest": {"category": m.category.value, "version": m.version,
+                                      "supports": m.supports, "not_for": m.not_for,
+                                      "derives_audio": m.derives_audio, "timeout_s": m.timeout_s}},
+    )
+
+
+def _refused(message: str) -> Any:
+    import mcp_types as types
+
+    return types.CallToolResult(content=[types.TextContent(text=f"error: {message}")], is_error=True)
+
+
+def _call_result(name: str, out: CallOutcome) -> Any:
+    """A finished tool call as MCP's result: the output as JSON text and structured content, images, the
+    evidence claims, a resource link per derived clip, and the call's record in the result's _meta."""
+    import mcp_types as types
+
+    meta = {META_KEY: {
+        "tool_call_id": out.call.id, "status": out.call.status.value,
+        "cache_hit": out.call.status == ToolCallStatus.cached, "duration_s": out.call.duration_s,
+        "tool_version": out.call.tool_version, "cache_key": out.call.cache_key, "run_id": out.run_id,
+        "trace": str(out.trace_path), "inputs": out.inputs, "claims": out.claims,
+    }}
+    if not out.ok:
+        return types.CallToolResult(
+            content=[types.TextContent(text=f"error: {name} {out.call.status.value}: {out.error}")],
+            is_error=True, _meta=meta)
+    output = out.output or {}
+    content: list[Any] = [types.TextContent(text=json.dumps(output, ensure_ascii=False))]
+    for data, mime in out.images or []:
+        content.append(types.ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime))
+    if out.claims:
+        content.append(types.TextContent(text="Evidence:\n" + "\n".join(f"- {c}" for c in out.claims)))
+    for uri, art, prov in out.derived:
+        content.append(types.ResourceLink(
+            uri=uri, name=prov["name"], title=f"{prov['operation']} of {prov['source']}",
+            description=(f"derived audio: {prov['operation']} {json.dumps(prov['parameters'])} of "
+                         f"{prov['source']} (sha256 {str(prov['source_sha256'])[:12]}…); "
+                         f"{art.duration_s:.3f} s, {art.sample_rate} Hz, {art.channels} ch"),
+            mime_type="audio/wav", size=Path(art.path).stat().st_size, _meta={PROVENANCE_KEY: prov}))
+    return types.CallToolResult(content=content, structured_content=output, is_error=False, _meta=meta)
+
+
 def build_server(core: ToolServer):
     """A low-level `mcp.server.Server` over `core`: tools/list, tools/call, resources/list, resources/read."""
     import anyio
@@ -592,52 +673,18 @@ def build_server(core: ToolServer):
     from mcp.shared.exceptions import MCPError
     from mcp_types.jsonrpc import INVALID_PARAMS
 
-    def session_of(ctx) -> str:
-        """Who may list and read a derived clip: on stdio the one client of this process; on streamable HTTP
-        the session (its Mcp-Session-Id), or, for a request without a session (the stateless protocol), no
-        one but whoever holds the clip's URI (it carries 128 random bits), and no listing."""
-        request = getattr(ctx, "request", None)
-        if request is None:
-            return "stdio"
-        headers = getattr(request, "headers", None)
-        sid = headers.get("mcp-session-id") if headers is not None else None
-        return f"http:{sid}" if sid else STATELESS
-
-    ask_tool = types.Tool(
-        name=ASK_TOOL, title="ask the audiomind agent", description=ask_description(),
-        input_schema=_client_schema(AskToolArgs.model_json_schema()),
-        output_schema=AskToolOutput.model_json_schema(mode="serialization"),
-        annotations=types.ToolAnnotations(title="ask the audiomind agent", read_only_hint=True,
-                                          destructive_hint=False, idempotent_hint=False, open_world_hint=False),
-        _meta={"audiomind/manifest": {"category": "agent"}})
+    ask_tool = _ask_tool()
 
     async def list_tools(ctx, params) -> types.ListToolsResult:
         tools = await anyio.to_thread.run_sync(core.tools)
-        return types.ListToolsResult(tools=[*([ask_tool] if core.ask_agent else []), *[
-            types.Tool(
-                name=m.name,
-                title=m.name.replace("_", " "),
-                description=description(m),
-                input_schema=input_schema(m),
-                output_schema=output_schema(m),
-                annotations=types.ToolAnnotations(
-                    title=m.name.replace("_", " "), read_only_hint=not m.derives_audio, destructive_hint=False,
-                    idempotent_hint=True, open_world_hint=False),
-                _meta={"audiomind/manifest": {"category": m.category.value, "version": m.version,
-                                              "supports": m.supports, "not_for": m.not_for,
-                                              "derives_audio": m.derives_audio, "timeout_s": m.timeout_s}},
-            )
-            for m in tools.values()
-        ]])
-
-    def refused(message: str) -> types.CallToolResult:
-        return types.CallToolResult(content=[types.TextContent(text=f"error: {message}")], is_error=True)
+        return types.ListToolsResult(tools=[*([ask_tool] if core.ask_agent else []),
+                                            *[_manifest_tool(m) for m in tools.values()]])
 
     async def call_ask(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         try:
-            out, trace = await anyio.to_thread.run_sync(core.ask, dict(params.arguments or {}), session_of(ctx))
+            out, trace = await anyio.to_thread.run_sync(core.ask, dict(params.arguments or {}), _session_of(ctx))
         except ToolInputError as exc:
-            return refused(str(exc))
+            return _refused(str(exc))
         text = f"{out['answer']}\n\nWhy: {out['rationale']}" if out["answer"] else f"no answer: {out['reason']}"
         return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=out,
                                     is_error=out["outcome"] == "failed",
@@ -652,46 +699,23 @@ def build_server(core: ToolServer):
             raise MCPError(code=INVALID_PARAMS, message=f"unknown tool {params.name!r}; available tools: {known}")
         try:
             out = await anyio.to_thread.run_sync(core.call, params.name, dict(params.arguments or {}),
-                                                 session_of(ctx))
+                                                 _session_of(ctx))
         except ToolInputError as exc:
-            return refused(str(exc))
+            return _refused(str(exc))
         except OSError as exc:  # a write the executor does not guard (the cache, a derived folder)
-            return refused(storage_problem(exc, core.runs_dir))
-        meta = {META_KEY: {
-            "tool_call_id": out.call.id, "status": out.call.status.value,
-            "cache_hit": out.call.status == ToolCallStatus.cached, "duration_s": out.call.duration_s,
-            "tool_version": out.call.tool_version, "cache_key": out.call.cache_key, "run_id": out.run_id,
-            "trace": str(out.trace_path), "inputs": out.inputs, "claims": out.claims,
-        }}
-        if not out.ok:
-            return types.CallToolResult(
-                content=[types.TextContent(text=f"error: {params.name} {out.call.status.value}: {out.error}")],
-                is_error=True, _meta=meta)
-        output = out.output or {}
-        content: list[Any] = [types.TextContent(text=json.dumps(output, ensure_ascii=False))]
-        for data, mime in out.images or []:
-            content.append(types.ImageContent(data=base64.b64encode(data).decode("ascii"), mime_type=mime))
-        if out.claims:
-            content.append(types.TextContent(text="Evidence:\n" + "\n".join(f"- {c}" for c in out.claims)))
-        for uri, art, prov in out.derived:
-            content.append(types.ResourceLink(
-                uri=uri, name=prov["name"], title=f"{prov['operation']} of {prov['source']}",
-                description=(f"derived audio: {prov['operation']} {json.dumps(prov['parameters'])} of "
-                             f"{prov['source']} (sha256 {str(prov['source_sha256'])[:12]}…); "
-                             f"{art.duration_s:.3f} s, {art.sample_rate} Hz, {art.channels} ch"),
-                mime_type="audio/wav", size=Path(art.path).stat().st_size, _meta={PROVENANCE_KEY: prov}))
-        return types.CallToolResult(content=content, structured_content=output, is_error=False, _meta=meta)
+            return _refused(storage_problem(exc, core.runs_dir))
+        return _call_result(params.name, out)
 
     async def list_resources(ctx, params) -> types.ListResourcesResult:
         return types.ListResourcesResult(resources=[
             types.Resource(uri=uri, name=prov["name"], mime_type="audio/wav", size=Path(art.path).stat().st_size,
                            description=f"{prov['operation']} of {prov['source']}", _meta={PROVENANCE_KEY: prov})
-            for uri, art, prov in core.listed(session_of(ctx))
+            for uri, art, prov in core.listed(_session_of(ctx))
         ])
 
     async def read_resource(ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
         try:
-            art, prov = core.read(str(params.uri), session_of(ctx))
+            art, prov = core.read(str(params.uri), _session_of(ctx))
         except KeyError:
             raise MCPError(code=-32002, message=f"unknown resource {params.uri}") from None
         data = await anyio.Path(art.path).read_bytes()
