@@ -80,8 +80,9 @@ def names_one_of_two(text: str) -> bool:
 
 
 def counted_noun(question: str) -> str:
-    """What a count question counts: 'speakers', 'words', 'notes' or 'events', from the noun after
-    'how many' / 'number of' / 'count the' (not from any word anywhere: 'the speaker says X' counts X)."""
+    """What a count question counts: 'speakers', 'words', 'notes', 'gaps' (interruptions of a sound: 'how many
+    gaps', 'how many times does it cut out') or 'events', from the noun after 'how many' / 'number of' /
+    'count the' (not from any word anywhere: 'the speaker says X' counts X)."""
     m = cues.search("counted_noun", question)
     noun = m.group(1) if m else ""
     if cues.fullmatch("speaker_noun", noun):
@@ -90,6 +91,9 @@ def counted_noun(question: str) -> str:
     if noun in ("word", "words", "syllables") or (cues.has("asks_often", question)
                                                   and (cues.has("say_verb", question) or target)):
         return "words"
+    occurrences = not noun or cues.fullmatch("occurrence_noun", noun) or cues.has("asks_often", question)
+    if cues.has("counts_interruptions", question) or (occurrences and cues.has("interruption_verb", question)):
+        return "gaps"
     if noun in ("note", "notes", "pitches"):
         return "notes"
     return "events"

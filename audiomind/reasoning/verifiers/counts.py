@@ -28,6 +28,15 @@ def _occurrences(transcript: str, question: str) -> tuple[str, int] | None:
     return target, n
 
 
+MIN_GAP_S = 0.05  # a break in a sound shorter than this is no interruption
+
+
+def _gaps(events: list[Span]) -> int:
+    """Breaks between consecutive sound events (an interruption inside the sound, not before or after it)."""
+    spans = sorted(events, key=lambda e: e.start_s)
+    return sum(1 for a, b in zip(spans, spans[1:]) if b.start_s - a.end_s >= MIN_GAP_S)
+
+
 def verify_count(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     """Counts of events, words, speakers or notes, with what is counted read from the question's noun."""
     nums = [parse_number(c) if is_numeric_choice(c) else None for c in a.choices]
@@ -53,6 +62,10 @@ def verify_count(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         elif a.asks("how_many_words"):
             value, what = len(words(f.transcript.text)), "words in the transcript"
         ids, reliability = f.transcript.evidence_ids, 0.8
+    elif counted == "gaps" and f.events is not None and f.events.events:
+        value, ids, what, reliability = _gaps(f.events.events), f.events.evidence_ids, (
+            f"breaks of at least {MIN_GAP_S:g} s between the {f.events.count} sound event(s) (count_events): the "
+            "question counts interruptions of the sound, not sounds"), 0.75
     elif counted == "notes" and f.pitch is not None and f.pitch.notes:
         value, ids, what, reliability = len(f.pitch.notes), f.pitch.evidence_ids, "steady pitched notes", 0.7
     elif f.events is not None and _counts_what_is_said(f, a):
