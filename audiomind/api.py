@@ -180,56 +180,15 @@ class AudioMind:
         except AudioError:
             raise
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM in the CLI: what the run found is still put on record
-            stopped = _as_state(last)
-            stopped.outcome = Outcome(status="stopped", reason="interrupted (Ctrl-C or SIGTERM) before it finished")
-            stopped.run.finished_at = utcnow()
-            stopped.run.wall_time_s = round(elapsed_s(stopped), 3)
-            if write:
-                with contextlib.suppress(OSError):
-                    write_trace(stopped, path)
+            _record_interrupted(_as_state(last), path, write)
             raise
         except Exception as exc:
-            failed = _as_state(last)
-            failed_call = getattr(exc, "model_call", None)  # BackendError carries its failed attempts
-            if failed_call is not None:
-                failed.model_calls.append(failed_call)
-            bound = "time_budget" if isinstance(exc, BudgetExhausted) else None  # the budget, not the model
-            failed.outcome = Outcome(status="failed", reason=f"{type(exc).__name__}: {exc}", bound_hit=bound)
-            failed.run.finished_at = utcnow()
-            failed.run.wall_time_s = round(elapsed_s(failed), 3)
-            exc.audiomind_state = failed  # the failed run's evidence, for callers that keep it themselves
-            exc.audiomind_trace_path = None
-            if write:
-                try:
-                    write_trace(failed, path)
-                except OSError as werr:  # disk full, read-only, ...: say both, keep the run's own error inside
-                    lost = storage_error(werr, path)
-                    lost.audiomind_state, lost.audiomind_run_error = failed, exc  # type: ignore[attr-defined]
-                    raise lost from exc
-                exc.audiomind_trace_path = str(path)
-            exc.add_note(f"audiomind trace of the failed run: {path if write else '(not written)'}")
+            _record_failure(exc, _as_state(last), path, write)
             raise
         final = _as_state(last)
-        fa = final.final_answer
-        result = AskResult(
-            answer=(fa.choice or fa.text) if fa else "",
-            choice=fa.choice if fa else None,
-            choice_index=fa.choice_index if fa else None,
-            rationale=fa.rationale if fa else (final.outcome.reason if final.outcome else ""),
-            confidence=fa.confidence if fa else None,
-            confidence_reason=fa.confidence_reason if fa else "",
-            outcome=final.outcome or Outcome(status="failed", reason="run ended without an outcome"),
-            trace_path=str(path) if write else None,
-            state=final,
-        )
+        result = _result_of(final, str(path) if write else None)
         if write:
-            try:
-                write_trace(final, path)
-            except OSError as werr:  # the answer is not lost: it travels with the error
-                lost = storage_error(werr, path)
-                lost.audiomind_state = final  # type: ignore[attr-defined]
-                lost.audiomind_result = result.model_copy(update={"trace_path": None})  # type: ignore[attr-defined]
-                raise lost from werr
+            _write_answered(final, result, path)
         return result
 
 
@@ -241,3 +200,63 @@ def compile_shared(mode: str) -> Any:
 
 def _as_state(values: dict[str, Any] | EvidenceState) -> EvidenceState:
     return values if isinstance(values, EvidenceState) else EvidenceState.model_validate(values)
+
+
+def _record_interrupted(stopped: EvidenceState, path: Path, write: bool) -> None:
+    """An interrupted run's state as 'stopped', its trace written when it can be (the interrupt goes on)."""
+    stopped.outcome = Outcome(status="stopped", reason="interrupted (Ctrl-C or SIGTERM) before it finished")
+    stopped.run.finished_at = utcnow()
+    stopped.run.wall_time_s = round(elapsed_s(stopped), 3)
+    if write:
+        with contextlib.suppress(OSError):
+            write_trace(stopped, path)
+
+
+def _record_failure(exc: Exception, failed: EvidenceState, path: Path, write: bool) -> None:
+    """A failed run's state (its failed model call, a 'failed' outcome) attached to `exc` and written as its
+    trace; a trace that cannot be written raises a storage error that carries both."""
+    failed_call = getattr(exc, "model_call", None)  # BackendError carries its failed attempts
+    if failed_call is not None:
+        failed.model_calls.append(failed_call)
+    bound = "time_budget" if isinstance(exc, BudgetExhausted) else None  # the budget, not the model
+    failed.outcome = Outcome(status="failed", reason=f"{type(exc).__name__}: {exc}", bound_hit=bound)
+    failed.run.finished_at = utcnow()
+    failed.run.wall_time_s = round(elapsed_s(failed), 3)
+    exc.audiomind_state = failed  # type: ignore[attr-defined]  # the failed run's evidence, for callers that keep it
+    exc.audiomind_trace_path = None  # type: ignore[attr-defined]
+    if write:
+        try:
+            write_trace(failed, path)
+        except OSError as werr:  # disk full, read-only, ...: say both, keep the run's own error inside
+            lost = storage_error(werr, path)
+            lost.audiomind_state, lost.audiomind_run_error = failed, exc  # type: ignore[attr-defined]
+            raise lost from exc
+        exc.audiomind_trace_path = str(path)  # type: ignore[attr-defined]
+    exc.add_note(f"audiomind trace of the failed run: {path if write else '(not written)'}")
+
+
+def _result_of(final: EvidenceState, trace_path: str | None) -> AskResult:
+    """The answer of a finished run as the caller gets it."""
+    fa = final.final_answer
+    return AskResult(
+        answer=(fa.choice or fa.text) if fa else "",
+        choice=fa.choice if fa else None,
+        choice_index=fa.choice_index if fa else None,
+        rationale=fa.rationale if fa else (final.outcome.reason if final.outcome else ""),
+        confidence=fa.confidence if fa else None,
+        confidence_reason=fa.confidence_reason if fa else "",
+        outcome=final.outcome or Outcome(status="failed", reason="run ended without an outcome"),
+        trace_path=trace_path,
+        state=final,
+    )
+
+
+def _write_answered(final: EvidenceState, result: AskResult, path: Path) -> None:
+    """The finished run's trace; a write that fails raises a storage error carrying the answer."""
+    try:
+        write_trace(final, path)
+    except OSError as werr:  # the answer is not lost: it travels with the error
+        lost = storage_error(werr, path)
+        lost.audiomind_state = final  # type: ignore[attr-defined]
+        lost.audiomind_result = result.model_copy(update={"trace_path": None})  # type: ignore[attr-defined]
+        raise lost from werr

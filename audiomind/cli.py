@@ -6,10 +6,14 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import typer
 from rich.markup import escape
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from audiomind.api import AskResult, AudioMind
 
 app = typer.Typer(
     help="Auditable, agentic audio understanding: ask questions about audio, with every step on the record.",
@@ -89,7 +93,6 @@ def ask(
     from audiomind.cli_report import (
         EXIT_STORAGE,
         run_failure_line,
-        run_notes,
         storage_failure_line,
         terminate_as_interrupt,
     )
@@ -133,32 +136,43 @@ def ask(
     if as_json:
         print(json.dumps({k: v for k, v in result.model_dump(mode="json").items() if k != "state"}, indent=2))
     else:
-        st = result.state
-        tools_used = sorted({c.tool for c in st.tool_calls})
-        console.print(f"[bold]Answer:[/] {escape(result.answer or '(none)')}")
-        console.print(f"[bold]Why:[/] {escape(result.rationale)}")
-        for label, text in run_notes(result):  # confidence, tools that failed, what the input check found
-            console.print(f"[bold]{label}:[/] {escape(text)}", soft_wrap=True)
-        console.print(
-            f"[dim]outcome {result.outcome.status}{escape(' (' + result.outcome.reason + ')') if result.outcome.reason else ''}; "
-            f"{len(st.decisions)} decision(s), {len(st.tool_calls)} tool call(s) ({escape(', '.join(tools_used))}), "
-            f"{len(st.evidence)} evidence item(s); "
-            f"{'planner ' + agent.planner.name if config.mode == 'agent' else 'direct (no planner)'}, "
-            f"front end {config.frontend}; "
-            f"{st.run.wall_time_s or 0:.1f} s[/]"
-        )
-        console.print(f"[bold]Trace:[/] {result.trace_path or '(not written)'}")
+        _print_answer(result, agent, config)
     if otlp:  # after the trace is written: telemetry never fails the run or touches its trace
-        from audiomind.audit.otel import export_after_run
-        from audiomind.cli_common import err
-
-        warning = export_after_run(result.state, otlp, trace_path=result.trace_path,
-                                   include_content=otlp_include_content)
-        if warning:
-            err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+        _export_answered(result, otlp, otlp_include_content)
     if unrecorded is not None:
         fail(storage_failure_line(unrecorded), code=EXIT_STORAGE)
     raise typer.Exit(0 if result.outcome.status == "answered" else 1)
+
+
+def _print_answer(result: AskResult, agent: AudioMind, config: AgentConfig) -> None:
+    """The answer, its rationale, the run's notes, a summary line and the trace path, on the console."""
+    from audiomind.cli_report import run_notes
+
+    st = result.state
+    tools_used = sorted({c.tool for c in st.tool_calls})
+    console.print(f"[bold]Answer:[/] {escape(result.answer or '(none)')}")
+    console.print(f"[bold]Why:[/] {escape(result.rationale)}")
+    for label, text in run_notes(result):  # confidence, tools that failed, what the input check found
+        console.print(f"[bold]{label}:[/] {escape(text)}", soft_wrap=True)
+    console.print(
+        f"[dim]outcome {result.outcome.status}{escape(' (' + result.outcome.reason + ')') if result.outcome.reason else ''}; "
+        f"{len(st.decisions)} decision(s), {len(st.tool_calls)} tool call(s) ({escape(', '.join(tools_used))}), "
+        f"{len(st.evidence)} evidence item(s); "
+        f"{'planner ' + agent.planner.name if config.mode == 'agent' else 'direct (no planner)'}, "
+        f"front end {config.frontend}; "
+        f"{st.run.wall_time_s or 0:.1f} s[/]"
+    )
+    console.print(f"[bold]Trace:[/] {result.trace_path or '(not written)'}")
+
+
+def _export_answered(result: AskResult, otlp: str, include_content: bool) -> None:
+    """The finished run to an OTLP collector; one that fails only warns on stderr."""
+    from audiomind.audit.otel import export_after_run
+    from audiomind.cli_common import err
+
+    warning = export_after_run(result.state, otlp, trace_path=result.trace_path, include_content=include_content)
+    if warning:
+        err.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
 
 
 def doctor_rows() -> list:

@@ -393,79 +393,12 @@ def render_page(st: EvidenceState, out_dir: Path, trace_file: Path | None = None
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", st.run.run_id) or "trace"
     assets = _Assets(out_dir, stem, embed)
     known = {c.id for c in st.tool_calls} | {e.id for e in st.evidence} | {o.id for o in st.observations}
-    q, fa = st.question, st.final_answer
+    q = st.question
 
-    # artifacts: players and spectrograms
-    art_html = []
-    for a in st.artifacts:
-        src, moved, why = artifact_source(a, st, trace_file, allow)
-        prov = "original" if a.derived_from is None else (
-            f'{h(a.operation)} of <a href="#art-{h(a.derived_from)}">{h(a.derived_from)}</a> '
-            f'{h(json.dumps(a.parameters))}'
-            + (f' by <a href="#{h(a.created_by)}">{h(a.created_by)}</a>' if a.created_by else ""))
-        played = None
-        if src is not None:
-            try:
-                played = assets.audio(a, src)
-            except Exception as exc:  # noqa: BLE001 - a file that will not decode is shown as unavailable
-                why = f"not decodable audio ({type(exc).__name__}: {clip_text(exc, 120)})"
-        if played is None:
-            media = f'<p class="err">unavailable ({h(why)}): {h(clip_text(a.path, 200))}</p>'
-        else:
-            uri, _mime = played
-            media = f'<audio controls preload="metadata" src="{h(uri)}" data-artifact="{h(a.id)}"></audio>'
-            if spectrograms:
-                img, img_err = None, ""
-                try:
-                    img = assets.spectrogram(a, src, evidence_lanes(st, a.id))
-                except Exception as exc:  # noqa: BLE001 - the player is there; the picture is optional
-                    img_err = f"{type(exc).__name__}: {clip_text(exc, 120)}"
-                media += (f'<img src="{h(img)}" alt="mel spectrogram of {h(a.id)}">' if img else
-                          f'<p class="muted">(no spectrogram: {h(img_err)})</p>' if img_err else
-                          '<p class="muted">(spectrogram needs matplotlib: pip install matplotlib)</p>')
-            if moved:
-                media += f'<p class="muted">found beside the trace at {h(src)}</p>'
-        art_html.append(
-            f'<div class="artifact" id="art-{h(a.id)}"><div><h3>{h(a.id)}</h3><p>{prov}<br>{a.duration_s:.2f} s · '
-            f'{a.sample_rate} Hz · {a.channels} ch · {h(a.format)}<br><span class="muted">sha256 '
-            f"{h(a.sha256[:16])}…</span></p></div><div>{media}</div></div>")
-
-    # answer
-    correct = is_correct(st)
-    if fa is not None:
-        cited = "".join(f'<li><a href="#{h(i)}">{h(i)}</a> ' + (
-            h(short(next((e.claim for e in st.evidence if e.id == i), "(not in the trace)"), 200))) + "</li>"
-            for i in fa.cited_evidence_ids)
-        answer_html = (f'<p style="font-size:16px"><b>Answer:</b> {h(fa.choice or fa.text or "(empty)")}'
-                       + ({True: ' <span class="pill ok">correct</span>', False: ' <span class="pill err">wrong</span>',
-                           None: ""}[correct]) + "</p>"
-                       f"<p><b>Why:</b> {linkify(fa.rationale, known)}</p>"
-                       + (f'<p>cites:</p><ul class="evidence">{cited}</ul>' if cited else
-                          '<p class="warn">the answer cites no evidence</p>')
-                       + f'<p class="muted">answered by {h(fa.answered_by)}</p>')
-    else:
-        answer_html = f'<p class="err">no answer: {h(st.outcome.reason if st.outcome else "the run did not finish")}</p>'
-    choices = ""
-    if q.choices:
-        choices = '<ol type="A" class="choices">' + "".join(
-            f'<li class="{"chosen" if fa is not None and fa.choice_index == i else ""}">{h(c)}'
-            + (" ✓ chosen" if fa is not None and fa.choice_index == i else "")
-            + (" ← ground truth" if q.ground_truth is not None and c == q.ground_truth else "") + "</li>"
-            for i, c in enumerate(q.choices)) + "</ol>"
-
-    # audit findings
-    if audit is not None and audit.findings:
-        rows = "".join(
-            f'<tr><td><span class="pill {"err" if f.severity.value == "error" else "warn" if f.severity.value == "warning" else ""}">'
-            f"{h(f.severity.value)}</span></td><td><code>{h(f.rule)}</code></td><td>"
-            + (f'<a href="#{h(_anchor_for(f.item_id, st))}">{h(f.path)}</a>' if f.item_id and _anchor_for(f.item_id, st)
-               else h(f.path)) + f"</td><td>{linkify(f.message, known)}</td></tr>" for f in audit.findings)
-        findings = f"<table><tr><th>severity</th><th>rule</th><th>where</th><th>finding</th></tr>{rows}</table>"
-    elif audit is not None:
-        findings = '<p class="ok">no findings</p>'
-    else:
-        findings = '<p class="muted">not audited</p>'
-
+    art_html = [_artifact_html(a, st, trace_file, allow, assets, spectrograms) for a in st.artifacts]
+    answer_html = _answer_html(st, known)
+    choices = _choices_html(st)
+    findings = _findings_html(audit, st, known)
     steps = build_timeline(st)
     models = ", ".join(f"{m.role}: {m.spec}" for m in st.run.models) or "(not recorded)"
     json_uri = assets.trace_json(trace_file, st)
@@ -493,6 +426,85 @@ def render_page(st: EvidenceState, out_dir: Path, trace_file: Path | None = None
     path = out_dir / f"{stem}.html"
     path.write_text(page, encoding="utf-8")
     return path
+
+
+def _artifact_html(a: Artifact, st: EvidenceState, trace_file: Path | None, allow: list[Path] | tuple[Path, ...],
+                   assets: _Assets, spectrograms: bool) -> str:
+    """One artifact's card: its provenance and format, a player and its spectrogram (or why there is none)."""
+    src, moved, why = artifact_source(a, st, trace_file, allow)
+    prov = "original" if a.derived_from is None else (
+        f'{h(a.operation)} of <a href="#art-{h(a.derived_from)}">{h(a.derived_from)}</a> '
+        f'{h(json.dumps(a.parameters))}'
+        + (f' by <a href="#{h(a.created_by)}">{h(a.created_by)}</a>' if a.created_by else ""))
+    played = None
+    if src is not None:
+        try:
+            played = assets.audio(a, src)
+        except Exception as exc:  # noqa: BLE001 - a file that will not decode is shown as unavailable
+            why = f"not decodable audio ({type(exc).__name__}: {clip_text(exc, 120)})"
+    if played is None:
+        media = f'<p class="err">unavailable ({h(why)}): {h(clip_text(a.path, 200))}</p>'
+    else:
+        uri, _mime = played
+        media = f'<audio controls preload="metadata" src="{h(uri)}" data-artifact="{h(a.id)}"></audio>'
+        if spectrograms:
+            img, img_err = None, ""
+            try:
+                img = assets.spectrogram(a, src, evidence_lanes(st, a.id))
+            except Exception as exc:  # noqa: BLE001 - the player is there; the picture is optional
+                img_err = f"{type(exc).__name__}: {clip_text(exc, 120)}"
+            media += (f'<img src="{h(img)}" alt="mel spectrogram of {h(a.id)}">' if img else
+                      f'<p class="muted">(no spectrogram: {h(img_err)})</p>' if img_err else
+                      '<p class="muted">(spectrogram needs matplotlib: pip install matplotlib)</p>')
+        if moved:
+            media += f'<p class="muted">found beside the trace at {h(src)}</p>'
+    return (f'<div class="artifact" id="art-{h(a.id)}"><div><h3>{h(a.id)}</h3><p>{prov}<br>{a.duration_s:.2f} s · '
+            f'{a.sample_rate} Hz · {a.channels} ch · {h(a.format)}<br><span class="muted">sha256 '
+            f"{h(a.sha256[:16])}…</span></p></div><div>{media}</div></div>")
+
+
+def _answer_html(st: EvidenceState, known: set[str]) -> str:
+    """The answer, whether it is correct, its rationale and the evidence it cites (or why there is none)."""
+    fa = st.final_answer
+    if fa is None:
+        return f'<p class="err">no answer: {h(st.outcome.reason if st.outcome else "the run did not finish")}</p>'
+    correct = is_correct(st)
+    cited = "".join(f'<li><a href="#{h(i)}">{h(i)}</a> ' + (
+        h(short(next((e.claim for e in st.evidence if e.id == i), "(not in the trace)"), 200))) + "</li>"
+        for i in fa.cited_evidence_ids)
+    return (f'<p style="font-size:16px"><b>Answer:</b> {h(fa.choice or fa.text or "(empty)")}'
+            + ({True: ' <span class="pill ok">correct</span>', False: ' <span class="pill err">wrong</span>',
+                None: ""}[correct]) + "</p>"
+            f"<p><b>Why:</b> {linkify(fa.rationale, known)}</p>"
+            + (f'<p>cites:</p><ul class="evidence">{cited}</ul>' if cited else
+               '<p class="warn">the answer cites no evidence</p>')
+            + f'<p class="muted">answered by {h(fa.answered_by)}</p>')
+
+
+def _choices_html(st: EvidenceState) -> str:
+    """The choices, the chosen one and the ground truth marked."""
+    q, fa = st.question, st.final_answer
+    if not q.choices:
+        return ""
+    return '<ol type="A" class="choices">' + "".join(
+        f'<li class="{"chosen" if fa is not None and fa.choice_index == i else ""}">{h(c)}'
+        + (" ✓ chosen" if fa is not None and fa.choice_index == i else "")
+        + (" ← ground truth" if q.ground_truth is not None and c == q.ground_truth else "") + "</li>"
+        for i, c in enumerate(q.choices)) + "</ol>"
+
+
+def _findings_html(audit: TraceAudit | None, st: EvidenceState, known: set[str]) -> str:
+    """The audit's findings as a table linked to the trace items they are about."""
+    if audit is not None and audit.findings:
+        rows = "".join(
+            f'<tr><td><span class="pill {"err" if f.severity.value == "error" else "warn" if f.severity.value == "warning" else ""}">'
+            f"{h(f.severity.value)}</span></td><td><code>{h(f.rule)}</code></td><td>"
+            + (f'<a href="#{h(_anchor_for(f.item_id, st))}">{h(f.path)}</a>' if f.item_id and _anchor_for(f.item_id, st)
+               else h(f.path)) + f"</td><td>{linkify(f.message, known)}</td></tr>" for f in audit.findings)
+        return f"<table><tr><th>severity</th><th>rule</th><th>where</th><th>finding</th></tr>{rows}</table>"
+    if audit is not None:
+        return '<p class="ok">no findings</p>'
+    return '<p class="muted">not audited</p>'
 
 
 def _anchor_for(item_id: str | None, st: EvidenceState) -> str | None:

@@ -19,7 +19,7 @@ from rich.text import Text
 
 from audiomind.audit.timeline import Step, build_timeline, describe_call, key_outputs, short
 from audiomind.prompts import choice_letter
-from audiomind.state import EvidenceState, ToolCallStatus
+from audiomind.state import EvidenceState, Observation, PlannerDecision, ToolCallStatus
 
 # what a terminal would obey rather than show: C0 controls but tab and newline (ESC starts CSI/OSC sequences,
 # CR overwrites a line), DEL, the C1 controls (0x9b is a one-byte CSI) and the bidi overrides/isolates
@@ -102,21 +102,7 @@ def _body(step: Step, st: EvidenceState, verbose: bool) -> list:
         if verbose:
             parts.append(Text(pp.text, style="dim"))
     elif node in ("perceive", "relisten") and step.observation:
-        o = step.observation
-        if node == "relisten" and step.decision and step.decision.relisten:
-            parts.append(Text(f"re-listen to {', '.join(step.decision.relisten.artifact_ids)}: "
-                              f"{short(step.decision.relisten.prompt, 200)}", style="magenta"))
-        parts.append(Text(f"{o.id} by {o.frontend} on {', '.join(o.artifact_ids) or '(nothing)'}"
-                          + (f"; provisional answer: {o.provisional_answer}" if o.provisional_answer else "")))
-        if o.windows:
-            parts.append(Text("windows: " + ", ".join(f"{w.artifact_id} {w.start_s:.1f}-{w.end_s:.1f} s"
-                                                      for w in o.windows), style="dim"))
-        if not o.tool_call_ids:
-            parts.append(Text(o.text if verbose else short(o.text, 400)))
-        if o.uncertainty:
-            parts.append(Text(f"uncertainty: {short(o.uncertainty, 300)}", style="dim"))
-        if o.rejected:
-            parts.append(Text(o.rejected, style="yellow"))
+        parts += _observation_parts(step, step.observation, verbose)
     elif node == "plan" and st.plan:
         p = st.plan
         parts.append(Text(f"intent: {p.intent}"))
@@ -127,17 +113,7 @@ def _body(step: Step, st: EvidenceState, verbose: bool) -> list:
         if p.rationale:
             parts.append(Text(f"why: {short(p.rationale, 400)}", style="dim"))
     elif node == "decide" and step.decision:
-        d = step.decision
-        head = f"step {d.step}: {d.action.value}" + (f" by {d.planner}" if d.planner else "")
-        if d.tool_calls:
-            head += " → " + ", ".join(f"{r.tool}({', '.join(f'{k}={v!r}' for k, v in r.arguments.items())})"
-                                      for r in d.tool_calls)
-        if d.relisten:
-            head += f" → re-listen {', '.join(d.relisten.artifact_ids)}"
-        parts.append(Text(head, style="bold cyan"))
-        parts.append(Text(f"why: {d.rationale}"))
-        if d.stop_reason:
-            parts.append(Text(f"stop reason: {d.stop_reason}", style="red"))
+        parts += _decision_parts(step.decision)
     elif node == "summarize" and step.text is not None:
         lines = step.text.splitlines()
         text = "\n".join(lines if verbose else lines[:12]) + ("" if verbose or len(lines) <= 12 else
@@ -160,9 +136,51 @@ def _body(step: Step, st: EvidenceState, verbose: bool) -> list:
             parts.append(Text(f"decision step {step.decision.step}: {step.decision.action.value}"))
         if step.observation:
             parts.append(Text(f"observation {step.observation.id}"))
+    return parts + _added_parts(step, verbose)
+
+
+def _observation_parts(step: Step, o: Observation, verbose: bool) -> list:
+    """A perceive or re-listen step: what was asked for, who heard what, and what it said."""
+    parts: list = []
+    if step.node == "relisten" and step.decision and step.decision.relisten:
+        parts.append(Text(f"re-listen to {', '.join(step.decision.relisten.artifact_ids)}: "
+                          f"{short(step.decision.relisten.prompt, 200)}", style="magenta"))
+    parts.append(Text(f"{o.id} by {o.frontend} on {', '.join(o.artifact_ids) or '(nothing)'}"
+                      + (f"; provisional answer: {o.provisional_answer}" if o.provisional_answer else "")))
+    if o.windows:
+        parts.append(Text("windows: " + ", ".join(f"{w.artifact_id} {w.start_s:.1f}-{w.end_s:.1f} s"
+                                                  for w in o.windows), style="dim"))
+    if not o.tool_call_ids:
+        parts.append(Text(o.text if verbose else short(o.text, 400)))
+    if o.uncertainty:
+        parts.append(Text(f"uncertainty: {short(o.uncertainty, 300)}", style="dim"))
+    if o.rejected:
+        parts.append(Text(o.rejected, style="yellow"))
+    return parts
+
+
+def _decision_parts(d: PlannerDecision) -> list:
+    """A decide step: the action with what it requested, why, and a stop's reason."""
+    parts: list = []
+    head = f"step {d.step}: {d.action.value}" + (f" by {d.planner}" if d.planner else "")
+    if d.tool_calls:
+        head += " → " + ", ".join(f"{r.tool}({', '.join(f'{k}={v!r}' for k, v in r.arguments.items())})"
+                                  for r in d.tool_calls)
+    if d.relisten:
+        head += f" → re-listen {', '.join(d.relisten.artifact_ids)}"
+    parts.append(Text(head, style="bold cyan"))
+    parts.append(Text(f"why: {d.rationale}"))
+    if d.stop_reason:
+        parts.append(Text(f"stop reason: {d.stop_reason}", style="red"))
+    return parts
+
+
+def _added_parts(step: Step, verbose: bool) -> list:
+    """What any step added: its tool calls (a table), derived artifacts and evidence items (8 unless verbose)."""
+    parts: list = []
     if step.tool_calls:
         parts.append(_calls_table(step, verbose))
-    if step.artifacts and node != "ingest":
+    if step.artifacts and step.node != "ingest":
         for a in step.artifacts:
             parts.append(Text(f"artifact {a.id} ← {a.derived_from} {a.operation} {a.parameters} "
                               f"({a.duration_s:.2f} s)", style="blue"))

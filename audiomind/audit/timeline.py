@@ -79,103 +79,124 @@ def _canonical_nodes(st: EvidenceState) -> list[str]:
 
 
 def build_timeline(st: EvidenceState) -> list[Step]:
-    calls_by_id = {c.id: c for c in st.tool_calls}
-    used_calls: set[str] = set()
-    used_evidence: set[str] = set()
-    used_artifacts: set[str] = set()
-    used_obs: set[str] = set()
-    used_decisions: set[int] = set()
-    ev_by_source: dict[str, list[EvidenceItem]] = {}
-    for e in st.evidence:
-        ev_by_source.setdefault(e.source_id, []).append(e)
-    arts_by_creator: dict[str, list[Artifact]] = {}
-    for a in st.artifacts:
-        if a.created_by:
-            arts_by_creator.setdefault(a.created_by, []).append(a)
-
-    def take_calls(calls: list[ToolCall], step: Step) -> None:
-        for c in calls:
-            if c.id in used_calls:
-                continue
-            used_calls.add(c.id)
-            step.tool_calls.append(c)
-            for e in ev_by_source.get(c.id, []):
-                if e.id not in used_evidence:
-                    used_evidence.add(e.id)
-                    step.evidence.append(e)
-            for a in arts_by_creator.get(c.id, []):
-                if a.id not in used_artifacts:
-                    used_artifacts.add(a.id)
-                    step.artifacts.append(a)
-
+    """The run as the node steps it took (from its timings; without them, in the order its items say it must
+    have taken), each with what it added to the state; what no step claims goes in a last 'unplaced' step."""
+    placer = _Placer(st)
     pairs: list[tuple[str, NodeTiming | None]] = (
         [(t.node, t) for t in st.timings] if st.timings else [(n, None) for n in _canonical_nodes(st)]
     )
-    obs_queue = list(st.observations)
-    dec_queue = list(enumerate(st.decisions))
-    fb_queue = list(st.format_feedback)
-    attempts = 0
-    last_decision: PlannerDecision | None = None
     steps: list[Step] = []
     for node, timing in pairs:
         step = Step(index=len(steps), node=node, timing=timing)
+        placer.place(step)
+        steps.append(step)
+    leftover = placer.leftover(len(steps))
+    if leftover is not None:
+        steps.append(leftover)
+    return steps
+
+
+class _Placer:
+    """Places each item of a trace in the step that added it, each item once, in the order of the run."""
+
+    def __init__(self, st: EvidenceState):
+        self.st = st
+        self.calls_by_id = {c.id: c for c in st.tool_calls}
+        self.used_calls: set[str] = set()
+        self.used_evidence: set[str] = set()
+        self.used_artifacts: set[str] = set()
+        self.used_obs: set[str] = set()
+        self.used_decisions: set[int] = set()
+        self.ev_by_source: dict[str, list[EvidenceItem]] = {}
+        for e in st.evidence:
+            self.ev_by_source.setdefault(e.source_id, []).append(e)
+        self.arts_by_creator: dict[str, list[Artifact]] = {}
+        for a in st.artifacts:
+            if a.created_by:
+                self.arts_by_creator.setdefault(a.created_by, []).append(a)
+        self.obs_queue = list(st.observations)
+        self.dec_queue = list(enumerate(st.decisions))
+        self.fb_queue = list(st.format_feedback)
+        self.attempts = 0
+        self.last_decision: PlannerDecision | None = None
+
+    def take_evidence(self, source_id: str, step: Step) -> None:
+        for e in self.ev_by_source.get(source_id, []):
+            if e.id not in self.used_evidence:
+                self.used_evidence.add(e.id)
+                step.evidence.append(e)
+
+    def take_calls(self, calls: list[ToolCall], step: Step) -> None:
+        """The calls, their evidence items and the artifacts they derived, for those not placed yet."""
+        for c in calls:
+            if c.id in self.used_calls:
+                continue
+            self.used_calls.add(c.id)
+            step.tool_calls.append(c)
+            self.take_evidence(c.id, step)
+            for a in self.arts_by_creator.get(c.id, []):
+                if a.id not in self.used_artifacts:
+                    self.used_artifacts.add(a.id)
+                    step.artifacts.append(a)
+
+    def place(self, step: Step) -> None:
+        """What this node step added: by the node, the next observation, decision or format feedback."""
+        st, node = self.st, step.node
         if node == "ingest":
             for a in st.artifacts:
-                if a.created_by is None and a.derived_from is None and a.id not in used_artifacts:
-                    used_artifacts.add(a.id)
+                if a.created_by is None and a.derived_from is None and a.id not in self.used_artifacts:
+                    self.used_artifacts.add(a.id)
                     step.artifacts.append(a)
         elif node == "perception_prompt":
             step.text = st.perception_prompt.text if st.perception_prompt else None
-        elif node in ("perceive", "relisten") and obs_queue:
-            obs = obs_queue.pop(0)
-            used_obs.add(obs.id)
+        elif node in ("perceive", "relisten") and self.obs_queue:
+            obs = self.obs_queue.pop(0)
+            self.used_obs.add(obs.id)
             step.observation = obs
-            take_calls([calls_by_id[i] for i in obs.tool_call_ids if i in calls_by_id], step)
-            for e in ev_by_source.get(obs.id, []):
-                if e.id not in used_evidence:
-                    used_evidence.add(e.id)
-                    step.evidence.append(e)
+            self.take_calls([self.calls_by_id[i] for i in obs.tool_call_ids if i in self.calls_by_id], step)
+            self.take_evidence(obs.id, step)
             if node == "relisten":
-                step.decision = last_decision
-        elif node == "decide" and dec_queue:
-            i, d = dec_queue.pop(0)
-            used_decisions.add(i)
-            step.decision = last_decision = d
-        elif node == "execute_tools" and last_decision is not None:
-            step.decision = last_decision
-            take_calls(
-                [c for c in st.tool_calls if c.issued_by == "planner" and c.step == last_decision.step], step
-            )
+                step.decision = self.last_decision
+        elif node == "decide" and self.dec_queue:
+            i, d = self.dec_queue.pop(0)
+            self.used_decisions.add(i)
+            step.decision = self.last_decision = d
+        elif node == "execute_tools" and self.last_decision is not None:
+            step.decision = self.last_decision
+            step_no = self.last_decision.step
+            self.take_calls([c for c in st.tool_calls if c.issued_by == "planner" and c.step == step_no], step)
         elif node == "summarize":
             step.text = st.evidence_summary
         elif node == "final_answer":
-            step.attempt = attempts + 1
-            fb = fb_queue[0] if fb_queue else None
-            final = st.final_answer
-            is_last = len(fb_queue) <= 1
-            if final is not None and is_last:
-                step.answer = final
+            step.attempt = self.attempts + 1
+            fb = self.fb_queue[0] if self.fb_queue else None
+            is_last = len(self.fb_queue) <= 1
+            if st.final_answer is not None and is_last:
+                step.answer = st.final_answer
             elif fb is not None:
                 step.answer = FinalAnswer(text=fb.answer_text)
-        elif node == "format_check" and fb_queue:
-            attempts += 1
-            step.feedback = fb_queue.pop(0)
-            step.attempt = attempts
-        steps.append(step)
+        elif node == "format_check" and self.fb_queue:
+            self.attempts += 1
+            step.feedback = self.fb_queue.pop(0)
+            step.attempt = self.attempts
 
-    leftover = Step(index=len(steps), node="unplaced")
-    for o in st.observations:
-        if o.id not in used_obs:
-            leftover.observation = leftover.observation or o
-    for i, d in enumerate(st.decisions):
-        if i not in used_decisions:
-            leftover.decision = leftover.decision or d
-    take_calls([c for c in st.tool_calls if c.id not in used_calls], leftover)
-    leftover.evidence += [e for e in st.evidence if e.id not in used_evidence and e not in leftover.evidence]
-    leftover.artifacts += [a for a in st.artifacts if a.id not in used_artifacts and a not in leftover.artifacts]
-    if leftover.observation or leftover.decision or leftover.tool_calls or leftover.evidence or leftover.artifacts:
-        steps.append(leftover)
-    return steps
+    def leftover(self, index: int) -> Step | None:
+        """A last step with whatever no node step claimed, or None when every item was placed."""
+        st = self.st
+        leftover = Step(index=index, node="unplaced")
+        for o in st.observations:
+            if o.id not in self.used_obs:
+                leftover.observation = leftover.observation or o
+        for i, d in enumerate(st.decisions):
+            if i not in self.used_decisions:
+                leftover.decision = leftover.decision or d
+        self.take_calls([c for c in st.tool_calls if c.id not in self.used_calls], leftover)
+        leftover.evidence += [e for e in st.evidence if e.id not in self.used_evidence and e not in leftover.evidence]
+        leftover.artifacts += [a for a in st.artifacts
+                               if a.id not in self.used_artifacts and a not in leftover.artifacts]
+        if leftover.observation or leftover.decision or leftover.tool_calls or leftover.evidence or leftover.artifacts:
+            return leftover
+        return None
 
 
 # ---- id normalisation (ids are random per run; comparisons must not depend on them) -------------

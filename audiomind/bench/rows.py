@@ -91,6 +91,39 @@ def _text_problem(row: dict[str, Any], key: str) -> str | None:
     return None
 
 
+def _content_problems(data: dict[str, Any], audio_keys: tuple[str, ...], require_choices: bool,
+                      empty_choices_ok: bool, extra_checks: Iterable[Any]) -> list[str]:
+    """What is wrong with a row's question, audio path, choices and answer, then what `extra_checks` find."""
+    problems: list[str] = []
+    q_problem = _text_problem(data, "question")
+    if q_problem is None:
+        q_problem = question_problem(data["question"])
+    if q_problem:
+        problems.append(q_problem)
+    present = [k for k in audio_keys if data.get(k) is not None]
+    if not present:
+        problems.append("missing " + " or ".join(f'"{k}"' for k in audio_keys))
+    elif not isinstance(data[present[0]], str) or not data[present[0]].strip():
+        problems.append(f'"{present[0]}" must be a non-empty string')
+    if "choices" not in data or data["choices"] is None:
+        if require_choices:
+            problems.append('missing "choices" (a multiple-choice benchmark; it would silently run as free text)')
+    else:
+        c_problem = choices_problem([c for c in data["choices"] if not (empty_choices_ok and c == "")]
+                                    if empty_choices_ok and isinstance(data["choices"], list) else data["choices"])
+        if c_problem is None and require_choices and not data["choices"]:
+            c_problem = '"choices" is empty (a multiple-choice benchmark)'
+        if c_problem:
+            problems.append(c_problem)
+    if data.get("answer") is not None and not isinstance(data["answer"], str):
+        problems.append(f'"answer" must be a string, not {type(data["answer"]).__name__}')
+    for check in extra_checks:
+        extra = check(data)
+        if extra:
+            problems.append(extra)
+    return problems
+
+
 def check_rows(
     path: str | Path,
     *,
@@ -133,32 +166,7 @@ def check_rows(
                         problems.append(f"duplicate id {clip_text(item_id, 80)!r} (first on line {first_line[item_id]})")
                     else:
                         first_line[item_id] = n
-            q_problem = _text_problem(data, "question")
-            if q_problem is None:
-                q_problem = question_problem(data["question"])
-            if q_problem:
-                problems.append(q_problem)
-            present = [k for k in audio_keys if data.get(k) is not None]
-            if not present:
-                problems.append("missing " + " or ".join(f'"{k}"' for k in audio_keys))
-            elif not isinstance(data[present[0]], str) or not data[present[0]].strip():
-                problems.append(f'"{present[0]}" must be a non-empty string')
-            if "choices" not in data or data["choices"] is None:
-                if require_choices:
-                    problems.append('missing "choices" (a multiple-choice benchmark; it would silently run as free text)')
-            else:
-                c_problem = choices_problem([c for c in data["choices"] if not (empty_choices_ok and c == "")]
-                                            if empty_choices_ok and isinstance(data["choices"], list) else data["choices"])
-                if c_problem is None and require_choices and not data["choices"]:
-                    c_problem = '"choices" is empty (a multiple-choice benchmark)'
-                if c_problem:
-                    problems.append(c_problem)
-            if data.get("answer") is not None and not isinstance(data["answer"], str):
-                problems.append(f'"answer" must be a string, not {type(data["answer"]).__name__}')
-            for check in extra_checks:
-                extra = check(data)
-                if extra:
-                    problems.append(extra)
+            problems += _content_problems(data, audio_keys, require_choices, empty_choices_ok, extra_checks)
         if not problems:
             rows.append(Row(line=n, data=data, item_id=str(item_id)))
             continue

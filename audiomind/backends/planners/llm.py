@@ -182,7 +182,7 @@ class DecisionOut(_Wire):
         return self
 
 
-# ---------------------------------------------------------------- fitting a prompt into a small context
+# ---------------------------------------------------------------- the planner: each prompt fitted to the context
 #
 # A small local model (SmolLM2-135M: 8,192 tokens) cannot take the whole planner prompt: the full tool inventory
 # alone is ~6.5k tokens. Each role renders its prompt at increasing compaction levels (the inventory shorter,
