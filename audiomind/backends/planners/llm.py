@@ -26,10 +26,10 @@ from audiomind.backends.planners.llm_client import (
     ContextTooSmall,
     JSONReply,
     LLMClient,
-    _as_messages,
-    _strip_think,
+    as_messages,
     context_limit,
     grammar_schema,
+    strip_think,
     wire_schema,
 )
 from audiomind.backends.planners.llm_prompts import (
@@ -225,7 +225,7 @@ class LLMPlanner(LLMClient):
         sizes: list[int] = []
         for level in range(len(COMPACT_LEVELS)):
             r = render(level)
-            msgs = _as_messages(r.text)
+            msgs = as_messages(r.text)
             if ctx is None:  # unknown: the full prompt (a server's context refusal names the limit)
                 return msgs, r.notes
             n = self.count_tokens(msgs)
@@ -385,7 +385,7 @@ class LLMPlanner(LLMClient):
         (raw, call), notes, refused = self._fitted(
             render, "summarize", lambda msgs: self.complete_text(msgs, purpose="summarize"), json_reply=False)
         call = self._with_refused(call, refused, notes)
-        text = _strip_think(raw).strip()
+        text = strip_think(raw).strip()
         call.output = {"raw": raw, "parsed": text}
         if not text:
             call.errors.append("planner output malformed: empty summary; using the evidence listing")

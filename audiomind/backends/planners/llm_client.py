@@ -39,7 +39,7 @@ class JSONReply(NamedTuple):
     problem: str | None  # what was wrong with the last reply (None when parsed)
 
 
-def _as_messages(messages: str | list[Any]) -> list[Any]:
+def as_messages(messages: str | list[Any]) -> list[Any]:
     """A prompt string is one human message; a list is taken as LangChain messages."""
     if isinstance(messages, str):
         from langchain_core.messages import HumanMessage, SystemMessage
@@ -48,6 +48,7 @@ def _as_messages(messages: str | list[Any]) -> list[Any]:
             return [SystemMessage(content=evidence_rule()), HumanMessage(content=messages)]
         return [HumanMessage(content=messages)]
     return list(messages)
+
 
 # Sent after a malformed reply (kept here rather than in prompts/ because it is a protocol message,
 # not a task prompt; its text is recorded in the ModelCall errors of every run that used it).
@@ -350,7 +351,7 @@ class LLMClient:
         text of the last reply, ModelCall, last problem); transport failures raise BackendError."""
         from langchain_core.messages import AIMessage
 
-        base = _as_messages(messages)
+        base = as_messages(messages)
         messages = list(base)
         calls: list[ModelCall] = []
         errors: list[str] = []
@@ -383,7 +384,7 @@ class LLMClient:
                 problem = _problem(exc)
                 errors.append(redact(f"round {round_no}: malformed output: {problem}", self._secrets))
                 messages = base + [AIMessage(content=raw_text or "(empty)"),
-                                   *_as_messages(FIX_PROMPT.format(problem=problem))]
+                                   *as_messages(FIX_PROMPT.format(problem=problem))]
         merged = merge_calls(calls)
         merged.errors = errors
         merged.output = {"raw": raw_text, "parsed": None}
@@ -391,7 +392,7 @@ class LLMClient:
 
     def complete_text(self, messages: str | list[Any], *, purpose: str = "text") -> tuple[str, ModelCall]:
         """A plain reply's text and its ModelCall (transport retries; no format check)."""
-        out, call = self._invoke(_as_messages(messages), None, purpose)
+        out, call = self._invoke(as_messages(messages), None, purpose)
         return message_text(getattr(out["raw"], "content", out["raw"])), call
 
 
@@ -414,7 +415,7 @@ def _rejects_response_format(exc: BaseException) -> bool:
                                    "input should be", "invalid", "unknown", "unrecognized", "validation"))
 
 
-def _strip_think(s: str) -> str:
+def strip_think(s: str) -> str:
     import re
 
     return re.sub(r"<think(?:ing)?>.*?</think(?:ing)?>", "", s, flags=re.DOTALL | re.IGNORECASE)
