@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import itertools
+
 from audiomind.language import claims
 from audiomind.language.analysis import QuestionAnalysis, is_numeric_choice, parse_number
 from audiomind.language.text import STOPWORDS, stem, words
@@ -34,7 +36,7 @@ MIN_GAP_S = 0.05  # a break in a sound shorter than this is no interruption
 def _gaps(events: list[Span]) -> int:
     """Breaks between consecutive sound events (an interruption inside the sound, not before or after it)."""
     spans = sorted(events, key=lambda e: e.start_s)
-    return sum(1 for a, b in zip(spans, spans[1:]) if b.start_s - a.end_s >= MIN_GAP_S)
+    return sum(1 for a, b in itertools.pairwise(spans) if b.start_s - a.end_s >= MIN_GAP_S)
 
 
 def verify_count(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:

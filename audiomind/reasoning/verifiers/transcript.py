@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import difflib
 
-from audiomind.language import claims
+from audiomind.language import claims, cues
 from audiomind.language.analysis import DAYS, QuestionAnalysis, is_numeric_choice, states_time
 from audiomind.language.text import NUMBER_TOKENS, matchable, soundex, stem, words
 from audiomind.reasoning.facts import Facts, TranscriptFact
 from audiomind.reasoning.verifiers.base import VerifierResult, _result
+
+UNCLEAR_RELIABILITY = 0.65  # a literal match's reliability when the question is not read as one about speech
 
 
 def _fuzzy_in(w: str, heard: set[str]) -> float:
@@ -149,6 +151,15 @@ def _transcript_match(f: Facts, t: TranscriptFact, a: QuestionAnalysis, recalls:
         f"; {r.model} reading of {r.start_s:.1f}-{r.end_s or f.duration_s:.1f} s {r.text.strip()[:200]!r}"
         for r in t.readings) + "; word recall per choice: " + ", ".join(
         f"{c!r} {r:.2f}" for c, r in zip(a.choices, recalls))
+    unclear = a.fit("speech_content") < 0.5 and not (a.frame is not None and a.frame.about_speech)
+    if unclear and (cues.has("derivation_in_speech", t.text) or a.asks("asks_by_exclusion")):
+        # a literal match answers a question about what was said; for a question the reading does not take to
+        # be one (no verb of saying, little likeness to questions about speech), over speech that makes what it
+        # states a premise ('a fifteen percent tip', 'three floors below', 'right behind me') or a question
+        # asked by exclusion, what was heard may be the premise of a step the reader did not see
+        reliability = min(reliability, UNCLEAR_RELIABILITY)
+        reason += ("; the question is not read as one about what is said and the speech states a share, a "
+                   "relative place or a change (or the question asks by exclusion): a literal match is weaker evidence")
     ids = t.evidence_ids + [i for r in t.readings for i in r.evidence_ids]
     return _result("transcript_match", a, fit, reliability, supports, reasons, reason, ids)
 

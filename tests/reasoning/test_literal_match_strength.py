@@ -1,0 +1,45 @@
+"""A literal match of what was heard answers a question about what was said. For a question the reading does
+not take to be one (no verb of saying, little likeness to questions about speech), over speech that makes what
+it states a premise (a share, a relative place, a change) or for a question asked by exclusion, what was heard
+may be the premise of a step the reader did not see, so the match is weaker evidence: never a confident answer
+on its own. The cases are confident wrong answers of the blind reasoning_v2 run (now development items); a
+direct statement ('the library will close at eight') keeps its strong match."""
+
+from __future__ import annotations
+
+import pytest
+
+from audiomind.language.analysis import analyse
+from audiomind.reasoning.answer import decide_from
+from audiomind.reasoning.facts import Facts, TranscriptFact
+from audiomind.reasoning.verifiers.transcript import UNCLEAR_RELIABILITY
+
+
+@pytest.mark.parametrize("heard,question,choices", [
+    ("I am facing north, the lake is straight in front of me, and the forest is right behind me.",
+     "In which direction from the speaker is the forest?", ["west", "south", "east", "north"]),
+    ("The lift stopped at the 7th floor, and my office is three floors below that.",
+     "On which floor is the speaker's office?", ["the 3rd floor", "the 7th floor", "the 4th floor", "the 10th floor"]),
+    ("Our bill came to 60 euros and we would like to leave a 15% tip.",
+     "How large should the tip be?", ["9 euros", "15 euros", "69 euros", "6 euros"]),
+    ("On the table there is a banana, a cherry, an apple and a carrot.",
+     "Which item does not belong with the others?", ["the banana", "the cherry", "the apple", "the carrot"]),
+])
+def test_a_literal_match_on_a_question_not_about_speech_is_no_confident_answer(heard, question, choices):
+    d = decide_from(Facts(duration_s=5.0, transcript=TranscriptFact(text=heard, evidence_ids=["e1"])),
+                    analyse(question, choices, []))
+    assert d.confidence is not None and d.confidence < 0.7, (d.choice, d.confidence, d.confidence_reason)
+
+
+def test_a_direct_statement_keeps_its_strong_match():
+    d = decide_from(Facts(duration_s=4.0, transcript=TranscriptFact(
+        text="The library will close at eight tonight because of the holiday.", evidence_ids=["e1"])),
+        analyse("Until what hour is the library open tonight?", ["six", "seven", "eight", "nine"], []))
+    assert d.choice_index == 2 and d.confidence is not None and d.confidence >= 0.7
+
+
+def test_a_question_about_what_is_said_keeps_its_strong_match():
+    d = decide_from(Facts(duration_s=3.0, transcript=TranscriptFact(text="The meeting is on Tuesday.",
+                                                                    evidence_ids=["e1"])),
+                    analyse("On which day does the speaker say the meeting is?", ["Monday", "Tuesday", "Friday"], []))
+    assert d.choice_index == 1 and d.raw_confidence is not None and d.raw_confidence > UNCLEAR_RELIABILITY
