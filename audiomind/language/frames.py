@@ -18,7 +18,7 @@ StepKind = Literal["day_offset", "sum", "difference", "remainder", "extreme", "o
                    "pause_length", "relation", "word_relation", "hypothetical"]
 
 EXECUTABLE_STEPS: frozenset[str] = frozenset({"day_offset", "sum", "difference", "remainder", "opposite",
-                                              "pause_length"})
+                                              "pause_length", "extreme"})
 """The steps audiomind.language.steps can take; any other step makes the answer an admitted guess."""
 
 WordRole = Literal["function", "wh", "speech", "operator", "topic", "unaccounted"]

@@ -50,6 +50,11 @@ def number_in(word: str) -> float | None:
 _TOKEN = re.compile(r"[$€£]?\d+(?:\.\d+)?|[a-z]+(?:-[a-z]+)*|[$€£]")
 
 
+def tokens(text: str) -> list[str]:
+    """The tokens `spoken_quantities` counts positions in (a Quantity's `position` indexes this list)."""
+    return _TOKEN.findall(text.lower())
+
+
 def spoken_quantities(text: str) -> list[Quantity]:
     """The quantities a text states, in order: number (with 'twenty five' and 'four fifty' joined as said),
     unit (a money symbol before it, or a unit word within three words after), and the noun after it."""

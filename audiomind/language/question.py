@@ -53,6 +53,8 @@ class QuestionTables(BaseModel):
     earlier: list[tuple[str, ...]]
     adding: list[tuple[str, ...]]
     contexts: dict[str, list[tuple[str, ...]]] = {}
+    greatest: list[tuple[str, ...]] = []
+    least: list[tuple[str, ...]] = []
 
 
 def words_of(text: str) -> list[str]:
@@ -79,7 +81,9 @@ def tables() -> QuestionTables:
         speech_verbs=frozenset(raw["speech_verbs"].split()) | frozenset(raw["content_verbs"].split()),
         content_verbs=frozenset(raw["content_verbs"].split()), operator_words=frozenset(raw["operator_words"].split()),
         steps=steps, later=[_phrase(p) for p in raw["later"]], earlier=[_phrase(p) for p in raw["earlier"]],
-        adding=[_phrase(p) for p in raw["adding"]])
+        adding=[_phrase(p) for p in raw["adding"]],
+        greatest=[_phrase(p) for p in raw.get("extreme", {}).get("greatest", [])],
+        least=[_phrase(p) for p in raw.get("extreme", {}).get("least", [])])
 
 
 def find(ws: list[str], phrase: tuple[str, ...]) -> list[int]:
@@ -140,6 +144,8 @@ def _step(kind: str, cue: str, ws: list[str]) -> DerivationStep:
         direction = "earlier" if _any(ws, t.earlier) and not _any(ws, t.later) else "later"
     elif kind == "remainder":
         amount, direction = _change(ws)
+    elif kind == "extreme":  # 'more': the greatest spoken value; 'fewer': the least
+        direction = "fewer" if _any(list(cue.split()), t.least) else "more"
     return DerivationStep(kind=kind, cue=cue, amount=amount, direction=direction,
                           executable=kind in EXECUTABLE_STEPS)
 

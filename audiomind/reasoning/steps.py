@@ -1,7 +1,8 @@
 """The step executor: takes the derivation steps a `QuestionFrame` names, on the facts, to a value per choice.
 
 Steps it knows: a day offset from the one spoken weekday; a total, a difference or a remainder of spoken
-quantities; the length of a pause between utterances; the opposite of a spoken adjective (WordNet). Each step
+quantities; the greatest or least of spoken values (a value, or the choice it was said of); the length of a
+pause between utterances; the opposite of a spoken adjective (WordNet). Each step
 either yields a `StepOutcome` (the derived value, support per choice, the reason and the evidence it rests on)
 or None when the facts do not hold what it needs: the answer step then admits a guess and names the step.
 """
@@ -14,6 +15,7 @@ from pydantic import BaseModel, Field
 
 from audiomind.language.frames import DerivationStep, QuestionFrame
 from audiomind.language.numbers import DAYS, Quantity, number_in, same_noun, spoken_quantities
+from audiomind.language.numbers import tokens as number_tokens
 from audiomind.language.question import words_of
 from audiomind.reasoning.facts import Facts
 
@@ -210,8 +212,62 @@ def opposite(step: DerivationStep, frame: QuestionFrame, facts: Facts) -> StepOu
                        evidence_ids=t.evidence_ids)
 
 
+def _bound_values(text: str, choices: list[str], qs: list[Quantity]) -> dict[int, Quantity]:
+    """Each choice's spoken value: the quantity after the choice's own words (before the next choice is named),
+    else the one just before them ('twenty dollars for the red shirt'). A choice is found by the words only it
+    has ('red' in 'the red shirt' beside 'the blue shirt'); a choice named nowhere, or two choices on one value,
+    bind nothing."""
+    from audiomind.language.text import matchable, stem
+
+    toks = [stem(t) for t in number_tokens(text)]
+    own = [{stem(w) for w in matchable(c)} for c in choices]
+    shared = {w for i, ws in enumerate(own) for j, other in enumerate(own) if i != j for w in ws & other}
+    mentions = sorted((p, i) for i, ws in enumerate(own) for p, t in enumerate(toks) if t in ws - shared)
+    if not mentions:
+        return {}
+    out: dict[int, Quantity] = {}
+    for q in qs:
+        before = [(p, i) for p, i in mentions if p < q.position]
+        after = [(p, i) for p, i in mentions if p > q.position]
+        owner = before[-1][1] if before else (after[0][1] if after else None)
+        if owner is not None and owner not in out:
+            out[owner] = q
+    values = [q.value for q in out.values()]
+    return out if len(set(values)) == len(values) else {}
+
+
+def extreme(step: DerivationStep, frame: QuestionFrame, facts: Facts) -> StepOutcome | None:
+    """The greatest or least of the spoken values ('the cheapest', 'the oldest'): a value among numeric choices,
+    or the choice the value was said of."""
+    t = facts.transcript
+    if t is None:
+        return None
+    unit, qs = _same_unit_pair(_quantities(facts), frame.choices)
+    if len(qs) < 2:
+        return None
+    pick = max if step.direction == "more" else min
+    which = "greatest" if step.direction == "more" else "least"
+    supports = _numeric_supports(frame.choices, pick(q.value for q in qs), unit)
+    if supports is not None:
+        best = pick(qs, key=lambda q: q.value)
+        return StepOutcome(step=step, value=best.text, supports=supports,
+                           reason=f"spoken values {', '.join(q.text for q in qs)}: the {which} ({step.cue!r}) is "
+                                  f"{best.text}", reliability=_word_reliability(facts, [q.text for q in qs]),
+                           evidence_ids=t.evidence_ids)
+    bound = _bound_values(t.text, frame.choices, qs)
+    if len(bound) < max(2, len(frame.choices) - 1):
+        return None  # not every choice was said with its own value: no ranking of the choices
+    winner = pick(bound, key=lambda i: bound[i].value)
+    supports = [1.0 if i == winner else (-1.0 if i in bound else 0.0) for i in range(len(frame.choices))]
+    said = ", ".join(f"{frame.choices[i]!r} {bound[i].text}" for i in sorted(bound))
+    return StepOutcome(step=step, value=frame.choices[winner], supports=supports,
+                       reason=f"the transcript gives {said}: the {which} ({step.cue!r}) is {frame.choices[winner]!r}",
+                       reliability=0.8 * _word_reliability(facts, [q.text for q in bound.values()]),
+                       evidence_ids=t.evidence_ids)
+
+
 EXECUTORS = {"day_offset": day_offset, "sum": total, "difference": difference, "remainder": remainder,
-             "pause_length": pause_length, "opposite": opposite}
+             "pause_length": pause_length, "opposite": opposite, "extreme": extreme}
 
 
 def execute(frame: QuestionFrame, facts: Facts) -> StepOutcome | None:
