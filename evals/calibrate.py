@@ -14,7 +14,6 @@ held-out or blind set: those measure the table.
 
 from __future__ import annotations
 
-import itertools
 import json
 import re
 import sys
@@ -23,10 +22,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from audiomind import calibration as shared
+from audiomind.calibration import BINS, fit  # one fit for the answer step and the judges
 from audiomind.reasoning import calibration
 
 RAW = re.compile(r"calibration \S+: raw (\d+(?:\.\d+)?)\)\s*$")
-BINS = [(i / 10, (i + 1) / 10) for i in range(10)]
 
 
 def rows(run_dirs: list[str]) -> list[tuple[float, bool]]:
@@ -38,38 +38,6 @@ def rows(run_dirs: list[str]) -> list[tuple[float, bool]]:
                 continue
             m = RAW.search(r.get("confidence_reason") or "")
             out.append((float(m.group(1)) if m else float(r["confidence"]), bool(r["correct"])))
-    return out
-
-
-def pav(points: list[tuple[float, float, float]]) -> list[list[float]]:
-    """Blocks [sum w*y, sum w, x min, x max] of the isotonic fit of y on x (points sorted by x)."""
-    blocks: list[list[float]] = []
-    for x, y, w in points:
-        blocks.append([w * y, w, x, x])
-        while len(blocks) > 1 and blocks[-2][0] / blocks[-2][1] > blocks[-1][0] / blocks[-1][1]:
-            b = blocks.pop()
-            a = blocks[-1]
-            a[0], a[1], a[3] = a[0] + b[0], a[1] + b[1], b[3]
-    return blocks
-
-
-def fit(data: list[tuple[float, bool]], prior: float) -> list[tuple[float, float]]:
-    pts = [(x, float(y), 1.0) for x, y in data] + ([((lo + hi) / 2, (lo + hi) / 2, prior) for lo, hi in BINS]
-                                                   if prior > 0 else [])
-    by_x: dict[float, list[float]] = {}
-    for x, y, w in pts:  # answers at one raw value are one point (their mean, their count)
-        acc = by_x.setdefault(x, [0.0, 0.0])
-        acc[0] += w * y
-        acc[1] += w
-    blocks = pav([(x, wy / w, w) for x, (wy, w) in sorted(by_x.items())])
-    knots = [(round((b[2] + b[3]) / 2, 4), round(b[0] / b[1], 4)) for b in blocks]
-    knots = [(0.0, knots[0][1]), *knots, (1.0, knots[-1][1])]
-    out: list[tuple[float, float]] = []
-    for x, p in knots:  # one knot per raw value, probabilities kept non-decreasing
-        if out and x <= out[-1][0]:
-            out[-1] = (out[-1][0], max(out[-1][1], p))
-        else:
-            out.append((x, max(p, out[-1][1]) if out else p))
     return out
 
 
@@ -96,7 +64,7 @@ def main(argv: list[str]) -> None:
             name=name, method=f"isotonic (pool adjacent violators), prior {prior:g} identity answers per tenth",
             fitted_on=[f"{Path(r).name}: {len(rows([r]))} answers" for r in runs], knots=knots,
             note="fitted on development runs only by evals/calibrate.py; measure it on held-out runs with `show`")
-        interp = lambda x: _interp(knots, x)  # noqa: E731
+        interp = lambda x: shared.interpolate(knots, x)  # noqa: E731
         after = measures([(interp(x), y) for x, y in data])
         print(json.dumps({"knots": knots, "in_sample_before": before, "in_sample_after": after}, indent=1))
         if "--write" in args:
@@ -105,13 +73,6 @@ def main(argv: list[str]) -> None:
     else:
         after = measures([(calibration.calibrate(x), y) for x, y in data])
         print(json.dumps({"table": calibration.label(), "before": before, "after": after}, indent=1))
-
-
-def _interp(knots: list[tuple[float, float]], x: float) -> float:
-    for (x0, p0), (x1, p1) in itertools.pairwise(knots):
-        if x <= x1:
-            return p0 + (p1 - p0) * (x - x0) / (x1 - x0) if x1 > x0 else p1
-    return knots[-1][1]
 
 
 if __name__ == "__main__":

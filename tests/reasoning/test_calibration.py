@@ -49,4 +49,4 @@ def test_the_fit_is_monotone_and_thin_data_moves_it_little():
     strong = fitter.fit(data, prior=0.0)
     weak = fitter.fit(data[:2], prior=50.0)
     assert max(abs(p - x) for x, p in weak if 0.05 <= x <= 0.95) < 0.05  # two answers barely move a strong prior
-    assert fitter._interp(strong, 0.9) < 0.9  # the violation pulls the confident end down
+    assert fitter.shared.interpolate(strong, 0.9) < 0.9  # the violation pulls the confident end down
