@@ -362,28 +362,15 @@ def tagging(args: TaggingArgs, ctx: ToolContext) -> ToolResult:
                 data={"best": {"label": m.labels[int(order[0])], "score": round(float(mean[order[0]]), 3)}},
             )
         )
-    named = [t for t in specific_tags if t["label"] not in {x["label"] for x in tags}]
-    if named:
-        claims.append(
-            Claim(
-                text="The strongest specific classes (AudioSet parent and scene classes left out): "
-                + ", ".join(f"{t['label']} {t['score']:.2f}" for t in named)
-                + ".",
-                confidence=named[0]["score"],
-                data={"specific_tags": named},
-            )
-        )
-    brief = [t for t in peak_tags if t["label"] not in {x["label"] for x in tags}]
-    if brief:
-        claims.append(
-            Claim(
-                text="Also strong somewhere in the clip (max over 0.96 s patches): "
-                + ", ".join(f"{t['label']} {t['max']:.2f}" for t in brief)
-                + ".",
-                confidence=brief[0]["max"],
-                data={"peak_tags": brief},
-            )
-        )
+    shown = {x["label"] for x in tags}
+    specific_what = "The strongest specific classes (AudioSet parent and scene classes left out)"
+    peak_what = "Also strong somewhere in the clip (max over 0.96 s patches)"
+    for key, listed, score, what in (("specific_tags", specific_tags, "score", specific_what),
+                                     ("peak_tags", peak_tags, "max", peak_what)):
+        rest = [t for t in listed if t["label"] not in shown]
+        if rest:
+            claims.append(Claim(text=f"{what}: " + ", ".join(f"{t['label']} {t[score]:.2f}" for t in rest) + ".",
+                                confidence=rest[0][score], data={key: rest}))
     for e in events[:10]:
         claims.append(
             Claim(

@@ -17,8 +17,8 @@ def _decide(heard: str, question: str, choices: list[str]):
 
 
 @pytest.mark.parametrize("heard,question,choices,right", [
-    ("The red shirt costs twenty dollars, the blue shirt costs fifteen dollars and the green shirt costs thirty "
-     "dollars.", "Which shirt is the cheapest?", ["the red shirt", "the blue shirt", "the green shirt"], 1),
+    (("The red shirt costs twenty dollars, the blue shirt costs fifteen dollars and the green shirt costs thirty "
+      "dollars."), "Which shirt is the cheapest?", ["the red shirt", "the blue shirt", "the green shirt"], 1),
     ("Anna is twelve years old, Ben is nine and Carla is fourteen.", "Who is the oldest?", ["Anna", "Ben", "Carla"], 2),
     ("The tea is three dollars, the coffee four dollars and the juice five dollars.",
      "How much is the most expensive drink?", ["3 dollars", "4 dollars", "5 dollars", "12 dollars"], 2),
