@@ -26,6 +26,7 @@ from audiomind.language.numbers import DAYS, count_in
 from audiomind.language.question import Reader, read_question
 
 FAMILIES_DATA = Path(__file__).parent / "data" / "families.toml"
+SHAPES_DATA = Path(__file__).parent / "data" / "choice_shapes.toml"
 
 
 class Named(Protocol):
@@ -129,6 +130,11 @@ def _semantic_families(question: str) -> dict[str, float]:
     return best
 
 
+@lru_cache(maxsize=1)
+def _choice_shapes() -> list[dict]:
+    return tomllib.loads(SHAPES_DATA.read_text(encoding="utf-8"))["shape"]
+
+
 def _choice_families(q: str, choices: list[str]) -> dict[str, float]:
     """What the choices' shapes say about the question: evidence as strong as the wording."""
     cl = [c.lower() for c in choices]
@@ -140,29 +146,16 @@ def _choice_families(q: str, choices: list[str]) -> dict[str, float]:
             out[fam] = 0.5
     if share(lambda c: states_time(c) and cues.has("at_a_point", c)) >= 0.5:
         out["onset"] = 0.8  # 'after about 3 seconds', '2 s in': a point in time, not a length
-    if share(lambda c: cues.has("per_minute", c)) >= 0.5:
-        out["tempo"] = 0.9  # a rate per minute: the beat, or how often a sound repeats
     if share(is_numeric_choice) >= 0.6:
         out["count_events"] = 0.45
     if share(lambda c: any(d in c for d in DAYS)) >= 0.5:
         out["speech_content"] = 0.6
-    if share(lambda c: cues.has("mode", c)) >= 0.5:
-        out["key"] = 0.9
-    if share(lambda c: cues.has("side_word", c)) >= 0.5:
-        out["side"] = 0.8
-    if share(lambda c: cues.has("gender_word", c)) >= 0.4:
-        out["gender"] = 0.7
-    if share(lambda c: cues.has("language_name", c)) >= 0.5:
-        out["language"] = 0.9
-    if share(lambda c: cues.has("rate_word", c)) >= 0.4:
-        out["rate_absolute"] = 0.5
-    if share(lambda c: cues.has("level_change_word", c)) >= 0.4:
-        out["loudness_trend"] = 0.4
+    for row in _choice_shapes():  # a share of the choices carrying one cue names a family (data)
+        if share(lambda c, cue=row["cue"]: cues.has(cue, c)) >= row["share"]:
+            out[row["family"]] = max(out.get(row["family"], 0.0), row["relevance"])
     trend_kinds = {k for c in cl for k, pat in TREND_WORDS.items() if pat.search(c)}
     if share(lambda c: any(pat.search(c) for pat in TREND_WORDS.values())) >= 0.6 and len(trend_kinds) >= 2:
         out["loudness_trend"] = max(out.get("loudness_trend", 0.0), 0.5)  # each choice names a different change
-    if share(lambda c: cues.has("contour_word", c)) >= 0.4:
-        out["pitch_contour"] = 0.4
     return out
 
 
@@ -200,20 +193,20 @@ def analyse(question: str, choices: list[str], available: Iterable[Named],
     lexical = _lexical_families(q)
     shaped = _choice_families(q, choices)
     families: dict[str, float] = {}
+    into, lasting = cues.has("point_in_time", q), cues.has("lasting", q)
+    starting = cues.has("starting", q) and not cues.has("stopping", q)
+    length_named = cues.has("length_named", q)
     for fam in FAMILIES:
         s = semantic.get(fam, 0.0)
         sem = max(0.0, min(1.0, (s - 0.35) / 0.4))  # cosine 0.35 -> 0, 0.75 -> 1
         score = max(sem, lexical.get(fam, 0.0) * (0.6 + 0.8 * sem), shaped.get(fam, 0.0))
-        into = cues.has("point_in_time", q)
-        lasting = cues.has("lasting", q)
         if fam == "duration" and lasting and not into:
             score = max(score, 0.9)  # 'how long ... heard' is about a length, however close to 'when is it heard'
         if fam in ("onset", "offset") and lasting and not into:
             score = min(score, 0.3)
-        starting = cues.has("starting", q) and not cues.has("stopping", q)
         if fam == "onset" and (into or starting):
             score = max(score, 0.95)  # 'how long until it starts' asks for an onset
-        if fam == "duration" and starting and not cues.has("length_named", q):
+        if fam == "duration" and starting and not length_named:
             score = min(score, 0.5)
         if lexical.get(fam) and shaped.get(fam):
             score = min(1.0, score + 0.2)
