@@ -51,7 +51,6 @@ from audiomind.state import (
     Action,
     EvidenceState,
     ModelCall,
-    ModelSpec,
     PerceptionPrompt,
     Plan,
     PlannerDecision,
@@ -194,25 +193,10 @@ class DecisionOut(_Wire):
 class LLMPlanner(LLMClient):
     """Planner protocol over a LangChain BaseChatModel: the planner roles on the LLM client."""
 
-    def __init__(
-        self,
-        chat_model: Any,
-        *,
-        name: str,
-        spec: ModelSpec | None = None,
-        max_retries: int = 3,
-        base_delay_s: float = 1.0,
-        max_delay_s: float = 20.0,
-        endpoint: str | None = None,
-        secrets: list[str | None] | None = None,
-        structured: bool | None = None,
-        max_steps: int | None = None,
-        evidence_budget_tokens: int | None = EVIDENCE_BUDGET_TOKENS,
-        timeout_s: float | None = None,
-    ):
-        super().__init__(chat_model, name=name, spec=spec, max_retries=max_retries, base_delay_s=base_delay_s,
-                         max_delay_s=max_delay_s, endpoint=endpoint, secrets=secrets, structured=structured,
-                         timeout_s=timeout_s)
+    def __init__(self, chat_model: Any, *, max_steps: int | None = None,
+                 evidence_budget_tokens: int | None = EVIDENCE_BUDGET_TOKENS, **client: Any):
+        """`client`: LLMClient's keywords (name, spec, retries, endpoint, secrets, structured, timeout_s)."""
+        super().__init__(chat_model, **client)
         self._max_steps = max_steps
         self.evidence_budget_tokens = evidence_budget_tokens
 
