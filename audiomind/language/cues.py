@@ -15,7 +15,6 @@ from pathlib import Path
 
 DATA = Path(__file__).parent / "data" / "cues.toml"
 _PART = re.compile(r"<(\w+)>")
-_WORD = re.compile(r"[a-z0-9']+")
 
 
 @lru_cache(maxsize=1)
@@ -36,10 +35,6 @@ def _table(section: str) -> dict[str, re.Pattern[str]]:
     return _tables()[section]
 
 
-def cue_names() -> list[str]:
-    return list(_table("cues"))
-
-
 def search(name: str, text: str) -> re.Match[str] | None:
     """The first match of cue `name` in `text` (lower-cased), or None; KeyError for an unknown cue."""
     return _table("cues")[name].search(text.lower())
@@ -47,10 +42,6 @@ def search(name: str, text: str) -> re.Match[str] | None:
 
 def has(name: str, text: str) -> bool:
     return search(name, text) is not None
-
-
-def findall(name: str, text: str) -> list:
-    return _table("cues")[name].findall(text)
 
 
 def fullmatch(name: str, text: str) -> bool:
@@ -76,11 +67,6 @@ def dimension(dim: str) -> dict[str, re.Pattern[str]]:
 
 def dimensions() -> list[str]:
     return list(_tables()["dimensions"])
-
-
-def words(text: str) -> list[str]:
-    """The lower-cased words of any English text (questions, choices, transcripts)."""
-    return _WORD.findall(text.lower())
 
 
 def pattern_in(pattern: str, text: str) -> bool:
