@@ -9,24 +9,27 @@ A `base_url` points the SDK at another endpoint (a proxy, or a loopback server i
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import os
 import time
-from typing import Any
+from typing import Any, Unpack
 
 from audiomind.backends.base import AnswerRequest, AnswerResult, BackendError, ListenRequest, ListenResult
 from audiomind.backends.deadline import BudgetExhausted, current_budget
 from audiomind.backends.frontends.audio_parts import audio_segments
+from audiomind.backends.frontends.remote import CallSettings, RemoteFrontEnd
 from audiomind.backends.frontends.replies import listen_prompt, parse_answer_reply, parse_listen_reply
-from audiomind.backends.retry import call_with_retries
 from audiomind.prompts import evidence_rule, has_evidence
 from audiomind.state import Artifact, AudioWindow, ModelCall, ModelSpec
 
 INLINE_LIMIT_BYTES = 20 * 1024 * 1024 - 512 * 1024  # Gemini caps a whole inline request at 20 MB
 
 
-class GeminiFrontEnd:
+class GeminiFrontEnd(RemoteFrontEnd):
     """An audio-in Gemini model (generateContent)."""
+
+    kind = "gemini"
 
     def __init__(
         self,
@@ -36,15 +39,11 @@ class GeminiFrontEnd:
         api_key: str | None = None,
         name: str | None = None,
         window_s: float | None = None,
-        timeout_s: float = 120.0,
-        max_retries: int = 3,
-        base_delay_s: float = 1.0,
-        max_delay_s: float = 20.0,
-        temperature: float = 0.0,
         max_output_tokens: int | None = None,
         json_mode: bool = True,
         inline_limit_bytes: int = INLINE_LIMIT_BYTES,
         file_active_timeout_s: float = 120.0,
+        **settings: Unpack[CallSettings],
     ):
         try:
             from google import genai
@@ -54,25 +53,18 @@ class GeminiFrontEnd:
         key = api_key or os.environ.get("GEMINI_API_KEY") or os.environ.get("GOOGLE_API_KEY")
         if not key:
             raise BackendError("GEMINI_API_KEY (or GOOGLE_API_KEY) is not set: export it to use gemini:MODEL")
-        self._key = key
         self._types = types
-        self.model = model
         self.base_url = base_url.rstrip("/") if base_url else None
-        self.name = name or (f"gemini:{model}" + (f"@{self.base_url}" if self.base_url else ""))
-        self.window_s = window_s
-        self.max_retries = max_retries
-        self.base_delay_s = base_delay_s
-        self.max_delay_s = max_delay_s
-        self.temperature = temperature
+        self._settings(model, name or (f"gemini:{model}" + (f"@{self.base_url}" if self.base_url else "")), key,
+                       window_s, **settings)
         self.max_output_tokens = max_output_tokens
         self.json_mode = json_mode
         self.inline_limit_bytes = inline_limit_bytes
         self.file_active_timeout_s = file_active_timeout_s
-        self.timeout_s = timeout_s
         # Retries are ours (call_with_retries): the SDK gets attempts=1 so it never retries underneath.
         http_options = types.HttpOptions(
             api_version="v1beta",
-            timeout=int(timeout_s * 1000),
+            timeout=int(self.timeout_s * 1000),
             retry_options=types.HttpRetryOptions(attempts=1),
         )
         if self.base_url:
@@ -80,23 +72,11 @@ class GeminiFrontEnd:
         self._client = genai.Client(api_key=key, http_options=http_options)
 
     def spec(self) -> ModelSpec:
-        decoding: dict[str, Any] = {"temperature": self.temperature, "window_s": self.window_s,
-                                    "json_mode": self.json_mode}
-        if self.max_output_tokens:
-            decoding["max_output_tokens"] = self.max_output_tokens
-        return ModelSpec(role="frontend", spec=self.name, kind="gemini", model=self.model,
-                         base_url=self.base_url, decoding=decoding)
+        return self._model_spec(("max_output_tokens", self.max_output_tokens), json_mode=self.json_mode)
 
     @property
     def _endpoint(self) -> str:
         return self.base_url or "https://generativelanguage.googleapis.com"
-
-    def _retry(self, fn, purpose: str):
-        return call_with_retries(
-            fn, role="frontend", purpose=purpose, backend=self.name, max_attempts=self.max_retries,
-            base_delay_s=self.base_delay_s, max_delay_s=self.max_delay_s, endpoint=self._endpoint,
-            secrets=[self._key], timeout_s=self.timeout_s,
-        )
 
     def _upload(self, wav: bytes, label: str, errors: list[str]) -> Any:
         """Upload one clip with the Files API and wait (bounded) until it is ACTIVE."""
@@ -113,7 +93,9 @@ class GeminiFrontEnd:
                 raise BudgetExhausted(f"time budget of {budget.seconds:g} s spent waiting for the uploaded file "
                                       f"{f.name} to be processed")
             time.sleep(1.0)
-            f, call = self._retry(lambda name=f.name: self._client.files.get(name=name), "upload")
+            if not f.name:
+                raise BackendError("Gemini's Files API returned an uploaded file without a name to poll")
+            f, call = self._retry(functools.partial(self._client.files.get, name=f.name), "upload")
         if getattr(f, "state", None) is not None and str(getattr(f.state, "value", f.state)) == "FAILED":
             raise BackendError(f"Gemini could not process the uploaded file {f.name}")
         return f

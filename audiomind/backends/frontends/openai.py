@@ -8,20 +8,22 @@ says exactly what the model heard.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Unpack
 
 from audiomind.backends.base import AnswerRequest, AnswerResult, BackendError, ListenRequest, ListenResult
 from audiomind.backends.frontends.audio_parts import input_audio_parts
+from audiomind.backends.frontends.remote import CallSettings, RemoteFrontEnd
 from audiomind.backends.frontends.replies import listen_prompt, parse_answer_reply, parse_listen_reply
 from audiomind.backends.jsonparse import message_text
 from audiomind.backends.openai_compat import openai_endpoint
-from audiomind.backends.retry import call_with_retries
 from audiomind.prompts import evidence_rule, has_evidence
 from audiomind.state import Artifact, AudioWindow, ModelCall, ModelSpec
 
 
-class OpenAIFrontEnd:
+class OpenAIFrontEnd(RemoteFrontEnd):
     """An audio-in chat model behind the OpenAI chat-completions API."""
+
+    kind = "openai"
 
     def __init__(
         self,
@@ -31,35 +33,20 @@ class OpenAIFrontEnd:
         api_key: str | None = None,
         name: str | None = None,
         window_s: float | None = 30.0,
-        timeout_s: float = 120.0,
-        max_retries: int = 3,
-        base_delay_s: float = 1.0,
-        max_delay_s: float = 20.0,
-        temperature: float = 0.0,
         max_tokens: int | None = None,
         extra_body: dict[str, Any] | None = None,
+        **settings: Unpack[CallSettings],
     ):
         endpoint = openai_endpoint(base_url, api_key)
-        self.model = model
         self.base_url = endpoint.base_url
-        self._key = endpoint.api_key
-        self.name = name or (f"openai:{model}" + (f"@{self.base_url}" if endpoint.custom else ""))
-        self.window_s = window_s
-        self.max_retries = max_retries
-        self.base_delay_s = base_delay_s
-        self.max_delay_s = max_delay_s
-        self.temperature = temperature
+        self._settings(model, name or (f"openai:{model}" + (f"@{self.base_url}" if endpoint.custom else "")),
+                       endpoint.api_key, window_s, **settings)
         self.max_tokens = max_tokens
         self.extra_body = extra_body
-        self.timeout_s = timeout_s
-        self._client = endpoint.client(timeout_s)
+        self._client = endpoint.client(self.timeout_s)
 
     def spec(self) -> ModelSpec:
-        decoding: dict[str, Any] = {"temperature": self.temperature, "window_s": self.window_s}
-        if self.max_tokens:
-            decoding["max_tokens"] = self.max_tokens
-        return ModelSpec(role="frontend", spec=self.name, kind="openai", model=self.model,
-                         base_url=self.base_url, decoding=decoding)
+        return self._model_spec(("max_tokens", self.max_tokens))
 
     # -- request building
     def build_messages(self, prompt: str, artifacts: list[Artifact]) -> tuple[list[dict], list[AudioWindow]]:
@@ -75,12 +62,7 @@ class OpenAIFrontEnd:
             kwargs["max_tokens"] = self.max_tokens
         if self.extra_body:
             kwargs["extra_body"] = self.extra_body
-        resp, call = call_with_retries(
-            lambda: self._client.chat.completions.create(**kwargs),
-            role="frontend", purpose=purpose, backend=self.name, max_attempts=self.max_retries,
-            base_delay_s=self.base_delay_s, max_delay_s=self.max_delay_s, endpoint=self.base_url,
-            secrets=[self._key], timeout_s=self.timeout_s,
-        )
+        resp, call = self._retry(lambda: self._client.chat.completions.create(**kwargs), purpose)
         choices = getattr(resp, "choices", None) or []
         if not choices:
             err = BackendError(f"{self.name} returned no choices for {purpose}")
