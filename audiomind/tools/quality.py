@@ -22,6 +22,7 @@ from pydantic import Field
 
 from audiomind.embedded import sessions
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolOutput, ToolResult
+from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.window import WindowArgs, excerpt
 
 SR = 16000
@@ -146,7 +147,7 @@ class SpeechQualityOutput(CoveredOutput):
     bak_mos: float | None = Field(description="P.835 background MOS (1-5, higher = less intrusive noise)")
     p808_mos: float | None = Field(description="P.808 overall MOS (1-5); None when silent")
     silent: bool = Field(description="the window is silent (peak below -60 dBFS): nothing was rated")
-    window_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    window_s: AnalysedWindow
     # set only when rated
     scale: str | None = Field(None, description="the MOS scale")
     model: str | None = Field(None, description="DNSMOS model used")

@@ -27,6 +27,7 @@ from audiomind.embedded import sessions
 from audiomind.embedded.voice import VoiceEncoder
 from audiomind.state import Coverage
 from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage
+from audiomind.tools.fields import AnalysedWindow
 
 SR = 16000
 NORM_DBFS = -20.0  # a typical speech-corpus level; see _normalize
@@ -194,7 +195,7 @@ class SpeakerEmbeddingOutput(ToolOutput):
     dims: int = Field(description="embedding dimensions")
     norm: float = Field(description="L2 norm of the embedding")
     voiced_s: float = Field(description="voiced audio embedded (s)")
-    analysed_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    analysed_s: AnalysedWindow
     n_partials: int = Field(description="1.6 s partial embeddings averaged")
     partial_to_mean_cosine: CosineSummary = Field(description="how consistent the partials are")
     vector: list[float] | None = Field(None, description="the embedding (include_vector only)")

@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolOutput, ToolResult
+from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.window import WindowArgs, excerpt
 
 MAX_CURVE_POINTS = 60
@@ -64,7 +65,7 @@ class SpectralOutput(CoveredOutput):
     analysis_sr: int = Field(description="sample rate analysed (Hz; the file's own, at most 48 kHz)")
     nyquist_hz: float = Field(description="highest frequency analysed (Hz)")
     n_fft: int = Field(description="STFT size")
-    window_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    window_s: AnalysedWindow
     active_ratio: float = Field(description="share of frames counted as non-silent (0-1)")
     silent: bool = Field(description="the window is silent (below -80 dBFS): nothing else is set")
     # set only when not silent

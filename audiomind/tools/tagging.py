@@ -25,6 +25,7 @@ from audiomind.embedded import sessions
 from audiomind.language.text import GENERIC_LABELS
 from audiomind.state import Coverage
 from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage
+from audiomind.tools.fields import AnalysedWindow
 
 SR = 16000
 WIN, HOP, N_FFT, N_MELS = 400, 160, 512, 64
@@ -235,7 +236,7 @@ class TagEvent(TimeSpan):
 
 class TaggingOutput(ToolOutput):
     model: str = Field(description="tagging model")
-    analysed_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    analysed_s: AnalysedWindow
     n_patches: int = Field(description="0.96 s patches scored")
     patch_s: float = Field(description="patch length (s)")
     hop_s: float = Field(description="patch hop (s)")

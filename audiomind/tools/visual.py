@@ -51,8 +51,23 @@ def _figure(width_px: int, height_px: int):
     return fig
 
 
-def _save(fig, path) -> None:
+NOTE = "a picture for front ends that take images and for auditors; not evidence by itself"
+
+
+class PictureOutput(ToolOutput):
+    """The fields every picture tool's output starts with: which PNG it wrote, and its size."""
+
+    image_path: str = Field(description="the PNG written")
+    format: str = Field(description="image format (png)")
+    width_px: int = Field(description="image width (px)")
+    height_px: int = Field(description="image height (px)")
+
+
+def _save(fig, ctx: ToolContext, args: SpectrogramArgs | WaveformArgs, kind: str) -> dict:
+    """Write the figure as a PNG in the run's derived folder; the output's `PictureOutput` fields."""
+    path = ctx.new_derived_path(f"{args.artifact}_{kind}", ".png")
     fig.savefig(str(path), dpi=DPI, format="png")
+    return {"image_path": str(path), "format": "png", "width_px": args.width_px, "height_px": args.height_px}
 
 
 def _box_px(fig, ax) -> list[int]:
@@ -79,11 +94,7 @@ class FrequencyAxis(ToolOutput):
     n_mels: int = Field(description="mel bands (image rows)")
 
 
-class SpectrogramOutput(ToolOutput):
-    image_path: str = Field(description="the PNG written")
-    format: str = Field(description="image format (png)")
-    width_px: int = Field(description="image width (px)")
-    height_px: int = Field(description="image height (px)")
+class SpectrogramOutput(PictureOutput):
     plot_box_px: list[int] = Field(description="plot area [x0, y0, x1, y1] in pixels, origin top-left")
     time_axis_s: tuple[float, float] = Field(description="time at the left and right plot edges (s)")
     frequency_axis: FrequencyAxis = Field(description="the vertical axis")
@@ -120,13 +131,8 @@ def spectrogram(args: SpectrogramArgs, ctx: ToolContext) -> ToolResult:
     ax.set_title(f"{args.artifact} mel spectrogram {t0:.2f}-{t1:.2f} s")
     fig.colorbar(im, cax=cax, label="dB (re. max)")
     box = _box_px(fig, ax)
-    path = ctx.new_derived_path(f"{args.artifact}_spectrogram", ".png")
-    _save(fig, path)
     out = {
-        "image_path": str(path),
-        "format": "png",
-        "width_px": args.width_px,
-        "height_px": args.height_px,
+        **_save(fig, ctx, args, "spectrogram"),
         "plot_box_px": box,
         "time_axis_s": [round(t0, 4), round(t1, 4)],
         "frequency_axis": {"scale": "mel", "fmin_hz": 0.0, "fmax_hz": round(fmax, 1), "n_mels": args.n_mels},
@@ -134,7 +140,7 @@ def spectrogram(args: SpectrogramArgs, ctx: ToolContext) -> ToolResult:
         "sample_rate": sr,
         "n_fft": n_fft,
         "hop_length": hop,
-        "note": "a picture for front ends that take images and for auditors; not evidence by itself",
+        "note": NOTE,
     }
     return ToolResult(output=out)
 
@@ -144,11 +150,7 @@ class WaveformArgs(_WindowArgs):
     height_px: int = Field(300, ge=150, le=2000, description="image height in pixels (all channel panels)")
 
 
-class WaveformOutput(ToolOutput):
-    image_path: str = Field(description="the PNG written")
-    format: str = Field(description="image format (png)")
-    width_px: int = Field(description="image width (px)")
-    height_px: int = Field(description="image height (px)")
+class WaveformOutput(PictureOutput):
     channels: int = Field(description="channel panels drawn")
     plot_box_px: list[list[int]] = Field(description="per channel panel: [x0, y0, x1, y1] pixels, origin top-left")
     time_axis_s: tuple[float, float] = Field(description="time at the left and right plot edges (s)")
@@ -188,18 +190,13 @@ def waveform(args: WaveformArgs, ctx: ToolContext) -> ToolResult:
         boxes.append(ax)
     boxes[0].set_title(f"{args.artifact} waveform {t0:.2f}-{t1:.2f} s")
     box_px = [_box_px(fig, ax) for ax in boxes]
-    path = ctx.new_derived_path(f"{args.artifact}_waveform", ".png")
-    _save(fig, path)
     out = {
-        "image_path": str(path),
-        "format": "png",
-        "width_px": args.width_px,
-        "height_px": args.height_px,
+        **_save(fig, ctx, args, "waveform"),
         "channels": n_ch,
         "plot_box_px": box_px,
         "time_axis_s": [round(t0, 4), round(t1, 4)],
         "amplitude_axis": [-1.0, 1.0],
         "sample_rate": sr,
-        "note": "a picture for front ends that take images and for auditors; not evidence by itself",
+        "note": NOTE,
     }
     return ToolResult(output=out)

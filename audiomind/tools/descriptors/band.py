@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolResult, plan_windows
+from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.window import WindowArgs, excerpt
 
 SR = 16000
@@ -46,7 +47,7 @@ class BandLimitsOutput(CoveredOutput):
     band_centres_hz: list[float] = Field(description="1/3-octave band centres (Hz)")
     band_levels_db: list[float] = Field(description="90th-percentile band level, dB re the strongest band")
     band_motion_db: list[float] = Field(description="90th minus 10th percentile level per band (dB)")
-    analysed_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    analysed_s: AnalysedWindow
 
 
 def _noise_spread_db() -> np.ndarray:

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.descriptors.common import active_frames, frame_db, runs
+from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.window import WindowArgs, excerpt
 
 SR = 16000
@@ -46,7 +47,7 @@ class ClippingOutput(CoveredOutput):
     clipped_share: float = Field(description="share of all analysed samples in flat tops")
     segments: list[ClipSegment] = Field(description="the separate sounds in time order")
     most_clipped: int | None = Field(description="index of the most clipped segment (None when none is)")
-    analysed_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    analysed_s: AnalysedWindow
 
 
 def _flat_share(x: np.ndarray, peak: float) -> float:

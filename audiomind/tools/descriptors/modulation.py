@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolResult
+from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.window import WindowArgs, excerpt
 
 SR = 16000
@@ -42,7 +43,7 @@ class PitchModulationOutput(CoveredOutput):
     tremolo_rate_hz: float | None = Field(description="rate of the strongest level wobble (Hz)")
     tremolo_depth_db: float | None = Field(description="its depth, half peak-to-peak (dB)")
     voiced_s: float = Field(description="seconds of pitched sound analysed")
-    analysed_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    analysed_s: AnalysedWindow
 
 
 def _wobble(x: np.ndarray, fs: float) -> tuple[float | None, float | None, float]:

@@ -20,6 +20,7 @@ from pydantic import Field
 
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.descriptors.common import active_frames, frame_db
+from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.window import WindowArgs, excerpt
 
 SR = 16000
@@ -54,7 +55,7 @@ class RoomOutput(CoveredOutput):
     drr_db: float | None = Field(description="blind direct(+first 50 ms)-to-late energy ratio (dB)")
     decays_fitted: int = Field(description="free decays (after level peaks) the estimate rests on")
     echoes: list[Echo] = Field(description="distinct echoes, strongest first")
-    analysed_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    analysed_s: AnalysedWindow
 
 
 def _t60(db: np.ndarray) -> tuple[float | None, int]:

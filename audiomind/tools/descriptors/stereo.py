@@ -16,6 +16,7 @@ from pydantic import Field
 
 from audiomind import audio as audio_io
 from audiomind.tools.base import ANALYSIS_WINDOW_S, Claim, CoveredOutput, ToolContext, ToolResult
+from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.window import WindowArgs
 
 SR = 16000
@@ -37,7 +38,7 @@ class PanTrajectoryOutput(CoveredOutput):
     mean_position: float | None = Field(description="mean position over the sound")
     time_s: list[float] = Field(description="times of the trajectory points (s)")
     position: list[float] = Field(description="position per point (-1 hard left, 0 centre, +1 hard right)")
-    analysed_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    analysed_s: AnalysedWindow
 
 
 def _frames(path: str, start_s: float, end_s: float | None) -> tuple[np.ndarray, np.ndarray, int]:

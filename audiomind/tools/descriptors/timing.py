@@ -21,6 +21,7 @@ from pydantic import Field
 
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.descriptors.common import active_frames, frame_db, runs
+from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.window import WindowArgs, excerpt
 
 SR = 16000
@@ -47,7 +48,7 @@ class SilenceMapOutput(CoveredOutput):
     longest: int | None = Field(description="index of the longest silence between sounds (else the longest)")
     total_silence_s: float = Field(description="seconds of silence")
     noise_floor_dbfs: float = Field(description="noise floor (10th percentile of 20 ms frame levels)")
-    analysed_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    analysed_s: AnalysedWindow
 
 
 def silence_map(args: SilenceMapArgs, ctx: ToolContext) -> ToolResult:
@@ -93,7 +94,7 @@ class TempoTrendOutput(CoveredOutput):
     end_bpm: float | None = Field(description="median local tempo over the last third (BPM)")
     change_pct: float | None = Field(description="tempo change from start to end (%)")
     onset_times_s: list[float] = Field(description="onset times (s, at most 200)")
-    analysed_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    analysed_s: AnalysedWindow
 
 
 def _onset_envelope(y: np.ndarray, hop: int = 160) -> np.ndarray:

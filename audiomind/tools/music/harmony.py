@@ -12,6 +12,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.tools.base import Claim, CoveredOutput, TimeSpan, ToolContext, ToolOutput, ToolResult
+from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.music.common import MAX_LISTED, PITCH_CLASSES, SR
 from audiomind.tools.window import WindowArgs, excerpt
 
@@ -91,7 +92,7 @@ class KeyOutput(CoveredOutput):
     profile: str = Field(description="key profiles used (krumhansl or temperley)")
     chroma_profile: dict[str, float] = Field(description="pitch class -> chroma energy relative to the strongest")
     top_keys: list[KeyCorrelation] = Field(description="the five best keys")
-    window_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    window_s: AnalysedWindow
 
 
 class KeyArgs(WindowArgs):
@@ -240,7 +241,7 @@ class ChordsOutput(CoveredOutput):
     n_chord_changes: int = Field(description="changes between successive chords")
     chord_time_ratio: float = Field(description="share of the window covered by a chord (0-1)")
     vocabulary: str = Field(description="the chord vocabulary")
-    window_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    window_s: AnalysedWindow
 
 
 def chords(args: ChordsArgs, ctx: ToolContext) -> ToolResult:

@@ -14,6 +14,7 @@ from pydantic import Field
 
 from audiomind.embedded import sessions
 from audiomind.tools.base import Claim, CoveredOutput, TimeSpan, ToolContext, ToolResult
+from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.music.common import MAX_LISTED, PITCH_CLASSES
 from audiomind.tools.window import WindowArgs, excerpt
 
@@ -237,7 +238,7 @@ class NotesOutput(CoveredOutput):
     lowest: str | None = Field(description="lowest note; None without notes")
     highest: str | None = Field(description="highest note; None without notes")
     model: str = Field(description="transcription model")
-    window_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    window_s: AnalysedWindow
 
 
 def notes(args: NotesArgs, ctx: ToolContext) -> ToolResult:

@@ -14,6 +14,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolOutput, ToolResult
+from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.music.common import SR
 from audiomind.tools.window import WindowArgs, excerpt
 
@@ -60,7 +61,7 @@ class PitchContour(ToolOutput):
 
 
 class PitchOutput(CoveredOutput):
-    window_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    window_s: AnalysedWindow
     frame_s: float = Field(description="pitch frame hop (s)")
     voiced_ratio: float = Field(description="share of frames with a pitch (0-1)")
     method: str = Field(description="pitch tracking method")

@@ -12,6 +12,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolOutput, ToolResult
+from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.music.common import SR
 from audiomind.tools.window import WindowArgs, excerpt
 
@@ -57,7 +58,7 @@ class TempoOutput(CoveredOutput):
     regularity: Literal["regular", "somewhat irregular", "irregular"] | None = Field(
         description="from the beat-interval CV (< 0.05 regular, < 0.15 somewhat irregular)")
     candidates: list[TempoCandidate] = Field(description="strongest autocorrelation tempi, 30-300 BPM")
-    window_s: tuple[float, float] = Field(description="analysed window [start, end] (s)")
+    window_s: AnalysedWindow
     start_bpm: float = Field(description="prior centre of the tempo estimate (BPM)")
 
 
