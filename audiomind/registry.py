@@ -202,7 +202,11 @@ class Registries:
     def group(self, name: str) -> Registry[Any]:
         if name not in GROUPS:
             raise UnknownNameError(f"unknown registry group {name!r}; known: {', '.join(GROUPS)}")
-        reg = import_target(GROUPS[name])
+        plugin, _ORIGIN.plugin = getattr(_ORIGIN, "plugin", None), None  # what the registry's module registers
+        try:  # as it is first imported (inside a plugin's register) is the package's own, not the plugin's
+            reg = import_target(GROUPS[name])
+        finally:
+            _ORIGIN.plugin = plugin
         if not isinstance(reg, Registry):
             raise RegistryError(f"{GROUPS[name]} is not a Registry")
         return reg
