@@ -2,7 +2,8 @@
 
 The plugin tests install tests/data/plugin_pkg (a real package: pyproject + module) with
 `pip install --no-deps --target SITE`, then run the real CLI in a subprocess with SITE on PYTHONPATH: the
-plugin's tool, planner backend and benchmark task are seen without anything under audiomind/ changing. A
+plugin's tool, planner backend, benchmark task and judge (with the agent tool its spec declares) are seen
+without anything under audiomind/ changing. A
 second, broken plugin (a dist-info whose entry point raises after registering) is left out, its
 registration taken back, and `audiomind doctor` reports it.
 """
@@ -91,7 +92,7 @@ def test_judge_registry_entries_resolve_to_their_function_tool_and_task():
         fn = entry.function()
         assert callable(fn) and issubclass(entry.result_model(), BaseModel), name
         assert inspect.signature(fn).return_annotation in (entry.result_model().__name__, entry.result_model()), name
-        assert entry.tool in tools and entry.task in task_names(), name
+        assert entry.tool_name in tools and entry.task in task_names(), name
 
 
 # ---------------------------------------------------------------- a real installed plugin
@@ -142,6 +143,49 @@ def test_plugin_tool_appears_in_tools_list(plugin_env, tmp_path):
     assert "asr" in tools  # the packaged tools are still there
 
 
+RMS_TOL_DB = 0.01  # the judge reads the 16-bit file back: quantisation moves the RMS of a -9 dBFS tone by ~1e-4 dB
+
+
+def test_plugin_judge_is_a_command_and_an_agent_tool(plugin_env, tmp_path):
+    """The plugin registers only a JudgeSpec: its tool (manifest derived from the spec) is listed and runs
+    through the real executor, and `audiomind judge demo-level` runs the same judge."""
+    from audiomind import audio as audio_io
+    from audiomind.synth import SR, tone
+
+    y = tone(440.0, 1.0, amplitude=0.5)
+    rms_db = 20 * np.log10(np.sqrt(np.mean(np.square(y, dtype=np.float64))))  # about -9.09 dBFS (faded ends)
+    clip = audio_io.write_wav(tmp_path / "tone.wav", y, SR)
+    listed = _run([str(BIN / "audiomind"), "tools", "list", "--json"], plugin_env, tmp_path)
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    tools = {t["name"]: t for t in json.loads(listed.stdout)["tools"]}
+    assert tools["judge_demo-level"]["usable"] is True and tools["judge_demo-level"]["category"] == "evaluation"
+    script = textwrap.dedent(f'''
+        import json
+        from audiomind.artifacts import make_artifact
+        from audiomind.state import ToolCallRequest
+        from audiomind.tools.executor import ToolExecutor
+        from audiomind.tools.manifest import ToolRegistry
+        ex = ToolExecutor(ToolRegistry.load(), {str(tmp_path / "derived")!r})
+        res = ex.run([ToolCallRequest(tool="judge_demo-level", arguments={{"artifact": "a0", "floor_db": -20}})],
+                     [make_artifact("a0", {str(clip)!r})], step=0)
+        call = res.tool_calls[0]
+        print(json.dumps({{"status": call.status.value, "error": call.error, "output": call.output,
+                          "claims": [e.claim for e in res.evidence]}}))
+    ''')
+    proc = _run([sys.executable, "-c", script], plugin_env, tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["status"] == "ok", out["error"]
+    assert set(out["output"]) == {"rms_db", "passed", "judge_trace"} and out["output"]["passed"] is True
+    assert abs(out["output"]["rms_db"] - rms_db) < RMS_TOL_DB
+    assert Path(out["output"]["judge_trace"]).is_file() and out["claims"][0].startswith("RMS level of a0")
+    cli = _run([str(BIN / "audiomind"), "judge", "demo-level", str(clip), "--floor-db", "-6", "--json",
+                "--trace-dir", str(tmp_path / "traces")], plugin_env, tmp_path)
+    assert cli.returncode == 0, cli.stderr[-3000:]
+    verdict = json.loads(cli.stdout)
+    assert verdict["passed"] is False and abs(verdict["rms_db"] - rms_db) < RMS_TOL_DB
+
+
 def test_plugin_planner_backend_and_broken_plugin_in_process(plugin_env, tmp_path):
     """The plugin's spec kind parses and builds a planner; the broken plugin is reported and taken back."""
     script = textwrap.dedent('''
@@ -172,7 +216,7 @@ def test_plugin_planner_backend_and_broken_plugin_in_process(plugin_env, tmp_pat
     assert "demo-loudness" in out["tasks"] and "broken-task" not in out["tasks"]  # taken back
     plugins = {p["name"]: p for p in out["plugins"]}
     assert plugins["demo"]["ok"] and plugins["demo"]["added"] == {
-        "tools": ["demo"], "backends": ["demo-rules"], "tasks": ["demo-loudness"]}
+        "tools": ["demo"], "backends": ["demo-rules"], "tasks": ["demo-loudness"], "judges": ["demo-level"]}
     assert not plugins["broken"]["ok"] and "broken on purpose" in plugins["broken"]["detail"]
 
 

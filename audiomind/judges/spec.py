@@ -1,17 +1,20 @@
 """One spec per judge: the one place a judge is declared, and what every front door is derived from.
 
 A `JudgeSpec` names a judge's own inputs (an `args` model, plus the audio it reads as `AudioSlot`s), its
-public function, its result model, and optionally its agent tool and benchmark task. The options every
+public function, its result model, and optionally its agent tool (`JudgeTool`: the manifest's text, its output
+model and claims) and benchmark task. The options every
 judge shares (which models, where the trace goes, which tool registry / cache / executor, the time limits)
 are one typed `JudgeOptions`; `JudgeSpec.call` hands a function the ones its signature takes. From the spec:
 
-- the agent tool (judges/tools.py): its argument model (`ToolArgs`, the artifact ids of the audio slots,
-  the args fields) and its entry point; the manifest in `tools/judge_NAME.toml` names them;
+- the agent tool (judges/tools.py): its manifest (the registry reads it beside the TOML ones), its argument
+  model (`ToolArgs`, the artifact ids of the audio slots, the args fields), its entry point, and its output:
+  the output model's fields read from the result (`Out` sources), plus the tool's claims;
 - the `audiomind judge NAME` command (judges/cli.py): an argument or option per input;
 - the HTTP route `POST /v1/judge/NAME` (serve.py): a form field per input, the result as response model.
 
 Specs live in `JUDGES`, a `Registry[JudgeSpec]` (plugin group "judges"): a plugin's `register(registries)`
-adds one with `registries.judges.register(spec.name, spec)`. See docs/EXTENDING.md, "A judge".
+adds one with `registries.judges.register(spec.name, spec)`. The built-in judges are one file each in
+`judges/specs/`. See docs/EXTENDING.md, "A judge".
 """
 
 from __future__ import annotations
@@ -19,14 +22,23 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, PlainValidator, ValidationError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PlainValidator,
+    ValidationError,
+    model_validator,
+)
 
+from audiomind.judges.specs import BUILTIN_JUDGES
 from audiomind.registry import Registry, import_target
-from audiomind.tools.base import ToolRunner
+from audiomind.state import ToolCategory
+from audiomind.tools.base import Claim, ToolRunner
 from audiomind.tools.executor import ToolCache
-from audiomind.tools.manifest import ToolRegistry
+from audiomind.tools.manifest import ToolNeeds, ToolRegistry
 
 
 def _tool_runner(value: Any) -> Any:
@@ -91,6 +103,33 @@ class CliLayout(BaseModel):
     short: dict[str, str] = Field(default_factory=dict, description="field -> short flag, e.g. '-i'")
 
 
+# ---------------------------------------------------------------------------------------------------------
+# A judge's agent tool: what its manifest says, its output model (see judges/tools.py: Out, output_model) and
+# its claims.
+
+class JudgeTool(BaseModel):
+    """A judge's agent tool, declared in its spec: the manifest's fields (as in a tool's TOML file), its output
+    model and its claims. The manifest, the argument model and the entry point are derived (judges/tools.py)."""
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    name: str | None = Field(None, description="the tool's name (default: judge_<judge name>)")
+    version: str = "1"
+    category: ToolCategory = ToolCategory.evaluation
+    function: str = Field(description="what the tool does, one or two sentences (the planner's inventory)")
+    supports: tuple[str, ...] = Field(description="claims its output may support")
+    not_for: tuple[str, ...] = Field(description="claims its output must not be used for")
+    output: type[BaseModel] = Field(description="the output model (judges/tools.py: output_model; its fields are "
+                                                "read from the judge's result)")
+    claims: str | Callable[..., list[Claim]] = Field(description="(result, tool args) -> the tool's claims")
+    timeout_s: float = Field(120.0, gt=0)
+    example: dict[str, Any] = Field(default_factory=dict, description="example arguments")
+    needs: ToolNeeds = Field(default_factory=ToolNeeds)
+
+    def claims_function(self) -> Callable[..., list[Claim]]:
+        return import_target(self.claims) if isinstance(self.claims, str) else self.claims
+
+
 class JudgeSpec(BaseModel):
     """One judge, declared once. `run`, `result`, `tool_result` and `render` may be "module:attr" strings,
     imported when used (so listing the judges imports none of them)."""
@@ -104,9 +143,7 @@ class JudgeSpec(BaseModel):
     run: str | Callable[..., Any] = Field(description="its public function (keyword-callable with the audio "
                                                       "slots, the args fields and the options it takes)")
     result: str | type[BaseModel] = Field(description="the function's result model")
-    tool: str | None = Field(None, description="its agent tool's manifest name (tools/NAME.toml)")
-    tool_result: str | Callable[..., Any] | None = Field(
-        None, description="(result, tool args) -> ToolResult: the tool's output and claims")
+    tool: JudgeTool | None = Field(None, description="its agent tool (None: the judge is not offered as a tool)")
     task: str | None = Field(None, description="its benchmark task (audiomind.bench.tasks)")
     cli: CliLayout = Field(default_factory=CliLayout)
     render: str | Callable[..., Any] | None = Field(
@@ -122,20 +159,18 @@ class JudgeSpec(BaseModel):
         unknown = (set(self.cli.arguments) | set(self.cli.short)) - fields
         if unknown:
             raise ValueError(f"judge {self.name!r}: cli names unknown args field(s) {sorted(unknown)}")
-        if self.tool and self.tool_result is None:
-            raise ValueError(f"judge {self.name!r}: a tool needs tool_result (its output and claims)")
         return self
+
+    @property
+    def tool_name(self) -> str | None:
+        """Its agent tool's name (None: it has none)."""
+        return None if self.tool is None else self.tool.name or f"judge_{self.name}"
 
     def function(self) -> Callable[..., BaseModel]:
         return import_target(self.run) if isinstance(self.run, str) else self.run
 
     def result_model(self) -> type[BaseModel]:
         return import_target(self.result) if isinstance(self.result, str) else self.result
-
-    def tool_result_function(self) -> Callable[..., Any]:
-        if self.tool_result is None:
-            raise ValueError(f"judge {self.name!r} has no agent tool")
-        return import_target(self.tool_result) if isinstance(self.tool_result, str) else self.tool_result
 
     def renderer(self) -> Callable[[Any], list[str]] | None:
         if self.render is None:
@@ -178,81 +213,16 @@ JUDGES: Registry[JudgeSpec] = Registry("judge", group="judges")
 """Judge name -> JudgeSpec. The agent tools, `audiomind judge` and the HTTP routes are derived from it."""
 
 
-# ---------------------------------------------------------------------------------------------------------
-# The built-in judges: their inputs and one registration each.
-
 class JudgeArgs(BaseModel):
     """Base of a judge's own inputs: extra fields are an error (a typo is never silently ignored)."""
 
     model_config = ConfigDict(extra="forbid")
 
 
-class EditArgs(JudgeArgs):
-    instruction: str | None = Field(None, max_length=1000, description="the edit instruction, e.g. 'Add a dog "
-                                                                        "barking'")
-    original_description: str | None = Field(None, max_length=1000, description="caption of the original audio")
-    target_description: str | None = Field(None, max_length=1000, description="caption the edited audio should fit")
-
-    @model_validator(mode="after")
-    def _what_to_judge(self) -> EditArgs:
-        if not (self.instruction or self.target_description):
-            raise ValueError("give the edit instruction or the target description (or both)")
-        return self
-
-
-class RubricArgs(JudgeArgs):
-    instruction: str = Field(..., min_length=1, max_length=2000, description="the instruction the audio should "
-                                                                             "follow")
-    threshold: float = Field(0.75, ge=0.0, le=1.0, description="aligned when the item score reaches this")
-    holistic: bool = Field(True, description="also run the single-question holistic baseline")
-    max_items: int = Field(8, ge=1, le=20, description="rubric items at most")
-    aggregation: Literal["geometric", "mean"] = Field(
-        "geometric", description="item score: geometric mean of p(yes) (every item must hold) or the plain mean")
-
-
-class AuraArgs(JudgeArgs):
-    question: str = Field(..., min_length=1, max_length=2000, description="the question about the audio")
-    reference: str = Field(..., min_length=1, max_length=2000, description="the reference (gold) answer")
-    response: str = Field(..., max_length=4000, description="the response (answer) to score")
-    mode: Literal["paper", "two_threshold"] = Field(
-        "paper", description="CLAP entailment thresholding: paper (one threshold, 0.35) | two_threshold (0.25 / 0.55)")
-    w: float = Field(0.1, ge=0.0, le=1.0, description="weight of the audio-entailment term")
-
-
-for _spec in (
-    JudgeSpec(
-        name="edit", summary="Evaluate an audio edit: overall quality, editing effectiveness, preservation "
-                             "(seven steps).",
-        args=EditArgs,
-        audio=(AudioSlot(name="original", help="the original audio", artifact_arg="original_artifact",
-                         artifact_help="id of the ORIGINAL audio artifact"),
-               AudioSlot(name="edited", help="the edited audio", artifact_default="a1",
-                         artifact_help="id of the EDITED audio artifact")),
-        run="audiomind.judges.edit:judge_edit", result="audiomind.judges.edit:EditJudgeResult",
-        tool="judge_edit", tool_result="audiomind.judges.tools:edit_tool_result", task="edit-eval",
-        cli=CliLayout(short={"instruction": "-i", "original_description": "-d", "target_description": "-t"}),
-        render="audiomind.judges.cli:edit_lines"),
-    JudgeSpec(
-        name="rubric", summary="Judge instruction following item by item (dynamic rubric), with the holistic "
-                               "baseline.",
-        args=RubricArgs,
-        audio=(AudioSlot(name="audio", help="the audio to judge", path_fields=("path", "audio_path")),),
-        run="audiomind.judges.rubric:judge_rubric", result="audiomind.judges.rubric:RubricJudgeResult",
-        tool="judge_rubric", tool_result="audiomind.judges.tools:rubric_tool_result", task="rubric-judge",
-        cli=CliLayout(arguments=("instruction",)), render="audiomind.judges.cli:rubric_lines"),
-    JudgeSpec(
-        name="aura", summary="AURA score of a free-form answer against a reference answer.",
-        args=AuraArgs,
-        audio=(AudioSlot(name="audio", help="the audio (for CLAP entailment)", required=False,
-                         path_fields=("path", "audio_path")),),
-        run="audiomind.judges.aura:aura_score", result="audiomind.judges.aura:AuraResult",
-        tool="judge_aura", tool_result="audiomind.judges.tools:aura_tool_result", task="aura",
-        cli=CliLayout(short={"question": "-q", "reference": "-r", "response": "-a"}),
-        render="audiomind.judges.cli:aura_lines"),
-):
-    JUDGES.register(_spec.name, _spec)
+for _name in BUILTIN_JUDGES:  # one file each, imported when first looked up
+    JUDGES.register(_name, f"audiomind.judges.specs.{_name}:SPEC")
 
 
 def spec_of_tool(tool: str) -> JudgeSpec | None:
     """The judge whose agent tool is `tool` (None: no judge has it)."""
-    return next((JUDGES[n] for n in JUDGES.names() if JUDGES[n].tool == tool), None)
+    return next((JUDGES[n] for n in JUDGES.names() if JUDGES[n].tool_name == tool), None)

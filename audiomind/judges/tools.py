@@ -1,5 +1,9 @@
 """The judges as tools (category `evaluation`), so the agent's planner can call them like any other tool.
 
+Everything here is derived from the judges' specs (judges/specs/, or a plugin's): each judge with a `JudgeTool`
+gets a manifest (`tool_manifests`, which the tool registry reads beside the TOML manifests), an argument
+model, an entry point, and an output read from its result (`project`) plus the claims its spec makes.
+
 Each entry point runs the judge on the run's artifacts with the models from the environment
 (AUDIOMIND_JUDGE_LLM / AUDIOMIND_JUDGE_FRONTEND, default: the offline rules and cascade; a planner never
 chooses an endpoint through tool arguments), runs the judge's own tool calls through the run's executor
@@ -11,16 +15,32 @@ and the measurements behind it, never what the audio "is" beyond them.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import Any, Literal
+import types
+from collections.abc import Callable, Mapping
+from typing import Any, ClassVar, NamedTuple, Union, get_args, get_origin
 
-from pydantic import Field, create_model
+from pydantic import BaseModel, Field, ValidationError, create_model
 
 from audiomind.judges.base import default_models
 from audiomind.judges.spec import JUDGES, JudgeOptions, JudgeSpec, spec_of_tool
-from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolOutput, ToolResult
+from audiomind.registry import BUILTIN
+from audiomind.tools.base import ToolArgs, ToolContext, ToolOutput, ToolResult
+from audiomind.tools.manifest import DerivedTool, ToolManifest
 
-__all__ = ["JUDGES", "tool_args_model", "tool_entry"]  # and judge_edit, judge_rubric, judge_aura (see __getattr__)
+__all__ = [
+    "JUDGES",
+    "JUDGE_TRACE",
+    "JudgeOutput",
+    "Out",
+    "many",
+    "output_model",
+    "project",
+    "tool_args_model",
+    "tool_entry",
+    "tool_manifest",
+    "tool_manifests",
+]
+# and, by name (see __getattr__), each judge tool's entry point (judge_edit, ...), argument and output model
 
 
 @functools.lru_cache(maxsize=1)
@@ -42,6 +62,79 @@ def _tools_of(ctx: ToolContext, *, cache: bool = True) -> dict[str, Any]:
     if ctx.executor is not None:
         return {"executor": ctx.executor}
     return {"registry": _registry(), **({"cache": _cache()} if cache else {})}
+
+
+# ---- a judge tool's output: declared as a table of fields with their sources in the judge's result
+
+Source = str | Callable[[Any], Any]
+"""Where an output field's value comes from in the judge's result: an attribute path ("expectation.operation")
+or a function of the result object."""
+
+
+class Out(NamedTuple):
+    """One field of a judge tool's output: its type, its description (the MCP output schema's), and its source
+    in the judge's result (None: the result's attribute of the same name)."""
+
+    type: Any
+    description: str
+    source: Source | None = None
+
+
+class JudgeOutput(ToolOutput):
+    """Base of a judge tool's output models: `sources` says where a field's value is read from the result
+    (a field it does not name is the result's attribute of the same name). Made by `output_model`."""
+
+    sources: ClassVar[dict[str, Source]] = {}
+
+
+def output_model(name: str, fields: Mapping[str, Out], module: str | None = None) -> type[JudgeOutput]:
+    """A judge tool's output model from its fields, in order (a field's type may itself be an output model,
+    a list of one, or one or None): the schema the tool's output must fit, and how it is read from the result."""
+    defs: dict[str, Any] = {k: (o.type, Field(description=o.description)) for k, o in fields.items()}
+    model = create_model(name, __base__=JudgeOutput, __module__=module or __name__, **defs)
+    model.sources = {k: o.source for k, o in fields.items() if o.source is not None}
+    return model
+
+
+def many(model: type[BaseModel]) -> Any:
+    """`list[model]`, the type of an output field holding a list of `model` (spelt so because a model made by
+    `output_model` is a value, not a class statement, to a type checker)."""
+    return types.GenericAlias(list, (model,))
+
+
+JUDGE_TRACE = Out(str | None, "the judge's own trace file", "trace_path")
+"""The output field every judge tool has: its own trace (the result's trace_path)."""
+
+
+def _read(obj: Any, name: str, source: Source | None) -> Any:
+    if callable(source):
+        return source(obj)
+    for part in (source or name).split("."):
+        obj = obj[part] if isinstance(obj, Mapping) else getattr(obj, part)
+    return obj
+
+
+def _fit(value: Any, annotation: Any) -> Any:
+    """`value` shaped for a field typed `annotation`: a model is projected, a list item by item."""
+    if value is None:
+        return None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return project(value, annotation)
+    origin, args = get_origin(annotation), get_args(annotation)
+    if origin in (Union, types.UnionType):
+        models = [a for a in args if isinstance(a, type) and issubclass(a, BaseModel)]
+        return project(value, models[0]) if len(models) == 1 else value
+    if origin in (list, tuple) and args:
+        return [_fit(v, args[0]) for v in value]
+    return value
+
+
+def project(result: Any, model: type[BaseModel]) -> dict[str, Any]:
+    """The output `model` reads from a judge's `result`: each field from its source (see `JudgeOutput`), nested
+    models field by field (so a result model's extra fields are left out)."""
+    sources: dict[str, Source] = getattr(model, "sources", {})
+    return {name: _fit(_read(result, name, sources.get(name)), f.annotation)
+            for name, f in model.model_fields.items()}
 
 
 # ---- the agent tools, derived from the judges' specs (judges/spec.py)
@@ -69,6 +162,9 @@ def tool_entry(spec: JudgeSpec) -> Callable[[ToolArgs, ToolContext], ToolResult]
     """The tool entry point of a judge: the audio of the named artifacts, the judge's args, the models from
     the environment (a planner never chooses an endpoint), the judge's own tool calls through the run's
     executor, its trace beside the run's derived audio; the spec's `tool_result` makes the output and claims."""
+    tool, name = spec.tool, spec.tool_name
+    if tool is None or name is None:
+        raise ValueError(f"judge {spec.name!r} has no agent tool")
     model = tool_args_model(spec)
     takes_cache = "cache" in spec.options()
 
@@ -78,11 +174,10 @@ def tool_entry(spec: JudgeSpec) -> Callable[[ToolArgs, ToolContext], ToolResult]
         options = JudgeOptions(llm=m.llm, frontend=m.frontend, trace_dir=ctx.derived_dir / "judges",
                                **_tools_of(ctx, cache=takes_cache))
         result = spec.call(args, audio, options)
-        out: ToolResult = spec.tool_result_function()(result, args)
-        return out
+        return ToolResult(output=project(result, tool.output), claims=tool.claims_function()(result, args))
 
     entry.__annotations__ = {"args": model, "ctx": ToolContext, "return": ToolResult}  # the manifest reads `args`
-    entry.__name__ = entry.__qualname__ = spec.tool or f"judge_{spec.name}"
+    entry.__name__ = entry.__qualname__ = name
     entry.__doc__ = f"The {spec.name} judge as an agent tool: {spec.summary}"
     return entry
 
@@ -90,9 +185,51 @@ def tool_entry(spec: JudgeSpec) -> Callable[[ToolArgs, ToolContext], ToolResult]
 _ENTRIES: dict[int, tuple[JudgeSpec, Callable[[ToolArgs, ToolContext], ToolResult]]] = {}
 
 
+def tool_manifest(spec: JudgeSpec) -> ToolManifest:
+    """A judge's tool manifest, from its spec's `JudgeTool`: the entry point and the output model are named
+    here ("audiomind.judges.tools:<tool>", ":<output model>"), resolved by this module's `__getattr__`."""
+    tool = spec.tool
+    if tool is None or spec.tool_name is None:
+        raise ValueError(f"judge {spec.name!r} has no agent tool")
+    try:
+        tool_args_model(spec).model_validate(tool.example)
+    except ValidationError as exc:
+        raise ValueError(f"judge {spec.name!r}: its tool's example does not fit its arguments: {exc}") from None
+    return ToolManifest(
+        name=spec.tool_name, version=tool.version, category=tool.category, function=tool.function,
+        supports=list(tool.supports), not_for=list(tool.not_for), entry=f"{__name__}:{spec.tool_name}",
+        output_model=f"{__name__}:{tool.output.__name__}", needs=tool.needs, timeout_s=tool.timeout_s,
+        example=dict(tool.example))
+
+
+def tool_manifests() -> list[DerivedTool]:
+    """The manifests of the judges' tools (tools/manifest.py reads them as a source, by name). A plugin judge
+    whose spec cannot be loaded, or whose output model's name another judge's tool has, is returned as a
+    problem; a built-in one raises (a bug in the package)."""
+    out: list[DerivedTool] = []
+    outputs: dict[str, str] = {}
+    for name in JUDGES.names():
+        origin = JUDGES.origin(name)
+        try:
+            spec = JUDGES[name]
+            if spec.tool is None:
+                continue
+            m = tool_manifest(spec)
+            taken = outputs.setdefault(spec.tool.output.__name__, name)
+            if taken != name:
+                raise ValueError(f"its output model's name {spec.tool.output.__name__!r} is judge {taken!r}'s")
+        except Exception as exc:
+            if origin == BUILTIN:
+                raise
+            out.append(DerivedTool(origin=origin, key=f"judge {name}", problem=f"{type(exc).__name__}: {exc}"))
+            continue
+        out.append(DerivedTool(origin=origin, key=f"judge {name}", manifest=m))
+    return out
+
+
 def __getattr__(name: str) -> Any:
-    """`judge_edit`, `judge_rubric`, `judge_aura` (and any registered judge's tool): the entry point a manifest
-    names as "audiomind.judges.tools:<tool>"; `Judge<Name>Args`: its argument model."""
+    """What a judge tool's manifest names in this module: the entry point ("judge_edit", ..., any registered
+    judge's tool), the argument model ("Judge<Name>Args") and the output model (its `JudgeTool.output`)."""
     spec = spec_of_tool(name)
     if spec is not None:
         made = _ENTRIES.get(id(spec))
@@ -100,149 +237,9 @@ def __getattr__(name: str) -> Any:
             made = _ENTRIES[id(spec)] = (spec, tool_entry(spec))
         return made[1]
     for n in JUDGES.names():
-        if tool_args_model(JUDGES[n]).__name__ == name and JUDGES[n].tool:
+        tool = JUDGES[n].tool
+        if tool is not None and tool_args_model(JUDGES[n]).__name__ == name:
             return tool_args_model(JUDGES[n])
+        if tool is not None and tool.output.__name__ == name:
+            return tool.output
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-class JudgeModelNames(ToolOutput):
-    llm: str = Field(description="text LLM the judge used (or 'rules')")
-    frontend: str = Field(description="audio front end the judge used (e.g. 'cascade')")
-
-
-class AspectScore(ToolOutput):
-    label: str = Field(description="verdict word for the aspect")
-    score: float = Field(description="aspect score (0-1)")
-    text: str = Field(description="the verdict with the measurements behind it")
-
-
-class JudgeEditOutput(ToolOutput):
-    verdict: str = Field(description="overall verdict of the edit")
-    effectiveness: AspectScore = Field(description="did the edit do what was asked")
-    preservation: AspectScore = Field(description="was the untouched content kept")
-    quality: AspectScore = Field(description="overall quality of the edited audio")
-    edit_score: float = Field(description="Edit_score caption metric (seed Eq. 2, 0-1)")
-    faith_score: float = Field(description="Faith_score as printed (seed Eq. 3, negative; lower = more agreement)")
-    faith_agreement: float = Field(description="-faith_score: rises with commonality agreement")
-    predicted_difference: str = Field(description="measured difference caption")
-    predicted_commonality: str = Field(description="measured commonality caption")
-    expected_difference: str = Field(description="difference the edit should make")
-    expected_commonality: str = Field(description="what the edit should keep")
-    operation: Literal["add", "delete", "replace", "free-form"] = Field(description="kind of edit")
-    suggestions: list[str] = Field(description="what to fix")
-    substitutes: dict[str, str] = Field(description="metric -> the substitute used in its place")
-    affected_scores: dict[str, list[str]] = Field(description="score -> substituted metrics it depends on")
-    models: JudgeModelNames = Field(description="models the judge used")
-    judge_trace: str | None = Field(description="the judge's own trace file")
-
-
-def edit_tool_result(r: Any, args: Any) -> ToolResult:
-    """The edit judge's tool output (JudgeEditOutput) and claims, from its EditJudgeResult."""
-    out = {
-        "verdict": r.verdict, "effectiveness": r.effectiveness.model_dump(exclude={"data"}),
-        "preservation": r.preservation.model_dump(exclude={"data"}), "quality": r.quality.model_dump(exclude={"data"}),
-        "edit_score": r.edit_score, "faith_score": r.faith_score, "faith_agreement": r.faith_agreement,
-        "predicted_difference": r.predicted_difference, "predicted_commonality": r.predicted_commonality,
-        "expected_difference": r.expectation.expected_difference,
-        "expected_commonality": r.expectation.expected_commonality, "operation": r.expectation.operation,
-        "suggestions": r.suggestions, "substitutes": r.substitutes, "affected_scores": r.affected_scores,
-        "models": r.models.model_dump(), "judge_trace": r.trace_path,
-    }
-    subs = f" (substitute metrics: {', '.join(sorted(r.substitutes))})" if r.substitutes else ""
-    claims = [
-        Claim(text=f"Edit evaluation of {args.artifact} against {args.original_artifact}: editing "
-                   f"{r.effectiveness.label} ({r.effectiveness.score:.2f}), preservation {r.preservation.label} "
-                   f"({r.preservation.score:.2f}), quality {r.quality.label} ({r.quality.score:.2f}).",
-              confidence=r.effectiveness.score, data={"effectiveness": r.effectiveness.score,
-                                                      "preservation": r.preservation.score,
-                                                      "quality": r.quality.score}),
-        Claim(text=f"Edit_score {r.edit_score:.3f}, Faith_score {r.faith_score:.3f} (seed Eq. 2-3){subs}.",
-              data={"edit_score": r.edit_score, "faith_score": r.faith_score}),
-        Claim(text=f"Measured difference: {r.predicted_difference} Expected: {r.expectation.expected_difference}",
-              data={"predicted": r.predicted_difference, "expected": r.expectation.expected_difference}),
-    ]
-    return ToolResult(output=out, claims=claims)
-
-
-class RubricItemResult(ToolOutput):
-    question: str = Field(description="the yes/no rubric question")
-    p_yes: float = Field(description="probability the answer is yes (0-1)")
-    source: str = Field(description="how p_yes was obtained (logprobs, verdict, rules)")
-    why: str = Field(description="the judge's explanation (at most 300 characters)")
-
-
-class DroppedRubricItem(ToolOutput):
-    question: str = Field(description="the rubric question left out")
-    reason: str | None = Field(description="why it was left out")
-
-
-class HolisticResult(ToolOutput):
-    verdict: Literal["yes", "no", "unknown"] = Field(description="single-question baseline verdict")
-    p_yes: float = Field(description="probability of yes (0-1)")
-    source: str = Field(description="how p_yes was obtained")
-    explanation: str = Field(description="the explanation")
-
-
-class JudgeRubricOutput(ToolOutput):
-    aligned: bool = Field(description="score reaches the threshold")
-    score: float = Field(description="mean p(yes) over the rubric items (0-1)")
-    threshold: float = Field(description="score needed for aligned")
-    items: list[RubricItemResult] = Field(description="the judged rubric items")
-    dropped: list[DroppedRubricItem] = Field(description="items left out, with the reason")
-    holistic: HolisticResult | None = Field(description="the holistic baseline; None when not run")
-    decomposed_by: str = Field(description="what split the instruction into items")
-    judged_by: str = Field(description="what judged the items")
-    substitutes: dict[str, str] = Field(description="model -> the substitute used in its place")
-    judge_trace: str | None = Field(description="the judge's own trace file")
-
-
-def rubric_tool_result(r: Any, args: Any) -> ToolResult:
-    """The rubric judge's tool output (JudgeRubricOutput) and claims, from its RubricJudgeResult."""
-    out = {"aligned": r.aligned, "score": r.score, "threshold": r.threshold,
-           "items": [{"question": v.question, "p_yes": v.p_yes, "source": v.source, "why": v.explanation[:300]}
-                     for v in r.verdicts],
-           "dropped": [{"question": d.question, "reason": d.drop_reason} for d in r.dropped],
-           "holistic": r.holistic.model_dump() if r.holistic else None, "decomposed_by": r.decomposed_by,
-           "judged_by": r.judged_by, "substitutes": r.substitutes, "judge_trace": r.trace_path}
-    claims = [Claim(text=f"Instruction following of {args.artifact}: {'aligned' if r.aligned else 'misaligned'}, "
-                         f"rubric score {r.score:.3f} over {len(r.verdicts)} item(s) (threshold {r.threshold}).",
-                    confidence=r.score, data={"score": r.score, "aligned": r.aligned})]
-    for v in r.verdicts:
-        claims.append(Claim(text=f"Rubric item: {v.question} -> {v.verdict} (p {v.p_yes:.2f}; {v.explanation[:160]})",
-                            confidence=v.p_yes, data={"question": v.question, "p_yes": v.p_yes}))
-    return ToolResult(output=out, claims=claims)
-
-
-class AuraEntailment(ToolOutput):
-    status: Literal["ok", "skipped"] = Field(description="whether the audio-entailment term was computed")
-    reason: str = Field(description="why it was skipped ('' when ok)")
-    backend: str | None = Field(description="CLAP backend used")
-    cosine: float | None = Field(description="audio-hypothesis cosine similarity")
-    s_ae: float | None = Field(description="audio-entailment score after thresholding")
-    mode: str = Field(description="thresholding mode")
-    thresholds: list[float] = Field(description="thresholds applied to the cosine")
-
-
-class JudgeAuraOutput(ToolOutput):
-    score: float = Field(description="AURA score of the response (0-1)")
-    s_llm: float = Field(description="correctness term from the category")
-    category: int = Field(description="correctness category (1-3)")
-    reasoning: str = Field(description="why that category")
-    llm_source: str = Field(description="what judged correctness (an LLM or the rules)")
-    hypothesis: str = Field(description="statement checked against the audio")
-    entailment: AuraEntailment = Field(description="the audio-entailment term")
-    normalisation: str = Field(description="how the score was normalised")
-    substitutes: dict[str, str] = Field(description="model -> the substitute used in its place")
-    judge_trace: str | None = Field(description="the judge's own trace file")
-
-
-def aura_tool_result(r: Any, args: Any) -> ToolResult:
-    """The AURA judge's tool output (JudgeAuraOutput) and claims, from its AuraResult."""
-    out = {"score": r.score, "s_llm": r.s_llm, "category": r.llm_category, "reasoning": r.llm_reasoning,
-           "llm_source": r.llm_source, "hypothesis": r.hypothesis, "entailment": r.entailment.model_dump(),
-           "normalisation": r.normalisation, "substitutes": r.substitutes, "judge_trace": r.trace_path}
-    claims = [Claim(text=f"AURA score of the response: {r.score:.3f} (correctness category {r.llm_category} of 3 by "
-                         f"{r.llm_source}; audio entailment {r.entailment.status}"
-                         + (f": {r.entailment.reason}" if r.entailment.status == "skipped" else "") + ").",
-                    confidence=r.score, data={"score": r.score, "category": r.llm_category})]
-    return ToolResult(output=out, claims=claims)

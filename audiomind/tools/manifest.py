@@ -2,7 +2,8 @@
 
 The manifest is the single source of truth: the planner's inventory is rendered from it, and the
 executor enforces it (argument schema from the entry point, timeout, availability). Nothing about a
-tool's boundary is written twice.
+tool's boundary is written twice. Most tools have a TOML file; the judges' tools are declared in their
+judge specs, and their manifests are derived from them (a `MANIFEST_SOURCES` entry).
 """
 
 from __future__ import annotations
@@ -13,14 +14,15 @@ import json
 import os
 import tomllib
 import typing
+from collections.abc import Callable
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from audiomind import config
-from audiomind.registry import Registry
+from audiomind.registry import BUILTIN, Registry
 from audiomind.resources import tools_dir
 from audiomind.state import ToolCategory
 from audiomind.tools.base import ToolArgs, ToolFunction
@@ -195,13 +197,35 @@ TOOL_FOLDERS: Registry[Path] = Registry("tool folder", group="tools")
 `ToolRegistry.load` after the packaged folder and before the caller's own folders."""
 
 
+class DerivedTool(NamedTuple):
+    """A manifest made in code (a judge's tool, from its spec), or why it could not be made."""
+
+    origin: str  # who declared it: "audiomind" or a plugin's name
+    key: str  # what declared it, for messages ("judge peak")
+    manifest: ToolManifest | None = None
+    problem: str | None = None
+
+
+MANIFEST_SOURCES: Registry[Callable[[], list[DerivedTool]]] = Registry("tool manifest source")
+"""Code that declares tools without a TOML file: name -> a function returning their manifests. Named as lazy
+"module:attr" strings, so this layer imports nothing above it (the judges are a higher layer)."""
+MANIFEST_SOURCES.register("judges", "audiomind.judges.tools:tool_manifests")
+
+
+def derived_manifests() -> list[DerivedTool]:
+    """The manifests every source in MANIFEST_SOURCES makes, in source order."""
+    return [d for name in MANIFEST_SOURCES.names() for d in MANIFEST_SOURCES[name]()]
+
+
 PLUGIN_TOOL_PROBLEMS: dict[str, str] = {}
-"""Plugin manifests left out, by '<folder name>:<file>': why (shown by `audiomind doctor`)."""
+"""Plugin manifests left out, by '<folder name>:<file>' (or '<source>:<what>' for a derived one): why (shown
+by `audiomind doctor`)."""
 
 
-def plugin_manifests(taken: set[str]) -> list[ToolManifest]:
-    """The manifests in the folders plugins registered. A plugin's manifest that does not load, or names a tool
-    that exists already, is left out and noted in PLUGIN_TOOL_PROBLEMS: a broken plugin never stops a command."""
+def plugin_manifests(taken: set[str], derived: list[DerivedTool] | None = None) -> list[ToolManifest]:
+    """The manifests in the folders plugins registered, then the `derived` ones plugins declared (a plugin's
+    judge). A plugin's manifest that does not load, or names a tool that exists already, is left out and noted
+    in PLUGIN_TOOL_PROBLEMS: a broken plugin never stops a command."""
     out: list[ToolManifest] = []
     for name in TOOL_FOLDERS.names():
         folder = Path(TOOL_FOLDERS.get(name))
@@ -220,11 +244,21 @@ def plugin_manifests(taken: set[str]) -> list[ToolManifest]:
                 continue
             taken.add(m.name)
             out.append(m)
+    for d in derived or []:
+        key = f"{d.origin}:{d.key}"
+        if d.manifest is None:
+            PLUGIN_TOOL_PROBLEMS[key] = d.problem or "no manifest"
+        elif d.manifest.name in taken:
+            PLUGIN_TOOL_PROBLEMS[key] = f"tool name {d.manifest.name!r} is taken: left out"
+        else:
+            taken.add(d.manifest.name)
+            out.append(d.manifest)
     return out
 
 
 class ToolRegistry:
-    """All known tools, by name, from the packaged `tools/` folder, the plugins' folders and any user folders."""
+    """All known tools, by name: the packaged ones (the `tools/` folder and the built-in judges' tools, by
+    name), then the plugins' (their folders, their judges' tools), then any user folders."""
 
     def __init__(self, manifests: list[ToolManifest]):
         self._by_name: dict[str, ToolManifest] = {}
@@ -237,8 +271,11 @@ class ToolRegistry:
 
     @classmethod
     def load(cls, extra_dirs: list[Path] | None = None) -> ToolRegistry:
+        derived = derived_manifests()
         manifests = [load_manifest(p) for p in sorted(tools_dir().glob("*.toml"))]
-        manifests += plugin_manifests({m.name for m in manifests})
+        manifests += [d.manifest for d in derived if d.origin == BUILTIN and d.manifest is not None]
+        manifests.sort(key=lambda m: m.name)
+        manifests += plugin_manifests({m.name for m in manifests}, [d for d in derived if d.origin != BUILTIN])
         manifests += [load_manifest(p) for d in extra_dirs or [] for p in sorted(Path(d).glob("*.toml"))]
         return cls(manifests)
 

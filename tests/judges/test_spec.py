@@ -1,6 +1,7 @@
 """One spec per judge (audiomind.judges.spec): the built-in specs agree with their functions, tools and
-options; and a judge added at run time as one spec file (plus its tool manifest) is at once an
-`audiomind judge` command, an MCP tool served to a real MCP client, and an HTTP route on a real server."""
+options; and a judge added at run time as one spec file (its agent tool declared in it: no manifest file) is
+at once an `audiomind judge` command, an MCP tool served to a real MCP client, and an HTTP route on a real
+server."""
 
 from __future__ import annotations
 
@@ -23,14 +24,16 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from audiomind.audio import write_wav
-from audiomind.judges.spec import JUDGES, AudioSlot, EditArgs, JudgeOptions, JudgeSpec, RubricArgs
+from audiomind.judges.spec import JUDGES, AudioSlot, JudgeOptions, JudgeSpec, JudgeTool
+from audiomind.judges.specs.edit import EditArgs
+from audiomind.judges.specs.rubric import RubricArgs
 from audiomind.tools.manifest import ToolRegistry
 
 AMPLITUDE = 0.5
 PEAK_DB = 20 * math.log10(AMPLITUDE)  # -6.02 dBFS
 PEAK_TOL_DB = 0.01  # 16-bit PCM rounds 0.5 to 16383 or 16384 / 32768: under 0.001 dB either way
 
-# The whole judge, as a newcomer writes it: inputs, result, function, tool output, spec (docs/EXTENDING.md).
+# The whole judge, as a newcomer writes it: inputs, result, function, tool, spec (docs/EXTENDING.md).
 PEAK_JUDGE = '''
 """A peak-level judge in one file."""
 from __future__ import annotations
@@ -43,8 +46,9 @@ from pydantic import BaseModel, Field
 
 from audiomind import audio as audio_io
 from audiomind.judges.base import JudgeSession, JudgeStep
-from audiomind.judges.spec import AudioSlot, JudgeArgs, JudgeSpec
-from audiomind.tools.base import Claim, ToolOutput, ToolResult
+from audiomind.judges.spec import AudioSlot, JudgeArgs, JudgeSpec, JudgeTool
+from audiomind.judges.tools import JUDGE_TRACE, Out, output_model
+from audiomind.tools.base import Claim
 
 
 class PeakArgs(JudgeArgs):
@@ -74,46 +78,40 @@ def judge_peak(audio: str | Path, *, limit_db: float = -1.0, trace_dir: str | Pa
                             write=write_trace)
 
 
-class PeakOutput(ToolOutput):
-    peak_db: float = Field(description="sample peak (dBFS)")
-    passed: bool = Field(description="the peak is at or below the limit")
-    judge_trace: str | None = Field(description="the judge's own trace file")
+PeakOutput = output_model("PeakOutput", {
+    "peak_db": Out(float, "sample peak (dBFS)"),
+    "passed": Out(bool, "the peak is at or below the limit"),
+    "limit": Out(float, "the limit it was held to (dBFS)", "limit_db"),
+    "judge_trace": JUDGE_TRACE,
+}, __name__)
 
 
-def peak_tool_result(r: PeakResult, args: Any) -> ToolResult:
-    return ToolResult(output={"peak_db": r.peak_db, "passed": r.passed, "judge_trace": r.trace_path},
-                      claims=[Claim(text=f"Sample peak of {args.artifact}: {r.peak_db:.2f} dBFS "
-                                         f"({'within' if r.passed else 'above'} the {r.limit_db} dBFS limit).",
-                                    data={"peak_db": r.peak_db})])
+def peak_claims(r: PeakResult, args: Any) -> list[Claim]:
+    return [Claim(text=f"Sample peak of {args.artifact}: {r.peak_db:.2f} dBFS "
+                       f"({'within' if r.passed else 'above'} the {r.limit_db} dBFS limit).",
+                  data={"peak_db": r.peak_db})]
 
 
 PEAK = JudgeSpec(
     name="peak", summary="Is the sample peak of the audio within a limit?", args=PeakArgs,
     audio=(AudioSlot(name="audio", help="the audio to check", path_fields=("path",)),),
-    run=judge_peak, result=PeakResult, tool="judge_peak", tool_result=peak_tool_result,
+    run=judge_peak, result=PeakResult,
+    tool=JudgeTool(
+        function="Checks whether the sample peak of an audio artifact is at or below a limit in dBFS. Writes "
+                 "its own trace.",
+        supports=("whether the sample peak of the audio exceeds a level",),
+        not_for=("perceived loudness (use loudness)", "what the audio contains"),
+        output=PeakOutput, claims=peak_claims, example={"artifact": "a0", "limit_db": -3.0}),
     render=lambda r: [f"peak {r.peak_db:.2f} dBFS: {'passed' if r.passed else 'too loud'}"])
-'''
-
-PEAK_MANIFEST = '''
-name = "judge_peak"
-category = "evaluation"
-function = "Checks whether the sample peak of an audio artifact is at or below a limit in dBFS. Writes its own trace."
-supports = ["whether the sample peak of the audio exceeds a level"]
-not_for = ["perceived loudness (use loudness)", "what the audio contains"]
-entry = "audiomind.judges.tools:judge_peak"
-output_model = "peak_judge_for_tests:PeakOutput"
 '''
 
 
 @pytest.fixture(scope="module")
 def peak(tmp_path_factory) -> Iterator[dict[str, Path]]:
-    """The peak judge registered at run time (its one file, imported when first looked up), its manifest and a
-    clip whose peak is AMPLITUDE."""
+    """The peak judge registered at run time (its one file, imported when first looked up) and a clip whose
+    peak is AMPLITUDE."""
     base = tmp_path_factory.mktemp("peak-judge")
     (base / "peak_judge_for_tests.py").write_text(textwrap.dedent(PEAK_JUDGE))
-    tools = base / "tools"
-    tools.mkdir()
-    (tools / "judge_peak.toml").write_text(PEAK_MANIFEST)
     root = base / "root"
     root.mkdir()
     sr = 16000
@@ -123,7 +121,7 @@ def peak(tmp_path_factory) -> Iterator[dict[str, Path]]:
     JUDGES.register("peak", "peak_judge_for_tests:PEAK")  # lazy, as a plugin registers: imported on first lookup
     assert "peak" in JUDGES.names() and "peak_judge_for_tests" not in sys.modules
     try:
-        yield {"base": base, "tools": tools, "root": root, "clip": root / "tone.wav"}
+        yield {"base": base, "root": root, "clip": root / "tone.wav"}
     finally:
         JUDGES.unregister("peak")
         sys.modules.pop("peak_judge_for_tests", None)
@@ -143,7 +141,10 @@ def test_builtin_specs_agree_with_their_functions_tools_and_options():
         params = inspect.signature(spec.function()).parameters
         missing = [f for f in [s.name for s in spec.audio] + list(spec.args.model_fields) if f not in params]
         assert not missing, (name, missing)  # every input reaches the function
-        assert registry.get(spec.tool).args_model is tool_args_model(spec), name  # the manifest's args: derived
+        manifest = registry.get(spec.tool_name)  # the manifest: derived from the spec (no tools/*.toml)
+        assert manifest.args_model is tool_args_model(spec), name
+        assert manifest.output_class is spec.tool.output and manifest.category.value == "evaluation", name
+        assert manifest.function == spec.tool.function and manifest.timeout_s == spec.tool.timeout_s, name
         assert set(spec.options()) <= set(JudgeOptions.model_fields)
     assert "frontend" not in JUDGES["aura"].options() and "cache" not in JUDGES["aura"].options()
     assert {"llm", "frontend", "cache", "executor", "timeout_s"} <= set(JUDGES["rubric"].options())
@@ -167,9 +168,8 @@ def test_options_are_typed_and_a_spec_refuses_a_name_used_twice():
     with pytest.raises(ValidationError, match=r"used twice"):
         JudgeSpec(name="x", summary="x", args=RubricArgs, audio=(AudioSlot(name="instruction", help="x"),),
                   run="audiomind.judges.rubric:judge_rubric", result="audiomind.judges.rubric:RubricJudgeResult")
-    with pytest.raises(ValidationError, match="tool_result"):
-        JudgeSpec(name="x", summary="x", args=RubricArgs, audio=(AudioSlot(name="audio", help="x"),), tool="judge_x",
-                  run="audiomind.judges.rubric:judge_rubric", result="audiomind.judges.rubric:RubricJudgeResult")
+    with pytest.raises(ValidationError, match="claims"):  # a tool says what its output claims
+        JudgeTool(function="x", supports=("x",), not_for=("y",), output=JudgeOptions)
 
 
 # ---------------------------------------------------------------- a judge registered at run time
@@ -201,7 +201,8 @@ def test_a_runtime_spec_is_an_mcp_tool(peak, tmp_path):
 
     from audiomind.tools.mcp_server import ToolServer, build_server
 
-    registry = ToolRegistry.load([peak["tools"]])
+    registry = ToolRegistry.load()  # the judge's tool: derived from its spec, beside the packaged tools
+    assert registry.get("judge_peak").example == {"artifact": "a0", "limit_db": -3.0}
     core = ToolServer([peak["root"]], registry=registry, runs_dir=tmp_path / "runs", use_cache=False)
 
     async def main() -> None:
@@ -212,9 +213,14 @@ def test_a_runtime_spec_is_an_mcp_tool(peak, tmp_path):
                 schema = tools["judge_peak"].input_schema
                 assert set(schema["properties"]) == {"audio", "limit_db"} and schema["required"] == ["audio"]
                 assert schema["properties"]["limit_db"]["maximum"] == 0.0
+                assert list(tools["judge_peak"].output_schema["properties"]) == ["peak_db", "passed", "limit",
+                                                                                 "judge_trace"]
+                assert "Must not be used for: perceived loudness" in tools["judge_peak"].description
                 res = await client.call_tool("judge_peak", {"audio": "tone.wav", "limit_db": -10})
                 assert not res.is_error, res.content
                 assert res.structured_content["passed"] is False
+                assert res.structured_content["limit"] == -10  # read from the result's limit_db (its source)
+                assert Path(res.structured_content["judge_trace"]).name.endswith(".json")
                 assert abs(res.structured_content["peak_db"] - PEAK_DB) < PEAK_TOL_DB
                 bad = await client.call_tool("judge_peak", {"audio": "tone.wav", "limit_db": 3})
                 assert bad.is_error and "limit_db" in " ".join(getattr(c, "text", "") for c in bad.content)

@@ -20,3 +20,4 @@ def register(registries: Any) -> None:
     registries.backends.register("demo-rules", BackendKind(
         planner=_planner, not_frontend="demo-rules is a planner, not an audio front end"))
     registries.tasks.register("demo-loudness", "audiomind_demo_plugin.task:LoudnessTask")
+    registries.judges.register("demo-level", "audiomind_demo_plugin.judge:SPEC")  # its tool comes with it
