@@ -22,6 +22,7 @@ from audiomind.tools.base import (
     ToolResult,
     coverage,
 )
+from audiomind.tools.text import listed
 
 SR = 16000
 FRAME = 320  # 20 ms analysis window
@@ -232,10 +233,9 @@ def count_events(args: CountEventsArgs, ctx: ToolContext) -> ToolResult:
         claims = [Claim(text=f"No separate sound events found ({rule}).",
                         data={"count": 0, "noise_floor_dbfs": out["noise_floor_dbfs"]})]
         return ToolResult(output=out, claims=claims)
-    shown = ", ".join(f"{e['start_s']:.2f}-{e['end_s']:.2f} s" for e in events[:20])
-    more = f" (+{len(events) - 20} more)" if len(events) > 20 else ""
+    shown = listed(events, 20, lambda e: f"{e['start_s']:.2f}-{e['end_s']:.2f} s")
     claims = [Claim(
-        text=f"{len(events)} separate sound event(s) at {shown}{more} ({rule}).",
+        text=f"{len(events)} separate sound event(s) at {shown} ({rule}).",
         data={"count": len(events), "onsets_s": onsets[:MAX_LISTED].round(3).tolist(),
               "threshold_dbfs": out["threshold_dbfs"], "noise_floor_dbfs": out["noise_floor_dbfs"]},
     )]
@@ -290,10 +290,9 @@ def silence_intervals(args: SilenceIntervalsArgs, ctx: ToolContext) -> ToolResul
     rule = f"below {args.threshold_dbfs:g} dBFS for at least {args.min_silence_s:g} s"
     if not intervals:
         return ToolResult(output=out, claims=[Claim(text=f"No silent stretches ({rule}).", data={"n_intervals": 0})])
-    shown = ", ".join(f"{i['start_s']:.2f}-{i['end_s']:.2f} s" for i in intervals[:20])
-    more = f" (+{len(intervals) - 20} more)" if len(intervals) > 20 else ""
+    shown = listed(intervals, 20, lambda i: f"{i['start_s']:.2f}-{i['end_s']:.2f} s")
     return ToolResult(output=out, claims=[Claim(
-        text=(f"{len(intervals)} silent stretch(es) ({rule}): {shown}{more}; {total:.2f} s in total "
+        text=(f"{len(intervals)} silent stretch(es) ({rule}): {shown}; {total:.2f} s in total "
               f"({100 * out['silence_ratio']:.0f}% of the clip)."),
         data={"intervals": [[i["start_s"], i["end_s"]] for i in intervals[:MAX_LISTED]], "silence_s": out["silence_s"]},
     )])

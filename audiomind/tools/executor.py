@@ -28,6 +28,7 @@ from audiomind.fsutil import atomic_write
 from audiomind.state import Artifact, Coverage, EvidenceItem, ToolCall, ToolCallRequest, ToolCallStatus
 from audiomind.tools.base import ToolContext, ToolResult
 from audiomind.tools.manifest import ToolManifest, ToolRegistry
+from audiomind.tools.text import listed
 
 
 class OutputMismatch(ValueError):
@@ -44,11 +45,9 @@ def check_output(manifest: ToolManifest, output: dict[str, Any]) -> dict[str, An
         return model.model_validate(output).model_dump(mode="json")
     except ValidationError as exc:
         errors = exc.errors()
-        problems = "; ".join(
-            f"{'.'.join(str(x) for x in e['loc']) or 'output'}: {e['msg']}" for e in errors[:3]
-        )
-        more = f" (+{len(errors) - 3} more)" if len(errors) > 3 else ""
-        raise OutputMismatch(f"output does not match {model.__name__}: {problems}{more}") from None
+        problems = listed(errors, 3, lambda e: f"{'.'.join(str(x) for x in e['loc']) or 'output'}: {e['msg']}",
+                          sep="; ")
+        raise OutputMismatch(f"output does not match {model.__name__}: {problems}") from None
 
 
 TIMEOUT_REFERENCE_S = 600.0

@@ -16,6 +16,7 @@ from audiomind.audio import DecodeCache
 from audiomind.embedded import models, sessions
 from audiomind.state import Coverage
 from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage
+from audiomind.tools.text import listed
 
 SR = 16000
 WINDOW = 512  # samples per Silero step at 16 kHz (32 ms)
@@ -239,10 +240,9 @@ def vad(args: VadArgs, ctx: ToolContext) -> ToolResult:
             data={"n_segments": 0, "speech_s": 0.0},
         )]
     else:
-        shown = ", ".join(f"{s['start_s']:.2f}-{s['end_s']:.2f} s" for s in out_segs[:12])
-        more = f" (+{len(out_segs) - 12} more)" if len(out_segs) > 12 else ""
+        shown = listed(out_segs, 12, lambda s: f"{s['start_s']:.2f}-{s['end_s']:.2f} s")
         claims = [Claim(
-            text=(f"Speech activity detected in {len(out_segs)} segment(s): {shown}{more}; "
+            text=(f"Speech activity detected in {len(out_segs)} segment(s): {shown}; "
                   f"{speech_s:.2f} s of speech ({100 * out['speech_ratio']:.0f}% of the clip)."),
             confidence=round(float(np.mean([s["mean_prob"] for s in out_segs])), 3),
             data={"segments": [[s["start_s"], s["end_s"]] for s in out_segs], "speech_s": out["speech_s"]},

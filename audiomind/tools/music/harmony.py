@@ -14,6 +14,7 @@ from pydantic import Field
 from audiomind.tools.base import Claim, CoveredOutput, TimeSpan, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.music.common import MAX_LISTED, PITCH_CLASSES, SR
+from audiomind.tools.text import listed
 from audiomind.tools.window import WindowArgs, excerpt
 
 
@@ -318,14 +319,13 @@ def chords(args: ChordsArgs, ctx: ToolContext) -> ToolResult:
                 )
             ],
         )
-    shown = ", ".join(f"{s['chord']} {s['start_s']:.2f}-{s['end_s']:.2f} s" for s in chord_segs[:16])
-    more = f" (+{len(chord_segs) - 16} more)" if len(chord_segs) > 16 else ""
+    shown = listed(chord_segs, 16, lambda s: f"{s['chord']} {s['start_s']:.2f}-{s['end_s']:.2f} s")
     return ToolResult(
         output=out,
         claims=[
             Claim(
                 text=(
-                    f"Chord sequence (major/minor triads by chroma templates): {shown}{more}; "
+                    f"Chord sequence (major/minor triads by chroma templates): {shown}; "
                     f"{len(out['distinct_chords'])} distinct chord(s), {out['n_chord_changes']} change(s)."
                 ),
                 confidence=round(float(np.mean([s["score"] for s in chord_segs])), 3),

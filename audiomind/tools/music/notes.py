@@ -16,6 +16,7 @@ from audiomind.embedded import sessions
 from audiomind.tools.base import Claim, CoveredOutput, TimeSpan, ToolContext, ToolResult
 from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.music.common import MAX_LISTED, PITCH_CLASSES
+from audiomind.tools.text import listed
 from audiomind.tools.window import WindowArgs, excerpt
 
 # basic-pitch (ICASSP 2022) constants: 22.05 kHz input, 2 s windows (43844 samples) with 30 overlapping
@@ -300,14 +301,13 @@ def notes(args: NotesArgs, ctx: ToolContext) -> ToolResult:
                 )
             ],
         )
-    shown = ", ".join(f"{n['note']} {n['start_s']:.2f}-{n['end_s']:.2f} s" for n in found[:24])
-    more = f" (+{len(found) - 24} more)" if len(found) > 24 else ""
+    shown = listed(found, 24, lambda n: f"{n['note']} {n['start_s']:.2f}-{n['end_s']:.2f} s")
     return ToolResult(
         output=out,
         claims=[
             Claim(
                 text=(
-                    f"{len(found)} note event(s) transcribed (basic-pitch): {shown}{more}; at most {poly} sounding at "
+                    f"{len(found)} note event(s) transcribed (basic-pitch): {shown}; at most {poly} sounding at "
                     f"once; range {out['lowest']}-{out['highest']}."
                 ),
                 confidence=round(float(np.mean([n["activation"] for n in found])), 3),
