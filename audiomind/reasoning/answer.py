@@ -13,6 +13,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from audiomind.language.analysis import QuestionAnalysis
+from audiomind.reasoning.competence import Familiarity
 from audiomind.reasoning.facts import Facts, read_facts
 from audiomind.reasoning.steps import StepOutcome, execute
 from audiomind.reasoning.verifiers import VerifierResult, run_verifiers
@@ -29,6 +30,8 @@ class Decision(BaseModel):
     cited_evidence_ids: list[str] = Field(default_factory=list)
     scores: list[float] = Field(default_factory=list)
     verifiers: list[VerifierResult] = Field(default_factory=list)
+    familiarity: Familiarity | None = Field(
+        default=None, description="how close the question is to those the deciding check was built for")
 
 
 def decide(state: EvidenceState, analysis: QuestionAnalysis, facts: Facts | None = None) -> Decision:
@@ -46,9 +49,35 @@ def decide_from(facts: Facts, analysis: QuestionAnalysis) -> Decision:
     from audiomind.reasoning import calibration
 
     p = round(max(0.0, min(1.0, calibration.calibrate(d.confidence))), 3)
-    return d.model_copy(update={
+    d = d.model_copy(update={
         "confidence": p, "raw_confidence": d.confidence,
         "confidence_reason": f"{d.confidence_reason} ({calibration.label()}: raw {d.confidence:.3f})"})
+    return within_competence(d, analysis)
+
+
+NOT_A_CHECK = ("guess", "none")
+SAID = ("transcript_match", "transcript_complement", "transcript_absent", "readings_agree")
+"""Checks of what was said: a question about spoken content can be about any topic, so no bank of questions
+can say which ones they fit; what a literal match of the words is worth is the reading's to say (a derived
+answer, a premise, several amounts: see `decide_from`)."""
+
+
+def within_competence(d: Decision, a: QuestionAnalysis) -> Decision:
+    """The calibrated decision, its confidence shrunk toward chance as far as the question is unlike those its
+    deciding check was built for (audiomind.reasoning.competence); the reason says so when it changes."""
+    from audiomind.reasoning import competence
+
+    if d.method in NOT_A_CHECK or d.method in SAID or d.choice_index is None:
+        return d
+    fam = competence.familiarity(a.question, d.method)
+    p = round(competence.shrink(d.confidence, len(a.choices), fam), 3)
+    if p >= d.confidence:
+        return d.model_copy(update={"familiarity": fam})
+    near = f"nearest {fam.nearest!r} at {fam.similarity:.2f}" if fam.nearest else "it has no bank questions"
+    why = (f"the question is unlike those {d.method} was built for ({near}; {fam.bank}): "
+           f"confidence {d.confidence:.2f} shrunk toward chance")
+    return d.model_copy(update={"confidence": p, "familiarity": fam,
+                                "confidence_reason": f"{d.confidence_reason}; {why}"})
 
 
 def _decide_raw(facts: Facts, analysis: QuestionAnalysis) -> Decision:
