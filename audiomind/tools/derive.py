@@ -76,6 +76,12 @@ class StemClip(WrittenClip):
     stem: str = Field(description="Demucs stem name (vocals, drums, bass, other, guitar, piano)")
 
 
+class OneClipOutput(ToolOutput):
+    """The output of a transformation that writes one clip (gain, filter, resample): that clip first."""
+
+    derived: list[WrittenClip] = Field(description="the clip written")
+
+
 class CropOutput(ToolOutput):
     derived: list[WrittenClip] = Field(description="the excerpt written")
     start_s: float = Field(description="excerpt start in the source (s, sample-exact)")
@@ -83,8 +89,7 @@ class CropOutput(ToolOutput):
     end_clamped: bool = Field(description="the requested end_s lay past the end and was clamped to it")
 
 
-class GainOutput(ToolOutput):
-    derived: list[WrittenClip] = Field(description="the clip written")
+class GainOutput(OneClipOutput):
     gain_db: float = Field(description="gain applied (dB)")
     source_peak_dbfs: float | None = Field(description="sample peak of the source (dBFS); None when silent")
 
@@ -97,15 +102,13 @@ class NormalizeOutput(ToolOutput):
     derived: list[NormalizedClip] = Field(description="the clip written")
 
 
-class FilterOutput(ToolOutput):
-    derived: list[WrittenClip] = Field(description="the clip written")
+class FilterOutput(OneClipOutput):
     kind: Literal["highpass", "lowpass", "bandpass", "bandstop"] = Field(description="filter type")
     edges_hz: list[float] = Field(description="band edge(s) (Hz)")
     design: str = Field(description="filter design")
 
 
-class ResampleOutput(ToolOutput):
-    derived: list[WrittenClip] = Field(description="the clip written")
+class ResampleOutput(OneClipOutput):
     source_rate: int = Field(description="source sample rate (Hz)")
     target_rate: int = Field(description="new sample rate (Hz)")
 

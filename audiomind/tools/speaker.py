@@ -28,6 +28,7 @@ from audiomind.embedded.voice import VoiceEncoder
 from audiomind.state import Coverage
 from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage
 from audiomind.tools.fields import AnalysedWindow
+from audiomind.tools.window import WindowEnd, WindowStart
 
 SR = 16000
 NORM_DBFS = -20.0  # a typical speech-corpus level; see _normalize
@@ -315,8 +316,8 @@ def speaker_verify(args: SpeakerVerifyArgs, ctx: ToolContext) -> ToolResult:
 
 
 class SpeakerCountArgs(ToolArgs):
-    start_s: float = Field(0.0, ge=0.0, description="analyse from this time (s)")
-    end_s: float | None = Field(None, gt=0.0, description="analyse up to this time (s); default: the end")
+    start_s: WindowStart = 0.0
+    end_s: WindowEnd = None
     window_s: float = Field(1.5, ge=0.8, le=4.0, description="embedding window length (s)")
     hop_s: float = Field(0.75, ge=0.2, le=2.0, description="embedding window hop (s)")
     cluster_threshold: float = Field(

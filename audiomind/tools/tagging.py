@@ -17,6 +17,7 @@ import struct
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Annotated
 
 import numpy as np
 from pydantic import Field
@@ -26,6 +27,7 @@ from audiomind.language.text import GENERIC_LABELS
 from audiomind.state import Coverage
 from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage
 from audiomind.tools.fields import AnalysedWindow
+from audiomind.tools.window import WindowEnd, WindowStart
 
 SR = 16000
 WIN, HOP, N_FFT, N_MELS = 400, 160, 512, 64
@@ -212,24 +214,28 @@ class TaggingArgs(ToolArgs):
     specific_min_score: float = Field(
         0.05, ge=0.0, le=1.0, description="specific tags (no AudioSet parent class) below this mean score are dropped"
     )
-    start_s: float = Field(0.0, ge=0.0, description="analyse from this time (s)")
-    end_s: float | None = Field(None, gt=0.0, description="analyse up to this time (s); default: the end")
+    start_s: WindowStart = 0.0
+    end_s: WindowEnd = None
+
+
+AudioSetLabel = Annotated[str, Field(description="AudioSet class name")]
+PatchPeak = Annotated[float, Field(description="highest patch score (0-1)")]
 
 
 class Tag(ToolOutput):
-    label: str = Field(description="AudioSet class name")
+    label: AudioSetLabel
     index: int = Field(description="YAMNet class index (0-520)")
     score: float = Field(description="mean score over the 0.96 s patches (0-1)")
-    max: float = Field(description="highest patch score (0-1)")
+    max: PatchPeak
 
 
 class PeakTag(ToolOutput):
-    label: str = Field(description="AudioSet class name")
-    max: float = Field(description="highest patch score (0-1)")
+    label: AudioSetLabel
+    max: PatchPeak
 
 
 class TagEvent(TimeSpan):
-    label: str = Field(description="AudioSet class name")
+    label: AudioSetLabel
     score: float = Field(description="mean score over the event's patches (0-1)")
     max: float = Field(description="highest score over the event's patches (0-1)")
 

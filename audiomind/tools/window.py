@@ -3,6 +3,8 @@ clip (pitch, tempo, key, chords, notes, spectral features, speech quality)."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import numpy as np
 from pydantic import Field, model_validator
 
@@ -16,11 +18,17 @@ long recording they take the first FEATURE_BUDGET_S seconds from start_s, and th
 with an explicit end_s analyses exactly that window)."""
 
 
+WindowStart = Annotated[float, Field(ge=0.0, description="analyse from this time (s)")]
+WindowEnd = Annotated[float | None, Field(gt=0.0, description="analyse up to this time (s); default: the end")]
+"""The two argument fields of an analysis window (`start_s: WindowStart = 0.0`, `end_s: WindowEnd = None`),
+also for a tool whose arguments list them elsewhere than first."""
+
+
 class WindowArgs(ToolArgs):
     """An optional analysis window inside the artifact; output times stay relative to the artifact."""
 
-    start_s: float = Field(0.0, ge=0.0, description="analyse from this time (s)")
-    end_s: float | None = Field(None, gt=0.0, description="analyse up to this time (s); default: the end")
+    start_s: WindowStart = 0.0
+    end_s: WindowEnd = None
 
     @model_validator(mode="after")
     def _ordered(self) -> WindowArgs:
