@@ -23,6 +23,7 @@ from audiomind.tools.base import (
     ToolResult,
     coverage,
 )
+from audiomind.tools.trend import fit_trend
 
 MAX_CURVE_POINTS = 120  # the curve in the output is decimated to at most this many points
 LRA_MIN_S = 10.0  # EBU LRA uses 3 s blocks; on shorter clips it depends on block alignment more than content
@@ -119,18 +120,10 @@ def classify_trend(t: np.ndarray, lufs: np.ndarray, trend_db: float, fluctuation
     if len(t) < 3:
         return {"trend": "too_short" if len(t) else "silent", "change_db": 0.0, "slope_db_per_s": 0.0,
                 "residual_std_db": 0.0}
-    slope, intercept = np.polyfit(t, lufs, 1)
-    resid = lufs - (slope * t + intercept)
-    change = float(slope * (t[-1] - t[0]))
-    spread = float(np.std(resid))
-    if abs(change) >= trend_db and abs(change) >= 2 * spread:
-        trend = "increasing" if change > 0 else "decreasing"
-    elif spread >= fluctuation_db:
-        trend = "fluctuating"
-    else:
-        trend = "steady"
-    return {"trend": trend, "change_db": round(change, 2), "slope_db_per_s": round(float(slope), 3),
-            "residual_std_db": round(spread, 2)}
+    fit = fit_trend(t, lufs, trend_db, fluctuation_db)
+    words = {"up": "increasing", "down": "decreasing", "varying": "fluctuating", "flat": "steady"}
+    return {"trend": words[fit.direction], "change_db": round(fit.change, 2), "slope_db_per_s": round(fit.slope, 3),
+            "residual_std_db": round(fit.spread, 2)}
 
 
 G_CHANNEL = [1.0, 1.0, 1.0, 1.41, 1.41]  # BS.1770 channel gains (L, R, C, Ls, Rs), as pyloudnorm applies them

@@ -16,6 +16,7 @@ from pydantic import Field, model_validator
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.music.common import SR
+from audiomind.tools.trend import fit_trend
 from audiomind.tools.window import WindowArgs, excerpt
 
 MAX_CURVE_POINTS = 100
@@ -190,16 +191,10 @@ def autocorrelation_f0(y: np.ndarray, fmin: float, fmax: float, n: int, chunk: i
 def _trend(t: np.ndarray, semis: np.ndarray, trend_st: float, vary_st: float) -> dict:
     if len(t) < 3:
         return {"trend": "too_short", "change_semitones": 0.0, "residual_std_semitones": 0.0}
-    slope, icpt = np.polyfit(t, semis, 1)
-    change = float(slope * (t[-1] - t[0]))
-    spread = float(np.std(semis - (slope * t + icpt)))
-    if abs(change) >= trend_st and abs(change) >= 2 * spread:
-        trend = "rising" if change > 0 else "falling"
-    elif spread >= vary_st:
-        trend = "varying"
-    else:
-        trend = "flat"
-    return {"trend": trend, "change_semitones": round(change, 2), "residual_std_semitones": round(spread, 2)}
+    fit = fit_trend(t, semis, trend_st, vary_st)
+    words = {"up": "rising", "down": "falling", "varying": "varying", "flat": "flat"}
+    return {"trend": words[fit.direction], "change_semitones": round(fit.change, 2),
+            "residual_std_semitones": round(fit.spread, 2)}
 
 
 def _note(hz: float) -> str:
