@@ -186,6 +186,49 @@ def test_plugin_judge_is_a_command_and_an_agent_tool(plugin_env, tmp_path):
     assert verdict["passed"] is False and abs(verdict["rms_db"] - rms_db) < RMS_TOL_DB
 
 
+@pytest.fixture(scope="module")
+def bad_judge_env(tmp_path_factory) -> dict[str, str]:
+    """A plugin that loads but whose judges cannot be tools: one names a spec that does not exist, one declares a
+    tool under a name a built-in judge has."""
+    site = tmp_path_factory.mktemp("bad-judge-site")
+    pkg = site / "audiomind_badjudge_plugin"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text(textwrap.dedent('''
+        def register(registries):
+            registries.judges.register("ghost", "audiomind_badjudge_plugin.nowhere:SPEC")
+            registries.judges.register("aura-again", "audiomind_badjudge_plugin.again:SPEC")
+    '''))
+    (pkg / "again.py").write_text(textwrap.dedent('''
+        from audiomind.judges.specs.aura import SPEC as AURA
+        from audiomind.judges.tools import JUDGE_TRACE, output_model
+
+        TOOL = AURA.tool.model_copy(update={"name": "judge_aura",
+                                            "output": output_model("AgainOutput", {"judge_trace": JUDGE_TRACE})})
+        SPEC = AURA.model_copy(update={"name": "aura-again", "tool": TOOL})
+    '''))
+    info = site / "audiomind_badjudge_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: audiomind-badjudge-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[audiomind.plugins]\nbadjudge = audiomind_badjudge_plugin:register\n")
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(site), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    return env
+
+
+def test_a_plugin_judge_that_cannot_be_a_tool_is_left_out_and_reported(bad_judge_env, tmp_path):
+    listed = _run([str(BIN / "audiomind"), "tools", "list", "--json"], bad_judge_env, tmp_path)
+    assert listed.returncode == 0, listed.stderr[-3000:]
+    names = [t["name"] for t in json.loads(listed.stdout)["tools"]]
+    assert names.count("judge_aura") == 1 and {"judge_edit", "judge_rubric"} <= set(names)
+    assert "judge_ghost" not in names and "judge_aura-again" not in names
+    doctor = _run([str(BIN / "audiomind"), "doctor", "--json"], bad_judge_env, tmp_path)
+    assert doctor.returncode == 0, doctor.stderr[-3000:]
+    rows = {r["name"]: r for r in json.loads(doctor.stdout)["rows"] if r["kind"] == "plugin"}
+    assert rows["badjudge"]["usable"] and "judges: ghost, aura-again" in rows["badjudge"]["detail"]
+    assert not rows["badjudge:judge ghost"]["usable"] and "nowhere" in rows["badjudge:judge ghost"]["detail"]
+    assert "tool name 'judge_aura' is taken: left out" in rows["badjudge:judge aura-again"]["detail"]
+
+
 def test_plugin_planner_backend_and_broken_plugin_in_process(plugin_env, tmp_path):
     """The plugin's spec kind parses and builds a planner; the broken plugin is reported and taken back."""
     script = textwrap.dedent('''

@@ -131,7 +131,7 @@ class JudgeTool(BaseModel):
 
 
 class JudgeSpec(BaseModel):
-    """One judge, declared once. `run`, `result`, `tool_result` and `render` may be "module:attr" strings,
+    """One judge, declared once. `run`, `result`, `render` (and its tool's `claims`) may be "module:attr" strings,
     imported when used (so listing the judges imports none of them)."""
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -223,6 +223,18 @@ for _name in BUILTIN_JUDGES:  # one file each, imported when first looked up
     JUDGES.register(_name, f"audiomind.judges.specs.{_name}:SPEC")
 
 
+def loaded_judges() -> list[JudgeSpec]:
+    """The registered judges whose specs load, in registration order. A plugin's judge that does not load is
+    passed over here (`judges.tools.tool_manifests` reports it; `audiomind doctor` shows why)."""
+    out: list[JudgeSpec] = []
+    for name in JUDGES.names():
+        try:
+            out.append(JUDGES[name])
+        except Exception:  # noqa: BLE001, S112 - a broken plugin never stops the other judges' tools
+            continue
+    return out
+
+
 def spec_of_tool(tool: str) -> JudgeSpec | None:
-    """The judge whose agent tool is `tool` (None: no judge has it)."""
-    return next((JUDGES[n] for n in JUDGES.names() if JUDGES[n].tool_name == tool), None)
+    """The judge whose agent tool is `tool` (None: no judge that loads has it)."""
+    return next((spec for spec in loaded_judges() if spec.tool_name == tool), None)

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, NamedTuple, Union, get_args, get_origin
 from pydantic import BaseModel, Field, ValidationError, create_model
 
 from audiomind.judges.base import default_models
-from audiomind.judges.spec import JUDGES, JudgeOptions, JudgeSpec, spec_of_tool
+from audiomind.judges.spec import JUDGES, JudgeOptions, JudgeSpec, loaded_judges, spec_of_tool
 from audiomind.registry import BUILTIN
 from audiomind.tools.base import ToolArgs, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.manifest import DerivedTool, ToolManifest
@@ -161,7 +161,8 @@ def tool_args_model(spec: JudgeSpec) -> type[ToolArgs]:
 def tool_entry(spec: JudgeSpec) -> Callable[[ToolArgs, ToolContext], ToolResult]:
     """The tool entry point of a judge: the audio of the named artifacts, the judge's args, the models from
     the environment (a planner never chooses an endpoint), the judge's own tool calls through the run's
-    executor, its trace beside the run's derived audio; the spec's `tool_result` makes the output and claims."""
+    executor, its trace beside the run's derived audio; its output read from the result (`project`) and
+    the claims its `JudgeTool` makes."""
     tool, name = spec.tool, spec.tool_name
     if tool is None or name is None:
         raise ValueError(f"judge {spec.name!r} has no agent tool")
@@ -236,10 +237,9 @@ def __getattr__(name: str) -> Any:
         if made is None or made[0] is not spec:
             made = _ENTRIES[id(spec)] = (spec, tool_entry(spec))
         return made[1]
-    for n in JUDGES.names():
-        tool = JUDGES[n].tool
-        if tool is not None and tool_args_model(JUDGES[n]).__name__ == name:
-            return tool_args_model(JUDGES[n])
-        if tool is not None and tool.output.__name__ == name:
-            return tool.output
+    for judge in loaded_judges():
+        if judge.tool is not None and tool_args_model(judge).__name__ == name:
+            return tool_args_model(judge)
+        if judge.tool is not None and judge.tool.output.__name__ == name:
+            return judge.tool.output
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

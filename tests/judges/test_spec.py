@@ -20,7 +20,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 import pytest
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from typer.testing import CliRunner
 
 from audiomind.audio import write_wav
@@ -276,3 +276,57 @@ def test_a_runtime_spec_is_an_http_route(peak, tmp_path):
         assert typo.status_code == 400 and "unknown form field(s): 'audio_path'" in typo.json()["detail"]
         gone = client.post("/v1/judge/nope", data={})
         assert gone.status_code == 404 and "peak" in gone.json()["detail"]
+
+
+# ---------------------------------------------------------------- a judge tool's output, read from the result
+
+
+def test_output_fields_are_read_from_the_result_by_name_path_or_function():
+    from audiomind.judges.tools import JUDGE_TRACE, Out, many, output_model, project
+
+    class Item(BaseModel):
+        question: str
+        explanation: str
+        extra: int = 0  # not in the output: left out
+
+    class Expectation(BaseModel):
+        operation: str
+
+    class Result(BaseModel):
+        score: float
+        items: list[Item]
+        expectation: Expectation
+        maybe: Item | None = None
+        trace_path: str | None
+        unused: str = "x"
+
+    item_out = output_model("ItemOut", {"question": Out(str, "the question"),
+                                        "why": Out(str, "the first words", lambda v: v.explanation[:3])})
+    out_model = output_model("Output", {
+        "score": Out(float, "the score"), "entries": Out(many(item_out), "the items", "items"),
+        "operation": Out(str, "the operation", "expectation.operation"), "maybe": Out(item_out | None, "optional"),
+        "judge_trace": JUDGE_TRACE})
+    r = Result(score=0.5, items=[Item(question="a?", explanation="because", extra=3)],
+               expectation=Expectation(operation="add"), trace_path="t.json")
+    out = project(r, out_model)
+    assert out == {"score": 0.5, "entries": [{"question": "a?", "why": "bec"}], "operation": "add", "maybe": None,
+                   "judge_trace": "t.json"}
+    assert out_model.model_validate(out).model_dump() == out  # what the executor checks
+    with_maybe = project(r.model_copy(update={"maybe": Item(question="b?", explanation="since")}), out_model)
+    assert with_maybe["maybe"] == {"question": "b?", "why": "sin"}
+    schema = out_model.model_json_schema()
+    assert list(schema["properties"]) == ["score", "entries", "operation", "maybe", "judge_trace"]
+    assert schema["properties"]["judge_trace"]["description"] == "the judge's own trace file"
+    assert schema["additionalProperties"] is False and "sources" not in schema["properties"]
+    with pytest.raises(AttributeError, match="nope"):
+        project(r, output_model("Bad", {"nope": Out(int, "a field the result does not have")}))
+
+
+def test_a_tool_example_that_does_not_fit_its_arguments_is_an_error():
+    from audiomind.judges.specs.aura import SPEC as AURA
+    from audiomind.judges.tools import tool_manifest
+
+    assert tool_manifest(AURA).example["question"] == "How many beeps are there?"
+    wrong = AURA.model_copy(update={"tool": AURA.tool.model_copy(update={"example": {"artifact": "a0", "w": 2}})})
+    with pytest.raises(ValueError, match="example does not fit"):
+        tool_manifest(wrong)
