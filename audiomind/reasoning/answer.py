@@ -101,6 +101,11 @@ def _decide_raw(facts: Facts, analysis: QuestionAnalysis) -> Decision:
     if several:
         decision = _capped(decision, f"the transcript states several amounts ({several}): the chosen one heard "
                                      "literally is no answer to a question that may combine them")
+    listed = listed_values(decision, analysis, facts)
+    if listed:
+        decision = _capped(decision, f"the transcript lists values side by side ({listed}): a choice heard "
+                                     "literally among them is singled out by what was recognised, not by the "
+                                     "value the question may ask about")
     if frame is not None and frame.unaccounted:
         decision = _capped(decision, "the reading did not account for "
                                      + ", ".join(repr(w) for w in frame.unaccounted))
@@ -140,6 +145,25 @@ def several_amounts(d: Decision, a: QuestionAnalysis, facts: Facts) -> str:
         return ""
     values = {q.value: q.text for q in said}
     return ", ".join(values.values()) if len(values) >= 3 else ""
+
+
+def listed_values(d: Decision, a: QuestionAnalysis, facts: Facts) -> str:
+    """When a literal match chose a choice that is not an amount and the transcript lists three or more
+    distinct values of one unit ('Anna in 12 minutes, Ben in 10, Chloe in 14'), those values said plainly;
+    else ''. The speech then sets things side by side by a value: a choice heard literally among them is
+    singled out by what the recogniser happened to hear, not by the value the question may rank or pick by."""
+    from audiomind.language.numbers import spoken_quantities
+
+    if not _literal(d.method) or d.choice_index is None or facts.transcript is None:
+        return ""
+    if any(spoken_quantities(c) for c in a.choices):
+        return ""  # amounts as choices: several_amounts
+    by_unit: dict[str, dict[float, str]] = {}
+    for q in spoken_quantities(facts.transcript.text):
+        if q.unit:
+            by_unit.setdefault(q.unit, {}).setdefault(q.value, q.text)
+    listed = max(by_unit.values(), key=len, default={})
+    return ", ".join(listed.values()) if len(listed) >= 3 else ""
 
 
 def from_step(outcome: StepOutcome, results: list[VerifierResult], a: QuestionAnalysis, facts: Facts) -> Decision:

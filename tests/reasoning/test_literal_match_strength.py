@@ -43,3 +43,13 @@ def test_a_question_about_what_is_said_keeps_its_strong_match():
                                                                     evidence_ids=["e1"])),
                     analyse("On which day does the speaker say the meeting is?", ["Monday", "Tuesday", "Friday"], []))
     assert d.choice_index == 1 and d.raw_confidence is not None and d.raw_confidence > UNCLEAR_RELIABILITY
+
+
+def test_a_name_heard_among_listed_values_is_no_confident_answer():
+    """Four runners and their times, two names misrecognised: the one name heard is no answer to which runner
+    was slowest (or any question that ranks or picks by the listed values)."""
+    d = decide_from(Facts(duration_s=6.0, transcript=TranscriptFact(
+        text="And around the course in 12 minutes, man in 10 minutes, Chloe in 14 minutes, and 10 in 11 minutes.",
+        evidence_ids=["e1"])), analyse("Who was the slowest runner?", ["Anna", "Dan", "Ben", "Chloe"], []))
+    assert d.confidence is not None and d.confidence < 0.5, d.confidence_reason
+    assert "lists values side by side" in d.confidence_reason
