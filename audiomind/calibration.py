@@ -20,6 +20,7 @@ import itertools
 import json
 from functools import lru_cache
 from pathlib import Path
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -122,11 +123,17 @@ def pav(points: list[tuple[float, float, float]]) -> list[list[float]]:
     return blocks
 
 
-def fit(data: list[tuple[float, bool]], prior: float) -> list[tuple[float, float]]:
+PriorTarget = Literal["identity", "even"]
+
+
+def fit(data: list[tuple[float, bool]], prior: float, toward: PriorTarget = "identity") -> list[tuple[float, float]]:
     """Knots of the isotonic fit of right (or positive) on the raw score, with `prior` pseudo-cases per tenth of
-    the range lying on the identity; one knot per block (at its mid raw score), plus flat ends at 0 and 1."""
-    pts = [(x, float(y), 1.0) for x, y in data] + ([((lo + hi) / 2, (lo + hi) / 2, prior) for lo, hi in BINS]
-                                                   if prior > 0 else [])
+    the range; one knot per block (at its mid raw score), plus flat ends at 0 and 1. The pseudo-cases lie on the
+    identity (`toward="identity"`: where data is thin the raw score stands) or at 0.5 (`"even"`: where data is
+    thin a verdict stays undecided, so it is decisive only where development cases show it)."""
+    pts = [(x, float(y), 1.0) for x, y in data] + (
+        [((lo + hi) / 2, (lo + hi) / 2 if toward == "identity" else 0.5, prior) for lo, hi in BINS]
+        if prior > 0 else [])
     by_x: dict[float, list[float]] = {}
     for x, y, w in pts:  # cases at one raw value are one point (their mean, their count)
         acc = by_x.setdefault(x, [0.0, 0.0])

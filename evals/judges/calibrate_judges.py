@@ -17,8 +17,8 @@ for failures after being judged); v7 .. v13 were judged once and are held out: t
 - AURA: no labelled development set exists (AQEval's 18 constructed rows are a correlation check with no split),
   so its table is the identity, named as such; `fit --judge aura --write` rewrites it so.
 
-The fit is `audiomind.calibration.fit` (the answer step's: isotonic, a prior of pseudo-cases per tenth on the
-identity) on the development rows that are not abstentions; `--prior auto` picks the prior from 0, 1, 2, 4, 8
+The fit is `audiomind.calibration.fit` (the answer step's isotonic fit, with its prior of pseudo-cases per tenth
+at 0.5 rather than on the identity: see TOWARD) on the development rows that are not abstentions; `--prior auto` picks the prior from 0, 1, 2, 4, 8
 by leave-one-set-out log loss over the development sets alone. Abstentions stay p = 0.5 and are never decisive.
 The verdict (the decision) is taken on the raw score as before, so its accuracy does not change; the map is
 monotone, so ROC-AUC changes only by the ties its flat stretches make. What changes: ECE and which verdicts are
@@ -50,6 +50,10 @@ RESULTS = ROOT / "evals" / "judges" / "results"
 OUT = RESULTS / "judge_calibration_offline.json"
 DEV_SETS = ("v3", "v4", "v5", "v6")
 PRIORS = (0.0, 1.0, 2.0, 4.0, 8.0)
+TOWARD = "even"
+"""A verdict's pseudo-cases lie at 0.5: where development verdicts are few, the judge is undecided, not as sure
+as its raw score (the identity, the answer step's prior, let the edit judge's thin high scores stand at 0.8-0.9,
+and a quarter of those were wrong on held-out sets)."""
 THRESHOLD = {"rubric": 0.75, "edit": 0.6}
 """Each judge's own decision threshold on its raw score (rubric: also needs a verifiable item)."""
 USE = {"rubric": "judge_rubric", "edit": "judge_edit", "aura": "judge_aura"}
@@ -153,7 +157,7 @@ def choose_prior(dev: list[Row]) -> tuple[float, dict[str, float]]:
             train = [(r.raw, r.label) for r in dev if r.set != s and not r.abstain]
             if not train:
                 continue
-            knots = calibration.fit(train, prior)
+            knots = calibration.fit(train, prior, TOWARD)
             pairs += [(_p(r, knots), r.label) for r in dev if r.set == s]
         losses[f"{prior:g}"] = round(log_loss(pairs), 4) if pairs else math.inf
     best = min(PRIORS, key=lambda p: (losses[f"{p:g}"], -p))
@@ -167,13 +171,13 @@ def fit_table(judge: str, rows: list[Row], prior: float | None = None) -> tuple[
     if prior is None:
         prior, losses = choose_prior(dev)
     data = [(r.raw, r.label) for r in dev if not r.abstain]
-    knots = calibration.fit(data, prior)
+    knots = calibration.fit(data, prior, TOWARD)
     counts = {s: sum(1 for r in dev if r.set == s and not r.abstain) for s in sorted({r.set for r in dev})}
     what = {"rubric": "geometric rubric score (rule item judge) -> share aligned",
             "edit": "measured effectiveness score -> share that were the real edit"}[judge]
     table = calibration.CalibrationTable(
         name=f"judge-{judge}-dev-v3-v6", knots=knots,
-        method=(f"isotonic (pool adjacent violators), prior {prior:g} identity cases per tenth"
+        method=(f"isotonic (pool adjacent violators), prior {prior:g} cases at 0.5 per tenth"
                 + (f" (chosen by leave-one-set-out log loss on the development sets: {losses})" if losses else "")),
         fitted_on=[f"{s}: {n} verdicts" for s, n in counts.items()],
         note=(f"{what}; fitted on development sets only by evals/judges/calibrate_judges.py (abstentions excluded, "
