@@ -1,6 +1,6 @@
 """Build a blind evaluation set from its data file (evals/unseen/<set>.toml).
 
-    .venv/bin/python evals/unseen/build.py --set reasoning_v1|perception_v1|reasoning_v2|perception_v2 --out DIR [--seed 0]
+    .venv/bin/python evals/unseen/build.py --set reasoning_v1|perception_v1|..._v2|..._v3 --out DIR [--seed 0]
 
 Writes DIR/items.jsonl ({"id","kind","question","choices","answer","audio"}, audio relative to DIR) and
 DIR/audio/<id>.wav (16 kHz mono, 16-bit). Every answer is true by construction: the TOML says what is
@@ -22,14 +22,17 @@ Audio segments (rendered one after another, `gap` seconds of silence between, de
                                                                 element per note overrides it)
   {chord=["C4","E4","G4"], dur=1.5, program=0}                  fluidsynth notes at once
   {clicks=[0.0,0.5,1.0], freq=1200}                             short clicks at the given onsets (s)
-Item options: tracks=[{at=0.0, audio=[...]}, ...] (layers mixed at onsets) instead of audio;
+Item options: tracks=[{at=0.0, audio=[...], gain_db=0.0}, ...] (layers mixed at onsets, each scaled by its
+gain_db if given) instead of audio;
 dropouts=[[t, len], ...] (silence cut into the clip); reverse=true; speed=0.7 (resampled playback);
 noise_bed={start=["speech_start", -1.0], end=["speech_end", 1.5], db=-26} (pink noise laid relative to
 the first track's active span); noise=true (pink noise over the whole clip at `noise_snr_db` of the set);
 tone_bed={freq=100, partials=[1.0, 0.5], start=..., end=..., db=-30} (a steady tone with its harmonics, laid
 like noise_bed, RMS at `db` re full scale); fade=[in_s, out_s] (linear fades over the mixed clip);
 pops={at=[t, ...], amp=1.0} or pops={rate=12, amp=0.4} (0.5 ms broadband pops at the given times, or
-round(rate x clip length) pops at seeded random times; amp is relative to the clip's peak).
+round(rate x clip length) pops at seeded random times; amp is relative to the clip's peak);
+keep=[from_s, to_s] (only that stretch of the mixed clip is kept, cut with 5 ms ramps where it cuts into
+sound: a clip that starts or stops in the middle of a sentence).
 """
 
 from __future__ import annotations
@@ -205,6 +208,8 @@ def build_item(item: dict, cfg: dict, rng: np.random.Generator, tmp: Path) -> np
     lead = cfg.get("lead_s", 0.4)
     if "tracks" in item:
         layers = [(tr.get("at", 0.0), render(tr["audio"], gap, rng, tmp)) for tr in item["tracks"]]
+        layers = [(t, y * 10 ** (tr["gain_db"] / 20) if "gain_db" in tr else y)
+                  for (t, y), tr in zip(layers, item["tracks"], strict=True)]
     else:
         layers = [(0.0, render(item["audio"], gap, rng, tmp))]
     if "noise_bed" in item:
@@ -256,6 +261,13 @@ def build_item(item: dict, cfg: dict, rng: np.random.Generator, tmp: Path) -> np
         y[a - r: a] *= np.linspace(1, 0, r)
         y[a:b] = 0
         y[b: b + r] *= np.linspace(0, 1, r)
+    if "keep" in item:  # keep [from_s, to_s) of the mixed clip; a 5 ms ramp where a cut falls inside it
+        a, b, r = int(item["keep"][0] * SR), min(len(y), int(item["keep"][1] * SR)), int(0.005 * SR)
+        y = y[a:b].copy()
+        if a > 0:
+            y[:r] *= np.linspace(0, 1, r)
+        if b < n:
+            y[-r:] *= np.linspace(1, 0, r)
     if item.get("reverse"):
         y = y[::-1].copy()
     if "speed" in item:  # played back at `speed` x: slower and lower (< 1)
@@ -272,7 +284,7 @@ def build_item(item: dict, cfg: dict, rng: np.random.Generator, tmp: Path) -> np
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", required=True, choices=["reasoning_v1", "perception_v1", "reasoning_v2", "perception_v2"])
+    ap.add_argument("--set", required=True, choices=[f"{k}_v{v}" for v in (1, 2, 3) for k in ("reasoning", "perception")])
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
