@@ -29,6 +29,9 @@ class PropertyRow(BaseModel):
     describe: dict[str, list[str]] = Field(default_factory=dict, description="sentences describing each value")
     ordered: dict[str, list[str]] = Field(default_factory=dict, description="two words naming a value in order")
     defer: list[str] = Field(default_factory=list, description="question families MiniLM-mapped choices defer to")
+    about: float | None = Field(None, ge=0.0, le=1.0, description="question similarity to the examples needed even "
+                                "when every choice uses the vocabulary's words (values that are common words: numbers)")
+    cues: list[str] = Field(default_factory=list, description="regexes that must all occur in the question")
 
     def value_of(self, raw: Any) -> str | None:
         """The vocabulary value of a tool's raw output value (None: the measurement names no value here)."""

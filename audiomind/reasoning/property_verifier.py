@@ -112,12 +112,15 @@ def _rows_asked(question: str, choices: list[str], families: dict[str, float] | 
     """(row, mapped values, lexical, question similarity) of every property the choices speak about: at least
     two different values named by at least half of the choices, and a question about the property (MiniLM
     similarity to its example questions at least ABOUT_SIM, or LEXICAL_ABOUT_SIM when every choice uses the
-    vocabulary's own words), unless MiniLM mapped a choice and the question analysis places the question in a
-    family the row defers to (`families`: the analysis' relevances; computed here when not given)."""
+    vocabulary's own words; a row's `about` raises both, and its `cues` must all occur in the question, for values
+    that are common words such as numbers), unless MiniLM mapped a choice and the question analysis places the
+    question in a family the row defers to (`families`: the analysis' relevances; computed here when not given)."""
     out = []
     for row in vocabulary().property:
         if not choices:
             break
+        if not all(cues.pattern_in(c, question) for c in row.cues):
+            continue
         vals, lexical = map_choices(choices, row)
         named = [v for v in vals if v is not None]
         if len(set(named)) < 2 or 2 * len(named) < len(choices):
@@ -127,7 +130,7 @@ def _rows_asked(question: str, choices: list[str], families: dict[str, float] | 
             if _deferred(row, families):
                 continue
         qsim = _question_sim(question, row.question)
-        if qsim >= (LEXICAL_ABOUT_SIM if lexical else ABOUT_SIM):
+        if qsim >= max(LEXICAL_ABOUT_SIM if lexical else ABOUT_SIM, row.about or 0.0):
             out.append((row, vals, lexical, qsim))
     return out
 
