@@ -959,14 +959,15 @@ def _trace_routes(app: FastAPI, service: Service) -> None:
 
 def _judge_routes(app: FastAPI, service: Service) -> None:
     """POST /v1/judge/NAME for every registered judge (from its spec), and a 404 naming them for any other."""
-    from audiomind.judges.spec import JUDGES as JUDGE_SPECS
+    from audiomind.judges.spec import loaded_judges
 
-    for name in JUDGE_SPECS.names():  # one route per judge, in registration order
-        _judge_route(app, service, JUDGE_SPECS[name], _form_fields, _text_problem)
+    specs = loaded_judges()  # a plugin judge that does not load gets no route (`audiomind doctor` says why)
+    for spec in specs:  # one route per judge, in registration order
+        _judge_route(app, service, spec, _form_fields, _text_problem)
 
     @app.post("/v1/judge/{kind}", include_in_schema=False)
     async def no_such_judge(kind: str) -> None:
-        raise HTTPException(404, f"no judge {_shown(kind)}; judges: {', '.join(JUDGE_SPECS.names())}")
+        raise HTTPException(404, f"no judge {_shown(kind)}; judges: {', '.join(s.name for s in specs)}")
 
 
 def _with_trace_schema(app: FastAPI) -> None:

@@ -229,6 +229,22 @@ def test_a_plugin_judge_that_cannot_be_a_tool_is_left_out_and_reported(bad_judge
     assert "tool name 'judge_aura' is taken: left out" in rows["badjudge:judge aura-again"]["detail"]
 
 
+def test_a_plugin_judge_that_does_not_load_leaves_the_other_judges_their_command_and_route(bad_judge_env,
+                                                                                           tmp_path):
+    """`audiomind judge --help` lists the judges that load, and the service gets a route for each of them and
+    none for the one whose spec does not import (it used to crash both)."""
+    helped = _run([str(BIN / "audiomind"), "judge", "--help"], bad_judge_env, tmp_path)
+    assert helped.returncode == 0, helped.stderr[-3000:]
+    assert all(name in helped.stdout for name in ("edit", "rubric", "aura")) and "ghost" not in helped.stdout
+    routes = _run([str(BIN / "python"), "-c",
+                   ("from audiomind.serve import create_app\n"
+                   "print(sorted(r.path for r in create_app().routes if r.path.startswith('/v1/judge/')))")],
+                  bad_judge_env, tmp_path)
+    assert routes.returncode == 0, routes.stderr[-3000:]
+    assert all(f"/v1/judge/{n}" in routes.stdout for n in ("edit", "rubric", "aura"))
+    assert "/v1/judge/ghost" not in routes.stdout
+
+
 def test_plugin_planner_backend_and_broken_plugin_in_process(plugin_env, tmp_path):
     """The plugin's spec kind parses and builds a planner; the broken plugin is reported and taken back."""
     script = textwrap.dedent('''

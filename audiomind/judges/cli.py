@@ -26,7 +26,7 @@ from audiomind.cli_common import PLANNER_HELP as LLM_HELP
 from audiomind.cli_common import console
 from audiomind.cli_common import fail as _fail
 from audiomind.cli_common import quiet_libraries as _quiet
-from audiomind.judges.spec import JUDGES, JudgeOptions, JudgeSpec, input_problem
+from audiomind.judges.spec import JudgeOptions, JudgeSpec, input_problem, loaded_judges
 
 SHARED = {  # the JudgeOptions the command line offers: name -> (flag, help)
     "llm": ("--llm", LLM_HELP),
@@ -129,10 +129,11 @@ class JudgeGroup(TyperGroup):
     """`audiomind judge`: its commands are the registered judges, built when first listed or looked up."""
 
     def _sync(self) -> None:
-        names = JUDGES.names()
+        specs = {spec.name: spec for spec in loaded_judges()}  # a plugin judge that does not load is left out
+        names = list(specs)
         for name in names:
             if name not in self.commands:
-                info = typer.models.CommandInfo(name=name, callback=command_for(JUDGES[name]))
+                info = typer.models.CommandInfo(name=name, callback=command_for(specs[name]))
                 self.add_command(typer.main.get_command_from_info(
                     info, pretty_exceptions_short=judge_app.pretty_exceptions_short,
                     rich_markup_mode=judge_app.rich_markup_mode), name)
