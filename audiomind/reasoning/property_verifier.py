@@ -113,23 +113,29 @@ def _rows_asked(question: str, choices: list[str], families: dict[str, float] | 
     two different values named by at least half of the choices, and a question about the property (MiniLM
     similarity to its example questions at least ABOUT_SIM, or LEXICAL_ABOUT_SIM when every choice uses the
     vocabulary's own words; a row's `about` raises both, and its `cues` must all occur in the question, for values
-    that are common words such as numbers), unless MiniLM mapped a choice and the question analysis places the
-    question in a family the row defers to (`families`: the analysis' relevances; computed here when not given)."""
-    out = []
+    that are common words such as numbers), unless MiniLM mapped a choice and the question analysis places the question in a
+    family the row defers to (`families`: the analysis' relevances; computed here when not given) or the question
+    is closer to the example questions of another property the choices speak about (with many properties, likeness
+    maps a choice to one of them by chance: choices mapped by likeness alone are read for the property the
+    question is most about)."""
+    if not choices:
+        return []
+    candidates = []
     for row in vocabulary().property:
-        if not choices:
-            break
         if not all(cues.pattern_in(c, question) for c in row.cues):
             continue
         vals, lexical = map_choices(choices, row)
         named = [v for v in vals if v is not None]
         if len(set(named)) < 2 or 2 * len(named) < len(choices):
             continue
+        candidates.append((row, vals, lexical, _question_sim(question, row.question)))
+    nearest = max((c[3] for c in candidates), default=0.0)
+    out = []
+    for row, vals, lexical, qsim in candidates:
         if not lexical:
             families = _families(question, choices) if families is None else families
-            if _deferred(row, families):
-                continue
-        qsim = _question_sim(question, row.question)
+            if _deferred(row, families) or qsim < nearest:
+                continue  # choices mapped by likeness alone speak of the property the question is most about
         if qsim >= max(LEXICAL_ABOUT_SIM if lexical else ABOUT_SIM, row.about or 0.0):
             out.append((row, vals, lexical, qsim))
     return out
