@@ -27,10 +27,40 @@ GENERIC_LABELS: frozenset[str] = frozenset(_tables()["generic_labels"])
 ITEM_STOPWORDS: frozenset[str] = frozenset(_tables()["item_stopwords"])
 MUSIC_TAG_WORDS: tuple[str, ...] = tuple(_tables()["music_tag_words"])
 POLARITY_WORDS: frozenset[str] = frozenset(_tables()["polarity_words"])
+NEGATIONS: frozenset[str] = frozenset(_tables()["negations"])
+ANSWER_PARTICLES: frozenset[str] = frozenset(_tables()["answer_particles"])
+CLAIM_WORDS: frozenset[str] = frozenset(_tables()["claim_words"])
+_CLAUSE_END = re.compile(r"[.?!;,:]")
 
 
 def words(text: str) -> list[str]:
     return _WORD.findall(text.lower())
+
+
+def clause_words(text: str) -> list[tuple[str, int]]:
+    """The words of a text, each with the number of the clause it stands in (clauses end at . ? ! ; , :)."""
+    return [(w, i) for i, part in enumerate(_CLAUSE_END.split(text)) for w in words(part)]
+
+
+def negated(tokens: list[str]) -> bool:
+    """Whether words negate what they say ('none of ...', 'did not', "didn't")."""
+    return any(w in NEGATIONS or w.endswith("n't") for w in tokens)
+
+
+def is_claim(choice: str) -> bool:
+    """Whether a choice states something with a polarity ('it is open on Sundays', 'no, it was caught') rather
+    than naming a thing ('the toothbrush', 'on the porch')."""
+    ws = words(choice)
+    return any(w in CLAIM_WORDS or w in ANSWER_PARTICLES for w in ws) or negated(ws)
+
+
+def claim_negated(choice: str) -> bool:
+    """Whether a choice's claim is negated, a leading answer particle set aside ('no, it was caught' claims
+    that it was caught; 'he did not enjoy it' is negated)."""
+    ws = words(choice)
+    if ws and ws[0] in ANSWER_PARTICLES and len(ws) > 1:
+        ws = ws[1:]
+    return negated(ws)
 
 
 def stem(w: str) -> str:

@@ -53,3 +53,34 @@ def test_a_name_heard_among_listed_values_is_no_confident_answer():
         evidence_ids=["e1"])), analyse("Who was the slowest runner?", ["Anna", "Dan", "Ben", "Chloe"], []))
     assert d.confidence is not None and d.confidence < 0.5, d.confidence_reason
     assert "lists values side by side" in d.confidence_reason
+
+
+@pytest.mark.parametrize("heard,question,choices,doubt", [
+    # the choice's words heard apart, not said together
+    ("Can you give me a lift to the airport tomorrow at 6? My car remains under on until next week.",  # as heard
+     "How does the second speaker respond to the request?",
+     ["he needs a lift as well", "he will give the lift next week", "he will give the lift at six",
+      "he cannot give the lift"], "heard apart"),
+    # another choice heard too
+    (("The parcel was delivered to our neighbor. She brought it over to our porch and then my son carried it up "
+      "to his bedroom."), "At the end, where is the parcel?",
+     ["in the son's bedroom", "at the neighbour's house", "on the porch", "at the post office"], "heard too"),
+    # the clause that says it is negated, the choice is not
+    ("None of the shops on the high street open on Sundays, and the bakery is on the high street.",
+     "Can you buy bread at that bakery on a Sunday?",
+     ["only in the morning", "yes, it is open on Sundays", "no, it is closed on Sundays"], "opposite polarity"),
+])
+def test_a_literal_match_not_said_as_the_choice_says_it_is_weaker(heard, question, choices, doubt):
+    """reasoning_v3's confident wrong answers (blind run at 637a4b3; development items since)."""
+    d = decide_from(Facts(duration_s=6.0, transcript=TranscriptFact(text=heard, evidence_ids=["e1"])),
+                    analyse(question, choices, []))
+    assert d.confidence is not None and d.confidence < 0.5, d.rationale
+    assert doubt in d.rationale
+
+
+def test_a_choice_said_together_in_a_clause_of_its_polarity_keeps_its_match():
+    d = decide_from(Facts(duration_s=4.0, transcript=TranscriptFact(
+        text="Every member of the swimming club has to take a safety course.", evidence_ids=["e1"])),
+        analyse("What must a new member of the club do?",
+                ["skip the course", "teach the safety course", "take the safety course"], []))
+    assert d.choice_index == 2 and d.confidence is not None and d.confidence >= 0.7, d.rationale

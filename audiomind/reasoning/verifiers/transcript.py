@@ -7,7 +7,18 @@ import difflib
 
 from audiomind.language import claims, cues
 from audiomind.language.analysis import DAYS, QuestionAnalysis, is_numeric_choice, states_time
-from audiomind.language.text import NUMBER_TOKENS, matchable, soundex, stem, words
+from audiomind.language.text import (
+    NUMBER_TOKENS,
+    claim_negated,
+    clause_words,
+    content,
+    is_claim,
+    matchable,
+    negated,
+    soundex,
+    stem,
+    words,
+)
 from audiomind.reasoning.facts import Facts, TranscriptFact
 from audiomind.reasoning.verifiers.base import VerifierResult, _result
 
@@ -160,8 +171,65 @@ def _transcript_match(f: Facts, t: TranscriptFact, a: QuestionAnalysis, recalls:
         reliability = min(reliability, UNCLEAR_RELIABILITY)
         reason += ("; the question is not read as one about what is said and the speech states a share, a "
                    "relative place or a change (or the question asks by exclusion): a literal match is weaker evidence")
+    doubts = _literal_doubts(t, a, recalls) if distinctive and best >= 0.6 else []
+    if doubts:
+        reliability = min(reliability, UNCLEAR_RELIABILITY)
+        reason += "; a literal match, but " + "; ".join(doubts) + ": weaker evidence"
     ids = t.evidence_ids + [i for r in t.readings for i in r.evidence_ids]
     return _result("transcript_match", a, fit, reliability, supports, reasons, reason, ids)
+
+
+OTHER_HEARD = 0.4  # another choice heard at least this well: the transcript does not single one out
+
+
+def _literal_doubts(t: TranscriptFact, a: QuestionAnalysis, recalls: list[float]) -> list[str]:
+    """Why the best heard choice may not be what was said: its words heard apart, not together ('give me a
+    lift ... until next week' for 'he will give the lift next week'); another choice heard too (the speech
+    names several of them, and the question may pick among them by what is said of each); or the clause that
+    says it negated where the choice is not, or the other way round ('None of the shops open on Sundays' for
+    'yes, it is open on Sundays')."""
+    best = max(range(len(recalls)), key=lambda i: recalls[i])
+    doubts = []
+    cw = matchable(a.choices[best])  # all its words, those other choices share too
+    span = _said_span(t.text, cw)
+    if span is not None:
+        lo, hi, _, toks = span
+        stretch = [w for w, _ in toks[lo:hi + 1]]
+        foreign = [w for w in content(" ".join(stretch)) if not any(_fuzzy_in(c, {w}) >= 0.8 for c in cw)]
+        if len(foreign) > max(1, len(set(cw)) - 1):  # more than about one other content word between two of its
+            doubts.append(f"its words are heard apart ({' '.join(stretch)!r}), not said together")
+        clauses = {c for _, c in toks[lo:hi + 1]}
+        if is_claim(a.choices[best]) and (
+                negated([w for w, c in toks if c in clauses]) != claim_negated(a.choices[best])):
+            doubts.append("the clause that says it has the opposite polarity")
+    others = [r for i, r in enumerate(recalls) if i != best and r >= OTHER_HEARD]
+    if others:
+        doubts.append(f"another choice is heard too (recall {max(others):.2f})")
+    return doubts
+
+
+def _said_span(text: str, cw: list[str]) -> tuple[int, int, int, list[tuple[str, int]]] | None:
+    """The smallest stretch of the transcript holding one of each heard word of `cw`: (first index, last
+    index, how many distinct words, the transcript's (word, clause) tokens); None when none is heard."""
+    toks = clause_words(text)
+    hits = sorted((i, w) for w in dict.fromkeys(cw) for i, (h, _) in enumerate(toks) if _fuzzy_in(w, {h}) >= 0.8)
+    need = len({w for _, w in hits})
+    if not need:
+        return None
+    best: tuple[int, int] | None = None
+    count: dict[str, int] = {}
+    lo = 0
+    for hi in range(len(hits)):  # sliding window over the hits: the shortest one covering every heard word
+        count[hits[hi][1]] = count.get(hits[hi][1], 0) + 1
+        while len(count) == need:
+            if best is None or hits[hi][0] - hits[lo][0] < best[1] - best[0]:
+                best = (hits[lo][0], hits[hi][0])
+            count[hits[lo][1]] -= 1
+            if not count[hits[lo][1]]:
+                del count[hits[lo][1]]
+            lo += 1
+    assert best is not None
+    return best[0], best[1], need, toks
 
 
 SOUND_AT = 0.7  # a reading sounds like a choice when their letters match at least this well (difflib ratio)
