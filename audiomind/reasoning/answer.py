@@ -13,6 +13,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from audiomind.language.analysis import QuestionAnalysis
+from audiomind.reasoning import calibration
 from audiomind.reasoning.competence import Familiarity
 from audiomind.reasoning.facts import Facts, read_facts
 from audiomind.reasoning.steps import StepOutcome, execute
@@ -46,20 +47,18 @@ def decide_from(facts: Facts, analysis: QuestionAnalysis) -> Decision:
     d = _decide_raw(facts, analysis)
     if d.choice_index is None:
         return d
-    from audiomind.reasoning import calibration
-
-    p = round(max(0.0, min(1.0, calibration.calibrate(d.confidence))), 3)
+    p = round(max(0.0, min(1.0, calibration.calibrate(d.confidence, d.method))), 3)
     d = d.model_copy(update={
         "confidence": p, "raw_confidence": d.confidence,
-        "confidence_reason": f"{d.confidence_reason} ({calibration.label()}: raw {d.confidence:.3f})"})
+        "confidence_reason": f"{d.confidence_reason} ({calibration.label(d.method)}: raw {d.confidence:.3f})"})
     return within_competence(d, analysis)
 
 
 NOT_A_CHECK = ("guess", "none")
-SAID = ("transcript_match", "transcript_complement", "transcript_absent", "readings_agree")
+SAID = calibration.SAID
 """Checks of what was said: a question about spoken content can be about any topic, so no bank of questions
 can say which ones they fit; what a literal match of the words is worth is the reading's to say (a derived
-answer, a premise, several amounts: see `decide_from`)."""
+answer, a premise, several amounts: see `decide_from`) and their own calibration table's."""
 
 
 def within_competence(d: Decision, a: QuestionAnalysis) -> Decision:

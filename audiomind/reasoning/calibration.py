@@ -12,23 +12,35 @@ The mechanism (table model, loading, interpolation, the fit) is shared with the 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from audiomind import calibration as _shared
 from audiomind.calibration import CalibrationTable
 
-__all__ = ["DATA", "CalibrationTable", "calibrate", "label", "table"]
+__all__ = ["DATA", "SAID", "SAID_DATA", "CalibrationTable", "calibrate", "label", "table"]
 
 DATA = _shared.path_of("answer")
+SAID_DATA = _shared.path_of("answer_said")
+SAID = ("transcript_match", "transcript_complement", "transcript_absent", "readings_agree")
+"""Checks of what was said. A raw score means something else when words heard decide than when a measurement
+does (a literal match that the answer step weakened is right far less often than a measurement of the same
+raw score), so their decisions have a table of their own; every other decision (measurements, executed steps,
+guesses) reads the general one."""
 
 
-def table() -> tuple[CalibrationTable, str]:
-    """(the answer step's table, the sha256 of its file)."""
-    return _shared.load(DATA)
+def _path(method: str | None) -> Path:
+    return SAID_DATA if method in SAID else DATA
 
 
-def calibrate(raw: float) -> float:
-    """The probability the table gives a raw confidence (clamped to the table's first and last knot)."""
-    return _shared.interpolate(table()[0].knots, raw)
+def table(method: str | None = None) -> tuple[CalibrationTable, str]:
+    """(the table for decisions by `method`, the sha256 of its file); no method: the general table."""
+    return _shared.load(_path(method))
 
 
-def label() -> str:
-    return _shared.label_of(DATA)
+def calibrate(raw: float, method: str | None = None) -> float:
+    """The probability the table for `method` gives a raw confidence (clamped to its first and last knot)."""
+    return _shared.interpolate(table(method)[0].knots, raw)
+
+
+def label(method: str | None = None) -> str:
+    return _shared.label_of(_path(method))

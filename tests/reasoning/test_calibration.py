@@ -21,22 +21,25 @@ fitter = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fitter)
 
 
-def test_the_shipped_table_is_valid_monotone_and_named_by_its_hash():
-    t, sha = calibration.table()
-    assert sha == hashlib.sha256(calibration.DATA.read_bytes()).hexdigest()
+@pytest.mark.parametrize("method,data", [(None, calibration.DATA), ("transcript_match", calibration.SAID_DATA),
+                                         ("count_events", calibration.DATA)])
+def test_the_shipped_tables_are_valid_monotone_and_named_by_their_hash(method, data):
+    t, sha = calibration.table(method)
+    assert sha == hashlib.sha256(data.read_bytes()).hexdigest()
     xs = [x / 20 for x in range(21)]
-    ps = [calibration.calibrate(x) for x in xs]
+    ps = [calibration.calibrate(x, method) for x in xs]
     assert ps == sorted(ps) and all(0.0 <= p <= 1.0 for p in ps)
-    assert calibration.label() == f"calibration {t.name}@{sha[:12]}"
+    assert calibration.label(method) == f"calibration {t.name}@{sha[:12]}"
 
 
 def test_a_calibrated_answer_keeps_its_raw_score_and_names_the_table():
     facts = Facts(duration_s=3.0, transcript=TranscriptFact(text="The meeting is on Tuesday.", evidence_ids=["e1"]))
     a = analyse("On which day is the meeting?", ["Monday", "Tuesday", "Friday"], [])
     d = decide_from(facts, a)
-    assert d.choice_index == 1 and d.raw_confidence is not None
-    assert d.confidence == pytest.approx(calibration.calibrate(d.raw_confidence), abs=1e-3)
-    assert calibration.label() in d.confidence_reason and f"raw {d.raw_confidence:.3f}" in d.confidence_reason
+    assert d.choice_index == 1 and d.raw_confidence is not None and d.method == "transcript_match"
+    assert d.confidence == pytest.approx(calibration.calibrate(d.raw_confidence, d.method), abs=1e-3)
+    assert calibration.label(d.method) in d.confidence_reason and f"raw {d.raw_confidence:.3f}" in d.confidence_reason
+    assert calibration.label(d.method) != calibration.label()  # what was said has a table of its own
     assert fitter.RAW.search(d.confidence_reason).group(1) == f"{d.raw_confidence:.3f}"
 
 
