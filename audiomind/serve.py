@@ -961,8 +961,7 @@ def _judge_routes(app: FastAPI, service: Service) -> None:
     """POST /v1/judge/NAME for every registered judge (from its spec), and a 404 naming them for any other."""
     from audiomind.judges.spec import loaded_judges
 
-    specs = loaded_judges()  # a plugin judge that does not load gets no route (`audiomind doctor` says why)
-    for spec in specs:  # one route per judge, in registration order
+    for spec in (specs := loaded_judges()):  # in order; a plugin judge that does not load gets none (doctor: why)
         _judge_route(app, service, spec, _form_fields, _text_problem)
 
     @app.post("/v1/judge/{kind}", include_in_schema=False)
