@@ -172,7 +172,8 @@ def property_results(f: Facts, a) -> list[dict]:
     question."""
     if not a.choices:
         return []
-    out = []
+    out: list[dict] = []
+    tools: list[str] = []
     for row, vals, lexical, qsim in _rows_asked(a.question, a.choices, a.families):
         fact = f.values.get(f"property:{row.name}")
         if fact is None or fact.value is None:
@@ -189,6 +190,8 @@ def property_results(f: Facts, a) -> list[dict]:
                   f"{named}"
                   + ("" if lexical else " (some by MiniLM similarity to the vocabulary)"))
         out.append(_result(f"property_{row.name}", fit, row.reliability, supports, reason, fact.evidence_ids))
+        tools.append(row.tool)
+    out = _one_per_tool(out, tools)
     for sel, qsim in _selector_asked(a.question, a.choices)[:1]:
         fact = f.values.get(f"select:{sel.name}")
         if fact is None:
@@ -197,6 +200,24 @@ def property_results(f: Facts, a) -> list[dict]:
         if r is not None:
             out.append(r)
     return out
+
+
+def _one_per_tool(results: list[dict], tools: list[str]) -> list[dict]:
+    """Verdicts of properties one tool measures together (an envelope's onset and offset) as one verdict: a
+    choice is supported only when every property supports it, contradicted when any contradicts it, else
+    unsupported ('an abrupt start and a gradual fade-out' needs both). Alone, each would support two of four
+    choices and disagree with the other."""
+    merged: list[dict] = []
+    for tool in dict.fromkeys(tools):
+        group = [r for r, t in zip(results, tools) if t == tool]
+        if len(group) == 1:
+            merged.append(group[0])
+            continue
+        supports = [min(r["supports"][i] for r in group) for i in range(len(group[0]["supports"]))]
+        merged.append(_result(group[0]["name"], min(r["fit"] for r in group), min(r["reliability"] for r in group),
+                              supports, "; ".join(r["reason"] for r in group),
+                              list(dict.fromkeys(i for r in group for i in r["ids"]))))
+    return merged
 
 
 def _heard(w: str, heard: set[str]) -> float:
