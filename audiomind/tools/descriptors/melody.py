@@ -35,7 +35,7 @@ from pydantic import Field
 
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolResult
 from audiomind.tools.fields import AnalysedWindow
-from audiomind.tools.music.common import PITCH_CLASSES
+from audiomind.tools.music.common import midi_name
 from audiomind.tools.window import WindowArgs, excerpt
 
 MAX_S = 60.0
@@ -56,10 +56,6 @@ Note = tuple[float, float, int, float]  # (start s, end s, MIDI pitch, activatio
 
 class MelodyArgs(WindowArgs):
     pass
-
-
-def _name(m: int) -> str:
-    return f"{PITCH_CLASSES[m % 12]}{m // 12 - 1}"
 
 
 def _audio(ctx: ToolContext, args: MelodyArgs) -> tuple[np.ndarray, float, float]:
@@ -107,7 +103,7 @@ def transcribe(y: np.ndarray, t0: float = 0.0) -> tuple[list[Note], np.ndarray, 
 
 
 def _round_notes(notes: list[Note]) -> list[dict]:
-    return [{"start_s": round(a, 3), "end_s": round(b, 3), "note": _name(m), "pitch_midi": m} for a, b, m, _ in notes]
+    return [{"start_s": round(a, 3), "end_s": round(b, 3), "note": midi_name(m), "pitch_midi": m} for a, b, m, _ in notes]
 
 
 # ------------------------------------------------------------------------------------------- interval_quality
@@ -152,7 +148,7 @@ def interval_quality(args: MelodyArgs, ctx: ToolContext) -> ToolResult:
     else:
         label = "dissonant" if any(s % 12 in DISSONANT for s in steps) else "consonant"
     midi = [k + BP_MIDI_OFFSET for k in notes]
-    out = {**base, "label": label, "notes": [_name(m) for m in midi], "intervals": names, "semitones": steps,
+    out = {**base, "label": label, "notes": [midi_name(m) for m in midi], "intervals": names, "semitones": steps,
            "activations": [round(float(mean[k]), 3) for k in notes],
            "held_s": round(float(held.sum()) * BP_HOP / BP_SR, 2)}
     what = (f"a single pitch ({out['notes'][0]})" if label == "single_pitch" else
@@ -180,7 +176,7 @@ def distinct_pitches(args: MelodyArgs, ctx: ToolContext) -> ToolResult:
     count = len(pitches)
     label = COUNT_WORDS[count] if count < len(COUNT_WORDS) else "more"
     out: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3)), "label": label, "count": count,
-           "pitches": [_name(m) for m in pitches], "notes": len(notes), "sequence": [_name(n[2]) for n in notes][:64]}
+           "pitches": [midi_name(m) for m in pitches], "notes": len(notes), "sequence": [midi_name(n[2]) for n in notes][:64]}
     text = (f"{len(notes)} notes use {count} different pitch(es): {', '.join(out['pitches'])}." if notes
             else "No notes were transcribed.")
     return ToolResult(output=out, claims=[Claim(text=text, data={"count": count, "pitches": out["pitches"]})])
@@ -303,7 +299,7 @@ def phrase_repeat(args: MelodyArgs, ctx: ToolContext) -> ToolResult:
     a, b = notes[: k + 1], notes[k + 1:]
     changes = _edit([n[2] for n in a], [n[2] for n in b])
     label = "identical" if changes == 0 else "one_changed" if changes == 1 else "different"
-    out = {**base, "label": label, "first": [_name(n[2]) for n in a], "second": [_name(n[2]) for n in b],
+    out = {**base, "label": label, "first": [midi_name(n[2]) for n in a], "second": [midi_name(n[2]) for n in b],
            "changes": changes, "split_s": round(notes[k + 1][0], 3), "split_by": split_by}
     words = {"identical": "repeats the first note for note", "one_changed": "repeats the first with one note changed",
              "different": f"differs from the first ({changes} notes changed)"}[label]

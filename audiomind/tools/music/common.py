@@ -6,6 +6,11 @@ from __future__ import annotations
 from audiomind.tools.window import SR
 
 PITCH_CLASSES = ("C", "C#", "D", "Eb", "E", "F", "F#", "G", "Ab", "A", "Bb", "B")
+
+
+def midi_name(m: int) -> str:
+    """A MIDI note number in scientific pitch notation (60 -> 'C4')."""
+    return f"{PITCH_CLASSES[m % 12]}{m // 12 - 1}"
 MAX_LISTED = 200  # notes / segments listed in an output; counts are always exact
 
-__all__ = ["MAX_LISTED", "PITCH_CLASSES", "SR"]
+__all__ = ["MAX_LISTED", "PITCH_CLASSES", "SR", "midi_name"]

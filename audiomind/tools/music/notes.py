@@ -15,7 +15,7 @@ from pydantic import Field
 from audiomind.embedded import sessions
 from audiomind.tools.base import Claim, CoveredOutput, TimeSpan, ToolContext, ToolResult
 from audiomind.tools.fields import AnalysedWindow
-from audiomind.tools.music.common import MAX_LISTED, PITCH_CLASSES
+from audiomind.tools.music.common import MAX_LISTED, midi_name
 from audiomind.tools.text import listed
 from audiomind.tools.window import WindowArgs, excerpt
 
@@ -194,10 +194,6 @@ def merge_reonsets(
     return [(a, b, m, amp) for a, b, m, amp in merged]
 
 
-def _midi_name(m: int) -> str:
-    return f"{PITCH_CLASSES[m % 12]}{m // 12 - 1}"
-
-
 class NotesArgs(WindowArgs):
     onset_threshold: float = Field(0.5, ge=0.05, le=0.95, description="onset activation that starts a note")
     frame_threshold: float = Field(0.3, ge=0.05, le=0.95, description="frame activation that keeps a note on")
@@ -266,7 +262,7 @@ def notes(args: NotesArgs, ctx: ToolContext) -> ToolResult:
                 "start_s": round(float(times[a]) + t0, 3),
                 "end_s": round(float(end_t) + t0, 3),
                 "pitch_midi": m,
-                "note": _midi_name(m),
+                "note": midi_name(m),
                 "activation": round(amp, 3),
             }
         )
