@@ -55,10 +55,6 @@ def decide_from(facts: Facts, analysis: QuestionAnalysis) -> Decision:
 
 
 NOT_A_CHECK = ("guess", "none")
-SAID = calibration.SAID
-"""Checks of what was said: a question about spoken content can be about any topic, so no bank of questions
-can say which ones they fit; what a literal match of the words is worth is the reading's to say (a derived
-answer, a premise, several amounts: see `decide_from`) and their own calibration table's."""
 
 
 def within_competence(d: Decision, a: QuestionAnalysis) -> Decision:
@@ -66,8 +62,8 @@ def within_competence(d: Decision, a: QuestionAnalysis) -> Decision:
     deciding check was built for (audiomind.reasoning.competence); the reason says so when it changes."""
     from audiomind.reasoning import competence
 
-    if d.method in NOT_A_CHECK or d.method in SAID or d.choice_index is None:
-        return d
+    if d.method in NOT_A_CHECK or d.method in calibration.SAID or d.choice_index is None:
+        return d  # what was said can be on any topic: no bank of questions says which it fits
     fam = competence.familiarity(a.question, d.method)
     p = round(competence.shrink(d.confidence, len(a.choices), fam), 3)
     if p >= d.confidence:
@@ -112,8 +108,9 @@ def _decide_raw(facts: Facts, analysis: QuestionAnalysis) -> Decision:
 
 
 PARTIAL_READING_CAP = 0.45  # a question the reading did not fully understand is never answered confidently
-LITERAL = ("transcript_match", "transcript_complement", "transcript_absent", "readings_agree")
-"""Verifiers that match what was heard literally; every count (count_events, count_speakers, ...) is one too."""
+LITERAL = calibration.SAID
+"""Verifiers that match what was heard literally (the checks of what was said); every count (count_events,
+count_speakers, ...) is one too."""
 
 
 def _literal(name: str) -> bool:

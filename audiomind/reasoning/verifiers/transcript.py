@@ -193,7 +193,7 @@ def _literal_doubts(t: TranscriptFact, a: QuestionAnalysis, recalls: list[float]
     cw = matchable(a.choices[best])  # all its words, those other choices share too
     span = _said_span(t.text, cw)
     if span is not None:
-        lo, hi, _, toks = span
+        lo, hi, toks = span
         stretch = [w for w, _ in toks[lo:hi + 1]]
         foreign = [w for w in content(" ".join(stretch)) if not any(_fuzzy_in(c, {w}) >= 0.8 for c in cw)]
         if len(foreign) > max(1, len(set(cw)) - 1):  # more than about one other content word between two of its
@@ -208,9 +208,9 @@ def _literal_doubts(t: TranscriptFact, a: QuestionAnalysis, recalls: list[float]
     return doubts
 
 
-def _said_span(text: str, cw: list[str]) -> tuple[int, int, int, list[tuple[str, int]]] | None:
+def _said_span(text: str, cw: list[str]) -> tuple[int, int, list[tuple[str, int]]] | None:
     """The smallest stretch of the transcript holding one of each heard word of `cw`: (first index, last
-    index, how many distinct words, the transcript's (word, clause) tokens); None when none is heard."""
+    index, the transcript's (word, clause) tokens); None when none is heard."""
     toks = clause_words(text)
     hits = sorted((i, w) for w in dict.fromkeys(cw) for i, (h, _) in enumerate(toks) if _fuzzy_in(w, {h}) >= 0.8)
     need = len({w for _, w in hits})
@@ -229,7 +229,7 @@ def _said_span(text: str, cw: list[str]) -> tuple[int, int, int, list[tuple[str,
                 del count[hits[lo][1]]
             lo += 1
     assert best is not None
-    return best[0], best[1], need, toks
+    return best[0], best[1], toks
 
 
 SOUND_AT = 0.7  # a reading sounds like a choice when their letters match at least this well (difflib ratio)
