@@ -58,12 +58,17 @@ def rows(run_dirs: list[str], group: str | None = None) -> list[tuple[float, boo
     return out
 
 
+def shipped_knots(group: str) -> list[tuple[float, float]]:
+    """The knots of the shipped table of a group ('said' or 'other')."""
+    return shared.load(calibration.SAID_DATA if group == "said" else calibration.DATA)[0].knots
+
+
 def calibrated_rows(run_dirs: list[str], tables: dict[str, list[tuple[float, float]]] | None = None
                     ) -> list[tuple[float, bool]]:
     """Every answered row's raw score through the table of its group (the shipped tables unless given)."""
     out = []
     for group in ("said", "other"):
-        knots = tables[group] if tables else calibration.table("transcript_match" if group == "said" else None)[0].knots
+        knots = tables[group] if tables else shipped_knots(group)
         out += [(shared.interpolate(knots, x), y) for x, y in rows(run_dirs, group)]
     return out
 
@@ -87,8 +92,7 @@ def main(argv: list[str]) -> None:
         prior = float(args[args.index("--prior") + 1]) if "--prior" in args else 4.0
         name = args[args.index("--name") + 1] if "--name" in args else "dev"
         groups = args[args.index("--groups") + 1].split(",") if "--groups" in args else ["said", "other"]
-        shipped = {"said": calibration.table("transcript_match")[0].knots, "other": calibration.table()[0].knots}
-        knots = {g: fit(rows(runs, g), prior) if g in groups else shipped[g] for g in ("said", "other")}
+        knots = {g: fit(rows(runs, g), prior) if g in groups else shipped_knots(g) for g in ("said", "other")}
         after = measures(calibrated_rows(runs, knots))
         print(json.dumps({"knots": knots, "in_sample_before": before, "in_sample_after": after}, indent=1))
         if "--write" in args:
@@ -106,7 +110,7 @@ def main(argv: list[str]) -> None:
                 print(f"wrote {path}")
     else:
         after = measures(calibrated_rows(runs))
-        print(json.dumps({"tables": [calibration.label(), calibration.label("transcript_match")], "before": before,
+        print(json.dumps({"tables": [shared.label_of(calibration.DATA), shared.label_of(calibration.SAID_DATA)], "before": before,
                           "after": after}, indent=1))
 
 
