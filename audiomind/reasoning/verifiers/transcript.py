@@ -185,9 +185,9 @@ OTHER_HEARD = 0.4  # another choice heard at least this well: the transcript doe
 def _literal_doubts(t: TranscriptFact, a: QuestionAnalysis, recalls: list[float]) -> list[str]:
     """Why the best heard choice may not be what was said: its words heard apart, not together ('give me a
     lift ... until next week' for 'he will give the lift next week'); another choice heard too (the speech
-    names several of them, and the question may pick among them by what is said of each); or the clause that
-    says it negated where the choice is not, or the other way round ('None of the shops open on Sundays' for
-    'yes, it is open on Sundays')."""
+    names several of them, and the question may pick among them by what is said of each); a word of the question
+    said only in another clause; or the clause that says it negated where the choice is not, or the other way
+    round ('None of the shops open on Sundays' for 'yes, it is open on Sundays')."""
     best = max(range(len(recalls)), key=lambda i: recalls[i])
     doubts = []
     cw = matchable(a.choices[best])  # all its words, those other choices share too
@@ -199,6 +199,10 @@ def _literal_doubts(t: TranscriptFact, a: QuestionAnalysis, recalls: list[float]
         if len(foreign) > max(1, len(set(cw)) - 1):  # more than about one other content word between two of its
             doubts.append(f"its words are heard apart ({' '.join(stretch)!r}), not said together")
         clauses = {c for _, c in toks[lo:hi + 1]}
+        elsewhere = _asked_elsewhere(a.question, cw, toks, clauses)
+        if elsewhere:
+            doubts.append(f"the question's {', '.join(repr(w) for w in elsewhere)} is said in another clause than "
+                          "the choice")
         if is_claim(a.choices[best]) and (
                 negated([w for w, c in toks if c in clauses]) != claim_negated(a.choices[best])):
             doubts.append("the clause that says it has the opposite polarity")
@@ -206,6 +210,20 @@ def _literal_doubts(t: TranscriptFact, a: QuestionAnalysis, recalls: list[float]
     if others:
         doubts.append(f"another choice is heard too (recall {max(others):.2f})")
     return doubts
+
+
+def _asked_elsewhere(question: str, cw: list[str], toks: list[tuple[str, int]], clauses: set[int]) -> list[str]:
+    """Content words of the question heard in the transcript, but never in a clause that says the choice ('The
+    bakery opens at seven, but on Sundays it opens two hours later' asked about Sunday: 'sundays' is said in
+    the clause that states the change, not with 'seven'); the question may ask about that other clause."""
+    out = []
+    for w in dict.fromkeys(content(question)):
+        if any(_fuzzy_in(w, {c}) >= 0.8 for c in cw):
+            continue  # a word of the choice itself
+        where = {c for h, c in toks if _fuzzy_in(w, {h}) >= 0.8}
+        if where and not where & clauses:
+            out.append(w)
+    return out
 
 
 def _said_span(text: str, cw: list[str]) -> tuple[int, int, list[tuple[str, int]]] | None:
