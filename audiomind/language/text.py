@@ -23,6 +23,7 @@ def _tables() -> dict:
 STOPWORDS: frozenset[str] = frozenset(_tables()["stopwords"])
 LANGUAGES: dict[str, str] = dict(_tables()["languages"])
 NUMBER_TOKENS: dict[str, str] = dict(_tables()["number_tokens"])
+NUMBER_HOMOPHONES: dict[str, str] = dict(_tables()["number_homophones"])
 GENERIC_LABELS: frozenset[str] = frozenset(_tables()["generic_labels"])
 ITEM_STOPWORDS: frozenset[str] = frozenset(_tables()["item_stopwords"])
 MUSIC_TAG_WORDS: tuple[str, ...] = tuple(_tables()["music_tag_words"])
@@ -31,6 +32,19 @@ NEGATIONS: frozenset[str] = frozenset(_tables()["negations"])
 ANSWER_PARTICLES: frozenset[str] = frozenset(_tables()["answer_particles"])
 CLAIM_WORDS: frozenset[str] = frozenset(_tables()["claim_words"])
 _CLAUSE_END = re.compile(r"[.?!;,:]")
+
+
+def number_word(w: str) -> str | None:
+    """The number word a token names ('2' and 'two' -> 'two'); None for a token that names no number."""
+    if w in NUMBER_TOKENS:
+        return NUMBER_TOKENS[w]
+    return w if w in NUMBER_TOKENS.values() else None
+
+
+def misheard_numbers(text: str) -> list[tuple[int, str]]:
+    """(position, number word) of each word of `text` a recogniser may have written for a number it misheard
+    ('to' for 'two'), by data/words.toml's number_homophones."""
+    return [(i, NUMBER_HOMOPHONES[w]) for i, w in enumerate(words(text)) if w in NUMBER_HOMOPHONES]
 
 
 def words(text: str) -> list[str]:

@@ -72,6 +72,10 @@ def test_a_name_heard_among_listed_values_is_no_confident_answer():
     ("None of the shops on the high street open on Sundays, and the bakery is on the high street.",
      "Can you buy bread at that bakery on a Sunday?",
      ["only in the morning", "yes, it is open on Sundays", "no, it is closed on Sundays"], "opposite polarity"),
+    # another choice's number heard as its sound-alike ('platform to' for 'platform two')
+    ("All the trains to the coast leave from platform to. The 11 o'clock train is going to the coast.",  # as heard
+     "From which platform does the eleven o'clock train leave?",
+     ["the clip does not say", "platform 2", "platform 1", "platform 11"], "may be what was said"),
 ])
 def test_a_literal_match_not_said_as_the_choice_says_it_is_weaker(heard, question, choices, doubt):
     """reasoning_v3's confident wrong answers (blind run at 637a4b3; development items since)."""
@@ -82,8 +86,20 @@ def test_a_literal_match_not_said_as_the_choice_says_it_is_weaker(heard, questio
 
 
 def test_a_choice_said_together_in_a_clause_of_its_polarity_keeps_its_match():
+    """No doubt about the match itself: its raw strength stands. (What the question asks, a consequence for a new
+    member, is not a question about what was said, so the competence bank, not this check, lowers the final
+    confidence: test_competence.)"""
     d = decide_from(Facts(duration_s=4.0, transcript=TranscriptFact(
         text="Every member of the swimming club has to take a safety course.", evidence_ids=["e1"])),
         analyse("What must a new member of the club do?",
                 ["skip the course", "teach the safety course", "take the safety course"], []))
-    assert d.choice_index == 2 and d.confidence is not None and d.confidence >= 0.7, d.rationale
+    assert d.choice_index == 2 and d.raw_confidence is not None and d.raw_confidence > UNCLEAR_RELIABILITY, d.rationale
+    assert "a literal match, but" not in d.rationale
+
+
+def test_a_number_word_after_another_word_is_no_sound_alike():
+    """'go to gate four': 'to' follows 'go', not 'gate', so 'gate 2' is no doubt about the four that was heard."""
+    d = decide_from(Facts(duration_s=4.0, transcript=TranscriptFact(
+        text="Passengers for Lisbon, please go to gate four now.", evidence_ids=["e1"])),
+        analyse("Which gate does the announcement name?", ["gate 2", "gate 4", "gate 9"], []))
+    assert d.choice_index == 1 and "may be what was said" not in d.rationale, d.rationale

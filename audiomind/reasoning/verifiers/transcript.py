@@ -14,7 +14,9 @@ from audiomind.language.text import (
     content,
     is_claim,
     matchable,
+    misheard_numbers,
     negated,
+    number_word,
     soundex,
     stem,
     words,
@@ -209,7 +211,30 @@ def _literal_doubts(t: TranscriptFact, a: QuestionAnalysis, recalls: list[float]
     others = [r for i, r in enumerate(recalls) if i != best and r >= OTHER_HEARD]
     if others:
         doubts.append(f"another choice is heard too (recall {max(others):.2f})")
+    sounds = _sounds_like_other(t.text, a.choices, best)
+    if sounds:
+        doubts.append(sounds)
     return doubts
+
+
+def _sounds_like_other(text: str, choices: list[str], best: int) -> str:
+    """Another choice of a number after a word ('platform 2') heard as a number's sound-alike right after that
+    word ('platform to'; not 'go to gate four'): the number the transcript spells out may not be the one that
+    was said."""
+    heard = words(text)
+    for j, choice in enumerate(choices):
+        if j == best:
+            continue
+        cw = words(choice)
+        nums = {n for w in cw if (n := number_word(w))}
+        context = [w for w in content(choice) if not number_word(w)]
+        if not nums or not context:
+            continue
+        for i, n in misheard_numbers(text):
+            before = heard[i - 1] if i else ""
+            if n in nums and any(_fuzzy_in(c, {before}) >= 0.8 for c in context):
+                return f"{choice!r} may be what was said ({before} {heard[i]!r} heard)"
+    return ""
 
 
 def _asked_elsewhere(question: str, cw: list[str], toks: list[tuple[str, int]], clauses: set[int]) -> list[str]:
