@@ -62,8 +62,8 @@ def within_competence(d: Decision, a: QuestionAnalysis) -> Decision:
     deciding check was built for (audiomind.reasoning.competence); the reason says so when it changes."""
     from audiomind.reasoning import competence
 
-    if d.method in NOT_A_CHECK or d.method in calibration.SAID or d.choice_index is None:
-        return d  # what was said can be on any topic: no bank of questions says which it fits
+    if d.method in NOT_A_CHECK or d.choice_index is None:
+        return d
     fam = competence.familiarity(a.question, d.method)
     p = round(competence.shrink(d.confidence, len(a.choices), fam), 3)
     if p >= d.confidence:

@@ -12,7 +12,10 @@ MiniLM cosine similarity between its question and the nearest bank question of i
 of choices), reaching chance at `familiar - width`. `familiar` is measured by the builder (the 10th
 percentile of new wordings of known kinds), so nine in ten new wordings of a kind the policy was built for
 keep their confidence. The bank's sha256 is named in every reason it changes, as the calibration table's is.
-A check with no bank entry has no established competence: its answers are shrunk fully.
+A check with no bank entry has no established competence: its answers are shrunk fully. The checks of what
+was said are in the bank with questions about what was said over every topic (kinds.toml's [said] table), so
+a topic of its own does not shrink a question about speech, but a question that asks what follows from what
+was said ('what does the reply suggest about ...') is unlike all of them.
 """
 
 from __future__ import annotations

@@ -2,9 +2,9 @@
 
     .venv/bin/python evals/competence/build.py [--write]
 
-Reads evals/competence/kinds.toml (check -> the kinds it was built for), the synthetic generator's `dev`
-wording bank, the retired blind sets' TOML files and the property vocabulary's example questions, and writes
-audiomind/reasoning/data/competence.json: one entry (check, question, source) per question, plus the anchors
+Reads evals/competence/kinds.toml (check -> the kinds it was built for; questions about what was said), the
+synthetic generator's `dev` wording bank, the retired blind sets' TOML files and the property vocabulary's
+example questions, and writes audiomind/reasoning/data/competence.json: one entry (check, question, source) per question, plus the anchors
 of the shrink (audiomind/reasoning/competence.py).
 
 The anchor `familiar` is measured, not chosen: the 10th percentile of the similarity of the generator's
@@ -72,6 +72,9 @@ def entries(table: dict) -> list[dict]:
         if not qs:
             raise SystemExit(f"kinds.toml: no items of kind {key}")
         out += [{"check": c, "question": q, "source": key} for c in checks for q in qs]
+    said = table.get("said", {})
+    out += [{"check": c, "question": q, "source": "said/forms"} for c in said.get("checks", [])
+            for q in said.get("questions", [])]
     vocab = tomllib.loads(VOCABULARY.read_text())
     for group, prefix in (("property", "property_"), ("selector", "select_")):
         for row in vocab.get(group, []):

@@ -61,6 +61,26 @@ def test_a_question_of_another_kind_is_shrunk_toward_chance():
     assert competence.shrink(0.2, 4, fam) == pytest.approx(0.2, abs=1e-9)  # at or below chance: unchanged
 
 
+def test_a_literal_match_keeps_its_confidence_for_questions_about_what_was_said_only():
+    """Questions of my own wording, none in the bank: what was said on a topic the bank never names keeps the
+    literal match's confidence; what follows from what was said does not. (MiniLM likeness is coarse: 'What
+    follows from the announcement?' is 0.76 from 'What is announced?', so not every such question is caught.)"""
+    from audiomind.language.analysis import analyse
+    from audiomind.reasoning.answer import decide_from
+    from audiomind.reasoning.facts import Facts, TranscriptFact
+
+    heard = Facts(duration_s=4.0, transcript=TranscriptFact(
+        text="Your table is booked for seven, and the chef recommends the mushroom risotto.", evidence_ids=["e1"]))
+    said = decide_from(heard, analyse("Which dish does the chef recommend?",
+                                      ["the lamb stew", "the mushroom risotto", "the fish soup"], []))
+    assert said.choice_index == 1 and said.confidence is not None and said.confidence >= 0.7, said.confidence_reason
+    follows = decide_from(heard, analyse("What would the guests most probably end up eating, judging by this?",
+                                         ["the lamb stew", "the mushroom risotto", "the fish soup"], []))
+    assert follows.confidence is not None and follows.confidence < 0.5, follows.confidence_reason
+    assert follows.familiarity is not None and follows.familiarity.factor < 1.0
+    assert "unlike those transcript_match was built for" in follows.confidence_reason
+
+
 def test_a_check_without_bank_questions_has_no_established_competence():
     fam = competence.familiarity("How many beeps are there?", "a_check_nobody_built")
     assert fam.factor == 0.0 and fam.nearest is None and fam.similarity == 0.0
