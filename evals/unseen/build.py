@@ -1,6 +1,6 @@
 """Build a blind evaluation set from its data file (evals/unseen/<set>.toml).
 
-    .venv/bin/python evals/unseen/build.py --set reasoning_v1|perception_v1|..._v2|..._v3 --out DIR [--seed 0]
+    .venv/bin/python evals/unseen/build.py --set reasoning_v1|perception_v1|..._v2|..._v3|..._v4 --out DIR [--seed 0]
 
 Writes DIR/items.jsonl ({"id","kind","question","choices","answer","audio"}, audio relative to DIR) and
 DIR/audio/<id>.wav (16 kHz mono, 16-bit). Every answer is true by construction: the TOML says what is
@@ -22,8 +22,14 @@ Audio segments (rendered one after another, `gap` seconds of silence between, de
                                                                 element per note overrides it)
   {chord=["C4","E4","G4"], dur=1.5, program=0}                  fluidsynth notes at once
   {clicks=[0.0,0.5,1.0], freq=1200}                             short clicks at the given onsets (s)
+  {vowel="a", f0=120, dur=1.5}                                  a steady sung vowel: a glottal pulse train at f0
+                                                                through three formant resonators (VOWELS);
+                                                                a/e/i/o/u = the vowels of father, bed, see, law,
+                                                                food; `scale` multiplies the formants (1.17 for
+                                                                a woman's voice); 60 ms ramps, peak 0.5
 Item options: tracks=[{at=0.0, audio=[...], gain_db=0.0}, ...] (layers mixed at onsets, each scaled by its
-gain_db if given) instead of audio;
+gain_db if given; `fade=[in_s, out_s]` fades that layer linearly; `dur` cuts it to that many seconds
+with a 5 ms ramp) instead of audio;
 dropouts=[[t, len], ...] (silence cut into the clip); reverse=true; speed=0.7 (resampled playback);
 noise_bed={start=["speech_start", -1.0], end=["speech_end", 1.5], db=-26} (pink noise laid relative to
 the first track's active span); noise=true (pink noise over the whole clip at `noise_snr_db` of the set);
@@ -56,6 +62,11 @@ HERE = Path(__file__).resolve().parent
 THEME = Path("/usr/share/sounds/freedesktop/stereo")
 SOUNDFONT = Path("/usr/share/sounds/sf2/FluidR3_GM.sf2")
 PC = {"C": 0, "D": 2, "E": 4, "F": 5, "G": 7, "A": 9, "B": 11}
+# Formants F1-F3 (Hz) and bandwidths of adult male vowels (Peterson & Barney 1952 averages): the vowels of
+# father (a), bed (e), see (i), law (o), food (u).
+VOWELS = {"a": (730, 1090, 2440), "e": (530, 1840, 2480), "i": (270, 2290, 3010), "o": (570, 840, 2410),
+          "u": (300, 870, 2240)}
+VOWEL_BW = (90, 110, 170)
 
 
 def load(path: Path) -> np.ndarray:
@@ -152,6 +163,24 @@ def wave(seg: dict, rng: np.random.Generator) -> np.ndarray:
     return seg.get("amp", 0.35) * y * ramp
 
 
+def vowel(seg: dict) -> np.ndarray:
+    """A steady vowel: a band-limited glottal pulse train at f0 (harmonics at -12 dB/octave) through three
+    second-order formant resonators in cascade; true by construction (the formants are the table's)."""
+    from scipy.signal import lfilter
+
+    n, f0 = int(seg["dur"] * SR), float(seg.get("f0", 120.0))
+    t = np.arange(n) / SR
+    y = sum(np.sin(2 * np.pi * k * f0 * t) / k ** 2 for k in range(1, int(0.45 * SR / f0) + 1))
+    for fc, bw in zip(VOWELS[seg["vowel"]], VOWEL_BW, strict=True):
+        fc, r = fc * seg.get("scale", 1.0), np.exp(-np.pi * bw / SR)
+        a = [1.0, -2 * r * np.cos(2 * np.pi * fc / SR), r * r]
+        y = lfilter([sum(a)], a, y)
+    r = int(0.06 * SR)
+    y[:r] *= np.linspace(0, 1, r)
+    y[-r:] *= np.linspace(1, 0, r)
+    return 0.5 * y / (np.abs(y).max() or 1.0)
+
+
 def render(segs: list[dict], gap: float, rng: np.random.Generator, tmp: Path) -> np.ndarray:
     parts: list[np.ndarray] = []
     for seg in segs:
@@ -174,6 +203,8 @@ def render(segs: list[dict], gap: float, rng: np.random.Generator, tmp: Path) ->
             y = fluid(ev, seg.get("program", 0), tmp)
         elif "chord" in seg:
             y = fluid([(0.0, seg["dur"], midi(n)) for n in seg["chord"]], seg.get("program", 0), tmp)
+        elif "vowel" in seg:
+            y = vowel(seg)
         elif "clicks" in seg:
             tt = np.arange(int(0.04 * SR)) / SR
             click = 0.6 * np.sin(2 * np.pi * seg.get("freq", 1200) * tt) * np.exp(-tt / 0.01)
@@ -203,6 +234,22 @@ def active_span(y: np.ndarray) -> tuple[float, float]:
     return loud[0] * f / SR, (loud[-1] + 1) * f / SR
 
 
+def shape_layer(y: np.ndarray, tr: dict) -> np.ndarray:
+    """A track's own `dur` (cut, 5 ms ramp) and `fade = [in_s, out_s]` (linear); untouched without them."""
+    if "dur" not in tr and "fade" not in tr:
+        return y
+    y = y.copy()
+    if "dur" in tr and len(y) > int(tr["dur"] * SR):
+        y, r = y[: int(tr["dur"] * SR)], int(0.005 * SR)
+        y[-r:] *= np.linspace(1, 0, r)
+    fi, fo = (int(v * SR) for v in tr.get("fade", [0.0, 0.0]))
+    if fi:
+        y[:fi] *= np.linspace(0, 1, fi)
+    if fo:
+        y[-fo:] *= np.linspace(1, 0, fo)
+    return y
+
+
 def build_item(item: dict, cfg: dict, rng: np.random.Generator, tmp: Path) -> np.ndarray:
     gap = item.get("gap", cfg.get("gap", 0.35))
     lead = cfg.get("lead_s", 0.4)
@@ -210,6 +257,7 @@ def build_item(item: dict, cfg: dict, rng: np.random.Generator, tmp: Path) -> np
         layers = [(tr.get("at", 0.0), render(tr["audio"], gap, rng, tmp)) for tr in item["tracks"]]
         layers = [(t, y * 10 ** (tr["gain_db"] / 20) if "gain_db" in tr else y)
                   for (t, y), tr in zip(layers, item["tracks"], strict=True)]
+        layers = [(t, shape_layer(y, tr)) for (t, y), tr in zip(layers, item["tracks"], strict=True)]
     else:
         layers = [(0.0, render(item["audio"], gap, rng, tmp))]
     if "noise_bed" in item:
@@ -284,7 +332,7 @@ def build_item(item: dict, cfg: dict, rng: np.random.Generator, tmp: Path) -> np
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", required=True, choices=[f"{k}_v{v}" for v in (1, 2, 3) for k in ("reasoning", "perception")])
+    ap.add_argument("--set", required=True, choices=[f"{k}_v{v}" for v in (1, 2, 3, 4) for k in ("reasoning", "perception")])
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
