@@ -14,10 +14,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, Field, PrivateAttr
 
-StepKind = Literal["day_offset", "sum", "difference", "remainder", "extreme", "opposite", "truth_value",
+StepKind = Literal["day_offset", "sum", "mean", "difference", "remainder", "extreme", "opposite", "truth_value",
                    "pause_length", "relation", "word_relation", "hypothetical"]
 
-EXECUTABLE_STEPS: frozenset[str] = frozenset({"day_offset", "sum", "difference", "remainder", "opposite",
+EXECUTABLE_STEPS: frozenset[str] = frozenset({"day_offset", "sum", "mean", "difference", "remainder", "opposite",
                                               "pause_length", "extreme"})
 """The steps audiomind.language.steps can take; any other step makes the answer an admitted guess."""
 

@@ -103,6 +103,12 @@ def _kin_choices(choices: list[str]) -> bool:
     return len(choices) >= 2 and sum(any(w in kin for w in words_of(c)) for c in choices) >= max(2, len(choices) - 1)
 
 
+def _number_choices(choices: list[str]) -> bool:
+    """Most choices are amounts ('80', '7 kilometres', 'fifteen degrees')."""
+    return len(choices) >= 2 and sum(number_in(w) is not None for c in choices
+                                     for w in words_of(c)[:2]) >= max(2, len(choices) - 1)
+
+
 def _day_choices(choices: list[str]) -> bool:
     return len(choices) >= 2 and sum(any(d in words_of(c) for d in DAYS) for c in choices) >= max(2, len(choices) - 1)
 
@@ -200,6 +206,8 @@ class RuleQuestionReader:
             if row.requires_choices == "days" and not _day_choices(choices):
                 continue
             if row.requires_choices == "kin" and not _kin_choices(choices):
+                continue
+            if row.requires_choices == "numbers" and not _number_choices(choices):
                 continue
 
             at, p = min(hits)

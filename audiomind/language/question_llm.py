@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from audiomind.language.frames import EXECUTABLE_STEPS, DerivationStep, QuestionFrame
 from audiomind.language.question import word_roles, words_of
 
-StepName = Literal["day_offset", "sum", "difference", "remainder", "extreme", "opposite", "truth_value",
+StepName = Literal["day_offset", "sum", "mean", "difference", "remainder", "extreme", "opposite", "truth_value",
                    "pause_length", "relation", "word_relation", "hypothetical"]
 
 
@@ -38,7 +38,8 @@ class QuestionWire(BaseModel):
 PROMPT = """You read a multiple-choice question about an audio clip. Do not answer it.
 Say whether it asks about what is said (about_speech), and list the steps needed between what is heard and
 the answer, each with the words of the question that ask for it (cue):
-day_offset (a day shifted: 'the day after', 'pushed back by a day'), sum (a total of spoken amounts),
+day_offset (a day shifted: 'the day after', 'pushed back by a day'), sum (a total of spoken amounts), mean
+(the average of spoken amounts),
 difference (how much more or less), remainder (what is left after some leave or are added), extreme
 (cheapest, oldest, ...), opposite (an antonym), truth_value (is a statement true or false), pause_length
 (how long a pause is), relation (how two people or things named are related), word_relation (a rhyme, a synonym, a word spelled

@@ -1,7 +1,7 @@
 """The step executor: takes the derivation steps a `QuestionFrame` names, on the facts, to a value per choice.
 
 Steps it knows: a day offset from the one spoken weekday; a total, a difference or a remainder of spoken
-quantities; the greatest or least of spoken values (a value, or the choice it was said of); the length of a
+quantities, or their average; the greatest or least of spoken values (a value, or the choice it was said of); the length of a
 pause between utterances; the opposite of a spoken adjective (WordNet). Each step
 either yields a `StepOutcome` (the derived value, support per choice, the reason and the evidence it rests on)
 or None when the facts do not hold what it needs: the answer step then admits a guess and names the step.
@@ -17,6 +17,7 @@ from audiomind.language.frames import DerivationStep, QuestionFrame
 from audiomind.language.numbers import DAYS, Quantity, number_in, same_noun, spoken_quantities
 from audiomind.language.numbers import tokens as number_tokens
 from audiomind.language.question import words_of
+from audiomind.language.text import STOPWORDS
 from audiomind.reasoning.facts import Facts
 
 VALUE_TOL = 1e-6  # quantities are compared as spoken numbers: equal up to float rounding
@@ -117,6 +118,42 @@ def total(step: DerivationStep, frame: QuestionFrame, facts: Facts) -> StepOutco
     parts = " + ".join(q.text for q in qs)
     return StepOutcome(step=step, value=f"{_fmt(value)} {unit or ''}".strip(), supports=supports,
                        reason=f"spoken quantities {parts} ({step.cue!r}) = {_fmt(value)} {unit or ''}".strip(),
+                       reliability=_word_reliability(facts, [q.text for q in qs]),
+                       evidence_ids=facts.transcript.evidence_ids if facts.transcript else [])
+
+
+def _averaged(qs: list[Quantity], choices: list[str]) -> tuple[str | None, list[Quantity]]:
+    """The spoken values an average is taken over: those of the choices' unit, with the bare numbers said after
+    one of them ('five kilometres on Sunday, six on Wednesday': the unit is not said again) or listed right
+    before it ('twelve, ten, fourteen and eight minutes'); when the choices name no unit, the bare numbers, not
+    a count of the things they are of ('three tests: 70, 80 and 90')."""
+    unit, same = _same_unit_pair(qs, choices)
+    bare = [q for q in qs if q.unit is None and (q.noun is None or q.noun in STOPWORDS)]
+    if unit is None or not same:
+        return None, bare
+    first = min(q.position for q in same)
+    listed, at = [], first
+    for q in sorted((q for q in bare if q.position < first), key=lambda q: -q.position):
+        if at - q.position > 2:
+            break
+        listed.append(q)
+        at = q.position
+    return unit, sorted(same + listed + [q for q in bare if q.position > first], key=lambda q: q.position)
+
+
+def mean(step: DerivationStep, frame: QuestionFrame, facts: Facts) -> StepOutcome | None:
+    """The average of the spoken values of the choices' unit (bare numbers when the choices name none)."""
+    unit, qs = _averaged(_quantities(facts), frame.choices)
+    if len(qs) < 2:
+        return None
+    value = sum(q.value for q in qs) / len(qs)
+    supports = _numeric_supports(frame.choices, value, unit)
+    if supports is None:
+        return None
+    parts = ", ".join(q.text for q in qs)
+    return StepOutcome(step=step, value=f"{_fmt(value)} {unit or ''}".strip(), supports=supports,
+                       reason=f"the average of the spoken quantities {parts} ({step.cue!r}) = "
+                              f"{_fmt(value)} {unit or ''}".strip(),
                        reliability=_word_reliability(facts, [q.text for q in qs]),
                        evidence_ids=facts.transcript.evidence_ids if facts.transcript else [])
 
@@ -266,7 +303,7 @@ def extreme(step: DerivationStep, frame: QuestionFrame, facts: Facts) -> StepOut
                        evidence_ids=t.evidence_ids)
 
 
-EXECUTORS = {"day_offset": day_offset, "sum": total, "difference": difference, "remainder": remainder,
+EXECUTORS = {"day_offset": day_offset, "sum": total, "mean": mean, "difference": difference, "remainder": remainder,
              "pause_length": pause_length, "opposite": opposite, "extreme": extreme}
 
 
