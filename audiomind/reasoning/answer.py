@@ -13,6 +13,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from audiomind.language.analysis import QuestionAnalysis
+from audiomind.language.text import NEGATIONS, words
 from audiomind.reasoning import calibration
 from audiomind.reasoning.competence import Familiarity
 from audiomind.reasoning.facts import Facts, read_facts
@@ -101,6 +102,10 @@ def _decide_raw(facts: Facts, analysis: QuestionAnalysis) -> Decision:
         decision = _capped(decision, f"the transcript lists values side by side ({listed}): a choice heard "
                                      "literally among them is singled out by what was recognised, not by the "
                                      "value the question may ask about")
+    denied = negated_ask(decision, analysis)
+    if denied:
+        decision = _capped(decision, f"the question is negated ({denied!r}): a choice heard says it was mentioned, "
+                                     "not that what the question denies holds of it")
     if frame is not None and frame.unaccounted:
         decision = _capped(decision, "the reading did not account for "
                                      + ", ".join(repr(w) for w in frame.unaccounted))
@@ -122,6 +127,18 @@ def _capped(d: Decision, why: str) -> Decision:
     if d.confidence <= PARTIAL_READING_CAP:
         return d
     return d.model_copy(update={"confidence": PARTIAL_READING_CAP, "confidence_reason": f"{d.confidence_reason}; {why}"})
+
+
+def negated_ask(d: Decision, a: QuestionAnalysis) -> str:
+    """When a literal match of what was heard chose a choice for a question that negates what it asks ('What
+    did the speaker not like?', 'Which dish was never served?') and is no question about what was left
+    unsaid, the negating words; else ''. Hearing 'the food' says the food was talked about, not that it was
+    not liked."""
+    if not _literal(d.method) or d.choice_index is None or "not_mentioned" in a.steps:
+        return ""
+    ws = words(a.question)
+    hits = [w for w in ws if w in NEGATIONS or w.endswith("n't")]
+    return " ".join(hits) if hits else ""
 
 
 def several_amounts(d: Decision, a: QuestionAnalysis, facts: Facts) -> str:

@@ -103,3 +103,16 @@ def test_a_number_word_after_another_word_is_no_sound_alike():
         text="Passengers for Lisbon, please go to gate four now.", evidence_ids=["e1"])),
         analyse("Which gate does the announcement name?", ["gate 2", "gate 4", "gate 9"], []))
     assert d.choice_index == 1 and "may be what was said" not in d.rationale, d.rationale
+
+
+def test_a_literal_match_for_a_negated_question_is_no_confident_answer():
+    """reasoning_v4's one confident wrong answer (blind run at d3dc101; development since) was 'the food' for
+    'What did the speaker not like?' over praise of the food. Of my own wording: the soup heard is no answer to
+    what was not enjoyed; a question about what was not said keeps its check."""
+    heard = Facts(duration_s=5.0, transcript=TranscriptFact(
+        text="The soup at the cafe was lovely, but the bread was stale and the coffee was cold.", evidence_ids=["e1"]))
+    d = decide_from(heard, analyse("Which part of the meal did the speaker not enjoy?",
+                                   ["the soup", "the dessert", "the salad"], []))
+    assert d.confidence is not None and d.confidence < 0.5 and "the question is negated" in d.confidence_reason
+    kept = decide_from(heard, analyse("Which of these was never mentioned?", ["the soup", "the bread", "the tea"], []))
+    assert kept.choice_index == 2 and kept.confidence is not None and kept.confidence >= 0.7, kept.confidence_reason
