@@ -13,7 +13,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from audiomind.language.analysis import QuestionAnalysis
-from audiomind.language.text import NEGATIONS, words
+from audiomind.language.text import NEGATIONS, WORD_PICK_NEUTRAL, content, words
 from audiomind.reasoning import calibration
 from audiomind.reasoning.competence import Familiarity
 from audiomind.reasoning.facts import Facts, read_facts
@@ -102,6 +102,10 @@ def _decide_raw(facts: Facts, analysis: QuestionAnalysis) -> Decision:
         decision = _capped(decision, f"the transcript lists values side by side ({listed}): a choice heard "
                                      "literally among them is singled out by what was recognised, not by the "
                                      "value the question may ask about")
+    picked = word_picked_by(decision, analysis)
+    if picked:
+        decision = _capped(decision, f"the question picks one word by {', '.join(repr(w) for w in picked)}: hearing "
+                                     "a word says it was said, not that it is the one picked")
     denied = negated_ask(decision, analysis)
     if denied:
         decision = _capped(decision, f"the question is negated ({denied!r}): a choice heard says it was mentioned, "
@@ -127,6 +131,21 @@ def _capped(d: Decision, why: str) -> Decision:
     if d.confidence <= PARTIAL_READING_CAP:
         return d
     return d.model_copy(update={"confidence": PARTIAL_READING_CAP, "confidence_reason": f"{d.confidence_reason}; {why}"})
+
+
+def word_picked_by(d: Decision, a: QuestionAnalysis) -> list[str]:
+    """When a literal match chose one of single-word choices for a "which word ...?" question that picks the
+    word by something besides being said ('the first one in the new voice', 'said the loudest'), the words
+    that say how (data/words.toml's word_pick_neutral are not such words); else []."""
+    if not _literal(d.method) or d.choice_index is None or "not_mentioned" in a.steps:
+        return []
+    if not all(len(words(c)) == 1 for c in a.choices):
+        return []
+    ws = words(a.question)
+    if not {"word", "words"} & set(ws):
+        return []
+    chosen = {w for c in a.choices for w in words(c)}
+    return [w for w in dict.fromkeys(content(a.question)) if w not in WORD_PICK_NEUTRAL and w not in chosen]
 
 
 def negated_ask(d: Decision, a: QuestionAnalysis) -> str:
