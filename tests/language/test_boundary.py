@@ -49,6 +49,7 @@ NOT_QUESTION_TEXT: dict[str, str] = {
     "prompts.py": "template placeholders and evidence blocks",
     "serve.py": "request paths and ids",
     "tools/descriptors/speech.py": "letters of recognised words (spelled-out words)",
+    "tools/descriptors/playing.py": "a chord's attack pattern as a string of S (single onset) and B (block) marks",
     "tools/mcp_server.py": "tool names and URIs",
 }
 

@@ -28,12 +28,12 @@ the talker speaks fluently or hesitates (fluency), and how loud the voice is aga
 
 from __future__ import annotations
 
-import re
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
 
+from audiomind.language.text import FILLERS, letters
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.descriptors.common import frame_db, runs, words_of
 from audiomind.tools.fields import AnalysedWindow
@@ -57,7 +57,6 @@ EDGE_GREY_DB = 3.0            # within this of the threshold the recognised word
 WORD_AT_EDGE_S = 0.08         # a recognised word starting / ending this close to an edge runs into it
 
 # fluency
-FILLERS = {"um", "umm", "uh", "uhh", "uhm", "er", "erm", "err", "ah", "ahh", "hmm", "hm", "mm", "mmm", "eh", "m"}
 FILLER_MIN_S = 0.3            # a voiced stretch this long ...
 FILLER_FLAT_ST = 1.0          # ... with its 10-90% f0 range below this (semitones) ...
 FILLER_FLUX = 0.6             # ... and a steady spectrum (mean log-mel change per 10 ms) is a held filler
@@ -268,7 +267,7 @@ def _held_voicing(y: np.ndarray, active: np.ndarray, words: list[tuple[str, floa
             continue
         s, e = a * hop / SR, b * hop / SR
         # a recognised word covering the stretch and long enough to hold it is that word's vowel, not a filler
-        if any(ws <= s + 0.05 and we >= e - 0.05 and w.lower().strip(".,!?") not in FILLERS and (we - ws) > 1.6 * (e - s)
+        if any(ws <= s + 0.05 and we >= e - 0.05 and letters(w).replace("'", "") not in FILLERS and (we - ws) > 1.6 * (e - s)
                for w, ws, we, _ in words):
             continue
         found.append((s, e))
@@ -288,7 +287,7 @@ def fluency(args: DeliveryArgs, ctx: ToolContext) -> ToolResult:
     _, _, active = _speech_level(db, prob)
     words = [(w, a - t0, b - t0, p) for w, a, b, p in _words(ctx, args.artifact) if a >= t0 - 0.05 and b <= t1 + 0.05]
     filled: list[dict[str, Any]] = [{"start_s": round(a + t0, 2), "end_s": round(b + t0, 2), "source": "asr", "word": w}
-              for w, a, b, _ in words if re.sub(r"[^a-z]", "", w.lower()) in FILLERS]
+              for w, a, b, _ in words if letters(w).replace("'", "") in FILLERS]
     for a, b in _held_voicing(y, active, words):
         if not any(f["start_s"] - 0.1 <= a + t0 <= f["end_s"] + 0.1 for f in filled):
             filled.append({"start_s": round(a + t0, 2), "end_s": round(b + t0, 2), "source": "signal", "word": None})
