@@ -255,9 +255,12 @@ def combine(results: list[VerifierResult], a: QuestionAnalysis, facts: Facts) ->
     best = max(open_, key=lambda i: scores[i])
     decisive = [r for r in results if r.verdicts[best].support >= 0.5]
     lead = max(decisive, key=lambda r: weight[id(r)], default=None)
-    # the least specific evidence (tag similarity) is no rival to a measurement that decides
+    # the least specific evidence (tag similarity) is no rival to a measurement that decides; nor is a check that
+    # backs the chosen choice too, among others ('a note is out of tune' backs every 'the Nth note' choice: a
+    # selector that names which one narrows it, it does not disagree)
     rivals = [r for r in results if r is not lead and weight[id(r)] >= 0.35
               and not (r.name == "tag_category" and lead is not None and lead.name != "tag_category")
+              and r.verdicts[best].support < 0.5
               and any(v.support >= 0.5 for i, v in enumerate(r.verdicts) if i != best)]
 
     table = "; ".join(f"[{r.name} fit {r.fit:.2f}] {r.reason}" for r in sorted(results, key=lambda r: -weight[id(r)])[:4])
