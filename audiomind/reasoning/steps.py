@@ -107,9 +107,21 @@ def _same_unit_pair(qs: list[Quantity], choices: list[str]) -> tuple[str | None,
     return unit, [q for q in qs if q.unit == unit]
 
 
+MAX_STATED_COUNT = 12  # a whole number up to this in the question may say how many values it combines
+
+
+def _count_mismatch(question: str, qs: list[Quantity]) -> bool:
+    """Whether the question says how many values it combines ('over those four days', 'all three pets') and the
+    transcript holds another number of them (a value misrecognised or not heard): the step's value would be
+    wrong, so the step is not taken."""
+    stated = [q.value for q in spoken_quantities(question)
+              if float(q.value).is_integer() and 2 <= q.value <= MAX_STATED_COUNT]
+    return len(stated) == 1 and int(stated[0]) != len(qs)
+
+
 def total(step: DerivationStep, frame: QuestionFrame, facts: Facts) -> StepOutcome | None:
     unit, qs = _same_unit_pair(_quantities(facts), frame.choices)
-    if len(qs) < 2:
+    if len(qs) < 2 or _count_mismatch(frame.text, qs):
         return None
     value = sum(q.value for q in qs)
     supports = _numeric_supports(frame.choices, value, unit)
@@ -144,7 +156,7 @@ def _averaged(qs: list[Quantity], choices: list[str]) -> tuple[str | None, list[
 def mean(step: DerivationStep, frame: QuestionFrame, facts: Facts) -> StepOutcome | None:
     """The average of the spoken values of the choices' unit (bare numbers when the choices name none)."""
     unit, qs = _averaged(_quantities(facts), frame.choices)
-    if len(qs) < 2:
+    if len(qs) < 2 or _count_mismatch(frame.text, qs):
         return None
     value = sum(q.value for q in qs) / len(qs)
     supports = _numeric_supports(frame.choices, value, unit)

@@ -39,3 +39,13 @@ def test_one_value_is_no_average():
 def test_mean_as_a_verb_is_no_step():
     frame = analyse("What does the speaker mean by 'a long shot'?", ["unlikely", "far away", "a photo"], []).frame
     assert frame is not None and not frame.steps
+
+
+def test_a_value_missing_from_the_transcript_is_no_average():
+    """The question speaks of four days; the transcript holds three temperatures (one misrecognised): their
+    average (16) is not the four days' (15), so the step is not taken (reasoning_v3 average_value-3 answered 16
+    at 0.67 before)."""
+    d = _decide("On Monday it was sixteen degrees, on Tuesday fourteen, on Wednesday it rained all day and on "
+                "Thursday eighteen degrees.", "What was the average temperature over those four days?",
+                ["15 degrees", "16 degrees", "14 degrees", "60 degrees"])
+    assert d.confidence is not None and d.confidence < 0.5 and "mean" in d.confidence_reason, d.confidence_reason
