@@ -242,6 +242,13 @@ def agent(tmp_path_factory):
     return AudioMind(planner="rules", frontend="cascade", trace_dir=tmp_path_factory.mktemp("traces"))
 
 
+def _confident_unless_by_likeness(r) -> None:
+    """A choice mapped by the vocabulary's words answers at >= 0.7; one mapped by MiniLM similarity alone is a
+    lean (<= 0.5), as tests/reasoning/test_property_verifier.py holds."""
+    by_similarity = "MiniLM similarity" in r.rationale
+    assert (r.confidence <= 0.5) if by_similarity else (r.confidence >= 0.7), r.rationale
+
+
 @pytest.mark.slow
 def test_a_metre_question_in_new_words(agent, tmp_path):
     acc = _accents(3, 18)
@@ -250,7 +257,8 @@ def test_a_metre_question_in_new_words(agent, tmp_path):
     choices = ["it goes one-two, one-two like soldiers marching", "it swings one-two-three like a waltz",
                "the strong notes land at random"]
     r = agent.ask(path, "How many beats are there in each bar of this figure?", choices=choices)
-    assert r.choice == choices[1] and r.confidence >= 0.7, r.rationale
+    assert r.choice == choices[1], r.rationale
+    _confident_unless_by_likeness(r)
     assert "metre" in {c.tool for c in r.state.tool_calls}
 
 
@@ -262,6 +270,7 @@ def test_a_sequence_question_in_new_words(agent, tmp_path):
                "all the buzzes, then all the whistles"]
     r = agent.ask(path, "What order do the buzz and the whistle come in?", choices=choices)
     assert r.choice == choices[1], r.rationale
+    _confident_unless_by_likeness(r)
     assert "sequence_pattern" in {c.tool for c in r.state.tool_calls}
 
 
@@ -271,5 +280,6 @@ def test_a_sync_question_in_new_words(agent, tmp_path):
     choices = ["the two clicks are simultaneous", "the high click lags a little behind the low one",
                "the clicks interleave, one in each gap of the other"]
     r = agent.ask(path, "Do the bass click and the treble click sound in time?", choices=choices)
-    assert r.choice == choices[1] and r.confidence >= 0.7, r.rationale
+    assert r.choice == choices[1], r.rationale
+    _confident_unless_by_likeness(r)
     assert "sync" in {c.tool for c in r.state.tool_calls}
