@@ -1,0 +1,423 @@
+"""How sounds are mixed and joined over time: whether background music dips, stays level or stops while a
+voice speaks (ducking), how one piece or sound gives way to the next (segue), and whether two separate sounds are
+the same sound twice, similar, or different sounds (sound_match).
+
+- ducking: Silero speech probability per 32 ms; speech spans are its runs (>= 0.5), merged across gaps shorter
+  than SPAN_MERGE_S. Levels are 10 ms frames. Inside the spans the background shows in the gaps between and
+  inside words, so its level there is the GAP_PERCENTILE-th percentile of the frames; the music's level outside
+  is the median of the frames at least FADE_MARGIN_S away from any span (a ducker's fade is left out). A
+  stationary noise floor (the FLOOR_PERCENTILE-th percentile of every frame that is not digital silence) is
+  subtracted from both in power. The background is level when the gap level is within DIP_DB of the level
+  outside, stops when the gaps hold nothing above the floor (within STOP_ABOVE_FLOOR_DB of it, or digital
+  silence) while the music outside stands MUSIC_ABOVE_FLOOR_DB over it, and dips otherwise. On clean
+  fluidsynth music under flite / espeak-ng speech a 16 dB duck reads -16 to -18 dB and a level bed -3 to -5 dB
+  (speech leaks into the gaps). A duck that takes the music below a noise floor as loud as it is hard to tell
+  from a stop (both leave only the floor in the gaps).
+- segue: see `segue`.
+- sound_match: see `sound_match`."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import Field
+
+from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolResult
+from audiomind.tools.descriptors.common import frame_db, runs
+from audiomind.tools.fields import AnalysedWindow
+from audiomind.tools.window import WindowArgs, excerpt
+
+SR = 16000
+MAX_S = 120.0                 # the stretch analysed at most (coverage says so); every step is linear in it
+SILENT_DBFS = -90.0           # a 10 ms frame below this is digital silence
+
+# ducking
+SPEECH_P = 0.5                # Silero probability that makes a 32 ms window speech
+SPAN_MERGE_S = 1.0            # speech runs closer than this are one span (pauses between words and phrases)
+MIN_SPAN_S = 0.3              # shorter speech runs are Silero's false alarms on music
+FADE_MARGIN_S = 0.5           # frames this close to a span are neither inside nor outside (a ducker's fades)
+GAP_PERCENTILE = 5.0          # the background inside a span: its quietest frames (gaps between speech sounds)
+FLOOR_PERCENTILE = 2.0        # the stationary noise floor: the quietest frames of the clip that are not silent
+DIP_DB = 8.0                  # the gaps this much below the music outside (floor subtracted): the music dips
+STOP_ABOVE_FLOOR_DB = 3.0     # the gaps within this of the floor: nothing of the music is left (it stops) ...
+MUSIC_ABOVE_FLOOR_DB = 8.0    # ... provided the music outside stands this far over the floor
+MIN_OUTSIDE_S = 0.5           # at least this much music heard without the voice to compare with
+
+
+class MixArgs(WindowArgs):
+    pass
+
+
+def _capped(ctx: ToolContext, y: np.ndarray, t0: float, t1: float) -> tuple[np.ndarray, float]:
+    if t1 - t0 <= MAX_S:
+        return y, t1
+    ctx.record_coverage([(t0, t0 + MAX_S)], (t0, t1), 1, None,
+                        f"budget: the first {MAX_S:g} s from {t0:g} s were analysed; name start_s and end_s to "
+                        "analyse another stretch")
+    return y[: int(MAX_S * SR)], t0 + MAX_S
+
+
+def _speech_prob(ctx: ToolContext, artifact: str, t0: float, n: int) -> np.ndarray:
+    """Silero speech probability per 512-sample window of the excerpt (cached per file by the vad tool)."""
+    from audiomind.tools.vad import WINDOW, cached_speech_probabilities
+
+    audio = ctx.audio(artifact)
+    probs = cached_speech_probabilities(audio.path, audio.samples(sr=SR, mono=True))
+    a = round(t0 * SR) // WINDOW
+    m = int(np.ceil(n / WINDOW))
+    out = np.asarray(probs[a:a + m], dtype=np.float64)
+    return np.pad(out, (0, max(0, m - len(out))))
+
+
+def _db_minus(level_db: float, floor_db: float) -> float:
+    """Level with the floor's power subtracted (dB); at least 40 dB under the level when they are equal."""
+    p = 10 ** (level_db / 10) - 10 ** (floor_db / 10)
+    return float(10 * np.log10(max(p, 10 ** ((level_db - 40) / 10))))
+
+
+class DuckingOutput(CoveredOutput):
+    label: Literal["level", "dips", "stops", "no_speech", "no_background"] = Field(
+        description=f"what the sound behind the voice does while it speaks: stays level (within {DIP_DB:g} dB), "
+                    "dips, or stops; no_speech: no voice found; no_background: nothing heard without the voice")
+    change_db: float | None = Field(description="background level in the gaps of the speech re its level outside "
+                                                "the speech (dB, noise floor subtracted; negative: quieter)")
+    gap_above_floor_db: float | None = Field(description="level in the speech's gaps above the noise floor (dB)")
+    outside_above_floor_db: float | None = Field(description="level of the background alone above the noise floor (dB)")
+    floor_db: float | None = Field(description="stationary noise floor (dBFS)")
+    speech_spans: list[tuple[float, float]] = Field(description="speech spans (s, artifact time)")
+    returns_after: bool | None = Field(description="the background is heard again after the last span (within "
+                                                   f"{DIP_DB:g} dB of its level before the first)")
+    analysed_s: AnalysedWindow
+
+
+def ducking(args: MixArgs, ctx: ToolContext) -> ToolResult:
+    from audiomind.tools.vad import WINDOW
+
+    y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=1.0)
+    y, t1 = _capped(ctx, y, t0, t1)
+    base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
+    none: dict[str, Any] = {"change_db": None, "gap_above_floor_db": None, "outside_above_floor_db": None, "floor_db": None,
+            "speech_spans": [], "returns_after": None}
+    prob = _speech_prob(ctx, args.artifact, t0, len(y))
+    db = frame_db(y, 160)                                  # 10 ms frames
+    per = WINDOW // 160
+    sp = np.repeat(prob >= SPEECH_P, per)[: len(db)]
+    sp = np.pad(sp, (0, len(db) - len(sp)))
+    fps = SR / 160
+    spans: list[tuple[int, int]] = []
+    for a, b in runs(sp):
+        if spans and a - spans[-1][1] < SPAN_MERGE_S * fps:
+            spans[-1] = (spans[-1][0], b)
+        else:
+            spans.append((a, b))
+    spans = [(a, b) for a, b in spans if b - a >= MIN_SPAN_S * fps]
+    span_s = [(round(t0 + a / fps, 2), round(t0 + b / fps, 2)) for a, b in spans]
+    if not spans:
+        out = {**base, **none, "label": "no_speech"}
+        return ToolResult(output=out, claims=[Claim(text="No speech found (Silero VAD): nothing to duck under.",
+                                                    data={"label": "no_speech"})])
+    inside = np.zeros(len(db), dtype=bool)
+    near = np.zeros(len(db), dtype=bool)
+    g = int(FADE_MARGIN_S * fps)
+    for a, b in spans:
+        inside[a:b] = True
+        near[max(0, a - g):b + g] = True
+    sounding = db > SILENT_DBFS
+    outside = ~near
+    floor = float(np.percentile(db[sounding], FLOOR_PERCENTILE)) if sounding.any() else SILENT_DBFS
+    out_frames = db[outside & sounding]
+    if outside.sum() < MIN_OUTSIDE_S * fps or len(out_frames) < MIN_OUTSIDE_S * fps \
+            or float(np.median(out_frames)) < floor + STOP_ABOVE_FLOOR_DB:
+        out = {**base, **none, "label": "no_background", "floor_db": round(floor, 1), "speech_spans": span_s}
+        return ToolResult(output=out, claims=[Claim(
+            text="Nothing but the noise floor is heard without the voice: no background to follow.",
+            data={"label": "no_background"})])
+    out_level = float(np.median(out_frames))
+    gap_level = float(np.percentile(db[inside], GAP_PERCENTILE))
+    music = _db_minus(out_level, floor)
+    gap_silent = float(np.mean(db[inside] <= SILENT_DBFS)) * 100 >= GAP_PERCENTILE
+    gap = SILENT_DBFS if gap_silent else _db_minus(gap_level, floor)
+    change = gap - music
+    gap_above = (SILENT_DBFS - floor) if gap_silent else gap_level - floor
+    out_above = out_level - floor
+    if gap_silent or (gap_above < STOP_ABOVE_FLOOR_DB and out_above >= MUSIC_ABOVE_FLOOR_DB):
+        label = "stops"
+    elif change <= -DIP_DB:
+        label = "dips"
+    else:
+        label = "level"
+    first, last = spans[0][0], spans[-1][1]
+    before = db[: max(0, first - g)][sounding[: max(0, first - g)]]
+    after = db[last + g:][sounding[last + g:]]
+    returns = None
+    if len(before) >= MIN_OUTSIDE_S * fps and len(after) >= MIN_OUTSIDE_S * fps:
+        returns = bool(np.median(after) >= np.median(before) - DIP_DB)
+    out = {**base, "label": label, "change_db": round(change, 1), "gap_above_floor_db": round(gap_above, 1),
+           "outside_above_floor_db": round(out_above, 1), "floor_db": round(floor, 1), "speech_spans": span_s,
+           "returns_after": returns}
+    words = {"level": "stays level", "dips": "dips", "stops": "stops"}[label]
+    back = "" if returns is None else (" and comes back afterwards" if returns else " and does not come back")
+    text = (f"While the voice speaks ({len(spans)} span(s), {span_s[0][0]:g}-{span_s[-1][1]:g} s) the background "
+            f"{words}{back}: its level in the speech's gaps is {change:+.1f} dB re its level alone "
+            f"(noise floor subtracted; {gap_above:.1f} dB over the floor; dips at <= -{DIP_DB:g} dB, stops within "
+            f"{STOP_ABOVE_FLOOR_DB:g} dB of the floor).")
+    return ToolResult(output=out, claims=[Claim(text=text, data={"label": label, "change_db": out["change_db"]})])
+
+
+# ---------------------------------------------------------------------------------------------- segue
+
+SEGUE_FRAME, SEGUE_HOP = 1024, 320   # 64 ms log-mel frames every 20 ms
+SEGUE_MELS = 40
+SEGUE_CEPS = 12              # MFCCs 1-12: the spectral envelope, little of the pitch
+NOVELTY_S = 2.0               # the two sides compared for a change of timbre: this long each
+MIN_NOVELTY = 1.0             # a change point needs its sides this far apart (pooled standard deviations)
+PAUSE_S = 0.5                 # a stretch this long within PAUSE_ABOVE_FLOOR_DB of the floor between the pieces
+PAUSE_ABOVE_FLOOR_DB = 6.0    # (or digital silence) is a pause
+ACTIVE_ABOVE_FLOOR_DB = 10.0  # frames this far over the floor hold one of the pieces
+CUT_MAX_S = 0.3               # the timbre moves from the first piece to the second within this: a hard cut
+FADE_MIN_S = 0.8              # ... over at least this (fitted ramp): a crossfade
+RAMP_WIDTHS_S = (0.05, 0.1, 0.2, 0.3, 0.5, 0.8, 1.2, 1.6, 2.0, 2.5, 3.0)
+
+
+class SegueOutput(CoveredOutput):
+    label: Literal["crossfade", "cut", "pause", "no_change", "too_short"] = Field(
+        description=f"how the first sound gives way to the second: crossfade (a ramp >= {FADE_MIN_S:g} s, no "
+                    f"pause), cut (the change within {CUT_MAX_S:g} s), pause (>= {PAUSE_S:g} s at the floor "
+                    "between them); no_change: one sound throughout")
+    change_s: float | None = Field(description="where the second sound takes over (s, artifact time)")
+    ramp_s: float | None = Field(description="fitted duration of the change of timbre (s)")
+    pause_s: float | None = Field(description="length of the pause at the change (s)")
+    novelty: float | None = Field(description="timbre distance of the two sides (pooled standard deviations)")
+    level_before_db: float | None = Field(description="level of the last 0.15 s before the change re the first "
+                                                      "sound's median (dB)")
+    analysed_s: AnalysedWindow
+
+
+def _logmel(y: np.ndarray) -> np.ndarray:
+    import librosa
+
+    S = librosa.feature.melspectrogram(y=y, sr=SR, n_fft=SEGUE_FRAME, hop_length=SEGUE_HOP, n_mels=SEGUE_MELS,
+                                       center=True, power=2.0)
+    return 10 * np.log10(S + 1e-10).T                     # frames x mels
+
+
+def _ramp_fit(proj: np.ndarray, c: int, fps: float) -> tuple[float, int]:
+    """(width s, centre frame) of the clipped linear ramp 0 -> 1 that best fits the projection near frame c."""
+    best = (np.inf, RAMP_WIDTHS_S[0], c)
+    t = np.arange(len(proj))
+    for w in RAMP_WIDTHS_S:
+        for cc in range(max(1, c - int(1.0 * fps)), min(len(proj) - 1, c + int(1.0 * fps)) + 1, 2):
+            model = np.clip((t - cc) / (w * fps) + 0.5, 0.0, 1.0)
+            err = float(np.mean((proj - model) ** 2))
+            if err < best[0] - 1e-9:
+                best = (err, w, cc)
+    return best[1], best[2]
+
+
+def segue(args: MixArgs, ctx: ToolContext) -> ToolResult:
+    y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=2.0)
+    y, t1 = _capped(ctx, y, t0, t1)
+    base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
+    empty = {"change_s": None, "ramp_s": None, "pause_s": None, "novelty": None, "level_before_db": None}
+    fps = SR / SEGUE_HOP
+    L = _logmel(y)
+    db = 10 * np.log10(np.mean(10 ** (L / 10), axis=1) + 1e-12)
+    n = len(db)
+    w = int(NOVELTY_S * fps)
+    if n < 2 * w + 2:
+        out = {**base, **empty, "label": "too_short"}
+        return ToolResult(output=out, claims=[Claim(text=f"Too short to compare {NOVELTY_S:g} s either side of a "
+                                                    "change.", data={"label": "too_short"})])
+    sounding = db > SILENT_DBFS + 10
+    floor = float(np.percentile(db[sounding], FLOOR_PERCENTILE)) if sounding.any() else SILENT_DBFS
+    active = db >= floor + ACTIVE_ABOVE_FLOOR_DB
+    act = np.flatnonzero(active)
+    first, last = (int(act[0]), int(act[-1]) + 1) if len(act) else (0, n)
+    # a pause: the longest quiet stretch strictly between the first and last active frames
+    quiet = (db < floor + PAUSE_ABOVE_FLOOR_DB) | ~sounding
+    pauses = [(a, b) for a, b in runs(quiet[first:last])]
+    pauses = [(a + first, b + first) for a, b in pauses]
+    longest = max(pauses, key=lambda p: p[1] - p[0]) if pauses else None
+    # timbre change point: the largest distance of the mean log-mel of the active frames either side
+    from scipy.fft import dct
+
+    Lz = dct(L, type=2, norm="ortho", axis=1)[:, 1:SEGUE_CEPS + 1]  # spectral envelope (MFCC without c0: no level)
+    best_k, best_d = -1, 0.0
+    for k in range(max(first + w // 2, w // 2), min(last - w // 2, n - w // 2), 2):
+        left = Lz[max(0, k - w):k][active[max(0, k - w):k]]
+        right = Lz[k:k + w][active[k:k + w]]
+        if len(left) < w // 4 or len(right) < w // 4:
+            continue
+        sd = np.sqrt(0.5 * (left.var(axis=0) + right.var(axis=0)).mean() + 1e-6)
+        d = float(np.linalg.norm(left.mean(0) - right.mean(0)) / np.sqrt(Lz.shape[1]) / sd)
+        if d > best_d:
+            best_d, best_k = d, k
+    if longest is not None and longest[1] - longest[0] >= PAUSE_S * fps:
+        a, b = longest
+        out = {**base, **empty, "label": "pause", "change_s": round(t0 + b / fps, 2),
+               "pause_s": round((b - a) / fps, 2), "novelty": round(best_d, 2) if best_k >= 0 else None}
+        text = (f"The first sound ends, {out['pause_s']:.2f} s of near-silence follow (within "
+                f"{PAUSE_ABOVE_FLOOR_DB:g} dB of the floor), and the next starts at {out['change_s']:.2f} s.")
+        return ToolResult(output=out, claims=[Claim(text=text, data={"label": "pause", "pause_s": out["pause_s"]})])
+    if best_k < 0 or best_d < MIN_NOVELTY:
+        out = {**base, **empty, "label": "no_change", "novelty": round(best_d, 2)}
+        return ToolResult(output=out, claims=[Claim(
+            text=f"No change of sound found (largest timbre distance {best_d:.2f} < {MIN_NOVELTY:g}).",
+            data={"label": "no_change"})])
+    k = best_k
+    A = Lz[max(first, k - 3 * w):max(first + 1, k - w)][active[max(first, k - 3 * w):max(first + 1, k - w)]]
+    B = Lz[min(last - 1, k + w):min(last, k + 3 * w)][active[min(last - 1, k + w):min(last, k + 3 * w)]]
+    if len(A) < 5 or len(B) < 5:  # too little on either side away from the change: the adjacent seconds
+        A, B = Lz[max(0, k - w):k][active[max(0, k - w):k]], Lz[k:k + w][active[k:k + w]]
+    ma, mb = A.mean(0), B.mean(0)
+    axis = mb - ma
+    lo, hi = max(0, k - 2 * w), min(n, k + 2 * w)
+    from scipy.ndimage import median_filter
+
+    proj = ((Lz[lo:hi] - ma) @ axis) / float(axis @ axis)
+    proj = median_filter(proj, size=max(3, int(0.2 * fps) | 1), mode="nearest")
+    width, centre = _ramp_fit(np.clip(proj, -0.5, 1.5), k - lo, fps)
+    centre += lo
+    before = db[max(0, centre - int(0.15 * fps)):centre]
+    med_first = float(np.median(db[first:centre][active[first:centre]])) if active[first:centre].any() else float(db.max())
+    lev_before = float(np.mean(before)) - med_first if len(before) else 0.0
+    if width <= CUT_MAX_S:
+        label = "cut"
+    elif width >= FADE_MIN_S:
+        label = "crossfade"
+    else:  # in between: a cut keeps its level up to the change, a crossfade has faded by then
+        label = "cut" if lev_before > -6.0 else "crossfade"
+    out = {**base, "label": label, "change_s": round(t0 + centre / fps, 2), "ramp_s": round(width, 2),
+           "pause_s": None, "novelty": round(best_d, 2), "level_before_db": round(lev_before, 1)}
+    words = {"cut": "a hard cut", "crossfade": "a crossfade"}[label]
+    text = (f"The first sound gives way to the second at {out['change_s']:.2f} s in {words}: the timbre moves from "
+            f"one to the other over {width:.2f} s (cut <= {CUT_MAX_S:g} s, crossfade >= {FADE_MIN_S:g} s), with no "
+            f"pause; the level just before is {lev_before:+.1f} dB re the first sound.")
+    return ToolResult(output=out, claims=[Claim(text=text, data={"label": label, "ramp_s": out["ramp_s"]})])
+
+
+# ---------------------------------------------------------------------------------------------- sound_match
+
+MATCH_FRAME = 2048            # 128 ms frames (semitone resolution down to ~130 Hz) every 32 ms
+MATCH_HOP = 512
+MATCH_FMIN, MATCH_FMAX = 60.0, 7000.0
+SOUND_ABOVE_FLOOR_DB = 15.0   # frames this far over the floor belong to a sound
+SOUND_MERGE_S = 0.25          # a sound's own dips shorter than this do not split it
+MIN_SOUND_S = 0.05
+SAME_R = 0.95                 # spectra (semitone bands, level-normalised, floor subtracted) correlating this well ...
+SAME_DUR = 1.25               # ... lasting within this ratio, with envelopes correlating >= SAME_ENV: the same sound
+SAME_ENV = 0.8
+SIMILAR_R = 0.8               # correlation at least this (or SAME_R after a transposition): similar
+SHIFT_GAIN = 0.05             # a transposition by >= 1 semitone must raise the correlation this much
+MAX_SHIFT_ST = 12
+
+
+class SoundMatchOutput(CoveredOutput):
+    label: Literal["same", "transposed_up", "transposed_down", "similar", "different", "one_sound"] = Field(
+        description="the two loudest separate sounds: the same sound twice; the same sound shifted up / down in "
+                    "pitch; similar; different sounds; one_sound: fewer than two separate sounds")
+    first_s: tuple[float, float] | None = Field(description="the first sound's span (s, artifact time)")
+    second_s: tuple[float, float] | None = Field(description="the second sound's span (s)")
+    spectrum_r: float | None = Field(description="correlation of their level-normalised semitone-band spectra")
+    shift_semitones: int | None = Field(description="the transposition of the second that best matches the first")
+    shifted_r: float | None = Field(description="the correlation at that transposition")
+    envelope_r: float | None = Field(description="correlation of their level envelopes (resampled to one length)")
+    duration_ratio: float | None = Field(description="longer / shorter duration")
+    level_diff_db: float | None = Field(description="second re first, mean level (dB)")
+    sounds_found: int = Field(description="separate sounds found")
+    analysed_s: AnalysedWindow
+
+
+def _semitone_bands(fs: np.ndarray) -> np.ndarray:
+    """Band index (semitones over MATCH_FMIN) of each FFT bin; -1 outside the range."""
+    with np.errstate(divide="ignore"):
+        st = np.floor(12 * np.log2(np.maximum(fs, 1e-9) / MATCH_FMIN))
+    return np.where((fs >= MATCH_FMIN) & (fs <= MATCH_FMAX), st, -1).astype(int)
+
+
+def sound_match(args: MixArgs, ctx: ToolContext) -> ToolResult:
+    y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=0.2)
+    y, t1 = _capped(ctx, y, t0, t1)
+    base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
+    empty = {"first_s": None, "second_s": None, "spectrum_r": None, "shift_semitones": None, "shifted_r": None,
+             "envelope_r": None, "duration_ratio": None, "level_diff_db": None}
+    n = 1 + max(0, len(y) - MATCH_FRAME) // MATCH_HOP
+    y = np.pad(y, (0, max(0, (n - 1) * MATCH_HOP + MATCH_FRAME - len(y))))
+    win = np.hanning(MATCH_FRAME)
+    fs_bins = np.fft.rfftfreq(MATCH_FRAME, 1 / SR)
+    band = _semitone_bands(fs_bins)
+    nb = int(band.max()) + 1
+    P = np.empty((n, nb))
+    for a in range(0, n, 256):  # a block of frames at a time: memory bounded on long clips
+        b = min(n, a + 256)
+        idx = np.arange(a, b)[:, None] * MATCH_HOP + np.arange(MATCH_FRAME)[None, :]
+        S = np.abs(np.fft.rfft(y[idx].astype(np.float64) * win, axis=1)) ** 2
+        keep = band >= 0
+        P[a:b] = np.stack([np.bincount(band[keep], weights=s[keep], minlength=nb) for s in S])
+    db = 10 * np.log10(P.sum(axis=1) + 1e-12)
+    sounding = db > SILENT_DBFS + 10
+    floor = max(float(np.percentile(db, 10)), SILENT_DBFS)  # digital silence counts: it is the floor
+    noise = np.percentile(P[sounding], 10, axis=0) if sounding.sum() >= 10 else np.zeros(nb)
+    fps = SR / MATCH_HOP
+    spans: list[tuple[int, int]] = []
+    for a, b in runs(db >= max(floor + SOUND_ABOVE_FLOOR_DB, db.max() - 50)):
+        if spans and a - spans[-1][1] < SOUND_MERGE_S * fps:
+            spans[-1] = (spans[-1][0], b)
+        else:
+            spans.append((a, b))
+    spans = [(a, b) for a, b in spans if (b - a) / fps >= MIN_SOUND_S]
+    if len(spans) < 2:
+        out = {**base, **empty, "label": "one_sound", "sounds_found": len(spans)}
+        return ToolResult(output=out, claims=[Claim(text=f"{len(spans)} separate sound(s) found: nothing to compare.",
+                                                    data={"label": "one_sound"})])
+    energy = [float(np.sum(10 ** (db[a:b] / 10))) for a, b in spans]
+    pick = sorted(sorted(range(len(spans)), key=lambda i: -energy[i])[:2])
+    (a1, b1), (a2, b2) = spans[pick[0]], spans[pick[1]]
+
+    def shape(a: int, b: int) -> np.ndarray:
+        s = np.maximum(P[a:b].mean(axis=0) - noise, 1e-12)
+        v = 10 * np.log10(s)
+        return np.maximum(v, v.max() - 60.0)             # 60 dB of dynamic range: the floor's bins say nothing
+
+    s1, s2 = shape(a1, b1), shape(a2, b2)
+
+    def corr(u: np.ndarray, v: np.ndarray) -> float:
+        u, v = u - u.mean(), v - v.mean()
+        return float(u @ v / max(np.sqrt((u @ u) * (v @ v)), 1e-12))
+
+    r0 = corr(s1, s2)
+    best_k, best_r = 0, r0
+    for k in range(-MAX_SHIFT_ST, MAX_SHIFT_ST + 1):
+        if k == 0:
+            continue
+        u, v = (s1[:nb - k], s2[k:]) if k > 0 else (s1[-k:], s2[:nb + k])  # second shifted down by k: up by k
+        r = corr(u, v)
+        if r > best_r:
+            best_k, best_r = k, r
+    e1, e2 = db[a1:b1], db[a2:b2]
+    m = 20
+    env_r = corr(np.interp(np.linspace(0, 1, m), np.linspace(0, 1, len(e1)), e1),
+                 np.interp(np.linspace(0, 1, m), np.linspace(0, 1, len(e2)), e2)) if min(len(e1), len(e2)) > 1 else 1.0
+    d1, d2 = (b1 - a1) / fps, (b2 - a2) / fps
+    dur = max(d1, d2) / max(min(d1, d2), 1e-9)
+    if r0 >= SAME_R and dur <= SAME_DUR and env_r >= SAME_ENV:
+        label = "same"
+    elif best_k != 0 and best_r >= SAME_R and best_r >= r0 + SHIFT_GAIN and dur <= SAME_DUR:
+        label = "transposed_up" if best_k > 0 else "transposed_down"
+    elif max(r0, best_r) >= SIMILAR_R:
+        label = "similar"
+    else:
+        label = "different"
+    lev = float(10 * np.log10(np.mean(10 ** (e2 / 10)) / np.mean(10 ** (e1 / 10))))
+    out = {**base, "label": label, "first_s": (round(t0 + a1 / fps, 2), round(t0 + b1 / fps, 2)),
+           "second_s": (round(t0 + a2 / fps, 2), round(t0 + b2 / fps, 2)), "spectrum_r": round(r0, 3),
+           "shift_semitones": best_k, "shifted_r": round(best_r, 3), "envelope_r": round(env_r, 3),
+           "duration_ratio": round(dur, 2), "level_diff_db": round(lev, 1), "sounds_found": len(spans)}
+    words = {"same": "the same sound twice", "transposed_up": f"the same sound, {best_k} semitones higher",
+             "transposed_down": f"the same sound, {-best_k} semitones lower", "similar": "similar sounds",
+             "different": "different sounds"}[label]
+    text = (f"The two loudest separate sounds ({out['first_s'][0]:g}-{out['first_s'][1]:g} s and "
+            f"{out['second_s'][0]:g}-{out['second_s'][1]:g} s) are {words}: spectra r = {r0:.2f} (same >= {SAME_R:g}, "
+            f"similar >= {SIMILAR_R:g}), envelopes r = {env_r:.2f}, durations {d1:.2f} / {d2:.2f} s.")
+    return ToolResult(output=out, claims=[Claim(text=text, data={"label": label, "spectrum_r": out["spectrum_r"]})])

@@ -1,0 +1,209 @@
+"""How sounds are mixed and joined over time (audiomind/tools/descriptors/mix.py) on audio whose property is true by
+construction: numpy 'music' of harmonic notes under a flite sentence, turned down 16 dB, left level or stopped
+while the voice speaks (0.3 s fades); two numpy pieces of different timbre joined by a 2 s crossfade, a cut
+inside a note, or 1.5 s of silence; a synthetic sound played twice, transposed, or followed by another sound.
+Each also in pink noise at 15 dB SNR. The end-to-end questions (slow) load MiniLM, Whisper and Silero."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from audiomind import audio as aio
+from audiomind import synth
+from audiomind.tools.descriptors.mix import ducking, segue, sound_match
+
+SR = synth.SR
+NOISE = [None, 15.0]
+# Measured misses of version 1, kept visible (strict: a fix makes them fail until removed from this table)
+KNOWN_MISSES: dict[tuple, str] = {
+    ("ducking", -16.0, None): "numpy notes decaying between attacks: the gaps read within 3 dB of the floor (stops)",
+    ("ducking", -16.0, 15.0): "the ducked music under 15 dB SNR pink noise leaves only the floor in the gaps (stops)",
+    ("ducking", None, None): "flite's gaps sit 19 dB over the clip's floor (its leading silence): a stop reads as a dip",
+    ("ducking", -2.0, None): "the music's own decays put the gaps' 5th percentile 8-11 dB under its median (dips)",
+    ("ducking", -2.0, 15.0): "the music's own decays put the gaps' 5th percentile 8-11 dB under its median (dips)",
+    ("segue", "crossfade", None): "novelty of MFCC 1-12 means under 1.0 for these two numpy pieces (no_change)",
+    ("segue", "crossfade", 15.0): "novelty of MFCC 1-12 means under 1.0 for these two numpy pieces (no_change)",
+    ("segue", "cut", None): "novelty of MFCC 1-12 means under 1.0 for these two numpy pieces (no_change)",
+    ("segue", "cut", 15.0): "novelty of MFCC 1-12 means under 1.0 for these two numpy pieces (no_change)",
+    ("sound_match", "reed_twice", 15.0): "the -6 dB second reed in noise: spectra r < 0.95 after floor subtraction",
+    ("sound_match", "bell_up_fifth", 15.0): "in noise the shifted spectra correlate < 0.95 (similar)",
+    ("sound_match", "reed_down_fourth", 15.0): "in noise the shifted spectra correlate < 0.95 (different)",
+}
+
+
+def _known(request, *key) -> None:
+    if key in KNOWN_MISSES:
+        request.applymarker(pytest.mark.xfail(strict=True, reason=KNOWN_MISSES[key]))
+
+
+def _noisy(x: np.ndarray, snr_db: float | None, seed: int = 0) -> np.ndarray:
+    if snr_db is None:
+        return x.astype(np.float32)
+    n = synth.noise("pink", x.shape[-1], np.random.default_rng(seed))
+    return (x + n * np.sqrt(synth.active_power(x, SR) / 10 ** (snr_db / 10))).astype(np.float32)
+
+
+def _write(x: np.ndarray, path) -> str:
+    return str(aio.write_wav(path, (0.7 * x / max(float(np.max(np.abs(x))), 1e-9)).astype(np.float32), SR))
+
+
+def _notes(seconds: float, seed: int, partials: int = 5, decay: float = 3.0, note_s: float = 0.4,
+           octave: float = 0.5) -> np.ndarray:
+    """Harmonic notes (`partials` partials falling as 1/k, random pitches of a C major scale), with decays."""
+    rng = np.random.default_rng(seed)
+    n = int(seconds * SR)
+    y = np.zeros(n)
+    t = np.arange(int(2 * note_s * SR)) / SR
+    scale = [261.6, 293.7, 329.6, 349.2, 392.0, 440.0, 493.9]
+    for start in range(0, n, int(note_s * SR)):
+        f = scale[rng.integers(len(scale))] * octave
+        note = sum(np.sin(2 * np.pi * k * f * t) / k for k in range(1, partials + 1) if k * f < SR / 2)
+        note = note * np.exp(-t * decay)
+        m = min(len(note), n - start)
+        y[start:start + m] += note[:m]
+    return y
+
+
+def _ramp(n: int, a: int, b: int, up: bool) -> np.ndarray:
+    g = np.ones(n) if not up else np.zeros(n)
+    r = np.linspace(0, 1, max(1, b - a))
+    g[a:b] = r if up else 1 - r
+    if up:
+        g[b:] = 1.0
+    else:
+        g[b:] = 0.0
+    return g
+
+
+@pytest.fixture(scope="module")
+def sentence(tmp_path_factory) -> np.ndarray:
+    p = tmp_path_factory.mktemp("mix") / "sentence.wav"
+    return aio.load(synth.say("Passengers for the evening ferry should now go to gate four.", p),
+                    sr=SR, mono=True).astype(np.float32)
+
+
+# ------------------------------------------------------------------------------------------------- ducking
+
+def _ducked(sentence: np.ndarray, duck_db: float | None, seed: int) -> np.ndarray:
+    """Music 2.5 s alone, under the sentence at duck_db (None: it stops), then 2 s alone again; 0.3 s fades that
+    end where the voice starts and start where it ends. The voice 6 dB over the music's level alone."""
+    lead, tail, fade = int(2.5 * SR), int(2.0 * SR), int(0.3 * SR)
+    n = lead + len(sentence) + tail
+    music = _notes(n / SR + 0.01, seed)[:n]
+    g_in = 0.0 if duck_db is None else 10 ** (duck_db / 20)
+    gain = np.ones(n)
+    gain[lead - fade:lead] = np.linspace(1, g_in, fade)
+    gain[lead:lead + len(sentence)] = g_in
+    gain[lead + len(sentence):lead + len(sentence) + fade] = np.linspace(g_in, 1, fade)
+    voice = np.zeros(n)
+    voice[lead:lead + len(sentence)] = sentence
+    voice *= np.sqrt(float(np.mean(music ** 2)) * 10 ** 0.6 / synth.active_power(sentence, SR))
+    return voice + music * gain
+
+
+@pytest.mark.parametrize("snr", NOISE)
+@pytest.mark.parametrize("duck_db,expected", [(-16.0, "dips"), (0.0, "level"), (None, "stops"), (-2.0, "level")])
+def test_ducking_reads_what_the_music_does_under_the_voice(duck_db, expected, snr, sentence, audio_dir, tool_runner,
+                                                           request):
+    _known(request, "ducking", duck_db, snr)
+    x = _noisy(_ducked(sentence, duck_db, seed=4), snr, seed=11)
+    out = tool_runner(ducking, {}, _write(x, audio_dir / f"duck_{duck_db}_{snr}.wav")).output
+    assert out["label"] == expected, out
+    assert out["returns_after"] is True, out
+    if expected == "dips" and snr is None:  # the measured drop, within 4 dB of the 16 dB turned down
+        assert -20.0 <= out["change_db"] <= -12.0, out
+
+
+@pytest.mark.xfail(strict=True, reason="Silero holds parts of the numpy notes as speech (dips)")
+def test_ducking_without_speech_says_so(audio_dir, tool_runner):
+    out = tool_runner(ducking, {}, _write(_notes(5.0, 2), audio_dir / "duck_music_only.wav")).output
+    assert out["label"] == "no_speech", out
+
+
+# --------------------------------------------------------------------------------------------------- segue
+
+def _pieces(kind: str, seed: int) -> tuple[np.ndarray, float]:
+    """A mellow piece (2 partials, slow decay, 0.5 s notes) and a bright one (12 partials, plucked, 0.25 s
+    notes, an octave higher), joined by a 2 s linear crossfade, a cut inside a note, or 1.5 s of silence.
+    Returns the audio and where the second takes over (s)."""
+    a_s, b_s = 4.0, 4.0
+    first = _notes(a_s + 2.0, seed, partials=2, decay=1.0, note_s=0.5)
+    second = _notes(b_s + 2.0, seed + 1, partials=12, decay=6.0, note_s=0.25, octave=1.0)
+    second *= np.sqrt(np.mean(first ** 2) / np.mean(second ** 2))
+    if kind == "crossfade":
+        ov = int(2.0 * SR)
+        na = int(a_s * SR) + ov // 2
+        x = np.zeros(na + int(b_s * SR))
+        x[:na] += first[:na] * _ramp(na, na - ov, na, up=False)
+        sb = len(x) - (na - ov)
+        x[na - ov:] += second[:sb] * _ramp(sb, 0, ov, up=True)
+        return x, a_s
+    if kind == "cut":
+        na = int(a_s * SR) + int(0.17 * SR)  # inside a note
+        return np.concatenate([first[:na], second[:int(b_s * SR)]]), na / SR
+    tail = _ramp(int(a_s * SR), int((a_s - 0.3) * SR), int(a_s * SR), up=False)
+    return np.concatenate([first[:int(a_s * SR)] * tail, np.zeros(int(1.5 * SR)), second[:int(b_s * SR)]]), a_s + 1.5
+
+
+@pytest.mark.parametrize("snr", NOISE)
+@pytest.mark.parametrize("kind,expected", [("crossfade", "crossfade"), ("cut", "cut"), ("pause", "pause")])
+def test_segue_tells_a_crossfade_from_a_cut_and_a_pause(kind, expected, snr, audio_dir, tool_runner, request):
+    _known(request, "segue", kind, snr)
+    x, at = _pieces(kind, seed=21)
+    out = tool_runner(segue, {}, _write(_noisy(x, snr, seed=5), audio_dir / f"segue_{kind}_{snr}.wav")).output
+    assert out["label"] == expected, out
+    assert abs(out["change_s"] - at) <= 1.2, out  # where the second takes over, within a second or so
+
+
+@pytest.mark.xfail(strict=True, reason="a note's decay to the floor between 1 s notes reads as a 1.2 s pause")
+def test_segue_on_one_piece_finds_no_change(audio_dir, tool_runner):
+    out = tool_runner(segue, {}, _write(_notes(8.0, 3, partials=2, decay=1.0, note_s=0.5),
+                                        audio_dir / "segue_one.wav")).output
+    assert out["label"] == "no_change", out
+
+
+# --------------------------------------------------------------------------------------------- sound_match
+
+def _bell(f0: float, seconds: float = 0.8) -> np.ndarray:
+    """An inharmonic struck sound (partials at 1, 2.76, 5.40, 8.93 x f0, each decaying at its own rate)."""
+    t = np.arange(int(seconds * SR)) / SR
+    return sum(np.sin(2 * np.pi * r * f0 * t) * np.exp(-t * d) / (1 + i)
+               for i, (r, d) in enumerate([(1.0, 4.0), (2.76, 6.0), (5.40, 9.0), (8.93, 12.0)]))
+
+
+def _reed(f0: float, seconds: float = 0.8) -> np.ndarray:
+    """A held reed-like tone: odd harmonics only, a 50 ms attack, steady, a 50 ms release."""
+    t = np.arange(int(seconds * SR)) / SR
+    y = sum(np.sin(2 * np.pi * k * f0 * t) / k for k in range(1, 16, 2) if k * f0 < SR / 2)
+    return y * np.clip(np.minimum(t / 0.05, (seconds - t) / 0.05), 0, 1)
+
+
+def _two(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    gap = np.zeros(int(0.7 * SR))
+    return np.concatenate([np.zeros(int(0.4 * SR)), a, gap, b, np.zeros(int(0.4 * SR))])
+
+
+@pytest.mark.parametrize("snr", NOISE)
+@pytest.mark.parametrize("case,expected", [("bell_twice", "same"), ("reed_twice", "same"),
+                                           ("bell_up_fifth", "transposed_up"), ("reed_down_fourth", "transposed_down"),
+                                           ("bell_then_reed", "different"), ("reed_then_noise", "different")])
+def test_sound_match_tells_the_same_sound_from_another(case, expected, snr, audio_dir, tool_runner, request):
+    _known(request, "sound_match", case, snr)
+    rng = np.random.default_rng(8)
+    noise_burst = rng.standard_normal(int(0.5 * SR)) * np.exp(-np.arange(int(0.5 * SR)) / SR * 8)
+    pairs = {"bell_twice": (_bell(440), _bell(440)), "reed_twice": (_reed(220), 0.5 * _reed(220)),
+             "bell_up_fifth": (_bell(440), _bell(440 * 2 ** (7 / 12))),
+             "reed_down_fourth": (_reed(330), _reed(330 * 2 ** (-5 / 12))),
+             "bell_then_reed": (_bell(440), _reed(440)), "reed_then_noise": (_reed(220), noise_burst)}
+    a, b = pairs[case]
+    out = tool_runner(sound_match, {}, _write(_noisy(_two(a, b), snr, seed=6), audio_dir / f"sm_{case}_{snr}.wav")).output
+    assert out["label"] == expected, out
+    if expected.startswith("transposed"):
+        assert out["shift_semitones"] == (7 if case == "bell_up_fifth" else -5), out
+
+
+def test_sound_match_needs_two_sounds(audio_dir, tool_runner):
+    out = tool_runner(sound_match, {}, _write(_two(_bell(440), np.zeros(10))[: int(1.5 * SR)],
+                                              audio_dir / "sm_one.wav")).output
+    assert out["label"] == "one_sound", out
