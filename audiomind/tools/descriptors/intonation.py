@@ -69,9 +69,22 @@ def periodicity(y: np.ndarray, f0: np.ndarray, sr: int = SR, frame: int = FRAME,
     return out
 
 
-def intonation_range(args: IntonationArgs, ctx: ToolContext) -> ToolResult:
+def voiced_f0(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(f0 Hz, level dB, voiced mask) per 10 ms frame of 16 kHz audio: YIN f0, frame RMS level, and the frames
+    that are periodic (autocorrelation at the period >= VOICED_R) within LEVEL_RANGE_DB of the loudest frame.
+    The one pitch tracker of the speech-melody descriptors (intonation_range, sentence_melody)."""
     import librosa
 
+    f0 = librosa.yin(y, fmin=FMIN_HZ, fmax=FMAX_HZ, sr=SR, frame_length=FRAME, hop_length=HOP, center=True)
+    rms = librosa.feature.rms(y=y, frame_length=FRAME, hop_length=HOP, center=True)[0]
+    n = min(len(f0), len(rms))
+    f0, level = f0[:n], 20 * np.log10(rms[:n] + 1e-9)
+    r = periodicity(y, f0)[:n]
+    voiced = (level >= level.max() - LEVEL_RANGE_DB) & (r >= VOICED_R) & (f0 > FMIN_HZ * 1.05) & (f0 < FMAX_HZ * 0.95)
+    return f0, level, voiced
+
+
+def intonation_range(args: IntonationArgs, ctx: ToolContext) -> ToolResult:
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=0.5)
     if t1 - t0 > MAX_S:
         requested = (t0, t1)
@@ -80,12 +93,7 @@ def intonation_range(args: IntonationArgs, ctx: ToolContext) -> ToolResult:
         ctx.record_coverage([(t0, t1)], requested, 1, None,
                             f"budget: the first {MAX_S:g} s from {t0:g} s were analysed; name start_s and end_s "
                             "to analyse another stretch")
-    f0 = librosa.yin(y, fmin=FMIN_HZ, fmax=FMAX_HZ, sr=SR, frame_length=FRAME, hop_length=HOP, center=True)
-    rms = librosa.feature.rms(y=y, frame_length=FRAME, hop_length=HOP, center=True)[0]
-    n = min(len(f0), len(rms))
-    f0, level = f0[:n], 20 * np.log10(rms[:n] + 1e-9)
-    r = periodicity(y, f0)[:n]
-    voiced = (level >= level.max() - LEVEL_RANGE_DB) & (r >= VOICED_R) & (f0 > FMIN_HZ * 1.05) & (f0 < FMAX_HZ * 0.95)
+    f0, _, voiced = voiced_f0(y)
     base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
     hz = f0[voiced]
     st = 12 * np.log2(hz / np.median(hz)) if len(hz) else np.zeros(0)
