@@ -97,8 +97,8 @@ def _r(v: Any, d: int = 2) -> float | None:
 # ------------------------------------------------------------------------------------------------- tuning
 
 class TunedNote(ToolOutput):
-    start_s: float
-    end_s: float
+    start_s: float = Field(description="when the note starts (s)")
+    end_s: float = Field(description="when it ends (s)")
     note: str = Field(description="nearest equal-tempered note (A440)")
     cents_a440: float = Field(description="offset from that note at A440 (cents)")
     error_cents: float = Field(description="offset from the clip's reference tuning (cents)")
@@ -211,7 +211,7 @@ def tuning(args: PlayingArgs, ctx: ToolContext) -> ToolResult:
 # ------------------------------------------------------------------------------------------- chord_attack
 
 class Attack(ToolOutput):
-    time_s: float
+    time_s: float = Field(description="when the attack is heard (s)")
     pitches: list[str] = Field(description="pitches starting at this attack, lowest first")
 
 
