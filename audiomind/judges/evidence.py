@@ -54,6 +54,8 @@ from audiomind.state import ToolCallRequest
 LABEL_MIN_SIM = 0.5
 LABEL_BAND = 0.2
 RELATED_SIM = 0.45  # a label this close to the phrase is another name for it, never a contradiction
+GLOSS_CONTRA_FROM = 0.3  # strength from which another family's class contradicts a phrase placed by its gloss
+GENERIC_NAMED_SIM = 0.9  # a GENERIC label is a phrase's own only this close (the phrase names it)
 PRESENT = 0.3  # strength at which a sound class counts as present
 ABSENT = 0.15  # strength below which it counts as absent
 # the reading of sound phrases is the reader's (audiomind/language/phrases.py); these names stay here for the judges
@@ -266,7 +268,10 @@ def phrase_labels(phrase: str) -> tuple[tuple[str, float], ...]:
     """The AudioSet labels that a phrase names (`_named_labels`), kept to what its sounding animal can make
     (AudioSet's Animal branch, or a shape word such as 'Squeak') where it names one, and clear of the Animal
     branch where a material or toy makes the animal a thing (see `sounding_animal`)."""
-    out = _named_labels(phrase)
+    # a room / channel label (GENERIC) names how a sound reached the microphone, never what made it: it is a
+    # phrase's own label only when the phrase names it ('static', 'an echo'), not by a near miss of another
+    # sense ('a recorder', the wind instrument, is no 'Field recording')
+    out = tuple((lab, s) for lab, s in _named_labels(phrase) if lab not in GENERIC or s >= GENERIC_NAMED_SIM)
     animal = sounding_animal(phrase)
     if animal is None:
         return out
@@ -426,6 +431,22 @@ class Identity(BaseModel):
     why: str = ""
 
 
+MUSIC_CONFUSED = ("YAMNet names the instrument right at top-1 on 12 of 29 real instrument clips at best "
+                  "(evals/recordings/README.md)")
+"""Why an instrument of the same family (children of one parent such as 'Bowed string instrument' or 'Brass
+instrument') never contradicts a phrase of the Music branch: a violin tagged where a string section plays, a
+trumpet where a French horn does, says little about the one named, so it leaves the identity open rather than
+making it a confident no. A class of another family (a violin for a celesta) or of another branch (speech, a
+dog, an engine) still contradicts it."""
+
+
+@functools.lru_cache(maxsize=1024)
+def in_music(label: str) -> bool:
+    """The label lies in AudioSet's Music branch (an instrument, a genre, a bell: 'Music' is among its
+    ancestors), not counting 'Music' itself."""
+    return "Music" in lexicon.ancestors(label)
+
+
 def _verdict(p: float) -> Literal["confirmed", "unconfirmed", "contradicted"]:
     return "confirmed" if p >= 0.7 else "contradicted" if p <= 0.3 else "unconfirmed"
 
@@ -475,10 +496,13 @@ def identify(phrase: str, window: TagWindow | None, *, speech_share: float = 0.0
     amb = source_ambiguous()
     # a phrase that itself names a sound's shape ('beeps', 'a click') is contradicted by another shape
     shape_phrase = bool(labs) and labs[0][0] in amb
+    musical = bool(own) and all(in_music(lab) for lab in own)
     contra, c_lab = 0.0, None
     for lab, s in window.ranked():
         if s <= contra or lab in own or lab in GENERIC or lab in SPEECH_LABELS or lab in PARENT_LABELS:
             continue
+        if musical and in_music(lab) and any(lexicon.kin(lab, o) for o in own):
+            continue  # the tagger names one instrument of a family for another (MUSIC_CONFUSED)
         if lab in amb and not shape_phrase:
             continue
         # one shape word for another of the same branch ('Plop' for 'clicks', both onomatopoeia) is no contradiction
@@ -548,7 +572,9 @@ def _identify_by_family(phrase: str, window: TagWindow, gloss: lexicon.GlossMatc
     if speech_share >= 0.5 and speech_share > contra:
         contra, c_lab = speech_share, "speech (voice activity)"
     conf = min(1.0, max(0.0, (fam - 0.05) / 0.25))
-    con = min(1.0, max(0.0, (contra - 0.15) / 0.35))
+    # the tagger has no class for the thing and names the nearest it has, weakly ('Clock 0.32' for castanet
+    # clacks): another family contradicts it only from GLOSS_CONTRA_FROM up, fully from 0.6
+    con = min(1.0, max(0.0, (contra - GLOSS_CONTRA_FROM) / (0.6 - GLOSS_CONTRA_FROM)))
     rise = 0.3 if gloss.kind_of and f_lab == gloss.label else 0.15
     p = round(min(0.95, max(0.05, 0.5 + rise * conf - 0.45 * con * (1 - conf))), 3)
     heard = heard_labels(window)

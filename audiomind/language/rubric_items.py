@@ -224,6 +224,8 @@ def _subject_verb(clause: str, sense: SoundSense) -> bool:
     if vp and vp.group(1).lower().endswith("s") and sense.verb_form(vp.group(1)) and not sense.is_speech(clause):
         return True
     m = P("subject_verb").match(clause)
+    if m is not None and P("adverb_word").search(m.group(1).lower()) and sense.names_person(m.group(1)) is None:
+        return False  # an adverb the dictionary knows no noun for is no subject ('evenly spaced', 'neatly done')
     return m is not None and m.group(1).lower() not in _words("pronouns") and not sense.verb_form(m.group(1)) \
         and sense.verb_form(m.group(2))
 

@@ -2,6 +2,7 @@
 
     .venv/bin/python evals/judges/calibrate_judges.py fit [--judge rubric|edit] [--prior auto|P] [--write]
     .venv/bin/python evals/judges/calibrate_judges.py show [--out evals/judges/results/judge_calibration_offline.json]
+    ... [--rubric-results FILE ...]   (rubric rows of a re-run, e.g. evals/judges/results/rubric_rerun_*.json)
 
 Source: the per-item results the offline judges (rules + cascade) saved for judge sets v3 .. v13
 (`evals/judges/results/judges_heldout_v*_offline.json`; nothing is re-run). Sets v3 .. v6 are development (read
@@ -76,12 +77,33 @@ def _aggregation_script() -> Any:
     return mod
 
 
+def rerun_rubric_rows(path: Path) -> dict[str, list[dict]]:
+    """set name -> the rubric rows a re-run file holds (keys `vN_rubric_rows`, rows as run_bench.py writes them:
+    id, aligned, rubric_score, items [{q, p}])."""
+    data = json.loads(path.read_text(encoding="utf-8"))
+    out = {}
+    for key, value in data.items():
+        m = re.fullmatch(r"(v\d+)_rubric_rows", key)
+        if m and isinstance(value, list):
+            out[m.group(1)] = value
+    if not out:
+        raise SystemExit(f"{path.name}: no 'vN_rubric_rows' lists in it")
+    return out
+
+
+RUBRIC_RESULTS: list[Path] = []
+"""Re-run files whose rows replace the saved rubric rows of the sets they hold (`--rubric-results`)."""
+
+
 def rubric_rows(results: Path = RESULTS) -> list[Row]:
     from audiomind.judges.rubric.judge import aggregate
 
     agg = _aggregation_script()
     out = []
-    for name, rows in agg.saved_rubric_rows(results).items():
+    saved = agg.saved_rubric_rows(results)
+    for f in RUBRIC_RESULTS:
+        saved.update(rerun_rubric_rows(f))
+    for name, rows in saved.items():
         for r in rows:
             if not r["items"]:
                 continue
@@ -181,7 +203,9 @@ def fit_table(judge: str, rows: list[Row], prior: float | None = None) -> tuple[
                 + (f" (chosen by leave-one-set-out log loss on the development sets: {losses})" if losses else "")),
         fitted_on=[f"{s}: {n} verdicts" for s, n in counts.items()],
         note=(f"{what}; fitted on development sets only by evals/judges/calibrate_judges.py (abstentions excluded, "
-              "they stay 0.5); measured on held-out v7-v13 with `show`"))
+              "they stay 0.5); measured on held-out v7-v13 with `show`"
+              + (f"; rubric rows of the re-run {', '.join(f.name for f in RUBRIC_RESULTS)}"
+                 if judge == "rubric" and RUBRIC_RESULTS else "")))
     return table, {"prior": prior, "loo_log_loss": losses, "dev_rows": len(data)}
 
 
@@ -211,6 +235,9 @@ def show(results: Path = RESULTS) -> dict[str, Any]:
         groups = {"development (v3-v6)": [r for r in rows if is_dev(r)],
                   "held-out (v7-v13)": [r for r in rows if not is_dev(r)]}
         entry: dict[str, Any] = {"table": f"{t.name}@{sha[:12]}", "threshold": THRESHOLD[judge], "groups": {}}
+        if judge == "rubric" and RUBRIC_RESULTS:
+            entry["rubric_results"] = [str(f.relative_to(ROOT)) if f.resolve().is_relative_to(ROOT) else f.name
+                                       for f in RUBRIC_RESULTS]
         for g, rs in groups.items():
             entry["groups"][g] = {"before": figures(judge, rs, None), "after": figures(judge, rs, t.knots)}
         held = groups["held-out (v7-v13)"]
@@ -243,6 +270,8 @@ def main(argv: list[str]) -> None:
 
     def opt(name: str, default: str | None = None) -> str | None:
         return args[args.index(name) + 1] if name in args else default
+
+    RUBRIC_RESULTS.extend(Path(args[i + 1]) for i, a in enumerate(args[:-1]) if a == "--rubric-results")
 
     if cmd == "fit":
         judges = [opt("--judge")] if opt("--judge") else ["rubric", "edit", "aura"]

@@ -96,6 +96,8 @@ class Scene(BaseModel):
     audio_path: str | None = Field(None, description="the clip (for the judge's own onset count)")
     word_fits: dict[str, Any] = Field(
         default_factory=dict, description="quoted words -> wordfit.WordFit (the quote scored against the audio)")
+    sequenced: list[tuple[str, str]] = Field(
+        default_factory=list, description="pairs of sound phrases an order item puts one after the other")
 
     @property
     def segments(self) -> list[Span]:
@@ -174,6 +176,9 @@ def measure(session: JudgeSession, facts: Facts, items: list[RubricItem]) -> Sce
     keep = [i for i, w in enumerate(windows) if not ev.hears_silence(w)]
     bursts, windows = [bursts[i] for i in keep], [windows[i] for i in keep]
     scene = Scene(facts=facts, bursts=bursts, sources=group_sources(bursts, windows))
+    scene.sequenced = [(it.check["first"]["phrase"], it.check["second"]["phrase"]) for it in items
+                       if it.kept and it.check.get("kind") == "order"
+                       and it.check["first"].get("phrase") and it.check["second"].get("phrase")]
     scene.word_fits = _word_fits(session, facts, items)
     try:
         scene.audio_path = session.state.artifact("a0").path
@@ -382,6 +387,11 @@ def locate(loc: dict[str, Any], scene: Scene) -> Placement:
         if any(scene.tied[i] for i in segs) and idn.verdict != "confirmed":
             return Placement(status="ambiguous", how=f"the sound at {first.start_s:.2f} s fits '{ph}' and another "
                                                      "named sound alike")
+        rival = next((o for o in scene.identities if o != ph and scene.tied[segs[0]]
+                      and scene.identities[o][segs[0]].verdict == "confirmed"), None)
+        if rival is not None:  # both confirmed on it (a tuba and an oboe on one 'Brass instrument' tag): whose is open
+            return Placement(status="ambiguous", how=f"the sound at {first.start_s:.2f} s is confirmed as '{ph}' and "
+                                                     f"as '{rival}' alike")
         how = (f"{ph} at {first.start_s:.2f} s ({idn.verdict}: {idn.why})" if idn.verdict == "confirmed" else
                f"{ph} taken to be the separate sound at {first.start_s:.2f} s (the only one left for it; {idn.why})")
         return Placement(onset_s=first.start_s, spans=[scene.segments[i] for i in segs], how=how)
@@ -390,6 +400,13 @@ def locate(loc: dict[str, Any], scene: Scene) -> Placement:
     if tag_sp:
         return Placement(onset_s=min(s.start_s for s in tag_sp), spans=tag_sp,
                          how=f"{ph} tagged at {tag_sp[0].start_s:.2f} s (YAMNet events)")
+    short = sound_outside_words(scene) if not scene.segments else None
+    if short is not None:  # the one sound besides the words: where it is is known, what it is is not
+        return Placement(onset_s=short[1], spans=[Span(start_s=short[1], end_s=short[1] + SHORT_SOUND_S)],
+                         how=f"{ph} taken to be the only sound besides the words: {short[0]}")
+    unheard = _unsettled_absence(ph, scene) if ph in scene.identities else None
+    if unheard:
+        return Placement(status="ambiguous", how=f"'{ph}' cannot be placed: {unheard}")
     return Placement(status="absent", how=_absent_why(ph, scene))
 
 
@@ -551,18 +568,61 @@ def _sound(ph: str, scene: Scene) -> tuple[float, str, bool]:
             doubt = _doubtful_voice(f)
             if doubt:  # the voice activity detector fires on music too: then nothing says the sound is missing
                 return _unverifiable(f"no separate sound, but {doubt}; the tags do not name it as '{ph}' ({clip_why})")
+            unheard = _unsettled_absence(ph, scene)
+            if unheard:
+                return _unverifiable(f"{unheard}; the tags do not name it as '{ph}' ({clip_why})")
             return 0.05, f"no sound besides speech (every burst of energy is voice activity); {clip_why}", True
         return 0.05, f"no sound event at all; {clip_why}", True
     contra = [scene.identities[ph][i] for i in range(len(scene.segments))]
     if all(x.verdict == "contradicted" for x in contra):  # as firmly as the least contradicted one is
         return _p(max(x.p for x in contra)), "every separate sound is something else: " + "; ".join(
             f"{scene.segments[i].start_s:.2f} s {x.why}" for i, x in enumerate(contra[:4])), True
+    unheard = _unsettled_absence(ph, scene)
+    if unheard:
+        return _unverifiable(f"{unheard} ({clip_why})")
     return 0.1, _absent_why(ph, scene) + f"; {clip_why}", True
+
+
+OPEN_MIN_P = 0.4
+"""A sound that went to another phrase holds this one open only where its tags say nothing either way about this
+one (identity p above this; below it they lean against it, e.g. an accordion heard where a siren is named)."""
+
+
+def _unsettled_absence(ph: str, scene: Scene) -> str | None:
+    """Why a phrase left without a separate sound cannot be called absent (None when it can):
+    - a separate sound went to another phrase that its tags do not confirm either, and they do not contradict
+      this one, and no order item puts the two apart in time: what the sound is (or what is mixed into it:
+      birds under a horn) is open;
+    - no separate sound at all, but a short sound outside the words made no burst of its own."""
+    if not scene.segments:
+        short = sound_outside_words(scene)
+        return f"no separate sound, but {short[0]}" if short else None
+    for i, seg in enumerate(scene.segments):
+        own = scene.identities[ph][i]
+        other = scene.owner[i]
+        if own.p <= OPEN_MIN_P or other is None or other == ph:
+            continue  # (the tags lean against this phrase there: no place for it)
+        if (ph, other) in scene.sequenced or (other, ph) in scene.sequenced:
+            continue  # one after the other: the other's sound cannot also be this one
+        if scene.identities[other][i].verdict != "confirmed":
+            return (f"no separate sound of its own, but the sound at {seg.start_s:.2f} s went to '{other}' without "
+                    f"the tags confirming it ({scene.identities[other][i].why}), and they do not contradict '{ph}' "
+                    "either: what it holds is open")
+    return None
 
 
 def _count(ph: str, n: int, scene: Scene) -> tuple[float, str, bool]:
     f = scene.facts
     segs = scene.bursts_of(ph)
+    owned = scene.segs_of(ph)
+    loose = [i for i in owned if scene.identities[ph][i].verdict != "confirmed"]
+    lengths = sorted(scene.bursts[b].end_s - scene.bursts[b].start_s for b in segs)
+    if len(owned) >= 2 and loose and lengths[0] > 0 and lengths[-1] > COUNT_LENGTH_RATIO * lengths[len(lengths) // 2]:
+        # separate sources, not all confirmed as the phrase, and bursts unlike in length (strokes of one thing
+        # are alike): the count may take in another sound ('four clicks count in a guitar riff': the riff too)
+        return _unverifiable(f"the {len(segs)} bursts given to '{ph}' come from {len(owned)} separate sounds, "
+                             f"{len(loose)} of them not confirmed as it, and last {lengths[0]:.2f}-{lengths[-1]:.2f} s "
+                             "(unlike strokes of one thing): the count may take in another sound")
     if segs:
         heard = len(segs)
         where = "separate bursts of " + ph
@@ -590,15 +650,14 @@ def _count(ph: str, n: int, scene: Scene) -> tuple[float, str, bool]:
     return (0.9 if d == 0 else 0.3 if d == 1 else 0.05), why, True
 
 
+COUNT_LENGTH_RATIO = 4.0  # a burst this many times longer than the median one is no stroke of the same thing
 BED_MIN_DBFS = -50.0  # pauses at least this loud (median) hold a sound, not room tone or digital silence
 BED_MAX_BELOW_SPEECH_DB = 30.0
 
 
-def sound_between_words(scene: Scene) -> str | None:
-    """A sound under the voice (music, rain) that never stands alone: it makes no burst of its own, but it
-    fills the pauses around and between the words. Returns how it was heard (the pauses' level against the
-    speech's), or None when the pauses are silent (digital silence, room tone), too short to tell, or the clip
-    cannot be read."""
+def _pause_levels(scene: Scene) -> tuple[Any, Any, Any, float] | None:
+    """(frame times, frame RMS dBFS, which frames are pauses around the words, the speech's median dBFS), or
+    None when the clip cannot be read or has no speech or too little pause to tell."""
     f = scene.facts
     if not scene.audio_path or not f.speech_segments:
         return None
@@ -624,13 +683,53 @@ def sound_between_words(scene: Scene) -> str | None:
     if pauses.sum() * hop / sr < 0.25 or not speech.any():
         return None
     db = 20 * np.log10(np.maximum(rms, 1e-10))
-    speech_db = float(np.median(db[speech]))
+    return t, db, pauses, float(np.median(db[speech]))
+
+
+def sound_between_words(scene: Scene) -> str | None:
+    """A sound under the voice (music, rain) that never stands alone: it makes no burst of its own, but it
+    fills the pauses around and between the words. Returns how it was heard (the pauses' level against the
+    speech's), or None when the pauses are silent (digital silence, room tone), too short to tell, or the clip
+    cannot be read."""
+    levels = _pause_levels(scene)
+    if levels is None:
+        return None
+    sr, hop = 16000, 256
+    _, db, pauses, speech_db = levels
     held = pauses & (db >= BED_MIN_DBFS) & (db >= speech_db - BED_MAX_BELOW_SPEECH_DB)
     held_s, pause_s = held.sum() * hop / sr, pauses.sum() * hop / sr
     if held_s < 0.3 or held_s < 0.25 * pause_s:
         return None
     return (f"{held_s:.1f} s of the {pause_s:.1f} s around the words hold a sound (at least {BED_MIN_DBFS:.0f} dBFS "
             f"and within {BED_MAX_BELOW_SPEECH_DB:.0f} dB of the speech's {speech_db:.0f} dBFS)")
+
+
+SHORT_SOUND_S = 0.08  # a run of sounding frames this long outside the words is a sound of its own
+
+
+def sound_outside_words(scene: Scene) -> tuple[str, float] | None:
+    """A short sound outside the words that made no burst of its own (a quiet blip after the voice that the
+    burst detector's threshold missed): a run of at least SHORT_SOUND_S of pause frames as loud as a bed would
+    be (`sound_between_words`' levels). Returns how it was heard and its onset (s), or None (silent pauses, no
+    clip)."""
+    levels = _pause_levels(scene)
+    if levels is None:
+        return None
+    t, db, pauses, speech_db = levels
+    held = pauses & (db >= BED_MIN_DBFS) & (db >= speech_db - BED_MAX_BELOW_SPEECH_DB)
+    frame_s = float(t[1] - t[0]) if len(t) > 1 else 0.016
+    best, run, start, at = 0, 0, 0, 0
+    for i, h in enumerate(held):
+        run = run + 1 if h else 0
+        if run == 1:
+            start = i
+        if run > best:
+            best, at = run, start
+    if best * frame_s < SHORT_SOUND_S:
+        return None
+    return (f"a sound of {best * frame_s:.2f} s outside the words at {float(t[at]):.2f} s (at least "
+            f"{BED_MIN_DBFS:.0f} dBFS and within {BED_MAX_BELOW_SPEECH_DB:.0f} dB of the speech's {speech_db:.0f} dBFS) "
+            "made no burst of its own"), float(t[at])
 
 
 def _bed_is_other(ph: str, f: Any) -> str | None:
