@@ -1,6 +1,6 @@
 """Build a blind evaluation set from its data file (evals/unseen/<set>.toml).
 
-    .venv/bin/python evals/unseen/build.py --set reasoning_v1|perception_v1|..._v2|..._v3|..._v4 --out DIR [--seed 0]
+    .venv/bin/python evals/unseen/build.py --set reasoning_v1|perception_v1|..._v2|..._v3|..._v4|..._v5 --out DIR [--seed 0]
 
 Writes DIR/items.jsonl ({"id","kind","question","choices","answer","audio"}, audio relative to DIR) and
 DIR/audio/<id>.wav (16 kHz mono, 16-bit). Every answer is true by construction: the TOML says what is
@@ -11,6 +11,9 @@ seeded RNG, so positions are balanced and the same seed gives byte-identical out
 Audio segments (rendered one after another, `gap` seconds of silence between, default 0.35):
   {say="text", voice="slt"|"espeak:en-us+whisper", rate=1.0}   flite / espeak-ng speech
       f0_sd=0                                                   flite only: int_f0_target_stddev (0 = monotone)
+      f0_mean=170                                               flite only: int_f0_target_mean (Hz)
+      espeak-ng reads [[...]] in the text as its phoneme mnemonics (a set pronunciation or stress)
+  gain_db=-12 on any segment                                    scales that segment alone (0 dB if absent)
   {sound="bell", times=1, spacing=0.6}                          freedesktop theme sound(s)
   {tone=440, dur=0.5, wave="sine"|"square"|"saw"|"noise", amp=0.3}
   {tone=110, dur=4, wave="sweep", cutoff=[300, 4000]}          harmonics of `tone` under a low-pass whose
@@ -38,7 +41,9 @@ like noise_bed, RMS at `db` re full scale); fade=[in_s, out_s] (linear fades ove
 pops={at=[t, ...], amp=1.0} or pops={rate=12, amp=0.4} (0.5 ms broadband pops at the given times, or
 round(rate x clip length) pops at seeded random times; amp is relative to the clip's peak);
 keep=[from_s, to_s] (only that stretch of the mixed clip is kept, cut with 5 ms ramps where it cuts into
-sound: a clip that starts or stops in the middle of a sentence).
+sound: a clip that starts or stops in the middle of a sentence);
+stutter={at=t, len=l, times=n} (the stretch [t, t + l) of the mixed clip, before the lead silence, is played
+n more times right after itself, like a skipping record; 3 ms ramps at each seam).
 """
 
 from __future__ import annotations
@@ -120,14 +125,16 @@ def fluid(events: list[tuple[float, float, int]], program: int, tmp: Path) -> np
     return 0.5 * y / (np.abs(y).max() or 1.0)
 
 
-def speak(text: str, voice: str, rate: float, tmp: Path, f0_sd: float | None = None) -> np.ndarray:
+def speak(text: str, voice: str, rate: float, tmp: Path, f0_sd: float | None = None,
+          f0_mean: float | None = None) -> np.ndarray:
     raw = tmp / "s.wav"
     if voice.startswith("espeak:"):
-        if f0_sd is not None:
-            raise ValueError("f0_sd is a flite setting")
+        if f0_sd is not None or f0_mean is not None:
+            raise ValueError("f0_sd and f0_mean are flite settings")
         subprocess.run(["espeak-ng", "-v", voice[7:], "-s", str(round(165 * rate)), "-w", str(raw), text], check=True)
     else:
         f0 = [] if f0_sd is None else ["--setf", f"int_f0_target_stddev={f0_sd}"]
+        f0 += [] if f0_mean is None else ["--setf", f"int_f0_target_mean={f0_mean}"]
         subprocess.run(["flite", "--setf", f"duration_stretch={1 / rate:.4f}", *f0, "-voice", voice, "-t", text,
                         "-o", str(raw)], check=True)
     y = trim(load(raw))
@@ -187,7 +194,8 @@ def render(segs: list[dict], gap: float, rng: np.random.Generator, tmp: Path) ->
         if "gap" in seg:
             y = np.zeros(int(seg["gap"] * SR))
         elif "say" in seg:
-            y = speak(seg["say"], seg.get("voice", "slt"), seg.get("rate", 1.0), tmp, seg.get("f0_sd"))
+            y = speak(seg["say"], seg.get("voice", "slt"), seg.get("rate", 1.0), tmp, seg.get("f0_sd"),
+                      seg.get("f0_mean"))
         elif "sound" in seg:
             one = trim(load(THEME / f"{seg['sound']}.oga"))
             one = 0.5 * one / np.abs(one).max()
@@ -213,6 +221,8 @@ def render(segs: list[dict], gap: float, rng: np.random.Generator, tmp: Path) ->
                 y[int(c * SR): int(c * SR) + len(click)] += click
         else:
             raise ValueError(f"unknown segment {seg}")
+        if "gain_db" in seg:
+            y = y * 10 ** (seg["gain_db"] / 20)
         parts += [y, np.zeros(int(gap * SR))]
     return np.concatenate(parts[:-1])
 
@@ -304,6 +314,18 @@ def build_item(item: dict, cfg: dict, rng: np.random.Generator, tmp: Path) -> np
         pop = pp.get("amp", 1.0) * np.abs(y).max() * np.array([1.0, -0.9, 0.7, -0.5, 0.35, -0.2, 0.1, -0.05])
         for t in at:
             y[int(t * SR): int(t * SR) + len(pop)] += pop
+    if "stutter" in item:  # a stretch replayed `times` more times right after itself (a skipping record)
+        st = item["stutter"]
+        a, b, r = int(st["at"] * SR), int((st["at"] + st["len"]) * SR), int(0.003 * SR)
+        piece = y[a:b].copy()
+        piece[:r] *= np.linspace(0, 1, r)
+        piece[-r:] *= np.linspace(1, 0, r)
+        head = y[:b].copy()
+        head[-r:] *= np.linspace(1, 0, r)
+        tail = y[b:].copy()
+        tail[:r] *= np.linspace(0, 1, r)
+        y = np.concatenate([head, *[piece] * st["times"], tail])
+        n = len(y)
     for t, d in item.get("dropouts", []):
         a, b, r = int(t * SR), int((t + d) * SR), int(0.004 * SR)
         y[a - r: a] *= np.linspace(1, 0, r)
@@ -332,7 +354,7 @@ def build_item(item: dict, cfg: dict, rng: np.random.Generator, tmp: Path) -> np
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", required=True, choices=[f"{k}_v{v}" for v in (1, 2, 3, 4) for k in ("reasoning", "perception")])
+    ap.add_argument("--set", required=True, choices=[f"{k}_v{v}" for v in (1, 2, 3, 4, 5) for k in ("reasoning", "perception")])
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
