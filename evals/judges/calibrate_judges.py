@@ -236,8 +236,8 @@ def show(results: Path = RESULTS) -> dict[str, Any]:
                   "held-out (v7-v13)": [r for r in rows if not is_dev(r)]}
         entry: dict[str, Any] = {"table": f"{t.name}@{sha[:12]}", "threshold": THRESHOLD[judge], "groups": {}}
         if judge == "rubric" and RUBRIC_RESULTS:
-            entry["rubric_results"] = [str(f.relative_to(ROOT)) if f.resolve().is_relative_to(ROOT) else f.name
-                                       for f in RUBRIC_RESULTS]
+            entry["rubric_results"] = [str(f.resolve().relative_to(ROOT)) if f.resolve().is_relative_to(ROOT)
+                                       else f.name for f in RUBRIC_RESULTS]
         for g, rs in groups.items():
             entry["groups"][g] = {"before": figures(judge, rs, None), "after": figures(judge, rs, t.knots)}
         held = groups["held-out (v7-v13)"]
