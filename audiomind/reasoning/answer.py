@@ -13,7 +13,14 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from audiomind.language.analysis import QuestionAnalysis
-from audiomind.language.text import NEGATIONS, WORD_PICK_NEUTRAL, content, words
+from audiomind.language.text import (
+    NEGATIONS,
+    VOICE_NOUNS,
+    VOICE_QUALIFIERS,
+    WORD_PICK_NEUTRAL,
+    content,
+    words,
+)
 from audiomind.reasoning import calibration
 from audiomind.reasoning.competence import Familiarity
 from audiomind.reasoning.facts import Facts, read_facts
@@ -106,6 +113,10 @@ def _decide_raw(facts: Facts, analysis: QuestionAnalysis) -> Decision:
     if picked:
         decision = _capped(decision, f"the question picks one word by {', '.join(repr(w) for w in picked)}: hearing "
                                      "a word says it was said, not that it is the one picked")
+    voice = one_voice_asked(decision, analysis)
+    if voice:
+        decision = _capped(decision, f"the question asks what one voice among several says ({voice!r}): the transcript "
+                                     "holds the clearest voice's words, not words known to be that voice's")
     denied = negated_ask(decision, analysis)
     if denied:
         decision = _capped(decision, f"the question is negated ({denied!r}): a choice heard says it was mentioned, "
@@ -146,6 +157,19 @@ def word_picked_by(d: Decision, a: QuestionAnalysis) -> list[str]:
         return []
     chosen = {w for c in a.choices for w in words(c)}
     return [w for w in dict.fromkeys(content(a.question)) if w not in WORD_PICK_NEUTRAL and w not in chosen]
+
+
+def one_voice_asked(d: Decision, a: QuestionAnalysis) -> str:
+    """When a literal match answered a question about the words of one voice singled out among several ('the
+    quieter voice', 'the speaker in the background': data/words.toml's voice_qualifiers beside a voice noun),
+    those words; else ''. The recogniser writes what the clearest voice says."""
+    if not _literal(d.method) or d.choice_index is None:
+        return ""
+    ws = words(a.question)
+    for i, w in enumerate(ws):
+        if w in VOICE_QUALIFIERS and any(v in VOICE_NOUNS for v in ws[max(0, i - 3):i + 4]):
+            return " ".join(ws[max(0, i - 1):i + 2])
+    return ""
 
 
 def negated_ask(d: Decision, a: QuestionAnalysis) -> str:
