@@ -257,3 +257,23 @@ def test_sound_match_needs_two_sounds(audio_dir, tool_runner):
     out = tool_runner(sound_match, {}, _write(_two(_bell(440), np.zeros(10))[: int(1.5 * SR)],
                                               audio_dir / "sm_one.wav")).output
     assert out["label"] == "one_sound", out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("kind,answer", [("crossfade", 0), ("cut", 1), ("pause", 2)])
+def test_segue_answers_a_question_end_to_end(kind, answer, audio_dir, tmp_path):
+    """Flute then clarinet (fluidsynth) joined each way, pink noise at 15 dB; wordings in no vocabulary list."""
+    from audiomind import AudioMind
+
+    a = _fl_melody(73, 1, audio_dir / "fl_73_a.wav")
+    b = _fl_melody(71, 2, audio_dir / "fl_71_b.wav")
+    b *= np.sqrt(np.mean(a ** 2) / np.mean(b ** 2))
+    x, _ = _join(a, b, kind)
+    path = _write(_noisy(x, 15.0, seed=9), audio_dir / f"e2e_segue_{kind}.wav")
+    choices = ["the melodies merge, the old one sinking under the new",
+               "the old melody is chopped and the new one is right there",
+               "a silent interval separates them"]
+    agent = AudioMind(planner="rules", frontend="cascade", trace_dir=tmp_path)
+    result = agent.ask(path, "What happens at the join between the two melodies?", choices=choices)
+    assert result.choice == choices[answer], result.rationale
+    assert "[property_segue]" in result.rationale, result.rationale
