@@ -39,12 +39,12 @@ words through the run's executor (its cache answers when the perception pass tra
 from __future__ import annotations
 
 import itertools
-import re
 from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
 
+from audiomind.language.text import SPELLING_DIGRAPHS
 from audiomind.tools.base import Claim, CoveredOutput, ToolArgs, ToolContext, ToolOutput, ToolResult
 from audiomind.tools.descriptors.common import frame_db, runs, words_of
 from audiomind.tools.descriptors.intonation import HOP, SR, voiced_f0
@@ -71,9 +71,6 @@ MIN_PHONES = 2          # a word predicts at least two phonemes' time (Whisper g
 STRETCH_RATIO = 1.8     # a word this many times longer than its letters predict at the talker's rate is drawn out
 NEXT_RATIO = 1.3        # ... and this many times more stretched than the next most stretched word
 MIN_WORDS = 3
-DIGRAPHS = ("ough", "augh", "eigh", "tch", "dge", "igh", "th", "sh", "ch", "ph", "wh", "ck", "ng", "qu", "ee", "ea",
-            "oo", "ou", "ai", "ay", "oa", "oi", "oy", "ie", "ei", "au", "aw", "ew", "ow", "ue", "ll", "ss", "tt",
-            "pp", "ff", "rr", "mm", "nn", "dd", "bb", "gg", "zz")
 
 # voice_change_word
 SAME_COS = 0.8          # d-vectors of two stretches of one talker (0.5-2 s each, noise at 12 dB) stay above this
@@ -200,20 +197,20 @@ class VoiceWordArgs(ToolArgs):
 
 
 def _clean(w: str) -> str:
-    return re.sub(r"[^\w'-]", "", w).strip("-'")
+    return "".join(ch for ch in w if ch.isalnum() or ch in "'-").strip("-'")
 
 
 def phonemes(word: str) -> int:
     """Phonemes a spelling predicts, roughly: letters with common digraphs and trigraphs counted once and a final
     silent 'e' dropped (at least MIN_PHONES). Digits count as a spoken number of about three phonemes each."""
-    w = re.sub(r"[^a-z0-9]", "", word.lower())
+    w = "".join(ch for ch in word.lower() if ch.isascii() and ch.isalnum())
     if w.isdigit():
         return max(MIN_PHONES, 3 * len(w))
     if len(w) > 3 and w.endswith("e") and w[-2] not in "aeiouy":
         w = w[:-1]
     n, i = 0, 0
     while i < len(w):
-        step = next((len(d) for d in DIGRAPHS if w.startswith(d, i)), 1)
+        step = next((len(d) for d in SPELLING_DIGRAPHS if w.startswith(d, i)), 1)
         n += 1
         i += step
     return max(MIN_PHONES, n)
