@@ -181,3 +181,45 @@ def test_cadence_of_a_tune_cut_inside_its_last_note(program, snr, tmp_path, tool
     notes = _line(names, last_s=2.0)
     path = _render(notes, tmp_path / "cut.wav", program, snr, seed=9, cut_s=notes[-1][0] + 0.8)
     assert tool_runner(cadence, None, path).output["label"] == "cut_off"
+
+
+# ------------------------------------------------------------------------------------------------ end to end (slow)
+
+@pytest.fixture(scope="module")
+def agent(tmp_path_factory):
+    from audiomind import AudioMind
+
+    return AudioMind(planner="rules", frontend="cascade", trace_dir=tmp_path_factory.mktemp("traces"))
+
+
+def _e2e_clip(which: str, path) -> str:
+    """Audio true by construction for each descriptor, in pink noise at 20 dB SNR."""
+    if which == "register":  # a bass-range tune on a piano (D2 .. A2)
+        return _render(_line(_shift(TUNE, -2)), path, 0, 20.0, seed=21)
+    if which == "melodic_motion":  # a violin line of fifths, sixths and octaves
+        return _render(_line(["G3", "D4", "B4", "E4", "C5", "A4", "D5", "G4"], ioi=0.35), path, 40, 20.0, seed=22)
+    if which == "harmonic_changes":  # G three times, then D
+        notes = [(0.4 + 1.1 * i, 1.0, p) for i, c in enumerate(["G", "G", "G", "D"]) for p in synth.chord_pitches(c, 4)]
+        return _render(notes, path, 0, 20.0, seed=23)
+    # cadence: a D major tune that stops on its leading note
+    return _render(_line(["D4", "E4", "F#4", "G4", "A4", "F#4", "E4", "C#4"], last_s=1.0), path, 73, 20.0, seed=24)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("which,question,choices,answer", [
+    ("register", "Where in the pitch range does this piano part lie?",
+     ["down in the deep bass", "around the middle of the keyboard", "way up at the top of the keyboard"], 0),
+    ("melodic_motion", "How does the violin line get from note to note?",
+     ["it creeps along through neighbouring notes", "it vaults across big intervals",
+      "it walks by step and makes a single leap near the end"], 1),
+    ("harmonic_changes", "What does the harmony of the accompaniment do?",
+     ["it sits on one chord throughout", "it moves to a new chord every bar",
+      "it holds one chord and changes just once, at the end"], 2),
+    ("cadence", "Does this little melody sound finished when it stops?",
+     ["yes, it settles on its home note", "no, it is left hanging", "it is chopped off mid-note"], 1),
+])
+def test_questions_reach_the_melodic_descriptors(which, question, choices, answer, agent, tmp_path):
+    result = agent.ask(_e2e_clip(which, tmp_path / f"{which}.wav"), question, choices=choices)
+    assert result.choice == choices[answer], result.rationale
+    assert f"[property_{which}]" in result.rationale, result.rationale
+    assert which in {c.tool for c in result.state.tool_calls}
