@@ -183,6 +183,17 @@ def test_cadence_of_a_tune_cut_inside_its_last_note(program, snr, tmp_path, tool
     assert tool_runner(cadence, None, path).output["label"] == "cut_off"
 
 
+def test_long_clips_are_read_within_the_notes_budget(tmp_path, tool_runner):
+    """A 90 s clip: every descriptor analyses its first 60 s (melody.MAX_S), chroma and notes alike."""
+    notes = [(0.3 + 1.05 * i, 1.0, p) for i, c in enumerate(["C", "F", "G", "C"]) for p in synth.chord_pitches(c, 4)]
+    y = aio.load(synth.midi_track(notes, tmp_path / "four.wav"), sr=SR)
+    path = _save(np.tile(y, int(np.ceil(90 * SR / len(y))))[: 90 * SR], tmp_path / "long.wav")
+    for fn in (harmonic_changes, cadence):
+        out = tool_runner(fn, None, path).output
+        assert tuple(out["analysed_s"]) == (0.0, 60.0), out
+    assert tool_runner(harmonic_changes, None, path).output["label"] == "some_change"  # C F G C C F ...: C->C same
+
+
 # ------------------------------------------------------------------------------------------------ end to end (slow)
 
 @pytest.fixture(scope="module")

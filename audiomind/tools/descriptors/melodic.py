@@ -196,8 +196,10 @@ class _Harmony:
         from audiomind.tools.music.harmony import CHROMA_HOP, SR, log_chroma
         from audiomind.tools.music.notes import basic_pitch_activations
 
-        y22, self.t0, self.t1 = _audio(ctx, args)  # the notes' budget (MAX_S) holds for the chroma too
-        y = excerpt(ctx, args, sr=SR, min_s=0.3)[0][: int((self.t1 - self.t0) * SR)]
+        y16 = excerpt(ctx, args, sr=SR, min_s=0.3)[0]
+        # the notes' budget (MAX_S) holds for the chroma too; read last, so the coverage recorded is the notes'
+        y22, self.t0, self.t1 = _audio(ctx, args)
+        y = y16[: int((self.t1 - self.t0) * SR)]
         self.y, self.sr, self.hop = y, SR, CHROMA_HOP
         self.c, self.active = log_chroma(y)
         n = self.c.shape[1]
