@@ -90,3 +90,28 @@ def tags_at(ctx: ToolContext, artifact: str, start_s: float, end_s: float, top_k
     for lab, m in peak.items():
         scored[lab] = max(scored.get(lab, 0.0), 0.8 * m)
     return sorted(((k, round(v, 3)) for k, v in scored.items()), key=lambda kv: -kv[1])[:top_k]
+
+
+def within_budget(ctx: ToolContext, y: np.ndarray, t0: float, t1: float, max_s: float,
+                  why: str = "") -> tuple[np.ndarray, float]:
+    """The excerpt `y` (t0..t1 s) cut to its first `max_s` seconds, with the coverage recorded when it is cut
+    (`why` says why a stretch suffices, in the coverage note); the end time of what is analysed."""
+    if t1 - t0 <= max_s:
+        return y, t1
+    ctx.record_coverage([(t0, t0 + max_s)], (t0, t1), 1, None,
+                        f"budget: the first {max_s:g} s from {t0:g} s were analysed{f' ({why})' if why else ''}; "
+                        "name start_s and end_s to analyse another stretch")
+    return y[: int(max_s * SR)], t0 + max_s
+
+
+def speech_probability(ctx: ToolContext, artifact: str, t0: float, n: int) -> np.ndarray:
+    """Silero speech probability per 512-sample window of an excerpt of `n` samples from `t0` s (16 kHz; the
+    vad tool caches the whole file's probabilities)."""
+    from audiomind.tools.vad import WINDOW, cached_speech_probabilities
+
+    audio = ctx.audio(artifact)
+    probs = cached_speech_probabilities(audio.path, audio.samples(sr=SR, mono=True))
+    a = round(t0 * SR) // WINDOW
+    m = int(np.ceil(n / WINDOW))
+    out = np.asarray(probs[a:a + m], dtype=np.float64)
+    return np.pad(out, (0, max(0, m - len(out))))

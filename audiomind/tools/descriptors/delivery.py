@@ -35,7 +35,7 @@ from pydantic import Field
 
 from audiomind.language.text import FILLERS, letters
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolOutput, ToolResult
-from audiomind.tools.descriptors.common import frame_db, runs, words_of
+from audiomind.tools.descriptors.common import frame_db, runs, speech_probability, within_budget, words_of
 from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.window import WindowArgs, excerpt
 
@@ -77,26 +77,6 @@ WEAK_SPEECH_P = 0.15          # Silero's highest probability this high (< SPEECH
 
 class DeliveryArgs(WindowArgs):
     pass
-
-
-def _capped(ctx: ToolContext, args: WindowArgs, y: np.ndarray, t0: float, t1: float) -> tuple[np.ndarray, float]:
-    if t1 - t0 <= MAX_S:
-        return y, t1
-    ctx.record_coverage([(t0, t0 + MAX_S)], (t0, t1), 1, None,
-                        f"budget: the first {MAX_S:g} s from {t0:g} s were analysed; name start_s and end_s to "
-                        "analyse another stretch")
-    return y[: int(MAX_S * SR)], t0 + MAX_S
-
-
-def _speech_prob(ctx: ToolContext, artifact: str, t0: float, n: int) -> np.ndarray:
-    """Silero speech probability per 512-sample window of the excerpt (cached per file by the vad tool)."""
-    from audiomind.tools.vad import WINDOW, cached_speech_probabilities
-
-    audio = ctx.audio(artifact)
-    probs = cached_speech_probabilities(audio.path, audio.samples(sr=SR, mono=True))
-    a = round(t0 * SR) // WINDOW
-    out = np.asarray(probs[a:a + int(np.ceil(n / WINDOW))], dtype=np.float64)
-    return np.pad(out, (0, max(0, int(np.ceil(n / WINDOW)) - len(out))))
 
 
 def _words(ctx: ToolContext, artifact: str) -> list[tuple[str, float, float, float]]:
@@ -194,10 +174,10 @@ def _prob_per_frame(prob: np.ndarray, n_frames: int, hop: int) -> np.ndarray:
 
 def truncation(args: DeliveryArgs, ctx: ToolContext) -> ToolResult:
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=0.3)
-    y, t1 = _capped(ctx, args, y, t0, t1)
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S)
     base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
     db = frame_db(y, LEVEL_FRAME, LEVEL_HOP)
-    prob = _prob_per_frame(_speech_prob(ctx, args.artifact, t0, len(y)), len(db), LEVEL_HOP)
+    prob = _prob_per_frame(speech_probability(ctx, args.artifact, t0, len(y)), len(db), LEVEL_HOP)
     if (prob >= SPEECH_P).sum() < int(MIN_SPEECH_S * SR / LEVEL_HOP):
         out = {**base, "label": "no_speech", "speech_level_db": None, "floor_db": None, "start": None, "end": None}
         return ToolResult(output=out, claims=[Claim(text="No speech found (Silero VAD), so nothing is cut off.",
@@ -276,10 +256,10 @@ def _held_voicing(y: np.ndarray, active: np.ndarray, words: list[tuple[str, floa
 
 def fluency(args: DeliveryArgs, ctx: ToolContext) -> ToolResult:
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=0.3)
-    y, t1 = _capped(ctx, args, y, t0, t1)
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S)
     base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
     db = frame_db(y, LEVEL_FRAME)
-    prob = _prob_per_frame(_speech_prob(ctx, args.artifact, t0, len(y)), len(db), LEVEL_FRAME)
+    prob = _prob_per_frame(speech_probability(ctx, args.artifact, t0, len(y)), len(db), LEVEL_FRAME)
     if (prob >= SPEECH_P).sum() < int(MIN_SPEECH_S * SR / LEVEL_FRAME):
         out = {**base, "label": "no_speech", "filled": [], "silent": [], "median_gap_s": 0.0, "longest_silence_s": 0.0}
         return ToolResult(output=out, claims=[Claim(text="No speech found (Silero VAD) to judge fluency.",
@@ -330,9 +310,9 @@ class SpeechOverBackgroundOutput(CoveredOutput):
 
 def speech_over_background(args: DeliveryArgs, ctx: ToolContext) -> ToolResult:
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=0.3)
-    y, t1 = _capped(ctx, args, y, t0, t1)
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S)
     base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
-    prob = _speech_prob(ctx, args.artifact, t0, len(y))
+    prob = speech_probability(ctx, args.artifact, t0, len(y))
     n = min(len(prob), len(y) // STFT_N)
     frames = y[: n * STFT_N].reshape(n, STFT_N).astype(np.float64)
     level = 10 * np.log10(np.mean(frames ** 2, axis=1) + 1e-12)

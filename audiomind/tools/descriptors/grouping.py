@@ -39,6 +39,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolResult
+from audiomind.tools.descriptors.common import within_budget
 from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.window import WindowArgs, excerpt
 
@@ -84,15 +85,6 @@ ALTERNATE_MIN = 0.35
 
 class GroupingArgs(WindowArgs):
     pass
-
-
-def _cap(ctx: ToolContext, y: np.ndarray, t0: float, t1: float) -> tuple[np.ndarray, float]:
-    if t1 - t0 <= MAX_S:
-        return y, t1
-    ctx.record_coverage([(t0, t0 + MAX_S)], (t0, t1), 1, None,
-                        f"budget: the first {MAX_S:g} s from {t0:g} s were analysed (a rhythm is judged on a "
-                        "stretch); name start_s and end_s to analyse another stretch")
-    return y[: int(MAX_S * SR)], t0 + MAX_S
 
 
 def _power(y: np.ndarray, n_fft: int, hop: int) -> np.ndarray:
@@ -250,7 +242,7 @@ def _period_fit(acc: np.ndarray, slots: np.ndarray) -> tuple[int, int, float]:
 
 def metre(args: GroupingArgs, ctx: ToolContext) -> ToolResult:
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=1.0)
-    y, t1 = _cap(ctx, y, t0, t1)
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S, "a rhythm is judged on a stretch")
     times, spec, strength, length = _events(y)
     base: dict[str, Any] = {"events": len(times), "analysed_s": (round(t0, 3), round(t1, 3))}
     ioi = np.diff(times)
@@ -352,7 +344,7 @@ def _pattern(runs_: list[int]) -> str:
 
 def sequence_pattern(args: GroupingArgs, ctx: ToolContext) -> ToolResult:
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=1.0)
-    y, t1 = _cap(ctx, y, t0, t1)
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S, "a rhythm is judged on a stretch")
     times, spec, strength, length = _events(y)
     base: dict[str, Any] = {"events": len(times), "analysed_s": (round(t0, 3), round(t1, 3))}
     if len(times) < 4:
@@ -453,7 +445,7 @@ def _band_onsets(S: np.ndarray, f: np.ndarray, band: tuple[float, float]) -> np.
 
 def sync(args: GroupingArgs, ctx: ToolContext) -> ToolResult:
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=1.0)
-    y, t1 = _cap(ctx, y, t0, t1)
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S, "a rhythm is judged on a stretch")
     times, spec, _, _ = _events(y)
     base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
     empty: dict[str, Any] = {"low_hz": None, "high_hz": None, "low_events": 0, "high_events": 0, "lag_ms": None,

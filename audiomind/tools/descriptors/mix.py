@@ -28,7 +28,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolResult
-from audiomind.tools.descriptors.common import frame_db, runs
+from audiomind.tools.descriptors.common import frame_db, runs, speech_probability, within_budget
 from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.window import WindowArgs, excerpt
 
@@ -61,27 +61,6 @@ STOP_PRESENCE_DB = 3.0        # the peaks stand less than this over their contro
 
 class MixArgs(WindowArgs):
     pass
-
-
-def _capped(ctx: ToolContext, y: np.ndarray, t0: float, t1: float) -> tuple[np.ndarray, float]:
-    if t1 - t0 <= MAX_S:
-        return y, t1
-    ctx.record_coverage([(t0, t0 + MAX_S)], (t0, t1), 1, None,
-                        f"budget: the first {MAX_S:g} s from {t0:g} s were analysed; name start_s and end_s to "
-                        "analyse another stretch")
-    return y[: int(MAX_S * SR)], t0 + MAX_S
-
-
-def _speech_prob(ctx: ToolContext, artifact: str, t0: float, n: int) -> np.ndarray:
-    """Silero speech probability per 512-sample window of the excerpt (cached per file by the vad tool)."""
-    from audiomind.tools.vad import WINDOW, cached_speech_probabilities
-
-    audio = ctx.audio(artifact)
-    probs = cached_speech_probabilities(audio.path, audio.samples(sr=SR, mono=True))
-    a = round(t0 * SR) // WINDOW
-    m = int(np.ceil(n / WINDOW))
-    out = np.asarray(probs[a:a + m], dtype=np.float64)
-    return np.pad(out, (0, max(0, m - len(out))))
 
 
 def _db_minus(level_db: float, floor_db: float) -> float:
@@ -165,12 +144,12 @@ def ducking(args: MixArgs, ctx: ToolContext) -> ToolResult:
     from audiomind.tools.vad import WINDOW
 
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=1.0)
-    y, t1 = _capped(ctx, y, t0, t1)
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S)
     base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
     none: dict[str, Any] = {"change_db": None, "gap_above_floor_db": None, "outside_above_floor_db": None, "floor_db": None,
             "tonal_peaks": None, "presence_out_db": None, "presence_in_db": None, "speech_spans": [],
             "returns_after": None}
-    prob = _speech_prob(ctx, args.artifact, t0, len(y))
+    prob = speech_probability(ctx, args.artifact, t0, len(y))
     db = frame_db(y, 160)                                  # 10 ms frames
     per = WINDOW // 160
     sp = np.repeat(prob >= SPEECH_P, per)[: len(db)]
@@ -351,7 +330,7 @@ def segue(args: MixArgs, ctx: ToolContext) -> ToolResult:
     projection on the axis between the two timbres gives the width: <= CUT_MAX_S a cut, >= FADE_MIN_S a
     crossfade."""
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=2.0)
-    y, t1 = _capped(ctx, y, t0, t1)
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S)
     base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
     empty = {"change_s": None, "ramp_s": None, "pause_s": None, "novelty": None, "level_before_db": None}
     fps = SR / SEGUE_HOP
@@ -467,7 +446,7 @@ def _semitone_bands(fs: np.ndarray) -> np.ndarray:
 
 def sound_match(args: MixArgs, ctx: ToolContext) -> ToolResult:
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=0.2)
-    y, t1 = _capped(ctx, y, t0, t1)
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S)
     base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
     empty = {"first_s": None, "second_s": None, "spectrum_r": None, "shift_semitones": None, "shifted_r": None,
              "envelope_r": None, "duration_ratio": None, "level_diff_db": None}

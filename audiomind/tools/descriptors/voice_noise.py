@@ -46,7 +46,7 @@ from pydantic import Field
 
 from audiomind.language.text import SPELLING_DIGRAPHS
 from audiomind.tools.base import Claim, CoveredOutput, ToolArgs, ToolContext, ToolOutput, ToolResult
-from audiomind.tools.descriptors.common import frame_db, runs, words_of
+from audiomind.tools.descriptors.common import frame_db, runs, within_budget, words_of
 from audiomind.tools.descriptors.intonation import HOP, SR, voiced_f0
 from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.window import WindowArgs, excerpt
@@ -117,15 +117,6 @@ class SentenceMelodyOutput(CoveredOutput):
     analysed_s: AnalysedWindow
 
 
-def _budget(ctx: ToolContext, y: np.ndarray, t0: float, t1: float) -> tuple[np.ndarray, float]:
-    if t1 - t0 <= MAX_S:
-        return y, t1
-    ctx.record_coverage([(t0, t0 + MAX_S)], (t0, t1), 1, None,
-                        f"budget: the first {MAX_S:g} s from {t0:g} s were analysed; name start_s and end_s to "
-                        "analyse another stretch")
-    return y[: int(MAX_S * SR)], t0 + MAX_S
-
-
 def clean_voiced(f0: np.ndarray, voiced: np.ndarray) -> tuple[np.ndarray, float]:
     """(voiced mask without short runs and octave outliers, the talker's median f0 in Hz; 0 when none)."""
     v = voiced.copy()
@@ -145,7 +136,7 @@ def clean_voiced(f0: np.ndarray, voiced: np.ndarray) -> tuple[np.ndarray, float]
 
 def sentence_melody(args: MelodyArgs, ctx: ToolContext) -> ToolResult:
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=0.5)
-    y, t1 = _budget(ctx, y, t0, t1)
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S)
     f0, _, voiced = voiced_f0(y)
     v, med = clean_voiced(f0, voiced)
     base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
@@ -388,7 +379,7 @@ class NoiseLevelOutput(CoveredOutput):
 
 def noise_level(args: NoiseLevelArgs, ctx: ToolContext) -> ToolResult:
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=0.5)
-    y, t1 = _budget(ctx, y, t0, t1)
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S)
     frames = frame_db(y, WORD_FRAME)
     db = np.sort(frames)
     base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
