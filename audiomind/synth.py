@@ -413,6 +413,15 @@ def snr_db(clean: np.ndarray, noise: np.ndarray, sr: int) -> float:
     return 10 * np.log10(active_power(clean, sr) / pn) if pn > 0 else np.inf
 
 
+def with_noise(x: np.ndarray, snr_db: float | None, seed: int = 0, kind: str = "pink", sr: int = SR) -> np.ndarray:
+    """x (mono or channels x samples) with `kind` noise added at `snr_db` dB under its active power, as float32;
+    x unchanged (as float32) when `snr_db` is None. The same seed gives the same noise."""
+    if snr_db is None:
+        return np.asarray(x, dtype=np.float32)
+    n = noise(kind, np.shape(x)[-1], np.random.default_rng(seed), sr)
+    return (x + n * np.sqrt(active_power(x, sr) / 10 ** (snr_db / 10))).astype(np.float32)
+
+
 def noise(kind: str, n: int, rng: np.random.Generator, sr: int = SR) -> np.ndarray:
     """Unit-RMS noise of n samples: 'white', 'pink' (1/f power) or 'babble' (six speech-band noise streams,
     each switched by a random syllable-rate envelope, summed: the fluctuating texture of a crowd with no

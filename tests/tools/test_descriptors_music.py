@@ -26,11 +26,7 @@ needs_fluidsynth = pytest.mark.skipif(shutil.which("fluidsynth") is None or not 
 needs_flite = pytest.mark.skipif(shutil.which("flite") is None, reason="flite is needed")
 
 
-def _noisy(x: np.ndarray, snr_db: float | None, seed: int = 0) -> np.ndarray:
-    if snr_db is None:
-        return x.astype(np.float32)
-    n = synth.noise("pink", len(x), np.random.default_rng(seed))
-    return (x + n * np.sqrt(synth.active_power(x, SR) / 10 ** (snr_db / 10))).astype(np.float32)
+_noisy = synth.with_noise  # (x, snr dB or None for clean, seed, kind): noise over the active part
 
 
 def _save(x: np.ndarray, path) -> str:

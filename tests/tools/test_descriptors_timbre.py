@@ -17,11 +17,7 @@ SR = synth.SR
 NOISE = [None, 20.0, 12.0]  # clean, and pink noise at 20 / 12 dB SNR over the active part of the clean signal
 
 
-def _noisy(x: np.ndarray, snr_db: float | None, seed: int = 0) -> np.ndarray:
-    if snr_db is None:
-        return x.astype(np.float32)
-    n = synth.noise("pink", x.shape[-1], np.random.default_rng(seed))
-    return (x + n * np.sqrt(synth.active_power(x, SR) / 10 ** (snr_db / 10))).astype(np.float32)
+_noisy = synth.with_noise  # (x, snr dB or None for clean, seed, kind): noise over the active part
 
 
 def _pad(x: np.ndarray, lead_s: float = 0.5) -> np.ndarray:
