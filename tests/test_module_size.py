@@ -24,7 +24,7 @@ DOC = ROOT / "docs" / "ARCHITECTURE.md"
 SECTION = "## Long modules and functions"
 MAX_MODULE_LINES = 800
 MAX_FUNCTION_LINES = 80
-MAX_ROWS = 21  # the table's rows when it was made; lower it as rows go, never raise it
+MAX_ROWS = 20  # the table's rows when it was made; lower it as rows go, never raise it
 
 _ROW = re.compile(r"^\|\s*`(?P<key>audiomind/[^`]+)`\s*\|\s*(?P<bound>\d+)\s*\|\s*(?P<why>[^|]*\S)\s*\|\s*$")
 

@@ -463,6 +463,11 @@ def hears_silence(window: TagWindow | None) -> bool:
     return window is not None and window.strength("Silence") >= 0.5 and not heard_labels(window, min_strength=0.1)
 
 
+def _closeness(phrase: str, heard: list[tuple[str, float]]) -> float:
+    """The tag-strength-weighted MiniLM closeness of what was heard to the phrase."""
+    return sum(s * label_similarity(phrase, lab) for lab, s in heard) / sum(s for _, s in heard)
+
+
 def identify(phrase: str, window: TagWindow | None, *, speech_share: float = 0.0,
              transcript: str | None = None, events: list[Span] | None = None) -> Identity:
     """Check a phrase against one analysis window: tags for sounds (and the clip's own tag events of the
@@ -485,11 +490,8 @@ def identify(phrase: str, window: TagWindow | None, *, speech_share: float = 0.0
     if gloss is not None:
         return _identify_by_family(phrase, window, gloss, speech_share)
     own = {lab for lab, _ in labs}
-    support, s_lab = 0.0, None
-    for lab in own:
-        s = window.strength(lab)
-        if s > support:
-            support, s_lab = s, lab
+    support, s_lab = max(((window.strength(lab), lab) for lab in own if window.strength(lab) > 0),
+                         key=lambda t: t[0], default=(0.0, None))
     for e in events or []:
         if e.label in own and (e.score or 0.0) > support:
             support, s_lab = float(e.score or 0.0), f"{e.label} (tag event {e.start_s:.1f}-{e.end_s:.1f} s)"
@@ -524,8 +526,7 @@ def identify(phrase: str, window: TagWindow | None, *, speech_share: float = 0.0
     p = 0.5 + 0.45 * (conf - con * (1 - conf))
     tie = ""
     if conf < 0.2 and con < 0.2 and heard:
-        tot = sum(s for _, s in heard)
-        soft = sum(s * label_similarity(phrase, lab) for lab, s in heard) / tot
+        soft = _closeness(phrase, heard)
         p += max(-0.1, min(0.1, 0.4 * (soft - 0.3)))
         tie = f"; semantic closeness of what was heard {soft:.2f}"
     p = round(min(0.95, max(0.05, p)), 3)
@@ -534,8 +535,7 @@ def identify(phrase: str, window: TagWindow | None, *, speech_share: float = 0.0
         why = f"no AudioSet class is close to '{phrase}'; heard: {heard_s}"
         p = 0.5
         if heard:  # what was heard may still be close in meaning: a nudge that never leaves 'unconfirmed'
-            tot = sum(s for _, s in heard)
-            soft = sum(s * label_similarity(phrase, lab) for lab, s in heard) / tot
+            soft = _closeness(phrase, heard)
             p = round(0.5 + max(-0.1, min(0.1, 0.4 * (soft - 0.3))), 3)
             why += f"; semantic closeness of what was heard {soft:.2f}"
         # a sound that is not speech is still contradicted by a stretch that is speech (VAD or the speech tags)

@@ -22,9 +22,10 @@ judge is the baseline.
 from __future__ import annotations
 
 from audiomind.judges.rubric.decompose import RubricItem, rule_decompose, rule_filter
+from audiomind.judges.rubric.holistic import HolisticVerdict, evidence_text, holistic_rule
 from audiomind.judges.rubric.judge import RubricJudgeResult, judge_rubric
 from audiomind.judges.rubric.negatives import perturb_instruction, swap_instructions
-from audiomind.judges.rubric.verify import HolisticVerdict, ItemVerdict, evidence_text, holistic_rule
+from audiomind.judges.rubric.verify import ItemVerdict
 
 __all__ = [
     "HolisticVerdict", "ItemVerdict", "RubricItem", "RubricJudgeResult", "evidence_text", "holistic_rule",

@@ -17,15 +17,8 @@ from pydantic import BaseModel, Field
 from audiomind.judges import evidence as ev
 from audiomind.judges.base import JudgeModels, JudgeSession, JudgeStep
 from audiomind.judges.rubric.decompose import RubricItem, rule_decompose, rule_filter
-from audiomind.judges.rubric.verify import (
-    HolisticVerdict,
-    ItemVerdict,
-    Scene,
-    evidence_text,
-    holistic_rule,
-    measure,
-    verify,
-)
+from audiomind.judges.rubric.holistic import HolisticVerdict, evidence_text, holistic_rule
+from audiomind.judges.rubric.verify import ItemVerdict, Scene, measure, verify
 from audiomind.language.rubric_items import tools_needed
 from audiomind.state import ModelSpec, Observation, ToolCallRequest
 
