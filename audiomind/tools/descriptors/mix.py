@@ -140,31 +140,49 @@ def _quiet_mean(P: np.ndarray, level: np.ndarray, mask: np.ndarray, share: float
     return P[keep].mean(axis=0)
 
 
-def ducking(args: MixArgs, ctx: ToolContext) -> ToolResult:
+_NOT_MEASURED: dict[str, Any] = {"change_db": None, "gap_above_floor_db": None, "outside_above_floor_db": None,
+                                 "floor_db": None, "tonal_peaks": None, "presence_out_db": None, "presence_in_db": None,
+                                 "speech_spans": [], "returns_after": None}
+
+
+def _speech_spans(prob: np.ndarray, n: int, fps: float) -> list[tuple[int, int]]:
+    """Frames (of `n` at `fps`) of the speech spans: Silero windows at SPEECH_P or more, runs closer than
+    SPAN_MERGE_S merged, spans shorter than MIN_SPAN_S dropped."""
     from audiomind.tools.vad import WINDOW
 
-    y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=1.0)
-    y, t1 = within_budget(ctx, y, t0, t1, MAX_S)
-    base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
-    none: dict[str, Any] = {"change_db": None, "gap_above_floor_db": None, "outside_above_floor_db": None, "floor_db": None,
-            "tonal_peaks": None, "presence_out_db": None, "presence_in_db": None, "speech_spans": [],
-            "returns_after": None}
-    prob = speech_probability(ctx, args.artifact, t0, len(y))
-    db = frame_db(y, 160)                                  # 10 ms frames
-    per = WINDOW // 160
-    sp = np.repeat(prob >= SPEECH_P, per)[: len(db)]
-    sp = np.pad(sp, (0, len(db) - len(sp)))
-    fps = SR / 160
+    sp = np.repeat(prob >= SPEECH_P, WINDOW // 160)[:n]
+    sp = np.pad(sp, (0, n - len(sp)))
     spans: list[tuple[int, int]] = []
     for a, b in runs(sp):
         if spans and a - spans[-1][1] < SPAN_MERGE_S * fps:
             spans[-1] = (spans[-1][0], b)
         else:
             spans.append((a, b))
-    spans = [(a, b) for a, b in spans if b - a >= MIN_SPAN_S * fps]
+    return [(a, b) for a, b in spans if b - a >= MIN_SPAN_S * fps]
+
+
+def _returns_after(db: np.ndarray, sounding: np.ndarray, spans: list[tuple[int, int]], g: int,
+                   fps: float) -> bool | None:
+    """Whether the background after the last span is back within DIP_DB of its level before the first (None
+    without MIN_OUTSIDE_S of each)."""
+    first, last = spans[0][0], spans[-1][1]
+    before = db[: max(0, first - g)][sounding[: max(0, first - g)]]
+    after = db[last + g:][sounding[last + g:]]
+    if len(before) < MIN_OUTSIDE_S * fps or len(after) < MIN_OUTSIDE_S * fps:
+        return None
+    return bool(np.median(after) >= np.median(before) - DIP_DB)
+
+
+def ducking(args: MixArgs, ctx: ToolContext) -> ToolResult:
+    y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=1.0)
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S)
+    base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
+    db = frame_db(y, 160)                                  # 10 ms frames
+    fps = SR / 160
+    spans = _speech_spans(speech_probability(ctx, args.artifact, t0, len(y)), len(db), fps)
     span_s = [(round(t0 + a / fps, 2), round(t0 + b / fps, 2)) for a, b in spans]
     if not spans:
-        out = {**base, **none, "label": "no_speech"}
+        out = {**base, **_NOT_MEASURED, "label": "no_speech"}
         return ToolResult(output=out, claims=[Claim(text="No speech found (Silero VAD): nothing to duck under.",
                                                     data={"label": "no_speech"})])
     inside = np.zeros(len(db), dtype=bool)
@@ -179,7 +197,7 @@ def ducking(args: MixArgs, ctx: ToolContext) -> ToolResult:
     out_frames = db[outside & sounding]
     if outside.sum() < MIN_OUTSIDE_S * fps or len(out_frames) < MIN_OUTSIDE_S * fps \
             or float(np.median(out_frames)) < floor + STOP_ABOVE_FLOOR_DB:
-        out = {**base, **none, "label": "no_background", "floor_db": round(floor, 1), "speech_spans": span_s}
+        out = {**base, **_NOT_MEASURED, "label": "no_background", "floor_db": round(floor, 1), "speech_spans": span_s}
         return ToolResult(output=out, claims=[Claim(
             text="Nothing but the noise floor is heard without the voice: no background to follow.",
             data={"label": "no_background"})])
@@ -218,12 +236,7 @@ def ducking(args: MixArgs, ctx: ToolContext) -> ToolResult:
             label = "stops"
         else:
             label = "dips" if change <= -DIP_DB else "level"
-    first, last = spans[0][0], spans[-1][1]
-    before = db[: max(0, first - g)][sounding[: max(0, first - g)]]
-    after = db[last + g:][sounding[last + g:]]
-    returns = None
-    if len(before) >= MIN_OUTSIDE_S * fps and len(after) >= MIN_OUTSIDE_S * fps:
-        returns = bool(np.median(after) >= np.median(before) - DIP_DB)
+    returns = _returns_after(db, sounding, spans, g, fps)
     out = {**base, "label": label, "change_db": round(change, 1), "gap_above_floor_db": round(gap_above, 1),
            "outside_above_floor_db": round(out_above, 1), "floor_db": round(floor, 1), "tonal_peaks": len(peaks),
            "presence_out_db": None if presence_out is None else round(presence_out, 1),
@@ -317,6 +330,30 @@ def _change_point(Z: np.ndarray, active: np.ndarray, first: int, last: int, w: i
     return int(idx[k[i]]) if k[i] < m else int(idx[-1]), float(d[i])
 
 
+def _transition(Lz: np.ndarray, active: np.ndarray, db: np.ndarray, first: int, last: int, k: int, w: int,
+                fps: float) -> tuple[float, int, float]:
+    """Around the change point k: (the width of the clipped linear ramp fitted to the frames' projection on the
+    axis between the two timbres, s; its centre frame; the level just before the centre re the first sound's
+    median, dB)."""
+    from scipy.ndimage import median_filter
+
+    A = Lz[max(first, k - 3 * w):max(first + 1, k - w)][active[max(first, k - 3 * w):max(first + 1, k - w)]]
+    B = Lz[min(last - 1, k + w):min(last, k + 3 * w)][active[min(last - 1, k + w):min(last, k + 3 * w)]]
+    if len(A) < 5 or len(B) < 5:  # too little on either side away from the change: the adjacent seconds
+        A, B = Lz[max(0, k - w):k][active[max(0, k - w):k]], Lz[k:k + w][active[k:k + w]]
+    ma, mb = A.mean(0), B.mean(0)
+    axis = mb - ma
+    lo, hi = max(0, k - 2 * w), min(len(db), k + 2 * w)
+    proj = ((Lz[lo:hi] - ma) @ axis) / float(axis @ axis)
+    proj = median_filter(proj, size=max(3, int(0.2 * fps) | 1), mode="nearest")
+    width, centre = _ramp_fit(np.clip(proj, -0.5, 1.5), k - lo, fps)
+    centre += lo
+    before = db[max(0, centre - int(0.15 * fps)):centre]
+    med_first = float(np.median(db[first:centre][active[first:centre]])) if active[first:centre].any() else float(db.max())
+    lev_before = float(np.mean(before)) - med_first if len(before) else 0.0
+    return width, centre, lev_before
+
+
 def segue(args: MixArgs, ctx: ToolContext) -> ToolResult:
     """How one sound gives way to the next. 64 ms log-mel frames every 20 ms. The floor is the 2nd percentile of
     the sounding frames; a frame holds a piece when it stands ACTIVE_ABOVE_FLOOR_DB over the floor or comes within
@@ -373,23 +410,7 @@ def segue(args: MixArgs, ctx: ToolContext) -> ToolResult:
         return ToolResult(output=out, claims=[Claim(
             text=f"No change of sound found (largest timbre distance {best_d:.2f} < {MIN_NOVELTY:g}).",
             data={"label": "no_change"})])
-    k = best_k
-    A = Lz[max(first, k - 3 * w):max(first + 1, k - w)][active[max(first, k - 3 * w):max(first + 1, k - w)]]
-    B = Lz[min(last - 1, k + w):min(last, k + 3 * w)][active[min(last - 1, k + w):min(last, k + 3 * w)]]
-    if len(A) < 5 or len(B) < 5:  # too little on either side away from the change: the adjacent seconds
-        A, B = Lz[max(0, k - w):k][active[max(0, k - w):k]], Lz[k:k + w][active[k:k + w]]
-    ma, mb = A.mean(0), B.mean(0)
-    axis = mb - ma
-    lo, hi = max(0, k - 2 * w), min(n, k + 2 * w)
-    from scipy.ndimage import median_filter
-
-    proj = ((Lz[lo:hi] - ma) @ axis) / float(axis @ axis)
-    proj = median_filter(proj, size=max(3, int(0.2 * fps) | 1), mode="nearest")
-    width, centre = _ramp_fit(np.clip(proj, -0.5, 1.5), k - lo, fps)
-    centre += lo
-    before = db[max(0, centre - int(0.15 * fps)):centre]
-    med_first = float(np.median(db[first:centre][active[first:centre]])) if active[first:centre].any() else float(db.max())
-    lev_before = float(np.mean(before)) - med_first if len(before) else 0.0
+    width, centre, lev_before = _transition(Lz, active, db, first, last, best_k, w, fps)
     if width <= CUT_MAX_S:
         label = "cut"
     elif width >= FADE_MIN_S:
@@ -444,6 +465,28 @@ def _semitone_bands(fs: np.ndarray) -> np.ndarray:
     return np.where((fs >= MATCH_FMIN) & (fs <= MATCH_FMAX), st, -1).astype(int)
 
 
+def _band_power(y: np.ndarray, n: int) -> np.ndarray:
+    """Power per semitone band of `n` Hann-windowed MATCH_FRAME frames every MATCH_HOP (a block of frames at a
+    time: memory bounded on long clips)."""
+    win = np.hanning(MATCH_FRAME)
+    band = _semitone_bands(np.fft.rfftfreq(MATCH_FRAME, 1 / SR))
+    nb = int(band.max()) + 1
+    keep = band >= 0
+    P = np.empty((n, nb))
+    for a in range(0, n, 256):
+        b = min(n, a + 256)
+        idx = np.arange(a, b)[:, None] * MATCH_HOP + np.arange(MATCH_FRAME)[None, :]
+        S = np.abs(np.fft.rfft(y[idx].astype(np.float64) * win, axis=1)) ** 2
+        P[a:b] = np.stack([np.bincount(band[keep], weights=s[keep], minlength=nb) for s in S])
+    return P
+
+
+def _corr(u: np.ndarray, v: np.ndarray) -> float:
+    """Pearson correlation of two equally long vectors (0 for a constant one)."""
+    u, v = u - u.mean(), v - v.mean()
+    return float(u @ v / max(np.sqrt((u @ u) * (v @ v)), 1e-12))
+
+
 def sound_match(args: MixArgs, ctx: ToolContext) -> ToolResult:
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=0.2)
     y, t1 = within_budget(ctx, y, t0, t1, MAX_S)
@@ -452,17 +495,8 @@ def sound_match(args: MixArgs, ctx: ToolContext) -> ToolResult:
              "envelope_r": None, "duration_ratio": None, "level_diff_db": None}
     n = 1 + max(0, len(y) - MATCH_FRAME) // MATCH_HOP
     y = np.pad(y, (0, max(0, (n - 1) * MATCH_HOP + MATCH_FRAME - len(y))))
-    win = np.hanning(MATCH_FRAME)
-    fs_bins = np.fft.rfftfreq(MATCH_FRAME, 1 / SR)
-    band = _semitone_bands(fs_bins)
-    nb = int(band.max()) + 1
-    P = np.empty((n, nb))
-    for a in range(0, n, 256):  # a block of frames at a time: memory bounded on long clips
-        b = min(n, a + 256)
-        idx = np.arange(a, b)[:, None] * MATCH_HOP + np.arange(MATCH_FRAME)[None, :]
-        S = np.abs(np.fft.rfft(y[idx].astype(np.float64) * win, axis=1)) ** 2
-        keep = band >= 0
-        P[a:b] = np.stack([np.bincount(band[keep], weights=s[keep], minlength=nb) for s in S])
+    P = _band_power(y, n)
+    nb = P.shape[1]
     db = 10 * np.log10(P.sum(axis=1) + 1e-12)
     sounding = db > SILENT_DBFS + 10
     floor = max(float(np.percentile(db, 10)), SILENT_DBFS)  # digital silence counts: it is the floor
@@ -489,23 +523,18 @@ def sound_match(args: MixArgs, ctx: ToolContext) -> ToolResult:
         return np.maximum(v, v.max() - 60.0)             # 60 dB of dynamic range: the floor's bins say nothing
 
     s1, s2 = shape(a1, b1), shape(a2, b2)
-
-    def corr(u: np.ndarray, v: np.ndarray) -> float:
-        u, v = u - u.mean(), v - v.mean()
-        return float(u @ v / max(np.sqrt((u @ u) * (v @ v)), 1e-12))
-
-    r0 = corr(s1, s2)
+    r0 = _corr(s1, s2)
     best_k, best_r = 0, r0
     for k in range(-MAX_SHIFT_ST, MAX_SHIFT_ST + 1):
         if k == 0:
             continue
         u, v = (s1[:nb - k], s2[k:]) if k > 0 else (s1[-k:], s2[:nb + k])  # second shifted down by k: up by k
-        r = corr(u, v)
+        r = _corr(u, v)
         if r > best_r:
             best_k, best_r = k, r
     e1, e2 = db[a1:b1], db[a2:b2]
     m = 20
-    env_r = corr(np.interp(np.linspace(0, 1, m), np.linspace(0, 1, len(e1)), e1),
+    env_r = _corr(np.interp(np.linspace(0, 1, m), np.linspace(0, 1, len(e1)), e1),
                  np.interp(np.linspace(0, 1, m), np.linspace(0, 1, len(e2)), e2)) if min(len(e1), len(e2)) > 1 else 1.0
     d1, d2 = (b1 - a1) / fps, (b2 - a2) / fps
     dur = max(d1, d2) / max(min(d1, d2), 1e-9)
