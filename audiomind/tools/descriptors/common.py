@@ -93,15 +93,15 @@ def tags_at(ctx: ToolContext, artifact: str, start_s: float, end_s: float, top_k
 
 
 def within_budget(ctx: ToolContext, y: np.ndarray, t0: float, t1: float, max_s: float,
-                  why: str = "") -> tuple[np.ndarray, float]:
-    """The excerpt `y` (t0..t1 s) cut to its first `max_s` seconds, with the coverage recorded when it is cut
+                  why: str = "", sr: int = SR) -> tuple[np.ndarray, float]:
+    """The excerpt `y` (t0..t1 s, at `sr`) cut to its first `max_s` seconds, with the coverage recorded when it is cut
     (`why` says why a stretch suffices, in the coverage note); the end time of what is analysed."""
     if t1 - t0 <= max_s:
         return y, t1
     ctx.record_coverage([(t0, t0 + max_s)], (t0, t1), 1, None,
                         f"budget: the first {max_s:g} s from {t0:g} s were analysed{f' ({why})' if why else ''}; "
                         "name start_s and end_s to analyse another stretch")
-    return y[: int(max_s * SR)], t0 + max_s
+    return y[: int(max_s * sr)], t0 + max_s
 
 
 def speech_probability(ctx: ToolContext, artifact: str, t0: float, n: int) -> np.ndarray:

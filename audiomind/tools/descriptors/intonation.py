@@ -22,6 +22,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolResult
+from audiomind.tools.descriptors.common import within_budget
 from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.window import WindowArgs, excerpt
 
@@ -86,13 +87,7 @@ def voiced_f0(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 def intonation_range(args: IntonationArgs, ctx: ToolContext) -> ToolResult:
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=0.5)
-    if t1 - t0 > MAX_S:
-        requested = (t0, t1)
-        t1 = t0 + MAX_S
-        y = y[: int(MAX_S * SR)]
-        ctx.record_coverage([(t0, t1)], requested, 1, None,
-                            f"budget: the first {MAX_S:g} s from {t0:g} s were analysed; name start_s and end_s "
-                            "to analyse another stretch")
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S)
     f0, _, voiced = voiced_f0(y)
     base: dict[str, Any] = {"analysed_s": (round(t0, 3), round(t1, 3))}
     hz = f0[voiced]

@@ -34,6 +34,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolResult
+from audiomind.tools.descriptors.common import within_budget
 from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.music.common import midi_name
 from audiomind.tools.window import WindowArgs, excerpt
@@ -62,13 +63,8 @@ def _audio(ctx: ToolContext, args: MelodyArgs) -> tuple[np.ndarray, float, float
     from audiomind.tools.music.notes import BP_SR
 
     y, t0, t1 = excerpt(ctx, args, sr=BP_SR, min_s=0.3)
-    if t1 - t0 > MAX_S:  # basic-pitch's activations grow with the length: a phrase or a held chord needs little
-        requested = (t0, t1)
-        t1 = t0 + MAX_S
-        y = y[: int(MAX_S * BP_SR)]
-        ctx.record_coverage([(t0, t1)], requested, 1, None,
-                            f"budget: the first {MAX_S:g} s from {t0:g} s were analysed; name start_s and end_s "
-                            "to analyse another stretch")
+    # basic-pitch's activations grow with the length: a phrase or a held chord needs little
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S, sr=BP_SR)
     return y, t0, t1
 
 

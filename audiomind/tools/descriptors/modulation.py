@@ -15,6 +15,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolResult
+from audiomind.tools.descriptors.common import within_budget
 from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.window import WindowArgs, excerpt
 
@@ -69,13 +70,8 @@ def pitch_modulation(args: ModulationArgs, ctx: ToolContext) -> ToolResult:
     import librosa
 
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=0.5)
-    if t1 - t0 > MAX_S:  # a held sound: YIN's frame matrix grows with the length, so the budget is 30 s
-        requested = (t0, t1)
-        t1 = t0 + MAX_S
-        y = y[: int(MAX_S * SR)]
-        ctx.record_coverage([(t0, t1)], requested, 1, None,
-                            f"budget: the first {MAX_S:g} s from {t0:g} s were analysed (a held sound); name start_s "
-                            "and end_s to analyse another stretch")
+    # YIN's frame matrix grows with the length, so the budget is 30 s
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S, "a held sound")
     f0 = librosa.yin(y, fmin=args.fmin_hz, fmax=args.fmax_hz, sr=SR, frame_length=FRAME, hop_length=HOP, center=True)
     rms = librosa.feature.rms(y=y, frame_length=FRAME, hop_length=HOP, center=True)[0]
     n = min(len(f0), len(rms))

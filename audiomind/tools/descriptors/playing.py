@@ -36,6 +36,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.tools.base import Claim, CoveredOutput, ToolContext, ToolOutput, ToolResult
+from audiomind.tools.descriptors.common import within_budget
 from audiomind.tools.fields import AnalysedWindow
 from audiomind.tools.music.common import midi_name
 from audiomind.tools.window import WindowArgs, excerpt
@@ -80,13 +81,8 @@ class PlayingArgs(WindowArgs):
 
 def _audio(ctx: ToolContext, args: PlayingArgs, sr: int) -> tuple[np.ndarray, float, float]:
     y, t0, t1 = excerpt(ctx, args, sr=sr, min_s=0.3)
-    if t1 - t0 > MAX_S:  # notes, chords and phrases need seconds; the activations grow with the length
-        requested = (t0, t1)
-        t1 = t0 + MAX_S
-        y = y[: int(MAX_S * sr)]
-        ctx.record_coverage([(t0, t1)], requested, 1, None,
-                            f"budget: the first {MAX_S:g} s from {t0:g} s were analysed; name start_s and end_s "
-                            "to analyse another stretch")
+    # notes, chords and phrases need seconds; the activations grow with the length
+    y, t1 = within_budget(ctx, y, t0, t1, MAX_S, sr=sr)
     return y, t0, t1
 
 
