@@ -53,6 +53,15 @@ def section(name: str) -> dict[str, re.Pattern[str]]:
     return _table(name)
 
 
+def matched_words(cues_: list[tuple[str, str]], text: str) -> set[str]:
+    """The words inside any match, in `text` (lower-cased), of the named cues, each (section, name): what those
+    cues account for in a reading ('not in the spoken list' for the not_mentioned step)."""
+    t = text.lower()
+    table = _tables()
+    return {w for sec, name in cues_ if name in table.get(sec, {})
+            for m in table[sec][name].finditer(t) for w in m.group(0).split()}
+
+
 def first_in(section_name: str, text: str, order: tuple[str, ...] | None = None) -> str | None:
     """The first name in a table (in `order`, else the table's) whose pattern occurs in `text`."""
     table = _table(section_name)

@@ -101,6 +101,127 @@ def _noun_graph() -> tuple[dict[str, list[int]], dict[int, tuple[tuple[str, ...]
     return index, synsets
 
 
+def _noun_forms(word: str, index: dict[str, list[int]]) -> list[str]:
+    """The index lemmas a noun may be a form of: itself, or its singular ('pips', 'boxes', 'cities')."""
+    w = word.lower()
+    return [x for x in (w, w[:-1] if w.endswith("s") else "", w[:-2] if w.endswith("es") else "",
+                        w[:-3] + "y" if w.endswith("ies") else "") if x in index]
+
+
+@lru_cache(maxsize=8192)
+def noun_ancestors(word: str, senses: int | None = None) -> frozenset[str]:
+    """Every lemma of every synset at or above a sense of the noun `word` (hypernyms and instance hypernyms),
+    over its `senses` most frequent senses (all when None): 'paris' -> {'paris', 'national_capital',
+    'capital', 'city', ...}; 'caller' -> {..., 'person', ...}. Empty when WordNet is missing or has no such
+    noun."""
+    index, synsets = _noun_graph()
+    todo = [o for x in _noun_forms(word, index) for o in index[x][:senses]]
+    seen: set[int] = set()
+    lemmas: set[str] = set()
+    while todo:
+        o = todo.pop()
+        if o in seen or o not in synsets:
+            continue
+        seen.add(o)
+        lemmas.update(synsets[o][0])
+        todo.extend(synsets[o][1])
+    return frozenset(lemmas)
+
+
+@lru_cache(maxsize=4)
+def _lemma_sets(pos: str) -> tuple[dict[str, list[int]], dict[int, tuple[str, ...]]]:
+    """(lemma -> its senses' offsets, offset -> the synset's lemmas) of WordNet's `pos` ('noun', 'verb', 'adj',
+    'adv')."""
+    d = wordnet_dir()
+    if d is None or not (d / f"index.{pos}").is_file():
+        return {}, {}
+    synsets: dict[int, tuple[str, ...]] = {}
+    for line in (d / f"data.{pos}").read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith(" "):
+            continue
+        f = line.split(" | ")[0].split()
+        synsets[int(f[0])] = tuple(f[4 + 2 * i].split("(")[0].lower() for i in range(int(f[3], 16)))
+    return _index(d / f"index.{pos}"), synsets
+
+
+@lru_cache(maxsize=1)
+def _exceptions() -> dict[str, set[str]]:
+    """Irregular forms -> their base forms, from WordNet's *.exc files ('brought' -> {'bring'}, 'mice' ->
+    {'mouse'})."""
+    d = wordnet_dir()
+    out: dict[str, set[str]] = {}
+    for pos in ("noun", "verb", "adj", "adv"):
+        path = d / f"{pos}.exc" if d else None
+        if path is None or not path.is_file():
+            continue
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            form, *bases = line.split()
+            out.setdefault(form, set()).update(bases)
+    return out
+
+
+@lru_cache(maxsize=8192)
+def synonyms(word: str, senses: int = 3) -> frozenset[str]:
+    """The word, its irregular base forms ('brought' -> 'bring'), and every lemma that shares one of their
+    `senses` most frequent noun, verb, adjective or adverb synsets, multi-word lemmas with spaces ('collect' ->
+    'pick up', 'gather'). Just the word and its base forms when WordNet is missing."""
+    w = word.lower()
+    forms = {w, *_exceptions().get(w, ())}
+    out = set(forms)
+    for pos in ("noun", "verb", "adj", "adv"):
+        index, synsets = _lemma_sets(pos)
+        for f in forms:
+            for o in index.get(f, [])[:senses]:
+                out.update(x.replace("_", " ") for x in synsets.get(o, ()))
+    return frozenset(out)
+
+
+_DETACH = (("ies", "y"), ("es", ""), ("s", ""), ("ed", ""), ("ed", "e"), ("ing", ""), ("ing", "e"), ("er", ""),
+           ("er", "e"), ("est", ""), ("est", "e"))
+"""WordNet's own detachment rules (morphy), by suffix: 'cities' -> 'city', 'cancelled' -> 'cancell' / ...,
+'quieter' -> 'quiet'."""
+
+
+@lru_cache(maxsize=8192)
+def listed(word: str) -> bool | None:
+    """Whether WordNet lists the word, or a base form of it (its exception lists, then its detachment rules),
+    as a noun, verb, adjective or adverb: content words are listed; articles, prepositions, conjunctions and
+    pronouns ('until', 'and', 'whom') are not. None when WordNet is missing."""
+    if wordnet_dir() is None:
+        return None
+    w = word.lower()
+    forms = {w, *_exceptions().get(w, ())}
+    forms |= {w[: -len(a)] + b for a, b in _DETACH if w.endswith(a) and len(w) - len(a) >= 2}
+    forms |= {f[:-1] for f in forms if len(f) > 3 and f[-1] == f[-2]}  # 'cancell' -> 'cancel', 'stopp' -> 'stop'
+    return any(f in _lemma_sets(pos)[0] for pos in ("noun", "verb", "adj", "adv") for f in forms)
+
+
+AMOUNT_HEADS = frozenset({"measure", "quantity", "time_period", "time", "value", "number", "amount", "magnitude",
+                          "property", "rate", "outgo", "expenditure"})
+"""Lemmas under which WordNet files nouns that name an amount or a time ('price' -> value, 'duration' ->
+time_period)."""
+
+
+def names_person(word: str) -> bool:
+    """Whether the most frequent sense of the noun `word` is a kind of person ('caller', 'passenger'; not
+    'dog', whose rarer senses are)."""
+    return "person" in noun_ancestors(word, 1)
+
+
+def names_amount(word: str) -> bool:
+    """Whether the most frequent sense of the noun `word` is an amount or a time (AMOUNT_HEADS: 'price',
+    'time', 'distance')."""
+    return bool(noun_ancestors(word, 1) & AMOUNT_HEADS)
+
+
+def names_kind_of(category: str, word: str) -> bool:
+    """Whether the noun `category` names what `word` is: a WordNet ancestor of some sense of it, or the head of
+    one ('city' of 'paris', 'day' of 'tuesday' through 'calendar_day', 'capital' through 'national_capital')."""
+    c = category.lower()
+    forms = {c, c[:-3] + "y" if c.endswith("ies") else c[:-1] if c.endswith("s") and not c.endswith("ss") else c}
+    return any(a in forms or a.rsplit("_", 1)[-1] in forms for a in noun_ancestors(word.lower()))
+
+
 @lru_cache(maxsize=4096)
 def names_sound(word: str) -> bool | None:
     """Whether some sense of a noun is a kind of sound (a hypernym in SOUND_HEADS): 'pips', 'barks', 'knocks',
@@ -108,9 +229,7 @@ def names_sound(word: str) -> bool | None:
     index, synsets = _noun_graph()
     if not index:
         return None
-    w = word.lower()
-    forms = [x for x in (w, w[:-1] if w.endswith("s") else "", w[:-2] if w.endswith("es") else "",
-                         w[:-3] + "y" if w.endswith("ies") else "") if x in index]
+    forms = _noun_forms(word, index)
     if not forms:
         return None
     if any(x in GENERIC_COUNTS or x in _audioset_names() for x in forms):

@@ -51,7 +51,9 @@ def decide(state: EvidenceState, analysis: QuestionAnalysis, facts: Facts | None
 def decide_from(facts: Facts, analysis: QuestionAnalysis) -> Decision:
     """The answer from facts alone: every choice of `analysis` verified against them. What the cascade
     front end answers with (facts read from the evidence of its AnswerRequest). Its confidence is the raw
-    decision score through the calibration table (reasoning/calibration.py), named in the reason."""
+    decision score through the calibration table (reasoning/calibration.py), named in the reason; then at most
+    PARTIAL_READING_CAP when a literal match leaves words of the question unaccounted for (beyond_literal), and
+    shrunk as far as the question is unlike those its deciding check was built for (within_competence)."""
     d = _decide_raw(facts, analysis)
     if d.choice_index is None:
         return d
@@ -59,6 +61,10 @@ def decide_from(facts: Facts, analysis: QuestionAnalysis) -> Decision:
     d = d.model_copy(update={
         "confidence": p, "raw_confidence": d.confidence,
         "confidence_reason": f"{d.confidence_reason} ({calibration.label(d.method)}: raw {d.confidence:.3f})"})
+    beyond = beyond_literal(d, analysis, facts)
+    if beyond:
+        d = _capped(d, "a literal match of what was heard does not check the question's "
+                       + ", ".join(repr(w) for w in beyond) + " (in neither what was heard nor the choices)")
     return within_competence(d, analysis)
 
 
@@ -157,6 +163,20 @@ def word_picked_by(d: Decision, a: QuestionAnalysis) -> list[str]:
         return []
     chosen = {w for c in a.choices for w in words(c)}
     return [w for w in dict.fromkeys(content(a.question)) if w not in WORD_PICK_NEUTRAL and w not in chosen]
+
+
+def beyond_literal(d: Decision, a: QuestionAnalysis, facts: Facts) -> list[str]:
+    """When a check of what was said decided, the question's topic words that neither what was heard, the
+    choices, nor the cues of what that check reads (a question about speech, its steps) account for
+    (audiomind.reasoning.grounding); else []."""
+    from audiomind.language import cues
+    from audiomind.reasoning.grounding import ungrounded
+
+    if d.method not in LITERAL or d.choice_index is None or a.frame is None or facts.transcript is None:
+        return []
+    heard = [facts.transcript.text, *(r.text for r in facts.transcript.readings)]
+    read = cues.matched_words([("family_words", "speech_content"), *(("steps", s) for s in a.steps)], a.question)
+    return ungrounded(a.frame, heard, read)
 
 
 def one_voice_asked(d: Decision, a: QuestionAnalysis) -> str:

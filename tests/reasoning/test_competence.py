@@ -79,6 +79,8 @@ def test_a_literal_match_keeps_its_confidence_for_questions_about_what_was_said_
     assert follows.confidence is not None and follows.confidence < 0.5, follows.confidence_reason
     assert follows.familiarity is not None and follows.familiarity.factor < 1.0
     assert "unlike those transcript_match was built for" in follows.confidence_reason
+    # and the words the evidence does not account for (reasoning/grounding.py), which cap it before the shrink
+    assert "does not check the question's" in follows.confidence_reason and "'judging'" in follows.confidence_reason
 
 
 def test_a_check_without_bank_questions_has_no_established_competence():
