@@ -226,7 +226,7 @@ def names_kind_of(category: str, word: str) -> bool:
 def names_sound(word: str) -> bool | None:
     """Whether some sense of a noun is a kind of sound (a hypernym in SOUND_HEADS): 'pips', 'barks', 'knocks',
     'rings' yes; 'instruments', 'guests', 'dropouts' no. None when WordNet is missing or has no such noun."""
-    index, synsets = _noun_graph()
+    index, _ = _noun_graph()
     if not index:
         return None
     forms = _noun_forms(word, index)
@@ -234,18 +234,7 @@ def names_sound(word: str) -> bool | None:
         return None
     if any(x in GENERIC_COUNTS or x in _audioset_names() for x in forms):
         return True  # a generic count, or a noun an AudioSet class is named after ('chime', 'bell', 'car')
-    todo = [o for x in forms for o in index[x]]
-    seen: set[int] = set()
-    while todo:
-        o = todo.pop()
-        if o in seen or o not in synsets:
-            continue
-        seen.add(o)
-        lemmas, hyper = synsets[o]
-        if any(lm in SOUND_HEADS for lm in lemmas):
-            return True
-        todo.extend(hyper)
-    return False
+    return bool(noun_ancestors(word) & SOUND_HEADS)
 
 
 @lru_cache(maxsize=1)
