@@ -1,6 +1,6 @@
 """Build a blind evaluation set from its data file (evals/unseen/<set>.toml).
 
-    .venv/bin/python evals/unseen/build.py --set reasoning_v1|perception_v1|..._v2|..._v3|..._v4|..._v5|..._v6 --out DIR [--seed 0]
+    .venv/bin/python evals/unseen/build.py --set reasoning_v1|perception_v1|..._v2|..._v3|..._v4|..._v5|..._v6|..._v7 --out DIR [--seed 0]
 
 Writes DIR/items.jsonl ({"id","kind","question","choices","answer","audio"}, audio relative to DIR) and
 DIR/audio/<id>.wav (16 kHz mono, 16-bit). Every answer is true by construction: the TOML says what is
@@ -14,6 +14,7 @@ Audio segments (rendered one after another, `gap` seconds of silence between, de
       f0_mean=170                                               flite only: int_f0_target_mean (Hz)
       espeak-ng reads [[...]] in the text as its phoneme mnemonics (a set pronunciation or stress)
   gain_db=-12 on any segment                                    scales that segment alone (0 dB if absent)
+  reverse=true on any segment                                   plays that segment alone backwards
   {sound="bell", times=1, spacing=0.6}                          freedesktop theme sound(s)
   {tone=440, dur=0.5, wave="sine"|"square"|"saw"|"noise", amp=0.3}
   {tone=110, dur=4, wave="sweep", cutoff=[300, 4000]}          harmonics of `tone` under a low-pass whose
@@ -223,6 +224,8 @@ def render(segs: list[dict], gap: float, rng: np.random.Generator, tmp: Path) ->
             raise ValueError(f"unknown segment {seg}")
         if "gain_db" in seg:
             y = y * 10 ** (seg["gain_db"] / 20)
+        if seg.get("reverse"):
+            y = y[::-1].copy()
         parts += [y, np.zeros(int(gap * SR))]
     return np.concatenate(parts[:-1])
 
@@ -354,7 +357,7 @@ def build_item(item: dict, cfg: dict, rng: np.random.Generator, tmp: Path) -> np
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", required=True, choices=[f"{k}_v{v}" for v in (1, 2, 3, 4, 5, 6) for k in ("reasoning", "perception")])
+    ap.add_argument("--set", required=True, choices=[f"{k}_v{v}" for v in (1, 2, 3, 4, 5, 6, 7) for k in ("reasoning", "perception")])
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
