@@ -65,6 +65,10 @@ def decide_from(facts: Facts, analysis: QuestionAnalysis) -> Decision:
     if beyond:
         d = _capped(d, "a literal match of what was heard does not check the question's "
                        + ", ".join(repr(w) for w in beyond) + " (in neither what was heard nor the choices)")
+    unheard = unheard_chosen(d, analysis, facts)
+    if unheard:
+        d = _capped(d, "most of the chosen choice's words were not heard ("
+                       + ", ".join(repr(w) for w in unheard) + "): a match of the rest does not say it holds")
     return within_competence(d, analysis)
 
 
@@ -177,6 +181,19 @@ def beyond_literal(d: Decision, a: QuestionAnalysis, facts: Facts) -> list[str]:
     heard = [facts.transcript.text, *(r.text for r in facts.transcript.readings)]
     read = cues.matched_words([("family_words", "speech_content"), *(("steps", s) for s in a.steps)], a.question)
     return ungrounded(a.frame, heard, read)
+
+
+def unheard_chosen(d: Decision, a: QuestionAnalysis, facts: Facts) -> list[str]:
+    """When a match of what was said chose a choice, its content words not heard, if they are at least half of
+    them (audiomind.reasoning.grounding.unheard_in_choice); else []. Not for a question about what was not said,
+    whose answer is unheard by definition."""
+    from audiomind.reasoning.grounding import unheard_in_choice
+
+    if d.method not in ("transcript_match", "readings_agree") or d.choice_index is None or facts.transcript is None:
+        return []
+    heard = [facts.transcript.text, *(r.text for r in facts.transcript.readings)]
+    missing, n = unheard_in_choice(a.choices[d.choice_index], a.question, heard)
+    return missing if missing and 2 * len(missing) >= n else []
 
 
 def one_voice_asked(d: Decision, a: QuestionAnalysis) -> str:

@@ -17,7 +17,7 @@ from audiomind.language.question import read_question
 from audiomind.language.wordnet import wordnet_dir
 from audiomind.reasoning.answer import decide_from
 from audiomind.reasoning.facts import Facts, TranscriptFact
-from audiomind.reasoning.grounding import ungrounded
+from audiomind.reasoning.grounding import ungrounded, unheard_in_choice
 
 pytestmark = pytest.mark.skipif(wordnet_dir() is None, reason="WordNet (Debian wordnet-base) is not installed")
 
@@ -68,3 +68,20 @@ def test_a_condition_the_transcript_does_not_hold_is_no_confident_answer(heard, 
 def test_a_question_the_evidence_accounts_for_keeps_its_match(heard, question, choices, right):
     d = _decide(heard, question, choices)
     assert d.choice_index == right and d.confidence >= 0.7, (d.confidence, d.confidence_reason)
+
+
+def test_the_chosen_choice_words_not_heard():
+    missing, n = unheard_in_choice("offering to carry the suitcase", "What is the woman doing when she says this?",
+                                   ["Would it be all right if I left my suitcase here?"])
+    assert missing == ["offering", "carry"] and n == 3
+    missing, n = unheard_in_choice("the red bicycle", "Which bicycle did he buy?", ["I bought the red bicycle."])
+    assert missing == [] and n == 1  # "bicycle" is the question's
+
+
+def test_a_choice_mostly_unheard_is_no_confident_answer():
+    """Of my own wording: the act the choice names ('offering to carry') was never said; the suitcase was."""
+    d = _decide("Would it be all right if I left my suitcase here for an hour?",
+                "What is the woman doing when she says this?",
+                ["offering to carry the suitcase", "asking for permission", "complaining about the hotel",
+                 "giving directions"])
+    assert d.confidence < 0.7, (d.choice_index, d.confidence, d.confidence_reason)
