@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 DEV=0; [ "${1:-}" = "--dev" ] && DEV=1
 
 apt_pkgs=(ffmpeg openjdk-17-jre-headless wordnet-base)  # Java runs METEOR and the PTB tokenizer (edit judge); WordNet glosses words no AudioSet class is named after (judges)
-[ "$DEV" = 1 ] && apt_pkgs+=(sox libsox-fmt-all espeak-ng flite fluidsynth fluid-soundfont-gm sound-theme-freedesktop chromium)
+[ "$DEV" = 1 ] && apt_pkgs+=(sox libsox-fmt-all espeak-ng flite fluidsynth fluid-soundfont-gm sound-theme-freedesktop chromium
+  festival festvox-kdlpc16k festvox-czech-machac tuxpaint-stamps-default)  # the judge set v7's voices and stamps (tests/evals/test_judge_sets.py)
 missing=()
 for p in "${apt_pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ "${#missing[@]}" -gt 0 ]; then
