@@ -1,6 +1,8 @@
-"""Adjective antonyms from WordNet 3.0's own data files (Debian's `wordnet-base`, /usr/share/wordnet, or
-$AUDIOMIND_WORDNET_DIR): 'hot' -> 'cold'. A satellite adjective ('scorching') takes the antonyms of its head
-('hot'). Empty when WordNet is not installed (`audiomind doctor` says so)."""
+"""WordNet 3.0 read from its own data files (Debian's `wordnet-base`, /usr/share/wordnet, or
+$AUDIOMIND_WORDNET_DIR): adjective antonyms ('hot' -> 'cold'; a satellite such as 'scorching' takes its head's),
+noun hypernyms (what a noun is a kind of: a sound, a person, an amount, a city), synonyms, irregular forms and
+whether a word is listed at all (a content word). Empty answers when WordNet is not installed (`audiomind
+doctor` says so)."""
 
 from __future__ import annotations
 
@@ -210,7 +212,7 @@ def names_person(word: str) -> bool:
 
 def names_amount(word: str) -> bool:
     """Whether the most frequent sense of the noun `word` is an amount or a time (AMOUNT_HEADS: 'price',
-    'time', 'distance')."""
+    'time', 'duration', 'speed')."""
     return bool(noun_ancestors(word, 1) & AMOUNT_HEADS)
 
 

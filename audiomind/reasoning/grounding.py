@@ -7,7 +7,8 @@ say', 'which word did the second speaker replace', 'which dish did she refuse'. 
 question is only partly accounted for by the evidence that decided it, and its confidence must say so.
 
 The question's topic words (the frame's words the reader placed as neither function, question, speech nor
-operator words) that WordNet lists as content words (not 'until', 'and') are each accounted for by a literal match when one of these holds:
+operator words) that WordNet lists as content words (not 'until', 'and') are each accounted for by a literal
+match when one of these holds:
 
 - the word, or another form of it (the same Snowball stem), is in what was heard or in a choice: it locates
   what the question is about ('the train to Boston', 'the price of the tickets');
