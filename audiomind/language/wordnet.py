@@ -220,7 +220,7 @@ def names_kind_of(category: str, word: str) -> bool:
     """Whether the noun `category` names what `word` is: a WordNet ancestor of some sense of it, or the head of
     one ('city' of 'paris', 'day' of 'tuesday' through 'calendar_day', 'capital' through 'national_capital')."""
     c = category.lower()
-    forms = {c, c[:-3] + "y" if c.endswith("ies") else c[:-1] if c.endswith("s") and not c.endswith("ss") else c}
+    forms = {c, *_noun_forms(c, _noun_graph()[0])}
     return any(a in forms or a.rsplit("_", 1)[-1] in forms for a in noun_ancestors(word.lower()))
 
 

@@ -178,9 +178,14 @@ def beyond_literal(d: Decision, a: QuestionAnalysis, facts: Facts) -> list[str]:
 
     if d.method not in LITERAL or d.choice_index is None or a.frame is None or facts.transcript is None:
         return []
-    heard = [facts.transcript.text, *(r.text for r in facts.transcript.readings)]
     read = cues.matched_words([("family_words", "speech_content"), *(("steps", s) for s in a.steps)], a.question)
-    return ungrounded(a.frame, heard, read)
+    return ungrounded(a.frame, _heard(facts), read)
+
+
+def _heard(facts: Facts) -> list[str]:
+    """The texts of every recognition of the clip: the transcript and its second readings."""
+    t = facts.transcript
+    return [t.text, *(r.text for r in t.readings)] if t is not None else []
 
 
 def unheard_chosen(d: Decision, a: QuestionAnalysis, facts: Facts) -> list[str]:
@@ -191,8 +196,7 @@ def unheard_chosen(d: Decision, a: QuestionAnalysis, facts: Facts) -> list[str]:
 
     if d.method not in ("transcript_match", "readings_agree") or d.choice_index is None or facts.transcript is None:
         return []
-    heard = [facts.transcript.text, *(r.text for r in facts.transcript.readings)]
-    missing, n = unheard_in_choice(a.choices[d.choice_index], a.question, heard)
+    missing, n = unheard_in_choice(a.choices[d.choice_index], a.question, _heard(facts))
     return missing if missing and 2 * len(missing) >= n else []
 
 

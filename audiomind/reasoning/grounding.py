@@ -58,13 +58,25 @@ def _stems(ws: list[str]) -> set[str]:
     return set(_stemmer().stemWords(ws))
 
 
+@lru_cache(maxsize=1)
+def _light() -> frozenset[str]:
+    """The stems of the light verbs (data/words.toml)."""
+    return frozenset(_stems(sorted(LIGHT_VERBS)))
+
+
+@lru_cache(maxsize=1)
+def _asking() -> frozenset[str]:
+    """The stems of the words questions ask with (data/words.toml)."""
+    return frozenset(_stems(sorted(ASKING_WORDS)))
+
+
 def _said_in(texts: list[str]) -> Callable[[str], bool]:
     """A test of whether a word was said in `texts`: in some form (its Snowball stem), as a WordNet synonym from
     its three most frequent senses that is no light verb ('bring' for 'brought', 'pick up' for 'collect'), or
     as its antonym (the same property from its other side: 'open until' over 'closes at')."""
     said = [_stemmer().stemWords(words(t)) for t in texts]
     seen = {w for ws in said for w in ws}
-    light = _stems(sorted(LIGHT_VERBS))
+    light = _light()
 
     def test(w: str) -> bool:
         if _stemmer().stemWord(w) in seen:
@@ -92,7 +104,7 @@ def ungrounded(frame: QuestionFrame, heard: list[str], read: set[str] | frozense
     if not topic:
         return []
     said = _said_in([*heard, *frame.choices])
-    framing = _stems(sorted(LIGHT_VERBS | ASKING_WORDS))
+    framing = _light() | _asking()
     choice_words = [w for c in frame.choices for w in words(c) if w.isalpha()]
     amounts = bool(frame.choices) and all(spoken_quantities(c) for c in frame.choices)
     return [w for w in topic
@@ -104,7 +116,7 @@ def unheard_in_choice(choice: str, question: str, heard: list[str]) -> tuple[lis
     """(the content words of `choice` that neither what was `heard` nor the question holds, how many content
     words the choice has). 'offering to close the window' over 'do you mind if I open the window': the act the
     choice names ('offering') was not heard, so a match of its other words does not say the choice holds."""
-    framing = _stems(sorted(LIGHT_VERBS)) | _stems(words(question))
+    framing = _light() | _stems(words(question))
     ws = [w for w in _content(content(choice)) if _stemmer().stemWord(w) not in framing]
     said = _said_in(heard)
     return [w for w in ws if not said(w)], len(ws)
