@@ -14,9 +14,10 @@ Rows (paths relative to the source file's folder, or to --audio-dir, and they mu
 
 `label` (optional): the ground truth of the judge's verdict. edit-eval: true when the edited clip does what
 the instruction asks (a real edit), false for a no-op or a wrong edit; rubric-judge: true when the audio
-follows the instruction; aura: a number in [0, 1] (a human score; true/false read as 1/0). `operation`
-(add | delete | replace; `kind` is read too, as the held-out sets name it) groups edit-eval's report; without
-it the operation the judge read from the instruction is used. Other scalar fields are kept as metadata.
+follows the instruction (both written true/false, yes/no or 1/0, in any case, as JSON or as a string); aura: a
+number in [0, 1] (a human score; true/false read as 1/0). `operation` (add | delete | replace; `kind` is read
+too, as the held-out sets name it) groups edit-eval's report; without it the operation the judge read from the
+instruction is used. Other scalar fields are kept as metadata.
 AURA scores a response against a reference answer (S_LLM rates the two), so a row without `reference` is
 refused with that reason rather than scored against nothing.
 
@@ -35,9 +36,17 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    field_validator,
+)
 
 from audiomind.bench.items import BenchItem, ItemResult
 from audiomind.bench.judge_rows import OPERATIONS, JudgeRow, judge_output, judge_rows, label_value  # noqa: F401
@@ -74,6 +83,26 @@ class _Row(BaseModel):
         return v
 
 
+_TRUE = ("true", "yes", "1")
+_FALSE = ("false", "no", "0")
+
+
+def _binary_label(v: Any) -> Any:
+    """A true/false label as label files write it: a JSON boolean, 1 / 0 (a number or a string), or the words
+    true / false and yes / no (any case); anything else (2, 0.5, "maybe") is refused, the value quoted in the row's error."""
+    if v is None or isinstance(v, bool):
+        return v
+    if isinstance(v, (int, float)) and v in (0, 1):
+        return v == 1
+    if isinstance(v, str) and v.strip().lower() in _TRUE + _FALSE:
+        return v.strip().lower() in _TRUE
+    raise ValueError(f"must be true/false, yes/no or 1/0, not {v!r}")
+
+
+BinaryLabel = Annotated[StrictBool | None, BeforeValidator(_binary_label)]
+"""edit-eval's and rubric-judge's label: the row's ground truth, read by `_binary_label`."""
+
+
 def _non_empty(v: str) -> str:
     if not v.strip():
         raise ValueError("is empty")
@@ -86,7 +115,7 @@ class EditRow(_Row):
     instruction: str
     original_description: str | None = None
     operation: Literal["add", "delete", "replace"] | None = None
-    label: StrictBool | None = None
+    label: BinaryLabel = None
 
     _ne = field_validator("original", "edited", "instruction")(_non_empty)
 
@@ -94,7 +123,7 @@ class EditRow(_Row):
 class RubricRow(_Row):
     audio: str
     instruction: str
-    label: StrictBool | None = None
+    label: BinaryLabel = None
 
     _ne = field_validator("audio", "instruction")(_non_empty)
 

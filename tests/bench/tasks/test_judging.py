@@ -47,7 +47,7 @@ def test_registered_and_rows_read_with_their_problems(tmp_path):
         {"id": "no_instr", "original": "a.wav", "edited": "b.wav"},
         {"id": "ok", "original": "a.wav", "edited": "b.wav", "instruction": "Remove the bell."},
         {"id": "far", "original": str(outside), "edited": "b.wav", "instruction": "Remove the bell."},
-        {"id": "badlabel", "original": "a.wav", "edited": "b.wav", "instruction": "Add a bell.", "label": "yes"},
+        {"id": "badlabel", "original": "a.wav", "edited": "b.wav", "instruction": "Add a bell.", "label": "maybe"},
         "not json",
         {"id": "gone", "original": "a.wav", "edited": "missing.wav", "instruction": "Add a bell.",
          "operation": "add"},
@@ -84,6 +84,29 @@ def test_registered_and_rows_read_with_their_problems(tmp_path):
     with pytest.raises(ValueError, match="threshold"):
         make_task("rubric-judge", {"threshold": "high"})
     assert make_task("rubric-judge", {"threshold": "0.6"}).threshold == 0.6
+
+
+@pytest.mark.parametrize("task_name,fields", [
+    ("edit-eval", {"original": "a.wav", "edited": "b.wav", "instruction": "Add a bell."}),
+    ("rubric-judge", {"audio": "a.wav", "instruction": "A bell rings."}),
+])
+def test_binary_labels_read_as_label_files_write_them(tmp_path, task_name, fields):
+    """A new user's label file writes 1/0 or yes/no as often as true/false: each form is the same label; a value
+    that is none of them is still refused, saying what is accepted."""
+    (tmp_path / "a.wav").write_bytes(b"RIFF")
+    (tmp_path / "b.wav").write_bytes(b"RIFF")
+    labels = {"int1": 1, "int0": 0, "str1": "1", "str0": " 0 ", "yes": "Yes", "no": "NO", "true": True,
+              "false": False, "strtrue": "TRUE", "strfalse": "false", "float1": 1.0, "none": None,
+              "two": 2, "half": 0.5, "maybe": "maybe", "empty": "", "list": [1]}
+    src = _write(tmp_path / "rows.jsonl", [{"id": k, **fields, "label": v} for k, v in labels.items()])
+    items = {it.id: it for it in make_task(task_name).load_items(src).items}
+    for k in ("int1", "str1", "yes", "true", "strtrue", "float1"):
+        assert items[k].error is None and items[k].answer == "true", k
+    for k in ("int0", "str0", "no", "false", "strfalse"):
+        assert items[k].error is None and items[k].answer == "false", k
+    assert items["none"].error is None and items["none"].answer is None
+    for k in ("two", "half", "maybe", "empty", "list"):
+        assert "label" in items[k].error and "must be true/false, yes/no or 1/0" in items[k].error, k
 
 
 def test_verdict_scored_against_the_label():
