@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -125,8 +127,8 @@ class AudioMind:
                 frontend_window_s=self.window_s, artifact_dir=str(artifact_dir), mode=self.mode,
             ),
             question=Question(
-                text=question, choices=list(choices or []), audio_path=str(Path(audio).resolve()),
-                extra_audio=[str(Path(p).resolve()) for p in extra_audio or []],
+                text=question, choices=list(choices or []), audio_path=_absolute(audio),
+                extra_audio=[_absolute(p) for p in extra_audio or []],
                 item_id=meta.get("item_id"), ground_truth=meta.get("ground_truth"), metadata=meta.get("metadata") or {},
             ),
         )
@@ -152,9 +154,10 @@ class AudioMind:
         from audiomind.inputs import check_question
 
         check_question(question, list(choices) if choices is not None else None)  # ValueError: one clear line
-        from audiomind.audio import check_duration
+        from audiomind.limits import check_clips
 
-        check_duration(audio, self.config.max_duration_s)  # --max-duration: refused before anything decodes it
+        # --max-duration: every clip refused from its header before anything decodes it
+        check_clips([audio, *(extra_audio or [])], self.config.max_duration_s)
         from audiomind.audio import probe
 
         for clip in [audio, *(extra_audio or [])]:
@@ -190,6 +193,17 @@ class AudioMind:
         if write:
             _write_answered(final, result, path)
         return result
+
+
+_OPEN_FILE = re.compile(r"^/(proc/(self|\d+)|dev)/fd/\d+$")
+
+
+def _absolute(path: str | Path) -> str:
+    """The path a run records and reads: resolved, except the name of an open descriptor (`/proc/PID/fd/N`:
+    `serve` hands a run the file it opened and checked that way). Resolving that name would give back the
+    file's name, which a client may have swapped for a symlink since the check (issue 35)."""
+    text = os.path.abspath(path)
+    return text if _OPEN_FILE.match(text) else str(Path(path).resolve())
 
 
 def compile_shared(mode: str) -> Any:

@@ -4,13 +4,16 @@ scorer; the rounding case (23 of 160: the official 14.37, not round()'s 14.38); 
 published (its four rows with a trailing empty option are kept, and a file answering all 1,000 rows is scored
 over 1,000); malformed prediction rows are named with their line, never scored.
 
-The fixtures live in the shared data folder beside the clone (../shared/data, read-only in CI); the tests are
-skipped, saying so, only when that folder is absent."""
+The fixtures are a copy of the shared data folder's (tests/data/parity/mmar, its README says where from), kept
+xz-compressed in the repository and decompressed into a temporary folder, so the tests run in every clone."""
 
 from __future__ import annotations
 
+import hashlib
 import json
+import lzma
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -18,15 +21,31 @@ import pytest
 from audiomind.bench.tasks import mmar as mm
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared" / "data"
-PARITY = SHARED / "mmar-parity"
-META = SHARED / "MMAR-meta.jsonl"
+FIXTURES = REPO / "tests" / "data" / "parity" / "mmar"
 META_SHA256_PREFIX = "1c9a343e"  # the fixtures' README: the meta of MMAR commit 3bce090
+# sha256 of each decompressed fixture, as the fixtures' README lists them
+SHA256 = {
+    "MMAR-meta.jsonl": "1c9a343e7bebf1037482b935c54eacd43cc63df7b2c668724b5560caf1f84fad",
+    "predictions-mixed.jsonl": "ab881ee46f781006251eec2307562cd5204df8bc31c5b9b26f11a345a416fcef",
+    "round_23_of_160.jsonl": "2d8f22e3cd67443ac31771d03f1b6f1915a3b1b2e6e77630be10078f68ae9c84",
+    "official-evaluation-output.txt": "12dd3fe1186c2087ee629c1cd418f28098226e06a1ebe02507e35018c63831e4",
+}
 EMPTY_OPTION_LINES = (396, 596, 615, 886)
 
-needs_shared = pytest.mark.skipif(not (PARITY / "official-evaluation-output.txt").is_file() or not META.is_file(),
-                                  reason=f"the shared MMAR parity fixtures are absent ({PARITY} / {META.name} "
-                                         "beside the repository)")
+
+@pytest.fixture(scope="module")
+def parity(tmp_path_factory) -> Path:
+    """The fixtures as the official script read them: the .xz copies decompressed, each checked by its sha256."""
+    out = tmp_path_factory.mktemp("mmar-parity")
+    for name, digest in SHA256.items():
+        packed = FIXTURES / f"{name}.xz"
+        if packed.is_file():
+            with lzma.open(packed) as src, (out / name).open("wb") as dst:
+                shutil.copyfileobj(src, dst)
+        else:
+            shutil.copyfile(FIXTURES / name, out / name)
+        assert hashlib.sha256((out / name).read_bytes()).hexdigest() == digest, name
+    return out
 
 _FIGURE = re.compile(r"^(?P<name>.+?) : (?P<acc>\d+\.\d\d)% over (?P<n>\d+) samples$")
 _TOTAL = re.compile(r"^Total Accuracy: (?P<acc>\d+\.\d\d)% over (?P<n>\d+) samples$")
@@ -59,12 +78,11 @@ def ours(d: dict) -> tuple[str, int]:
     return ("0.00" if d["accuracy"] is None else f"{d['accuracy']:.2f}"), d["total"]
 
 
-@needs_shared
-def test_every_official_figure_equals_the_project_figure():
-    official = parse_official((PARITY / "official-evaluation-output.txt").read_text(encoding="utf-8"))
+def test_every_official_figure_equals_the_project_figure(parity):
+    official = parse_official((parity / "official-evaluation-output.txt").read_text(encoding="utf-8"))
     # the output holds 7 modalities, 4 categories, 16 sub-categories and the total: 28 accuracy figures
     assert (len(official["modality"]), len(official["category"]), len(official["sub-category"])) == (7, 4, 16)
-    scores = mm.score_file(PARITY / "predictions-mixed.jsonl", meta=META)
+    scores = mm.score_file(parity / "predictions-mixed.jsonl", meta=parity / "MMAR-meta.jsonl")
     assert scores.malformed == []
     compared = 0
     for group in ("modality", "category", "sub-category"):
@@ -85,24 +103,23 @@ def test_every_official_figure_equals_the_project_figure():
     assert scores.meta_sha256 and scores.meta_sha256.startswith(META_SHA256_PREFIX)
 
 
-@needs_shared
-def test_rounding_is_the_official_formatting_not_round():
-    scores = mm.score_file(PARITY / "round_23_of_160.jsonl")
+def test_rounding_is_the_official_formatting_not_round(parity):
+    scores = mm.score_file(parity / "round_23_of_160.jsonl")
     assert (scores.correct, scores.scored) == (23, 160)
     assert f"{scores.accuracy:.2f}" == "14.37"
     assert round(100 * 23 / 160, 2) == 14.38  # what the project printed before (the issue's point 2)
     assert mm.official_percent(23, 160) == 14.37 and mm.official_percent(0, 0) is None
 
 
-@needs_shared
-def test_the_published_meta_runs_as_published():
-    lines = META.read_text(encoding="utf-8").splitlines()
+def test_the_published_meta_runs_as_published(parity):
+    meta = parity / "MMAR-meta.jsonl"
+    lines = meta.read_text(encoding="utf-8").splitlines()
     assert len(lines) == 1000
-    rows = mm.read_meta(META)
+    rows = mm.read_meta(meta)
     assert [r.error for r in rows if r.error] == []
     with_empty = [r.line for r in rows if "" in r.data["choices"]]
     assert tuple(with_empty) == EMPTY_OPTION_LINES
-    _, items = mm.mmar_items(META, REPO / "no-such-audio-dir", strict=True)  # --strict accepts the file
+    _, items = mm.mmar_items(meta, REPO / "no-such-audio-dir", strict=True)  # --strict accepts the file
     assert len(items) == 1000 and not any(it.error for it in items)
     by_line = {r.line: it for r, it in zip(rows, items)}
     for n in EMPTY_OPTION_LINES:
@@ -113,7 +130,7 @@ def test_the_published_meta_runs_as_published():
         assert it.metadata["empty_options"] == [len(published)]
     # a prediction file answering every row (the answer itself) is scored over 1,000, all right
     answered = [{**json.loads(line), "answer_prediction": json.loads(line)["answer"]} for line in lines]
-    scores = mm.score_rows(answered, mm.load_meta(META))
+    scores = mm.score_rows(answered, mm.load_meta(meta))
     assert (scores.scored, scores.correct, scores.accuracy) == (1000, 1000, 100.0)
     assert (scores.strict.total, scores.strict.correct) == (1000, 1000)
     # the empty option is scored as published: it has no tokens, so it never credits an empty prediction
@@ -121,9 +138,8 @@ def test_the_published_meta_runs_as_published():
     assert not mm.string_match(row["answer"], "", row["choices"])
 
 
-@needs_shared
-def test_malformed_prediction_rows_are_named_not_scored(tmp_path):
-    lines = (PARITY / "predictions-mixed.jsonl").read_text(encoding="utf-8").splitlines()[:10]
+def test_malformed_prediction_rows_are_named_not_scored(parity, tmp_path):
+    lines = (parity / "predictions-mixed.jsonl").read_text(encoding="utf-8").splitlines()[:10]
     rows = [json.loads(line) for line in lines]
     bad = [dict(rows[0], answer_prediction=[rows[0]["answer"]]),  # list: str() of it would match
            dict(rows[1], answer_prediction=None), dict(rows[2], answer_prediction=3),
