@@ -25,16 +25,19 @@ loop; audio longer than `max_duration_s` (default DEFAULT_MAX_DURATION_S) is ref
 whose client disconnects is cancelled; unknown form fields and control characters in text fields are
 refused; error bodies never name a server path (refusals say "outside the allowed folders"); a trace the
 disk will not take leaves the answer returned with a warning; the /docs page loads its Swagger UI from this
-server (the fastapi-offline package's copy), not from a CDN.
+server (the fastapi-offline package's copy), not from a CDN. Issue 35 (audiomind.serve_guards): a path is
+opened once and checked as opened, and the run reads a copy made from that descriptor (no swap of the name
+reaches outside the roots); every route refuses audio over the cap from its header (audiomind.limits);
+headers and bodies have read deadlines; traces are served with folders by role (`<root>`, `<uploads>`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import hashlib
 import inspect
-import json
 import os
 import re
 import tempfile
@@ -47,10 +50,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from fastapi import FastAPI, File, Form, HTTPException, Request, UploadFile
-from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from audiomind.config import AgentConfig
+from audiomind.limits import DEFAULT_MAX_DURATION_S
+from audiomind.serve_guards import (
+    DEFAULT_BODY_TIMEOUT_S,
+    DEFAULT_HEADER_TIMEOUT_S,
+    ReadDeadline,
+    SizeLimitMiddleware,
+)
 
 if TYPE_CHECKING:
     from audiomind.judges.spec import JudgeSpec
@@ -58,9 +68,6 @@ if TYPE_CHECKING:
 SETTINGS_ENV = "AUDIOMIND_SERVE_SETTINGS"
 TRACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _SUFFIX = re.compile(r"^\.[a-z0-9]{1,8}$")
-DEFAULT_MAX_DURATION_S = 3600.0
-"""Audio longer than this is refused unless `--max-duration` says otherwise: a 10-hour silent FLAC of 6.9 MB
-ran 307 s and reached 4.86 GB RSS (issue 25)."""
 CONTROLS_ALLOWED_IN_QUESTION = {"\n", "\t"}
 """A question may span lines; any other control character (ESC, CR, NUL, DEL, C1, Unicode line separators) is
 refused, as it is in a choice: a trace shows the question on a terminal."""
@@ -82,6 +89,8 @@ class ServeSettings(BaseModel):
     max_upload_mb: float = Field(100.0, gt=0, description="largest accepted request body")
     warmup: bool = Field(True, description="ask one question at start-up so the models are loaded")
     html_spectrograms: bool = Field(True, description="draw spectrograms in the HTML viewer")
+    header_timeout_s: float = Field(DEFAULT_HEADER_TIMEOUT_S, gt=0, description="a request's headers are due in")
+    body_timeout_s: float = Field(DEFAULT_BODY_TIMEOUT_S, gt=0, description="a request's body is due in (408)")
 
     @model_validator(mode="after")
     def _duration_cap(self) -> ServeSettings:
@@ -320,6 +329,7 @@ class Service:
         self.roots = [Path(os.path.realpath(r)) for r in settings.roots]
         self.ready = False
         self.startup_error: str | None = None
+        self._held: dict[str, int] = {}  # clip name -> the descriptor a run reads it through
         # server-side folders an error message must never show, longest first (a message names them by role)
         where = {str(settings.upload_dir): "<uploads>", str(settings.trace_dir): "<traces>",
                  tempfile.gettempdir(): "<tmp>", os.getcwd(): "<server>"}
@@ -327,12 +337,26 @@ class Service:
             where[str(r)] = "<root>"
         self._hidden = sorted(((k, v) for k, v in where.items() if len(k) > 1), key=lambda kv: -len(kv[0]))
 
-    def public(self, text: object) -> str:
-        """`text` with every server folder (traces, uploads, roots, temp, working folder) replaced by its role."""
+    def public(self, text: object, html: bool = False) -> str:
+        """`text` with every server folder (traces, uploads, roots, temp, working folder) replaced by its role
+        (`html`: also as HTML-escaped and URL-quoted in a page, the role escaped)."""
         out = str(text)
+        if not html:
+            for folder, role in self._hidden:
+                out = out.replace(folder, role)
+            return out
+        from html import escape
+        from urllib.parse import quote
+
         for folder, role in self._hidden:
-            out = out.replace(folder, role)
+            for form in dict.fromkeys((escape(folder), quote(folder), folder)):
+                out = out.replace(form, escape(role))
         return out
+
+    def public_trace(self, trace_id: str) -> str:
+        """A trace's JSON as a client sees it: the uploads, roots and artifact folder by their roles
+        (`<uploads>/sha.wav`, `<root>/a.wav`, `<traces>/RUN.artifacts`), no server folder."""
+        return self.public(self.trace_file(trace_id).read_text(encoding="utf-8"))
 
     # -- agents
     def agent(self, planner: str | None = None, frontend: str | None = None) -> Any:
@@ -367,27 +391,47 @@ class Service:
         self.ready = True
 
     # -- inputs
-    async def resolve_path(self, path: str, field: str = "path") -> Path:
-        """`path` resolved under a served root, off the event loop, after a length check that needs no
-        resolving; a refusal never says where anything is on this machine (audiomind.paths.public_message)."""
+    async def resolve_path(self, path: str, field: str = "path", suffix: str = ".bin") -> Path:
+        """The file `path` names under a served root, opened once and checked as opened, refused over the
+        duration cap from its header, and copied from that descriptor into the uploads folder
+        (audiomind.serve_guards.snapshot_under: the run reads that copy, never the name again, so swapping
+        the name for a symlink cannot reach outside the roots); off the event loop, after a length check
+        that needs no resolving. A refusal never says where anything is on this machine."""
+        from audiomind.audio import AudioError
         from audiomind.paths import (
             MissingPathError,
             OutsideRootsError,
             PathPolicyError,
             check_path_length,
+            clip_text,
             public_message,
-            resolve_under,
         )
+        from audiomind.serve_guards import snapshot_under
 
         if not self.roots:
             raise HTTPException(403, "this server serves no folders (start it with --root DIR to ask by path)")
+        shown = repr(clip_text(path, 120))
         try:
             check_path_length(path)
-            return await asyncio.get_running_loop().run_in_executor(
-                None, lambda: resolve_under(path, self.roots, base=self.roots[0]))
+            clip, held = await asyncio.get_running_loop().run_in_executor(None, lambda: snapshot_under(
+                path, self.roots, self.settings.upload_dir, suffix, self.settings.agent.max_duration_s, shown))
+            if held is not None:  # no room for the copy: the run reads the open file (release() closes it)
+                self._held[str(clip)] = held
+            return clip
         except PathPolicyError as exc:
             code = 403 if isinstance(exc, OutsideRootsError) else 404 if isinstance(exc, MissingPathError) else 400
             raise HTTPException(code, f"{field} {public_message(exc)}") from None
+        except AudioError as exc:
+            raise HTTPException(400, self.public(exc)) from None  # names the file as the client did
+        except OSError as exc:
+            raise self.storage_refusal(exc, "a copy of the audio") from None
+
+    def release(self, clips: Any) -> None:
+        """Close the descriptors `resolve_path` held open for these clips (after their run)."""
+        for clip in clips:
+            fd = self._held.pop(str(clip), None)
+            if fd is not None:
+                os.close(fd)
 
     def storage_refusal(self, exc: OSError, what: str) -> HTTPException:
         """507 for a write the disk refused (full, read-only, ...): what failed and why, no server path."""
@@ -448,7 +492,9 @@ class Service:
                                      "not both and not neither")
         if upload is not None:
             return await self.store_upload(upload), clip_text(upload.filename or "(unnamed)", 120)
-        return await self.resolve_path(path or "", path_field), clip_text(path, 120)
+        suffix = Path(path or "").suffix.lower()
+        return (await self.resolve_path(path or "", path_field, suffix if _SUFFIX.match(suffix) else ".bin"),
+                clip_text(path, 120))
 
     # -- running
     async def run(self, kind: str, fn: Callable[[], Any], request: Request | None = None) -> Any:
@@ -531,18 +577,20 @@ def _audio_reason(exc: Exception, path: Path) -> str:
 
 
 def _check_audio(path: Path, name: str | None, max_duration_s: float | None = None) -> None:
+    """An upload is audio (its header) and not longer than the cap (audiomind.limits, as every route)."""
     from audiomind.audio import AudioError, probe
+    from audiomind.limits import DurationCapError, check_clip
 
     try:
-        info = probe(path)
+        check_clip(path, max_duration_s) or probe(path)
+    except DurationCapError as exc:
+        path.unlink(missing_ok=True)  # never usable here: not kept
+        raise HTTPException(400, f"the uploaded file {_shown(name)} lasts {exc.duration_s:.1f} s, more than "
+                                 f"this server's limit of {exc.limit_s:g} s") from None
     except AudioError as exc:
         path.unlink(missing_ok=True)
         raise HTTPException(400, f"the uploaded file {_shown(name)} is not usable audio: "
                                  f"{_audio_reason(exc, path)}") from None
-    if max_duration_s and info.duration_s > max_duration_s:
-        path.unlink(missing_ok=True)  # never usable here: not kept
-        raise HTTPException(400, f"the uploaded file {_shown(name)} lasts {info.duration_s:.1f} s, more than "
-                                 f"this server's limit of {max_duration_s:g} s")
 
 
 def _trace_links(trace_path: str | None) -> dict[str, Any]:
@@ -661,59 +709,6 @@ class MetricsMiddleware:
             self.metrics.latency.labels(endpoint).observe(time.perf_counter() - t0)
 
 
-class BodyTooLarge(HTTPException):
-    """The request body went past the limit while it was being read (an HTTPException: FastAPI's body
-    parser passes it on as it is, and the app answers 413)."""
-
-    def __init__(self, shown_mb: float):
-        super().__init__(413, f"request body larger than {shown_mb:g} MB", headers={"Connection": "close"})
-
-
-class SizeLimitMiddleware:
-    """413 for a request body over the limit: before reading when Content-Length says so, else as soon as
-    the bytes received (a chunked body) pass it. Reading stops there, so the form parser never spools more
-    than the limit to the temporary folder, however the bytes are shared among fields, used or not."""
-
-    def __init__(self, app: Any, limit_bytes: int, shown_mb: float | None = None):
-        self.app, self.limit = app, limit_bytes
-        self.shown_mb = shown_mb if shown_mb is not None else limit_bytes / 1048576
-
-    async def _refuse(self, send: Callable) -> None:
-        body = json.dumps({"detail": f"request body larger than {self.shown_mb:g} MB"}).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"connection", b"close"),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
-
-    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        for k, v in scope.get("headers", []):
-            if k == b"content-length" and v.isdigit() and int(v) > self.limit:
-                return await self._refuse(send)
-        seen, started = 0, False
-
-        async def counted() -> dict:
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise BodyTooLarge(self.shown_mb)
-            return message
-
-        async def watched(message: dict) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counted, watched)
-        except BodyTooLarge:  # raised where no exception handler answered it
-            if not started:
-                await self._refuse(send)
-
-
 class StartupMessage:
     """Turns a failed start-up (a warm-up whose planner is unreachable, ...) into the one line the service
     recorded in `startup_error`, instead of the traceback Starlette would hand uvicorn to log."""
@@ -760,6 +755,7 @@ def create_app(settings: ServeSettings | None = None, *, agent: Any = None) -> F
     # outermost last: metrics see every response (413 and 429 included) with its route and status
     app.add_middleware(SizeLimitMiddleware, limit_bytes=int(settings.max_upload_mb * 1048576) + 65536,
                        shown_mb=settings.max_upload_mb)
+    app.add_middleware(ReadDeadline, body_timeout_s=settings.body_timeout_s)  # 408 for a body that drips
     app.add_middleware(MetricsMiddleware, metrics=service.metrics)
     app.add_middleware(StartupMessage, service=service)
     _with_trace_schema(app)
@@ -879,7 +875,10 @@ def _ask_route(app: FastAPI, service: Service, settings: ServeSettings) -> None:
         def work() -> Any:
             return agent.ask(clip_path, question, chosen or None, item_id=item_id, metadata=meta)
 
-        result, st, warnings = await _run_ask(service, settings, request, work, clip_path, shown)
+        try:
+            result, st, warnings = await _run_ask(service, settings, request, work, clip_path, shown)
+        finally:
+            service.release([clip_path])
         return AskResponse(
             run_id=st.run.run_id, answer=result.answer, choice=result.choice, choice_index=result.choice_index,
             rationale=result.rationale, confidence=result.confidence, confidence_reason=result.confidence_reason,
@@ -936,16 +935,16 @@ def _trace_routes(app: FastAPI, service: Service) -> None:
     trace_schema = {"application/json": {"schema": {"$ref": "#/components/schemas/EvidenceState"}}}
 
     @app.get("/v1/traces/{trace_id}", summary="a trace as JSON (audiomind.state.EvidenceState)",
-             response_class=FileResponse,
+             response_class=Response,
              responses={200: {"content": trace_schema, "description": "the trace"}, 400: ERRORS[400],
                         404: ERRORS[404]})
-    async def trace_json(trace_id: str) -> FileResponse:
-        f = await asyncio.get_running_loop().run_in_executor(None, service.trace_file, trace_id)
-        return FileResponse(f, media_type="application/json")
+    async def trace_json(trace_id: str) -> Response:
+        text = await asyncio.get_running_loop().run_in_executor(None, service.public_trace, trace_id)
+        return Response(text, media_type="application/json")
 
     @app.get("/v1/traces/{trace_id}/html", summary="a trace in the HTML viewer", response_class=HTMLResponse,
              responses={400: ERRORS[400], 404: ERRORS[404], 507: ERRORS[507]})
-    async def trace_html(trace_id: str) -> FileResponse:
+    async def trace_html(trace_id: str) -> HTMLResponse:
         try:
             page = await asyncio.get_running_loop().run_in_executor(None, service.render_html, trace_id)
         except OSError as exc:
@@ -954,7 +953,7 @@ def _trace_routes(app: FastAPI, service: Service) -> None:
             if not is_storage_error(exc):
                 raise
             raise service.storage_refusal(exc, "the rendered page") from None
-        return FileResponse(page, media_type="text/html; charset=utf-8")
+        return HTMLResponse(service.public(page.read_text(encoding="utf-8"), html=True))
 
 
 def _judge_routes(app: FastAPI, service: Service) -> None:
@@ -1033,7 +1032,11 @@ def _judge_route(app: FastAPI, service: Service, spec: JudgeSpec, form_fields: C
             if upload is None and not path and not slot.required:
                 audio[slot.name] = None
                 continue
-            audio[slot.name], shown_as = await service.audio_input(upload, path, slot.name, field)
+            try:
+                audio[slot.name], shown_as = await service.audio_input(upload, path, slot.name, field)
+            except BaseException:
+                service.release(audio.values())  # the descriptors of the slots already taken
+                raise
             shown[str(audio[slot.name])] = shown_as
         options = JudgeOptions(llm=kw.get("llm") or settings.agent.planner,
                                frontend=kw.get("frontend") or settings.agent.frontend, trace_dir=settings.trace_dir,
@@ -1057,6 +1060,8 @@ def _judge_route(app: FastAPI, service: Service, spec: JudgeSpec, form_fields: C
             if not is_storage_error(exc):
                 raise
             raise service.storage_refusal(exc, "the judge's trace") from None
+        finally:
+            service.release(audio.values())
         service.metrics.runs.labels(kind, "answered").inc()
         body = _public_paths(result.model_dump(mode="json"), shown)
         body.update(_trace_links(getattr(result, "trace_path", None)))
@@ -1110,6 +1115,7 @@ def serve(settings: ServeSettings, *, host: str = "127.0.0.1", port: int = 8000,
 
     from audiomind.cli_common import fail
     from audiomind.embedded.sessions import THREADS_ENV
+    from audiomind.serve_guards import header_deadline_protocol
 
     try:
         check_storage(settings)  # a read-only or full --trace-dir: one line and exit 4, before uvicorn starts
@@ -1117,5 +1123,6 @@ def serve(settings: ServeSettings, *, host: str = "127.0.0.1", port: int = 8000,
         fail(f"{exc}", code=4)
     os.environ.setdefault(THREADS_ENV, str(intra_op_threads_for(settings.concurrency, workers)))
     os.environ[SETTINGS_ENV] = settings.model_dump_json()
+    protocol = functools.partial(header_deadline_protocol(), header_timeout_s=settings.header_timeout_s)
     uvicorn.run("audiomind.serve:app_from_env", factory=True, host=host, port=port, workers=workers,
-                log_level=log_level, timeout_graceful_shutdown=30)
+                log_level=log_level, timeout_graceful_shutdown=30, http=protocol)  # type: ignore[arg-type]

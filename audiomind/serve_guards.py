@@ -1,0 +1,324 @@
+"""What `audiomind serve` does so that no request can escape its roots or hold the server (issue 35).
+
+- `snapshot_under`: a path a request names is resolved under the roots (audiomind.paths.resolve_under), then
+  opened ONCE (O_NOFOLLOW: a last component swapped for a symlink since the check is refused), and the OPENED
+  file is checked: a regular file, whose real location (/proc/self/fd, or its st_dev/st_ino against the
+  checked path where there is no /proc) is inside a root. Its header is probed through that descriptor (the
+  duration cap, audiomind.limits) and its bytes are copied from it into the content-addressed uploads
+  folder; the run gets that copy, which no client can swap. Before this, swapping ROOT/race.wav between a
+  file and a symlink to a file outside every root while requests ran made 208 of 2,587 requests analyse
+  the outside file, because the run resolved the name again after the check.
+- `ReadDeadline`: an ASGI middleware that bounds the whole read of a request body (a 1-byte-a-second
+  multipart body got no answer in 130 s): past `body_timeout_s` the request is answered 408 and its
+  connection closed.
+- `HeaderDeadlineH11`: uvicorn's h11 protocol with a deadline on reading a request's headers (h11 has
+  none, and uvicorn's keep-alive timer is cancelled by every byte: 60 slowloris sockets were still open
+  after 131 s); past `header_timeout_s` the connection is closed.
+- `SizeLimitMiddleware`: 413 for a body over `max_upload_mb`, counted as it arrives (issue 25).
+- `uvicorn_config`: the uvicorn configuration `serve` (and the tests) run the app with.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import functools
+import hashlib
+import json
+import os
+import stat
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from fastapi import HTTPException
+
+DEFAULT_HEADER_TIMEOUT_S = 10.0
+DEFAULT_BODY_TIMEOUT_S = 120.0
+_COPY_CHUNK = 1 << 20
+
+
+# ---- one open, checked where it landed ----------------------------------------------------------------
+
+def _opened_where(fd: int) -> Path | None:
+    """Where the file open as `fd` really is (/proc/self/fd), or None where there is no /proc."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return None
+
+
+def open_confined(path: str, roots: list[Path]) -> tuple[int, Path]:
+    """(a read-only descriptor, the checked real path) of `path` when the file it opens is a regular file
+    inside one of `roots`; a PathPolicyError subclass otherwise. The caller closes the descriptor."""
+    from audiomind.paths import (
+        MissingPathError,
+        NotRegularFileError,
+        OutsideRootsError,
+        PathPolicyError,
+        is_under,
+        resolve_under,
+    )
+
+    real = resolve_under(path, roots, base=roots[0])
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(real, flags)
+    except OSError as exc:  # changed since the check: now a symlink (ELOOP), gone, ...
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise MissingPathError(f"{path}: no such file", path) from None
+        if exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise OutsideRootsError(f"{path}: became a symlink after it was checked", path) from None
+        raise PathPolicyError(f"{path}: cannot open it ({exc.strerror})", path) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFileError(f"{path}: not a regular file", path)
+        where = _opened_where(fd)
+        if where is None:  # no /proc: the opened file must be the one at the checked path
+            try:
+                now = os.stat(real, follow_symlinks=False)
+            except OSError:
+                raise MissingPathError(f"{path}: no such file", path) from None
+            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+                raise OutsideRootsError(f"{path}: changed while it was opened", path)
+            where = real
+        if not is_under(where, [Path(os.path.realpath(r)) for r in roots]):
+            raise OutsideRootsError(f"{path}: the file opened is outside the allowed folders", path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, real
+
+
+def fd_path(fd: int) -> str:
+    """A name of the open file `fd` that this process and its children (ffprobe) can open."""
+    return f"/proc/{os.getpid()}/fd/{fd}"
+
+
+def copy_into(fd: int, folder: Path, suffix: str) -> Path:
+    """The bytes of `fd` copied to `folder/<sha256><suffix>` (content-addressed: an existing copy is kept)."""
+    h = hashlib.sha256()
+    tmp_fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=".snapshot-", suffix=suffix)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(tmp_fd, "wb") as out:
+            while chunk := os.read(fd, _COPY_CHUNK):
+                h.update(chunk)
+                out.write(chunk)
+        dest = folder / f"{h.hexdigest()}{suffix}"
+        if dest.exists():
+            tmp.unlink()
+        else:
+            os.replace(tmp, dest)
+        return dest
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def snapshot_under(path: str, roots: list[Path], folder: Path, suffix: str,
+                   max_duration_s: float | None, shown: str | None = None) -> tuple[Path, int | None]:
+    """(the audio a run reads, a descriptor the caller must close after the run or None) for the file `path`
+    names under `roots`, checked as opened (open_confined) and refused over the duration cap from its header
+    (read through the descriptor). Its bytes are copied from that descriptor into `folder` (content-
+    addressed): the run reads the copy, never the name again. When `folder` will not take the copy (full,
+    read-only), the run reads the open descriptor itself (fd_path) and the caller holds it open until the
+    run ends. PathPolicyError or AudioError (naming the file as `shown`) otherwise."""
+    from audiomind.audio import AudioError, probe
+    from audiomind.fsutil import is_storage_error
+    from audiomind.limits import DurationCapError, check_clip
+
+    fd, _real = open_confined(path, roots)
+    try:
+        name = fd_path(fd)
+        try:
+            if not check_clip(name, max_duration_s, shown=shown or path):
+                probe(name)  # no cap: still refuse what is not audio before copying it
+        except DurationCapError:
+            raise
+        except AudioError as exc:  # named as the client named it, not by its descriptor
+            raise AudioError(str(exc).replace(name, shown or path)) from None
+        os.lseek(fd, 0, os.SEEK_SET)
+        try:
+            copy = copy_into(fd, folder, suffix)
+        except OSError as exc:
+            if not is_storage_error(exc):
+                raise
+            os.lseek(fd, 0, os.SEEK_SET)
+            return Path(name), fd  # held open by the caller: still the checked file, and only it
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    return copy, None
+
+
+# ---- read deadlines ----------------------------------------------------------------------------------
+
+class BodyTimeout(HTTPException):
+    """The request body did not arrive within the deadline (FastAPI's body parser passes it on; 408)."""
+
+    def __init__(self, seconds: float):
+        super().__init__(408, f"the request body did not arrive within {seconds:g} s",
+                         headers={"Connection": "close"})
+
+
+class ReadDeadline:
+    """An ASGI middleware: the whole body of a request must arrive within `body_timeout_s` of its headers;
+    past it the request is answered 408 (Connection: close). Once the body is in, receive() is left alone
+    (a run waits on it to learn that its client went away)."""
+
+    def __init__(self, app: Any, body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S):
+        self.app, self.timeout = app, body_timeout_s
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.timeout
+        read, started = False, False
+
+        async def bounded() -> dict:
+            nonlocal read
+            if read:
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0.001))
+            except TimeoutError:
+                raise BodyTimeout(self.timeout) from None
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                read = True
+            return message
+
+        async def watched(message: dict) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, bounded, watched)
+        except BodyTimeout as exc:  # raised where no exception handler answered it
+            if not started:
+                body = json.dumps({"detail": exc.detail}).encode()
+                await send({"type": "http.response.start", "status": 408,
+                            "headers": [(b"content-type", b"application/json"), (b"connection", b"close"),
+                                        (b"content-length", str(len(body)).encode())]})
+                await send({"type": "http.response.body", "body": body})
+
+
+class BodyTooLarge(HTTPException):
+    """The request body went past the limit while it was being read (an HTTPException: FastAPI's body
+    parser passes it on as it is, and the app answers 413)."""
+
+    def __init__(self, shown_mb: float):
+        super().__init__(413, f"request body larger than {shown_mb:g} MB", headers={"Connection": "close"})
+
+
+class SizeLimitMiddleware:
+    """413 for a request body over the limit: before reading when Content-Length says so, else as soon as
+    the bytes received (a chunked body) pass it. Reading stops there, so the form parser never spools more
+    than the limit to the temporary folder, however the bytes are shared among fields, used or not."""
+
+    def __init__(self, app: Any, limit_bytes: int, shown_mb: float | None = None):
+        self.app, self.limit = app, limit_bytes
+        self.shown_mb = shown_mb if shown_mb is not None else limit_bytes / 1048576
+
+    async def _refuse(self, send: Callable) -> None:
+        body = json.dumps({"detail": f"request body larger than {self.shown_mb:g} MB"}).encode()
+        await send({"type": "http.response.start", "status": 413,
+                    "headers": [(b"content-type", b"application/json"), (b"connection", b"close"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        for k, v in scope.get("headers", []):
+            if k == b"content-length" and v.isdigit() and int(v) > self.limit:
+                return await self._refuse(send)
+        seen, started = 0, False
+
+        async def counted() -> dict:
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise BodyTooLarge(self.shown_mb)
+            return message
+
+        async def watched(message: dict) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, counted, watched)
+        except BodyTooLarge:  # raised where no exception handler answered it
+            if not started:
+                await self._refuse(send)
+
+
+def _header_deadline_protocol() -> type:
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class HeaderDeadlineH11(H11Protocol):
+        """uvicorn's h11 protocol, with the headers of each request due within `header_timeout_s` of the
+        connection (or of the previous response): a client that drips them is disconnected."""
+
+        def __init__(self, *args: Any, header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S, **kwargs: Any):
+            super().__init__(*args, **kwargs)
+            self.header_timeout_s = header_timeout_s
+            self._header_timer: asyncio.TimerHandle | None = None
+
+        def _arm(self) -> None:
+            self._disarm()
+            self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_late)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _headers_late(self) -> None:
+            self._header_timer = None
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()
+
+        def connection_made(self, transport: Any) -> None:
+            super().connection_made(transport)
+            self._arm()
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._disarm()
+            super().connection_lost(exc)
+
+        def handle_events(self) -> None:
+            super().handle_events()
+            if self.conn.their_state is not h11.IDLE:  # this request's headers are in
+                self._disarm()
+
+        def on_response_complete(self) -> None:
+            super().on_response_complete()
+            if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+                self._arm()  # the next request's headers are due too
+
+    return HeaderDeadlineH11
+
+
+@functools.cache
+def header_deadline_protocol() -> type:
+    """The HeaderDeadlineH11 class (made on first use: uvicorn and h11 are imported only by a server)."""
+    return _header_deadline_protocol()
+
+
+def uvicorn_config(app: Any, *, header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S, **kwargs: Any) -> Any:
+    """uvicorn's Config for `app` with the header deadline (HeaderDeadlineH11); kwargs go to uvicorn."""
+    import uvicorn
+
+    protocol = functools.partial(header_deadline_protocol(), header_timeout_s=header_timeout_s)
+    return uvicorn.Config(app, http=protocol, **kwargs)  # type: ignore[arg-type]
