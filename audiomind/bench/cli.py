@@ -212,10 +212,20 @@ def _storage_errors_fail(fn):
 
 @_storage_errors_fail
 def _run_task(task_name: str, options: dict[str, str], source: Path, audio_dir: Path | None, out: Path,
-              config: AgentConfig, run: RunOptions, as_json: bool = False) -> None:
+              config: AgentConfig, run: RunOptions, as_json: bool = False, batch: bool = False) -> None:
     """Every `bench run --task ...` (and `bench mmar`): read the task's input row by row, run it through the
-    batch runner, write its official files, print its breakdown."""
+    batch runner, write its official files, print its breakdown. `batch`: through the provider's batch API
+    (audiomind.bench.batch), refused unless the run can go that way."""
     from audiomind.bench.tasks import make_task, run_task
+
+    if batch:
+        from audiomind.bench.batch import check_batch, run_task_batch
+
+        try:
+            check_batch(config, run.ray)
+        except ValueError as exc:
+            _fail(str(exc))
+        run_task = run_task_batch  # the same call and results, through the batch API
 
     _quiet()
     try:
@@ -287,6 +297,9 @@ def run_cmd(
     run: RunOptions = _RUN,  # --workers --limit --ray --price* --retry --progress --strict
     as_json: bool = typer.Option(False, "--json", help="print {summary, outputs, traces} as JSON (summary: the "
                                                       "runner's RunSummary)"),
+    batch: bool = typer.Option(False, "--batch", help="--mode direct with an openai: or gemini: front end: send "
+                               "every item's one answer call through the provider's batch API (half price; "
+                               "RUN_DIR/batch.json keeps the batch ids, so the same command resumes polling)"),
 ) -> None:
     """Run (or resume) any registered task: results.jsonl (scored by the task), traces/, summary.json, plus the
     task's own files (mmar: predictions.jsonl + scores.json; msu: msu/; synthetic: predictions.jsonl +
@@ -303,7 +316,7 @@ def run_cmd(
         if task != "items":
             _fail("--benchmark names the results of an item list (--task items); other tasks name their own")
         options.setdefault("benchmark", benchmark)
-    _run_task(task, options, source, audio_dir, out, config, run, as_json=as_json)
+    _run_task(task, options, source, audio_dir, out, config, run, as_json=as_json, batch=batch)
 
 
 @bench_app.command("report")

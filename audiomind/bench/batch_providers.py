@@ -1,0 +1,347 @@
+"""The providers' batch APIs behind `bench run --batch` (audiomind.bench.batch drives them).
+
+- OpenAI: a JSONL of `{custom_id, method: POST, url: /v1/chat/completions, body}` uploaded with
+  `files.create(purpose="batch")`, then `batches.create(endpoint="/v1/chat/completions", completion_window="24h")`;
+  `batches.retrieve` until completed / failed / expired / cancelled; the output file (and the error file)
+  read line by line.
+- Gemini (google-genai, Developer API): `client.batches.create(model=..., src=[InlinedRequest...])`, then
+  `client.batches.get(name=...)` until the job has ended; the replies are `dest.inlined_responses`, in the
+  order of the requests (each carries its request's `metadata.key`).
+
+Each provider builds an item's request with its front end's own request building (OpenAIFrontEnd.
+build_messages, GeminiFrontEnd.build_contents), talks to the front end's own endpoint with its key, and turns
+each reply line into a BatchReply (text and usage, or why the line failed). Polls and listings go through
+the front end's retry policy (transient errors retried); a create is sent once (a lost reply is found again by
+the job's tag, never created twice).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from pydantic import BaseModel, Field
+
+from audiomind.backends.base import AnswerRequest, BackendError, FrontEnd
+from audiomind.backends.frontends.audio_parts import plan_segments, sent_audio
+from audiomind.backends.frontends.batch_replay import BatchReply, BatchRequest, request_key
+from audiomind.backends.jsonparse import message_text
+from audiomind.backends.retry import call_with_retries
+from audiomind.backends.usage import reply_facts
+from audiomind.prompts import evidence_rule, has_evidence
+from audiomind.state import ModelMessage, SentAudio
+from audiomind.trace import model_messages
+
+T = TypeVar("T")
+
+LIST_SCAN_LIMIT = 1000
+"""How many of the account's most recent batches are searched for a job whose create reply was lost."""
+
+
+class BatchJob(BaseModel):
+    """One batch submitted for a run (batch.json keeps every one, in order)."""
+
+    index: int
+    tag: str = Field(description="unique name of the job (OpenAI metadata.audiomind_job, Gemini display_name): "
+                     "how a job whose create reply was lost is found again")
+    item_ids: list[str] = Field(description="the custom ids (item ids) of its lines, in order")
+    input_file: str | None = Field(None, description="the input JSONL, relative to RUN_DIR (OpenAI)")
+    input_file_id: str | None = None
+    create_sent: bool = Field(False, description="a create was sent (its reply may have been lost)")
+    batch_id: str | None = None
+    state: str | None = None
+    done: bool = False
+    collected: bool = False
+    created_at: str | None = None
+    finished_at: str | None = None
+    polls: int = 0
+    detail: str = ""
+
+
+class BatchProvider(Protocol):
+    kind: str
+    frontend: FrontEnd
+    max_bytes: int
+    max_lines: int
+    needs_upload: bool
+
+    def prepare(self, request: AnswerRequest) -> tuple[BatchRequest, Any]: ...
+
+    def line(self, custom_id: str, payload: Any) -> str: ...
+
+    def upload(self, path: Path) -> str: ...
+
+    def create(self, job: BatchJob, payloads: dict[str, Any]) -> tuple[str, str]: ...
+
+    def find(self, job: BatchJob) -> tuple[str, str] | None: ...
+
+    def status(self, batch_id: str) -> tuple[str, bool, str]: ...
+
+    def collect(self, job: BatchJob) -> list[BatchReply]: ...
+
+
+def _sent(frontend: Any, request: AnswerRequest, transport: str = "batch") -> list[SentAudio]:
+    segments, _ = plan_segments(request.originals, frontend.window_s)
+    return [sent_audio(s, transport) for s in segments]
+
+
+class _Remote:
+    """What both providers share: the front end, its client, its retry policy for polls and listings."""
+
+    frontend: Any
+
+    def _control(self, fn: Callable[[], T], purpose: str) -> T:
+        fe = self.frontend
+        policy = replace(fe.policy, cache=None)  # a poll is never answered from the model-call cache
+        result, _ = call_with_retries(fn, role="frontend", purpose=f"batch {purpose}", backend=fe.name,
+                                      policy=policy, endpoint=fe.base_url, secrets=[getattr(fe, "_key", None)],
+                                      timeout_s=fe.timeout_s)
+        return result
+
+
+def _missing(job: BatchJob, got: dict[str, BatchReply], why: str) -> list[BatchReply]:
+    """Every line of the job: its reply, or a failed reply saying why there is none."""
+    return [got.get(cid) or BatchReply(custom_id=cid, batch_id=job.batch_id or "", ok=False, error=why)
+            for cid in job.item_ids]
+
+
+# ---------------------------------------------------------------- OpenAI
+
+OPENAI_ENDPOINT = "/v1/chat/completions"
+OPENAI_DONE = frozenset({"completed", "failed", "expired", "cancelled"})
+
+
+class OpenAIBatch(_Remote):
+    kind = "openai"
+    max_bytes = 190 * 1024 * 1024  # the Batch API takes input files of up to 200 MB
+    max_lines = 50_000
+    needs_upload = True
+
+    def __init__(self, frontend: Any):
+        self.frontend = frontend
+        self.client = frontend._client  # the front end's own endpoint, key and timeouts
+
+    def prepare(self, request: AnswerRequest) -> tuple[BatchRequest, Any]:
+        fe = self.frontend
+        messages, windows = fe.build_messages(request.prompt, request.originals)
+        # the body chat.completions.create would send for OpenAIFrontEnd._complete
+        body: dict[str, Any] = {"model": fe.model, "messages": messages}
+        if fe.temperature is not None:
+            body["temperature"] = fe.temperature
+        if fe.max_tokens:
+            body["max_tokens"] = fe.max_tokens
+        if fe.extra_body:
+            body.update(fe.extra_body)
+        decoding = {k: body[k] for k in ("temperature", "max_tokens") if k in body}
+        req = BatchRequest(custom_id="", key=request_key(request.prompt, request.originals),
+                           input=model_messages(messages), input_audio=_sent(fe, request), windows=windows,
+                           decoding=decoding)
+        return req, body
+
+    def line(self, custom_id: str, payload: Any) -> str:
+        return json.dumps({"custom_id": custom_id, "method": "POST", "url": OPENAI_ENDPOINT, "body": payload},
+                          ensure_ascii=False, separators=(",", ":"))
+
+    def upload(self, path: Path) -> str:
+        data = path.read_bytes()
+        f = self._control(lambda: self.client.files.create(file=(path.name, data, "application/jsonl"),
+                                                           purpose="batch"), "upload")
+        return str(f.id)
+
+    def create(self, job: BatchJob, payloads: dict[str, Any]) -> tuple[str, str]:
+        b = self.client.batches.create(input_file_id=job.input_file_id or "", endpoint=OPENAI_ENDPOINT,
+                                       completion_window="24h", metadata={"audiomind_job": job.tag})
+        return str(b.id), str(b.status)
+
+    def find(self, job: BatchJob) -> tuple[str, str] | None:
+        def scan() -> tuple[str, str] | None:
+            for n, b in enumerate(self.client.batches.list(limit=100)):
+                if n >= LIST_SCAN_LIMIT:
+                    break
+                if (b.metadata or {}).get("audiomind_job") == job.tag or (
+                        job.input_file_id and b.input_file_id == job.input_file_id):
+                    return str(b.id), str(b.status)
+            return None
+
+        return self._control(scan, "list")
+
+    def status(self, batch_id: str) -> tuple[str, bool, str]:
+        b = self._control(lambda: self.client.batches.retrieve(batch_id), "poll")
+        counts = b.request_counts
+        detail = f"{counts.completed}/{counts.total} done, {counts.failed} failed" if counts else ""
+        return str(b.status), b.status in OPENAI_DONE, detail
+
+    def _lines(self, file_id: str | None) -> list[dict[str, Any]]:
+        if not file_id:
+            return []
+        content = self._control(lambda: self.client.files.content(file_id), "download")
+        rows = []
+        for raw in content.text.splitlines():
+            if raw.strip():
+                row = json.loads(raw)
+                if isinstance(row, dict):
+                    rows.append(row)
+        return rows
+
+    def collect(self, job: BatchJob) -> list[BatchReply]:
+        b = self._control(lambda: self.client.batches.retrieve(job.batch_id or ""), "poll")
+        got: dict[str, BatchReply] = {}
+        for row in self._lines(b.output_file_id) + self._lines(b.error_file_id):
+            reply = openai_reply(row, str(b.id))
+            if reply.custom_id in job.item_ids and not (reply.custom_id in got and got[reply.custom_id].ok):
+                got[reply.custom_id] = reply
+        why = f"no reply line in the batch (batch {b.status})"
+        if b.errors and b.errors.data:
+            why += ": " + "; ".join(str(e.message) for e in b.errors.data)[:500]
+        return _missing(job, got, why)
+
+
+def openai_reply(row: dict[str, Any], batch_id: str) -> BatchReply:
+    """One line of a batch's output or error file as a BatchReply."""
+    from openai.types.chat import ChatCompletion
+
+    cid, line_id = str(row.get("custom_id") or ""), row.get("id")
+    resp = row.get("response") if isinstance(row.get("response"), dict) else {}
+    body = resp.get("body") if resp else None
+    status = resp.get("status_code") if resp else None
+    error = row.get("error")
+    if error or status != 200 or not isinstance(body, dict):
+        detail = error if isinstance(error, dict) else (body or {}).get("error") if isinstance(body, dict) else None
+        msg = f"{detail.get('code') or ''}: {detail.get('message') or ''}".strip(": ") if isinstance(detail, dict) \
+            else str(error or "")
+        return BatchReply(custom_id=cid, batch_id=batch_id, ok=False, line_id=line_id, body=row,
+                          error=(f"HTTP {status}: " if status else "") + (msg or "the line failed"))
+    try:
+        completion = ChatCompletion.model_validate(body)
+    except ValueError as exc:
+        return BatchReply(custom_id=cid, batch_id=batch_id, ok=False, line_id=line_id, body=row,
+                          error=f"not a chat completion: {str(exc)[:300]}")
+    if not completion.choices:
+        return BatchReply(custom_id=cid, batch_id=batch_id, ok=False, line_id=line_id, body=body,
+                          error="the reply has no choices")
+    return BatchReply(custom_id=cid, batch_id=batch_id, ok=True, line_id=line_id, body=body,
+                      text=message_text(completion.choices[0].message.content), facts=reply_facts(completion))
+
+
+# ---------------------------------------------------------------- Gemini
+
+GEMINI_DONE = frozenset({"JOB_STATE_SUCCEEDED", "JOB_STATE_FAILED", "JOB_STATE_CANCELLED", "JOB_STATE_EXPIRED",
+                         "JOB_STATE_PARTIALLY_SUCCEEDED"})
+
+
+class GeminiBatch(_Remote):
+    kind = "gemini"
+    max_bytes = 18 * 1024 * 1024  # inlined requests travel in one create request (Gemini caps it at 20 MB)
+    max_lines = 10_000
+    needs_upload = False
+
+    def __init__(self, frontend: Any):
+        from google.genai import types
+
+        self.frontend = frontend
+        self.types = types
+        self.client = frontend._client  # the front end's own endpoint, key and timeouts
+
+    def prepare(self, request: AnswerRequest) -> tuple[BatchRequest, Any]:
+        fe, types = self.frontend, self.types
+        contents, windows, used_files, _ = fe.build_contents(request.prompt, request.originals)
+        system = evidence_rule() if has_evidence(request.prompt) else None
+        # the config GeminiFrontEnd._generate sends with an answer
+        cfg = types.GenerateContentConfig(
+            temperature=fe.temperature, max_output_tokens=fe.max_output_tokens,
+            response_mime_type="application/json" if fe.json_mode else None, system_instruction=system)
+        size = len(request.prompt.encode()) + (len(system or "") * 2)
+        texts: list[str] = []
+        for content in contents:
+            for part in content.parts or []:
+                if part.text is not None:
+                    texts.append(part.text)
+                    size += len(part.text.encode())
+                elif part.inline_data is not None:
+                    texts.append("[inline_data]")
+                    size += len(part.inline_data.data or b"") * 4 // 3 + 64
+                else:
+                    texts.append("[file_data]")
+                    size += 256
+        sent = [*([ModelMessage(role="system", content=system)] if system else []),
+                ModelMessage(role="user", content="\n".join(texts))]
+        decoding = {"temperature": fe.temperature, "max_output_tokens": fe.max_output_tokens,
+                    "json_mode": fe.json_mode}
+        req = BatchRequest(custom_id="", key=request_key(request.prompt, request.originals), input=sent,
+                           input_audio=_sent(fe, request, "file" if used_files else "batch"), windows=windows,
+                           decoding={k: v for k, v in decoding.items() if v is not None}, size_bytes=size)
+        return req, (contents, cfg)
+
+    def line(self, custom_id: str, payload: Any) -> str:
+        return ""  # inlined requests go in the create request itself: no input file
+
+    def upload(self, path: Path) -> str:
+        raise NotImplementedError("Gemini inlined batches upload no input file")
+
+    def create(self, job: BatchJob, payloads: dict[str, Any]) -> tuple[str, str]:
+        types = self.types
+        src = [types.InlinedRequest(contents=payloads[cid][0], config=payloads[cid][1], metadata={"key": cid})
+               for cid in job.item_ids]
+        bj = self.client.batches.create(model=self.frontend.model, src=src,
+                                        config=types.CreateBatchJobConfig(display_name=job.tag))
+        return str(bj.name), _state(bj)
+
+    def find(self, job: BatchJob) -> tuple[str, str] | None:
+        def scan() -> tuple[str, str] | None:
+            pager = self.client.batches.list(config=self.types.ListBatchJobsConfig(page_size=100))
+            for n, bj in enumerate(pager):
+                if n >= LIST_SCAN_LIMIT:
+                    break
+                if bj.display_name == job.tag:
+                    return str(bj.name), _state(bj)
+            return None
+
+        return self._control(scan, "list")
+
+    def status(self, batch_id: str) -> tuple[str, bool, str]:
+        bj = self._control(lambda: self.client.batches.get(name=batch_id), "poll")
+        state = _state(bj)
+        return state, state in GEMINI_DONE, (bj.error.message or "") if bj.error else ""
+
+    def collect(self, job: BatchJob) -> list[BatchReply]:
+        bj = self._control(lambda: self.client.batches.get(name=job.batch_id or ""), "poll")
+        name = str(bj.name)
+        got: dict[str, BatchReply] = {}
+        if bj.dest is not None and bj.dest.file_name and not bj.dest.inlined_responses:
+            raise BackendError(f"the Gemini batch {name} wrote its replies to the file {bj.dest.file_name}; only "
+                               "inlined replies are read")
+        responses = (bj.dest.inlined_responses if bj.dest is not None else None) or []
+        for i, r in enumerate(responses):
+            cid = (r.metadata or {}).get("key") or (job.item_ids[i] if i < len(job.item_ids) else "")
+            if r.error is not None or r.response is None:
+                msg = (r.error.message if r.error is not None else None) or "no response"
+                code = r.error.code if r.error is not None else None
+                got[cid] = BatchReply(custom_id=cid, batch_id=name, ok=False,
+                                      error=f"{code}: {msg}" if code else msg,
+                                      body=r.model_dump(mode="json", exclude_none=True))
+                continue
+            got[cid] = BatchReply(custom_id=cid, batch_id=name, ok=True, text=r.response.text or "",
+                                  facts=reply_facts(r.response),
+                                  body=r.response.model_dump(mode="json", exclude_none=True))
+        why = f"no reply in the batch (job {_state(bj)})"
+        if bj.error is not None and bj.error.message:
+            why += f": {bj.error.message}"
+        return _missing(job, {k: v for k, v in got.items() if k in job.item_ids}, why)
+
+
+def _state(bj: Any) -> str:
+    s = bj.state
+    return str(getattr(s, "value", s) or "JOB_STATE_UNSPECIFIED")
+
+
+def make_provider(frontend: FrontEnd) -> BatchProvider:
+    """The batch API of a front end (an OpenAI-compatible or a Gemini one)."""
+    kind = getattr(frontend, "kind", "")
+    if kind == "openai":
+        return OpenAIBatch(frontend)
+    if kind == "gemini":
+        return GeminiBatch(frontend)
+    raise BackendError(f"{frontend.name}: no batch API (batch runs need an openai: or gemini: front end)")
