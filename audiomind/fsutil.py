@@ -22,6 +22,7 @@ import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, BinaryIO
 
 _STORAGE_ERRNOS = {
     errno.ENOSPC: "no space left on the device",
@@ -129,3 +130,195 @@ def atomic_write(path: str | Path, data: str | bytes, *, encoding: str = "utf-8"
 def atomic_write_text(path: str | Path, text: str, encoding: str = "utf-8") -> Path:
     """`atomic_write` for text (the benchmark runner's name for it)."""
     return atomic_write(path, text, encoding=encoding)
+
+
+# ---- bounded reading of untrusted input files --------------------------------------------------------
+#
+# Every file a command reads that someone else may have written (a trace, a run's results.jsonl / run.json /
+# scores.json, an item list or meta file) is read through `open_input` and, when it is JSON, parsed by
+# `loads_json`: a FIFO, a device (/dev/zero) or a symlink to one is refused without blocking, a file larger
+# than the cap is refused before it is read, and JSON nested too deeply or holding a huge integer is one
+# clear error (InputFileError, a ValueError), never a hang, an exhausted memory or a traceback.
+
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+"""The most bytes one input file may hold (a 10,000-item results.jsonl is about 20 MB)."""
+MAX_ROW_BYTES = 4 * 1024 * 1024
+"""The most bytes one line of a JSON Lines file may hold; a longer line is one bad row."""
+MAX_JSON_DEPTH = 64
+"""The deepest nesting of arrays and objects a JSON input may have (a trace needs about 8)."""
+MAX_INT_DIGITS = 4300
+"""The most digits a JSON integer may have (Python's own int-from-string limit)."""
+
+
+class InputFileError(ValueError):
+    """An input file (or one JSON value in it) was refused or could not be read; `str()` is one line naming
+    the file. `line`/`column`: where in the text, when known."""
+
+    def __init__(self, message: str, path: str | Path | None = None, *, line: int | None = None,
+                 column: int | None = None, reason: str = ""):
+        super().__init__(message)
+        self.path = None if path is None else str(path)
+        self.line, self.column = line, column
+        self.reason = reason or message
+
+
+def _kind_of(mode: int) -> str:
+    from audiomind.paths import _kind
+
+    return _kind(mode)
+
+
+def _shown(path: str | Path) -> str:
+    from audiomind.paths import clip_text, visible
+
+    return visible(clip_text(os.fspath(path), 200))
+
+
+def open_input(path: str | Path) -> BinaryIO:
+    """Open an input file for reading (binary) when it is a regular file; otherwise raise InputFileError.
+    The path is stat'ed before it is opened (a device is never opened), opened non-blocking (a FIFO that
+    appears in between cannot hang the open) and fstat'ed again once open (what was opened is what was
+    checked)."""
+    import stat as st_
+
+    shown = _shown(path)
+    try:
+        mode = os.stat(path).st_mode
+        if st_.S_ISREG(mode):
+            fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+            mode = os.fstat(fd).st_mode
+            if st_.S_ISREG(mode):
+                return os.fdopen(fd, "rb")
+            os.close(fd)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise InputFileError(f"cannot read {shown}: a symlink loop", path) from None
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise InputFileError(f"cannot read {shown}: no such file", path) from None
+        why = _STORAGE_ERRNOS.get(exc.errno or 0) or (exc.strerror or type(exc).__name__).lower()
+        raise InputFileError(f"cannot read {shown}: {why}", path) from None
+    raise InputFileError(f"cannot read {shown}: {_kind_of(mode)}, not a regular file", path)
+
+
+def _too_big(path: str | Path, size: int, limit: int) -> InputFileError:
+    return InputFileError(f"cannot read {_shown(path)}: {size:,} bytes, more than the {limit:,} an input file "
+                          "may hold", path)
+
+
+def read_input_bytes(path: str | Path, max_bytes: int = MAX_INPUT_BYTES) -> bytes:
+    """The bytes of an input file (see `open_input`), refused when it holds more than `max_bytes`."""
+    with open_input(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > max_bytes:
+            raise _too_big(path, size, max_bytes)
+        data = f.read(max_bytes + 1)
+    if len(data) > max_bytes:  # it grew while being read
+        raise _too_big(path, len(data), max_bytes)
+    return data
+
+
+def decode_utf8(data: bytes, where: str) -> str:
+    """`data` as UTF-8 text, or InputFileError 'WHERE: not UTF-8 text (invalid start byte at byte N)'."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputFileError(f"{where}: not UTF-8 text ({exc.reason} at byte {exc.start})",
+                             reason=f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+
+
+def read_input_text(path: str | Path, max_bytes: int = MAX_INPUT_BYTES) -> str:
+    """An input file as UTF-8 text (see `read_input_bytes`); InputFileError when it is not UTF-8."""
+    try:
+        return decode_utf8(read_input_bytes(path, max_bytes), _shown(path))
+    except InputFileError as exc:
+        exc.path = str(path)
+        raise
+
+
+def input_lines(path: str | Path, max_bytes: int = MAX_INPUT_BYTES,
+                max_line_bytes: int = MAX_ROW_BYTES) -> Iterator[tuple[int, bytes | None]]:
+    """(line number from 1, the line's bytes without its newline) for each line of an input file, streamed;
+    a line longer than `max_line_bytes` comes as (n, None) (its bytes skipped, never held). The file is
+    refused (InputFileError) when it is not a regular file or holds more than `max_bytes`."""
+    with open_input(path) as f:
+        size = os.fstat(f.fileno()).st_size
+        if size > max_bytes:
+            raise _too_big(path, size, max_bytes)
+        total, n = 0, 0
+        while True:
+            line = f.readline(max_line_bytes + 1)
+            if not line:
+                return
+            n += 1
+            total += len(line)
+            if len(line) > max_line_bytes and not line.endswith(b"\n"):
+                while line and not line.endswith(b"\n"):  # skip the rest of the long line, a block at a time
+                    line = f.readline(1 << 20)
+                    total += len(line)
+                    if total > max_bytes:
+                        raise _too_big(path, total, max_bytes)
+                yield n, None
+                continue
+            if total > max_bytes:
+                raise _too_big(path, total, max_bytes)
+            yield n, line.rstrip(b"\r\n")
+
+
+class _BigInt(ValueError):
+    def __init__(self, digits: int):
+        super().__init__(digits)
+        self.digits = digits
+
+
+def _depth_over(value: Any, limit: int) -> bool:
+    """Whether arrays/objects in `value` nest deeper than `limit` (iterative: no recursion of its own)."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        v, d = stack.pop()
+        if isinstance(v, dict):
+            v = list(v.values())
+        elif not isinstance(v, list):
+            continue
+        if d > limit:
+            return True
+        stack.extend((x, d + 1) for x in v if isinstance(x, (dict, list)))
+    return False
+
+
+def loads_json(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH, max_int_digits: int = MAX_INT_DIGITS) -> Any:
+    """Parse untrusted JSON text; InputFileError (a ValueError, with `line` and `column` where known) when it is
+    not JSON, nests deeper than `max_depth` or holds an integer of more than `max_int_digits` digits."""
+    import json
+
+    def parse_int(s: str) -> int:
+        digits = len(s) - (s[0] == "-")
+        if digits > max_int_digits:
+            raise _BigInt(digits)
+        return int(s)
+
+    try:
+        value = json.loads(text, parse_int=parse_int)
+    except json.JSONDecodeError as exc:
+        raise InputFileError(f"not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}",
+                             line=exc.lineno, column=exc.colno, reason=exc.msg) from None
+    except _BigInt as exc:
+        raise InputFileError(f"a JSON integer of {exc.digits:,} digits (at most {max_int_digits:,})") from None
+    except RecursionError:
+        raise InputFileError(f"JSON nested too deeply (more than {max_depth} levels)") from None
+    except UnicodeDecodeError as exc:
+        raise InputFileError(f"not UTF-8 text ({exc.reason} at byte {exc.start})") from None
+    opens = text.count("[") + text.count("{") if isinstance(text, str) else text.count(b"[") + text.count(b"{")
+    if opens > max_depth and _depth_over(value, max_depth):
+        raise InputFileError(f"JSON nested too deeply (more than {max_depth} levels)")
+    return value
+
+
+def load_json_file(path: str | Path, max_bytes: int = MAX_INPUT_BYTES, *, max_depth: int = MAX_JSON_DEPTH) -> Any:
+    """An input file's JSON value (see `read_input_text` and `loads_json`); every refusal is an
+    InputFileError whose message starts with the file's name."""
+    text = read_input_text(path, max_bytes)
+    try:
+        return loads_json(text, max_depth=max_depth)
+    except InputFileError as exc:
+        raise InputFileError(f"{_shown(path)}: {exc}", path, line=exc.line, column=exc.column,
+                             reason=str(exc)) from None

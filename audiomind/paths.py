@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from collections.abc import Iterable
 from pathlib import Path
@@ -26,8 +27,10 @@ __all__ = [
     "check_path_length",
     "clip_text",
     "is_under",
+    "markdown_text",
     "public_message",
     "resolve_under",
+    "visible",
 ]
 
 MAX_PATH_CHARS = 4096
@@ -86,6 +89,30 @@ def clip_text(text: object, limit: int = 200) -> str:
     tail = max(limit // 3, 1)
     head = max(limit - tail, 1)
     return f"{s[:head]} … ({len(s) - head - tail} more characters) … {s[-tail:]}"
+
+
+# What a terminal would obey rather than show: C0 controls but tab and newline (ESC starts CSI/OSC/DCS sequences,
+# CR overwrites a line), DEL, the C1 controls (0x9b is a one-byte CSI, 0x90 DCS, 0x9d OSC) and the bidi
+# overrides/isolates (they reorder what is shown).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def visible(text: object) -> str:
+    """`text` with every terminal control character written as a visible escape (ESC -> \\x1b): the one
+    function every command applies to untrusted text (a trace, a meta row, a file name) before it reaches a
+    terminal, so nothing in it can clear the screen, set the title, make a link or rewrite earlier lines."""
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                        text if isinstance(text, str) else str(text))  # a str enum keeps its value
+
+
+_MARKDOWN_ACTIVE = re.compile(r"[\\`*_{}\[\]()<>#+\-!|~&]")
+
+
+def markdown_text(text: object) -> str:
+    """`visible(text)` made inert in Markdown (one table cell or line): Markdown- and HTML-active characters
+    backslash-escaped (`<`, `>` and `&` as entities, so no tag or link is made), line breaks as spaces."""
+    s = " ".join(visible(text).splitlines())
+    return _MARKDOWN_ACTIVE.sub(lambda m: {"<": "&lt;", ">": "&gt;", "&": "&amp;"}.get(m.group(), "\\" + m.group()), s)
 
 
 def check_path_length(path: str | Path, limit: int = MAX_PATH_CHARS) -> None:

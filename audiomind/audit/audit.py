@@ -15,7 +15,6 @@ and the final answer's rationale is checked the same way against the evidence it
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from audiomind.audit.timeline import OK_STATUSES, find_artifact, locate_artifact, short
+from audiomind.audit.timeline import MAX_TRACE_BYTES, OK_STATUSES, artifact_file, short
 from audiomind.paths import clip_text
 from audiomind.state import EvidenceItem, EvidenceState, ToolCallStatus, ToolCategory
 from audiomind.tools.manifest import ToolManifest, ToolRegistry
@@ -277,12 +276,16 @@ class Auditor:
     """Runs every rule over one trace; the tool registry gives the manifests (boundaries)."""
 
     def __init__(self, registry: ToolRegistry | None = None, check_files: bool = True, confine_files: bool = False,
-                 allow: list[Path] | tuple[Path, ...] = ()):
-        """confine_files: read artifact files only inside each trace's run folder and the `allow`ed folders
-        (the HTML viewer's policy for untrusted traces); any other recorded path is reported, never read."""
+                 allow: list[Path] | tuple[Path, ...] = (), outside: str | None = None):
+        """Artifact files are read under `timeline.artifact_file`, the confinement every trace command shares:
+        inside each trace's run folder and the `allow`ed folders, and elsewhere as `outside` says (default:
+        "audio", any artifact file with an audio file name that decodes as audio; `confine_files`, as a server's
+        viewer asks: "none"); any other recorded path (/etc/passwd, a FIFO, a loop) is reported, never read,
+        and a file's own hash is never printed."""
         self.registry = registry if registry is not None else ToolRegistry.load()
         self.check_files = check_files
         self.confine_files = confine_files
+        self.outside = outside or ("none" if confine_files else "audio")
         self.allow = list(allow)
         self._hash_cache: dict[tuple[str, float, int], str] = {}
 
@@ -291,30 +294,25 @@ class Auditor:
 
     # -- entry points
     def audit_file(self, path: str | Path) -> TraceAudit:
-        from audiomind.trace import validate_trace_file
+        from audiomind.fsutil import InputFileError, loads_json, read_input_text
 
         p = Path(path)
         result = TraceAudit(file=str(p))
-        try:
-            problems = validate_trace_file(p)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            result.findings.append(Finding(rule="schema", severity=Severity.error, message=f"not JSON: {exc}"))
-            return result
-        except RecursionError:
-            result.findings.append(Finding(rule="schema", severity=Severity.error,
-                                           message="not a usable trace: its JSON is nested too deeply to read"))
-            return result
-        except OSError as exc:
+        try:  # the bounded reader every command uses: no FIFO or device, a size cap, bounded nesting and integers
+            text = read_input_text(p, MAX_TRACE_BYTES)
+            data = loads_json(text)
+        except InputFileError as exc:
             result.findings.append(Finding(rule="schema", severity=Severity.error, message=f"unreadable: {exc}"))
             return result
+        problems = schema_problems(data)
         for prob in problems[:50]:
             where, _, msg = prob.partition(": ")
             result.findings.append(Finding(rule="schema", severity=Severity.error, message=msg or prob, path=where))
         try:
-            st = EvidenceState.model_validate_json(p.read_text(encoding="utf-8"))
+            st = EvidenceState.model_validate_json(text)
         except ValidationError as exc:
             if not problems:
-                result.findings.append(Finding(rule="schema", severity=Severity.error, message=str(exc)[:500]))
+                result.findings.append(Finding(rule="schema", severity=Severity.error, message=clip_text(exc, 500)))
             return result
         audited = self.audit_state(st, trace_file=p)
         audited.findings = result.findings + audited.findings
@@ -510,12 +508,8 @@ class Auditor:
                               message=f"{a.id} was created by call {a.created_by}, which is not in the trace")
             if not self.check_files:
                 continue
-            why = "is missing"
-            if self.confine_files:
-                p, moved, reason = find_artifact(a, st, trace_file, self.allow)
-                why = f"is not read ({reason})" if reason else why
-            else:
-                p, moved = locate_artifact(a, st, trace_file)
+            p, moved, reason = artifact_file(a, st, trace_file, self.allow, outside=self.outside)
+            why = f"is not read ({reason})" if reason and reason != "audio file missing" else "is missing"
             if p is None:
                 yield Finding(rule="artifact-missing", severity=Severity.error, path=path, item_id=a.id,
                               message=f"{a.id} ({'original' if a.derived_from is None else 'derived'}) {why}: "
@@ -535,8 +529,41 @@ class Auditor:
                 continue
             if self._hash_cache[key] != a.sha256:
                 yield Finding(rule="artifact-changed", severity=Severity.error, path=path, item_id=a.id,
-                              message=f"{a.id} at {p} has sha256 {self._hash_cache[key][:12]}…, the trace recorded "
-                                      f"{a.sha256[:12]}…: the file changed after the run")
+                              message=f"{a.id} at {p} does not have the sha256 the trace recorded "
+                                      f"({a.sha256[:12]}…): the file changed after the run")
+
+
+def schema_problems(data: Any, *, owners: bool = False) -> list[str]:
+    """JSON Schema problems of a parsed trace as 'where: message' lines ('where (item id): message' with
+    `owners`, plus a line for a schema_version this audiomind does not read); [] means valid."""
+    import jsonschema
+
+    from audiomind.state import SCHEMA_VERSION
+    from audiomind.trace import trace_json_schema
+
+    validator = jsonschema.Draft202012Validator(trace_json_schema())
+    out = []
+    if owners and isinstance(data, dict) and data.get("schema_version") not in (None, SCHEMA_VERSION):
+        out.append(f"schema_version: {clip_text(repr(data.get('schema_version')), 80)}, but this audiomind reads "
+                   f"{SCHEMA_VERSION!r}")
+
+    def owner_id(p: list) -> str:
+        node: Any = data
+        found = ""
+        for part in p:
+            try:
+                node = node[part]
+            except (KeyError, IndexError, TypeError):
+                break
+            if isinstance(node, dict) and isinstance(node.get("id"), str):
+                found = node["id"]
+        return f" ({clip_text(found, 80)})" if found and owners else ""
+
+    for e in sorted(validator.iter_errors(data), key=lambda e: [str(x) for x in e.absolute_path]):
+        where = "/".join(str(x) for x in e.absolute_path) or "(root)"
+        # jsonschema's message repeats the offending value, which may be the whole file: keep ~200 characters
+        out.append(f"{clip_text(where, 120)}{owner_id(list(e.absolute_path))}: {clip_text(e.message, 200)}")
+    return out
 
 
 # ---- many files ----------------------------------------------------------------------------------

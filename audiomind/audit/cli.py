@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import typer
 from rich.console import Console
@@ -24,6 +24,14 @@ if TYPE_CHECKING:
     from audiomind.state import EvidenceState
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
+
+
+def _shown(text: object) -> str:
+    """Untrusted text (from a trace, a file name) as console markup: `paths.visible` (escape sequences shown,
+    not obeyed) then rich's markup escape."""
+    from audiomind.paths import visible
+
+    return escape(visible(text))
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
@@ -70,57 +78,30 @@ def _files(paths: list[Path]) -> list[Path]:
 
 def _read_trace(path: Path, *, hint: bool = False) -> EvidenceState:
     """The trace at `path`, or exit 2 with one clear line (and, with `hint`, the command that says more)."""
-    from audiomind.trace import load_trace
+    from audiomind.audit.timeline import read_trace_file
 
     problem = _path_problem(path, folder_ok=False)
     if problem:
         _fail(problem if "no such file" not in problem else f"no trace file at {path}")
     try:
-        return load_trace(path)
+        return read_trace_file(path)
     except Exception as exc:  # noqa: BLE001 - one clear line
         _fail(f"{path} is not a readable trace: {str(exc).splitlines()[0][:300]}"
               + (f" (run `audiomind trace validate {path}`)" if hint else ""))
 
 
 def validation_messages(path: Path) -> list[str]:
-    """JSON Schema problems as 'where (item id): message [value]' lines; [] means valid."""
-    import jsonschema
-
-    from audiomind.paths import clip_text
-    from audiomind.state import SCHEMA_VERSION
-    from audiomind.trace import trace_json_schema
+    """JSON Schema problems as 'where (item id): message [value]' lines; [] means valid. The file is read by
+    the bounded reader every command uses (fsutil: a regular file under a size cap, bounded JSON)."""
+    from audiomind.audit.audit import schema_problems
+    from audiomind.audit.timeline import MAX_TRACE_BYTES
+    from audiomind.fsutil import InputFileError, loads_json, read_input_text
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except UnicodeDecodeError as exc:
-        return [f"(file): not UTF-8 text: {exc}"]
-    except json.JSONDecodeError as exc:
-        return [f"(file): not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}"]
-    except RecursionError:
-        return ["(file): not a usable trace: its JSON is nested too deeply to read"]
-    validator = jsonschema.Draft202012Validator(trace_json_schema())
-    out = []
-    if isinstance(data, dict) and data.get("schema_version") not in (None, SCHEMA_VERSION):
-        out.append(f"schema_version: {clip_text(repr(data.get('schema_version')), 80)}, but this audiomind reads "
-                   f"{SCHEMA_VERSION!r}")
-
-    def owner_id(p: list) -> str:
-        node: Any = data
-        found = ""
-        for part in p:
-            try:
-                node = node[part]
-            except (KeyError, IndexError, TypeError):
-                break
-            if isinstance(node, dict) and isinstance(node.get("id"), str):
-                found = node["id"]
-        return f" ({found})" if found else ""
-
-    for e in sorted(validator.iter_errors(data), key=lambda e: [str(x) for x in e.absolute_path]):
-        where = "/".join(str(x) for x in e.absolute_path) or "(root)"
-        # jsonschema's message repeats the offending value, which may be the whole file: keep ~200 characters
-        out.append(f"{clip_text(where, 120)}{owner_id(list(e.absolute_path))}: {clip_text(e.message, 200)}")
-    return out
+        data = loads_json(read_input_text(path, MAX_TRACE_BYTES))
+    except InputFileError as exc:
+        return [f"(file): {exc}"]
+    return schema_problems(data, owners=True)
 
 
 def validate_cmd(
@@ -136,13 +117,13 @@ def validate_cmd(
     else:
         for f, problems in results.items():
             if problems:
-                err.print(f"[red]invalid[/] {escape(f)}")
+                err.print(f"[red]invalid[/] {_shown(f)}")
                 for p in problems[:20]:
-                    err.print(f"  {escape(p)}")
+                    err.print(f"  {_shown(p)}")
                 if len(problems) > 20:
                     err.print(f"  … {len(problems) - 20} more")
             else:
-                console.print(f"[green]valid[/] {escape(f)}")
+                console.print(f"[green]valid[/] {_shown(f)}")
         if len(files) > 1:
             console.print(f"{len(files) - bad} valid, {bad} invalid")
     raise typer.Exit(1 if bad else 0)
@@ -180,13 +161,13 @@ def audit_cmd(
         for a in audits:
             title = f"{a.file}" + (f" — {a.question}" if a.question else "")
             if not a.findings:
-                console.print(f"[green]clean[/] {escape(title)}")
+                console.print(f"[green]clean[/] {_shown(title)}")
                 continue
-            console.print(f"[bold]{escape(title)}[/]")
+            console.print(f"[bold]{_shown(title)}[/]")
             for f in sorted(a.findings, key=lambda f: -f.severity.rank):
                 style = SEVERITY_STYLE[f.severity.value]
-                console.print(f"  [{style}]{f.severity.value:7s}[/] {f.rule} [dim]{escape(f.path)}[/]: "
-                              f"{escape(f.message)}")
+                console.print(f"  [{style}]{f.severity.value:7s}[/] {f.rule} [dim]{_shown(f.path)}[/]: "
+                              f"{_shown(f.message)}")
         summary = audits_json(audits)["summary"]
         console.print(
             f"{summary['traces']} trace(s), {summary['with_findings']} with findings: "
@@ -220,7 +201,7 @@ def stats_cmd(
     else:
         render(result, console)
         for f, why in bad:
-            err.print(f"[yellow]skipped[/] {escape(f)}: {escape(why)}")
+            err.print(f"[yellow]skipped[/] {_shown(f)}: {_shown(why)}")
 
 
 def diff_cmd(
@@ -247,36 +228,46 @@ def replay_cmd(
     trace_dir: Path | None = typer.Option(None, help="where the replay's trace goes (default: <trace dir>/replays)"),
     no_cache: bool = typer.Option(False, "--no-cache", help="re-run planner tool calls instead of using cached results"),
     as_json: bool = typer.Option(False, "--json", help="machine-readable report"),
+    allow_dir: list[Path] | None = typer.Option(
+        None, "--allow-dir", help="also read the trace's audio from this folder (as `trace html`) (repeatable)"),
 ) -> None:
     """Re-run a trace's question and audio with recorded (or new) model outputs and report whether the
-    answer and decisions match the recording. Exit 0 when they match, 1 when not."""
+    answer and decisions match the recording. Exit 0 when they match, 1 when not.
+
+    The audio is read only as `trace html` reads it: inside the trace's run folder (or an --allow-dir), or an
+    original clip elsewhere that decodes as audio and has the sha256 the trace recorded. Exit 4 when the
+    replay's trace cannot be written."""
     import os
 
     from audiomind.audio import AudioError
     from audiomind.audit.diff import DiffReport, render
     from audiomind.audit.replay import replay
     from audiomind.backends.base import BackendError
+    from audiomind.cli_report import EXIT_STORAGE, storage_line
     from audiomind.config import AgentConfig
 
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
     os.environ.setdefault("TQDM_DISABLE", "1")
-    if not path.is_file():
-        _fail(f"no trace file at {path}")
+    problem = _path_problem(path, folder_ok=False)
+    if problem:
+        _fail(problem if "no such file" not in problem else f"no trace file at {path}")
     try:
         config = AgentConfig(planner=planner, frontend=frontend, use_cache=not no_cache,
                              trace_dir=trace_dir or path.parent / "replays")
-        report, _ = replay(path, config)
+        report, _ = replay(path, config, allow=list(allow_dir or []))
     except (BackendError, AudioError, ValueError) as exc:
         _fail(str(exc), code=3 if isinstance(exc, BackendError) else 2)
+    except OSError as exc:  # the replay's trace folder refused a write: one line, exit 4 (as `ask`)
+        _fail(f"the replay could not be written: {storage_line(exc)}", code=EXIT_STORAGE)
     if as_json:
         print(report.model_dump_json(indent=2))
     else:
         render(DiffReport.model_validate(report.diff), console)
         verdict = "[green]reproduced[/]" if report.answer_match and report.decisions_match else "[red]differs[/]"
-        console.print(f"{verdict}: answer {escape(repr(report.answer_recorded))} → "
-                      f"{escape(repr(report.answer_replayed))} ({'same' if report.answer_match else 'different'}); "
+        console.print(f"{verdict}: answer {_shown(repr(report.answer_recorded))} → "
+                      f"{_shown(repr(report.answer_replayed))} ({'same' if report.answer_match else 'different'}); "
                       f"decisions {'same' if report.decisions_match else 'different'}; "
-                      f"replay trace {escape(str(report.replayed))}")
+                      f"replay trace {_shown(str(report.replayed))}")
     raise typer.Exit(0 if report.answer_match and report.decisions_match else 1)
 
 
@@ -308,8 +299,8 @@ def html_cmd(
     if not pages:
         _fail("none of the files is a readable trace (see the index for why)", code=1)
     for p in pages:
-        console.print(f"wrote {escape(str(p))}")
-    console.print(f"[bold]index:[/] {escape(str(index))}")
+        console.print(f"wrote {_shown(p)}")
+    console.print(f"[bold]index:[/] {_shown(index)}")
 
 
 def export_cmd(
@@ -333,7 +324,7 @@ def export_cmd(
     files = _files(paths)
     states, skipped = load_states(files)
     for f, why in skipped:
-        err.print(f"[yellow]skipped[/] {escape(f)}: {escape(why)}")
+        err.print(f"[yellow]skipped[/] {_shown(f)}: {_shown(why)}")
     if not states:
         _fail(f"none of the {len(files)} file(s) is a readable trace")
     try:
@@ -344,10 +335,10 @@ def export_cmd(
         print(json.dumps({"endpoint": report.endpoint, "spans": report.spans, "traces": report.traces,
                           "skipped": [{"file": f, "why": w} for f, w in skipped]}, indent=2))
         return
-    console.print(f"exported {len(report.traces)} trace(s), {report.spans} span(s) to {escape(report.endpoint)}"
+    console.print(f"exported {len(report.traces)} trace(s), {report.spans} span(s) to {_shown(report.endpoint)}"
                   + ("" if include_content else " [dim](no content: add --include-content for it)[/]"))
     for t in report.traces:
-        console.print(f"  {escape(t['run_id'])} -> trace id {t['trace_id']}")
+        console.print(f"  {_shown(t['run_id'])} -> trace id {t['trace_id']}")
 
 
 COMMANDS: list[tuple[str, Callable[..., None]]] = [

@@ -224,7 +224,14 @@ def diff_states(a: EvidenceState, b: EvidenceState, name_a: str = "A", name_b: s
 
 
 def render(r: DiffReport, console) -> None:
-    from rich.markup import escape
+    """The comparison on a terminal; every text from the traces goes through `escape`: `paths.visible`
+    (escape sequences shown, not obeyed) and rich's markup escape."""
+    from rich.markup import escape as markup_escape
+
+    from audiomind.paths import visible
+
+    def escape(text: str) -> str:
+        return markup_escape(visible(text))
 
     console.print(f"[bold]A[/] {escape(r.a)}\n[bold]B[/] {escape(r.b)}")
     if not r.same_question:

@@ -11,10 +11,12 @@ artifacts carry their ids as anchors, so evidence links to its source and the an
 A trace is untrusted input: its `artifacts[*].path` may name any file (`/etc/passwd`, a private file, a
 FIFO). An artifact is copied or embedded when its file's sha256 matches the trace's record and either it
 lies inside the trace's own run folder (see `timeline.run_folder`, plus folders the user allows explicitly)
-or it is an original clip (the question's own audio, wherever `ask` read it from) in a regular file with an
-audio file name that decodes as audio (a trace naming /etc/passwd does not get it opened): a trace cannot make the viewer publish a non-audio file, nor one whose content it does
-not already know. A derived clip outside those folders is not read at all. The rest are shown as
-"unavailable (reason)".
+or, for `trace html` only (a local user's own traces, never the server's viewer), it is an original clip (the
+question's own audio, wherever `ask` read it from) in a regular file with an audio file name that decodes as
+audio (a trace naming /etc/passwd does not get it opened): a trace cannot make the viewer publish a non-audio
+file, nor one whose content it does not already know. A derived clip outside those folders is not read at all.
+The rest are shown as "unavailable (reason)". The rule is `timeline.artifact_file`, shared with the audit and
+replay. A long clip is decoded only for its first MAX_VIEW_S seconds (spectrogram, WAV for the player).
 """
 
 from __future__ import annotations
@@ -31,21 +33,26 @@ from typing import Any
 from audiomind.audit.audit import Auditor, Severity, TraceAudit
 from audiomind.audit.stats import is_correct
 from audiomind.audit.timeline import (
-    OUTSIDE_REASON,
     Step,
     build_timeline,
     describe_call,
-    find_artifact,
     key_outputs,
     short,
+    verified_artifact_file,
 )
 from audiomind.paths import clip_text
 from audiomind.state import Artifact, EvidenceItem, EvidenceState, ToolCall, ToolCallStatus
 
 PLAYABLE = {".wav": "audio/wav", ".mp3": "audio/mpeg", ".ogg": "audio/ogg", ".oga": "audio/ogg",
             ".opus": "audio/ogg", ".flac": "audio/flac", ".m4a": "audio/mp4", ".webm": "audio/webm"}
-# names an original clip outside the run folder must have to be looked at (others are not even opened)
-AUDIO_SUFFIXES = {*PLAYABLE, ".aif", ".aiff", ".aac", ".wma", ".mp4", ".mka", ".caf", ".au", ".w64", ".amr", ".wv"}
+MAX_VIEW_S = 600.0
+"""The most seconds of a clip the viewer decodes (a spectrogram, a WAV made for a container browsers cannot play):
+a 10-hour clip is shown by its first ten minutes, never decoded whole (issue 35: 15.9 GB)."""
+MAX_EMBED_BYTES = 48 * 1024 * 1024
+"""The largest audio file embedded in a page as a data URI (base64 in memory and in the page); a larger one is
+shown as unavailable in an embedded page (a copied one is linked, whatever its size)."""
+MAX_LANE_SPANS = 2000
+"""Spans drawn per evidence lane (a trace may list any number)."""
 _IDS = re.compile(r"\b((?:ev|call|obs)_[0-9a-f]{10})\b")
 
 CSS = """
@@ -155,12 +162,16 @@ def spectrogram_png(audio_path: Path, out: Path, title: str = "", lanes: list[La
     import librosa.display
     import numpy as np
 
-    from audiomind.audio import load
+    from audiomind.audio import iter_blocks
 
     sr = 16000
-    y = load(audio_path, sr=sr)
+    blocks = list(iter_blocks(audio_path, sr=sr, mono=True, end_s=MAX_VIEW_S))  # never the whole of a long clip
+    y = np.concatenate(blocks) if blocks else np.zeros(0, np.float32)
+    del blocks
     if y.size == 0:
         return None
+    if len(y) >= round(MAX_VIEW_S * sr) - sr:
+        title = f"{title} (the first {MAX_VIEW_S:.0f} s)"
     lanes = lanes or []
     duration = len(y) / sr
     mel = librosa.feature.melspectrogram(y=y, sr=sr, n_fft=1024, hop_length=256, n_mels=96, fmax=sr / 2)
@@ -178,6 +189,7 @@ def spectrogram_png(audio_path: Path, out: Path, title: str = "", lanes: list[La
         colors = ["#1f77b4", "#2ca02c", "#d62728", "#9467bd", "#ff7f0e", "#17becf"]
         for row, (_name, spans) in enumerate(lanes):
             yb = len(lanes) - 1 - row
+            spans = [sp for sp in spans if sp[0] < duration][:MAX_LANE_SPANS]
             lx.broken_barh([(s, max(e - s, duration / 400)) for s, e, _ in spans], (yb + 0.15, 0.7),
                            facecolors=colors[row % len(colors)], alpha=0.8)
             for s, e, label in spans[:40]:
@@ -197,42 +209,17 @@ def spectrogram_png(audio_path: Path, out: Path, title: str = "", lanes: list[La
 
 
 def artifact_source(a: Artifact, st: EvidenceState, trace_file: Path | None,
-                    allow: list[Path] | tuple[Path, ...] = ()) -> tuple[Path | None, bool, str]:
+                    allow: list[Path] | tuple[Path, ...] = (), *, originals_anywhere: bool = False
+                    ) -> tuple[Path | None, bool, str]:
     """(the file to show for artifact `a`, whether it was found at a new place, "") or (None, False, why it is
-    unavailable): `find_artifact`'s policy (a regular file inside the trace's run folder or an `allow`ed
-    folder), then the file's sha256 must be the one the trace recorded."""
-    src, moved, why = find_artifact(a, st, trace_file, allow)
-    # the question's own clip, wherever `ask` read it from: shown when it is the very audio the trace recorded
-    # (derived clips always live in a run folder, so one named elsewhere is not read at all)
-    outside = src is None and why == OUTSIDE_REASON and a.derived_from is None
-    if outside:
-        # checked in the order that opens least: an audio file name (/etc/passwd is never opened), a
-        # regular file (no FIFO, device or loop), its header decodes as audio, then its sha256
-        from audiomind.audio import AudioError, probe
-        from audiomind.paths import PathPolicyError, resolve_under
+    unavailable): `timeline.verified_artifact_file`, the confinement every trace command shares (the trace's
+    run folder and the `allow`ed folders; with `originals_anywhere`, `trace html` on a local user's traces,
+    the question's own clip elsewhere when it decodes as audio), then the sha256 the trace recorded."""
+    return verified_artifact_file(a, st, trace_file, allow, outside="originals" if originals_anywhere else "none")
 
-        if Path(a.path).suffix.lower() not in AUDIO_SUFFIXES:
-            return None, False, f"{why} (and not an audio file name)"
-        try:
-            src = resolve_under(a.path, ["/"])
-            probe(src)
-        except PathPolicyError:
-            return None, False, why
-        except (AudioError, OSError):
-            return None, False, f"{why} (and it does not decode as audio)"
-    if src is None:
-        return None, False, why
-    try:
-        from audiomind.audio import sha256_file
 
-        digest = sha256_file(src)
-    except OSError as exc:
-        return None, False, f"cannot be read ({exc.strerror or type(exc).__name__})"
-    if digest != a.sha256:
-        if outside:
-            return None, False, why
-        return None, False, "sha256 differs from the trace's record: the file changed after the run"
-    return src, moved, ""
+class TooLargeToEmbed(ValueError):
+    """An audio file over MAX_EMBED_BYTES in a page that embeds its audio."""
 
 
 class _Assets:
@@ -251,14 +238,30 @@ class _Assets:
         return f"{self.rel}/{path.name}"
 
     def audio(self, a: Artifact, src: Path) -> tuple[str, str]:
+        """(its URI, its MIME type); TooLargeToEmbed when a file to embed is over MAX_EMBED_BYTES."""
         mime = PLAYABLE.get(src.suffix.lower())
         dest = self.dir / f"{a.id}{src.suffix.lower() if mime else '.wav'}"
         if mime:
+            size = src.stat().st_size
+            if self.embed and size > MAX_EMBED_BYTES:
+                raise TooLargeToEmbed(f"{size / 2**20:.0f} MB, too large to embed in the page (at most "
+                                 f"{MAX_EMBED_BYTES / 2**20:.0f} MB; without --embed it is copied)")
             shutil.copyfile(src, dest)
-        else:  # a container browsers cannot play: decode once to WAV
-            from audiomind.audio import load, write_wav
+        else:  # a container browsers cannot play: its first MAX_VIEW_S seconds decoded to a 16 kHz WAV, in blocks
+            import soundfile as sf
 
-            write_wav(dest, load(src, sr=a.sample_rate or 16000, mono=True), a.sample_rate or 16000)
+            from audiomind.audio import iter_blocks
+
+            blocks = iter_blocks(src, sr=16000, mono=True, end_s=MAX_VIEW_S)
+            first = next(blocks)  # not audio: raises before anything is written
+            try:
+                with sf.SoundFile(str(dest), "w", samplerate=16000, channels=1, subtype="PCM_16") as f:
+                    f.write(first)
+                    for block in blocks:
+                        f.write(block)
+            except BaseException:
+                dest.unlink(missing_ok=True)
+                raise
             mime = "audio/wav"
         return self._uri(dest, mime), mime
 
@@ -386,16 +389,18 @@ def _step_html(step: Step, st: EvidenceState, known: set[str]) -> str:
 
 def render_page(st: EvidenceState, out_dir: Path, trace_file: Path | None = None, audit: TraceAudit | None = None,
                 embed: bool = False, spectrograms: bool = True, index_href: str | None = "index.html",
-                allow: list[Path] | tuple[Path, ...] = ()) -> Path:
+                allow: list[Path] | tuple[Path, ...] = (), originals_anywhere: bool = False) -> Path:
     """Write `<out_dir>/<run_id>.html` (+ `<run_id>_files/`) and return its path. Audio is read only from the
-    trace's run folder and the `allow`ed folders (see `artifact_source`)."""
+    trace's run folder and the `allow`ed folders, and with `originals_anywhere` (`trace html`, a local user's
+    own traces; never a server) the question's own clip elsewhere (see `artifact_source`)."""
     out_dir.mkdir(parents=True, exist_ok=True)
     stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", st.run.run_id) or "trace"
     assets = _Assets(out_dir, stem, embed)
     known = {c.id for c in st.tool_calls} | {e.id for e in st.evidence} | {o.id for o in st.observations}
     q = st.question
 
-    art_html = [_artifact_html(a, st, trace_file, allow, assets, spectrograms) for a in st.artifacts]
+    art_html = [_artifact_html(a, st, trace_file, allow, assets, spectrograms, originals_anywhere)
+                for a in st.artifacts]
     answer_html = _answer_html(st, known)
     choices = _choices_html(st)
     findings = _findings_html(audit, st, known)
@@ -429,9 +434,9 @@ def render_page(st: EvidenceState, out_dir: Path, trace_file: Path | None = None
 
 
 def _artifact_html(a: Artifact, st: EvidenceState, trace_file: Path | None, allow: list[Path] | tuple[Path, ...],
-                   assets: _Assets, spectrograms: bool) -> str:
+                   assets: _Assets, spectrograms: bool, originals_anywhere: bool = False) -> str:
     """One artifact's card: its provenance and format, a player and its spectrogram (or why there is none)."""
-    src, moved, why = artifact_source(a, st, trace_file, allow)
+    src, moved, why = artifact_source(a, st, trace_file, allow, originals_anywhere=originals_anywhere)
     prov = "original" if a.derived_from is None else (
         f'{h(a.operation)} of <a href="#art-{h(a.derived_from)}">{h(a.derived_from)}</a> '
         f'{h(json.dumps(a.parameters))}'
@@ -440,6 +445,8 @@ def _artifact_html(a: Artifact, st: EvidenceState, trace_file: Path | None, allo
     if src is not None:
         try:
             played = assets.audio(a, src)
+        except TooLargeToEmbed as exc:
+            why = clip_text(exc, 200)
         except Exception as exc:  # noqa: BLE001 - a file that will not decode is shown as unavailable
             why = f"not decodable audio ({type(exc).__name__}: {clip_text(exc, 120)})"
     if played is None:
@@ -557,11 +564,12 @@ def render_paths(paths: list[str | Path], out_dir: str | Path, embed: bool = Fal
     out.mkdir(parents=True, exist_ok=True)
     traces, unreadable = load_traces(list(paths))
     allowed = [Path(d) for d in allow]
-    auditor = Auditor(confine_files=True, allow=allowed) if audit else None
+    auditor = Auditor(allow=allowed, outside="originals") if audit else None  # the pages' own rule
     pages, entries = [], []
     for st, f in traces:
         report = auditor.audit_file(f) if auditor else None
-        page = render_page(st, out, Path(f), report, embed=embed, spectrograms=spectrograms, allow=allowed)
+        page = render_page(st, out, Path(f), report, embed=embed, spectrograms=spectrograms, allow=allowed,
+                           originals_anywhere=True)
         pages.append(page)
         fa = st.final_answer
         entries.append({

@@ -87,12 +87,19 @@ class ExportReport:
         return sum(t["spans"] for t in self.traces)
 
 
+def redact_userinfo(text: str) -> str:
+    """`text` with the user name and password of every URL in it replaced ('http://user:pass@host' ->
+    'http://***@host'): an error message or a report must never repeat a credential given in --otlp."""
+    return re.sub(r"(?i)\b([a-z][a-z0-9+.-]*://)[^/\s@]*@", r"\1***@", text)
+
+
 def otlp_traces_url(url: str) -> str:
     """The OTLP/HTTP traces endpoint for a collector URL: a URL ending in /v1/traces is used as it is,
     any other gets /v1/traces appended (http://localhost:4318 -> http://localhost:4318/v1/traces)."""
     parsed = urlparse(url.strip())
     if parsed.scheme not in ("http", "https") or not parsed.netloc:
-        raise ValueError(f"--otlp needs an http(s) URL such as http://localhost:4318, got {clip_text(url, 120)!r}")
+        raise ValueError(f"--otlp needs an http(s) URL such as http://localhost:4318, got "
+                         f"{clip_text(redact_userinfo(url), 120)!r}")
     base = url.strip().rstrip("/")
     return base if base.endswith("/v1/traces") else base + "/v1/traces"
 
@@ -701,7 +708,7 @@ def export_states(states: Iterable[tuple[EvidenceState, str | None]], url: str, 
     from opentelemetry.sdk.trace.export import SpanExportResult
 
     endpoint = otlp_traces_url(url)
-    report = ExportReport(endpoint=endpoint)
+    report = ExportReport(endpoint=redact_userinfo(endpoint))
     resource = _resource()
     descriptions = _tool_descriptions()
     exporter = OTLPSpanExporter(endpoint=endpoint, timeout=_timeout(timeout_s))
@@ -716,8 +723,8 @@ def export_states(states: Iterable[tuple[EvidenceState, str | None]], url: str, 
             result = exporter.export(spans)
             if result is not SpanExportResult.SUCCESS:
                 done = f" ({len(report.traces)} trace(s) sent before it)" if report.traces else ""
-                raise ExportError(f"could not export run {state.run.run_id} to {endpoint}: "
-                                  f"{_reason(capture.messages)}{done}")
+                raise ExportError(redact_userinfo(f"could not export run {state.run.run_id} to {endpoint}: "
+                                                  f"{_reason(capture.messages)}{done}"))
             report.traces.append({"run_id": state.run.run_id, "trace_id": f"{spans[0].context.trace_id:032x}",
                                   "spans": len(spans), "file": file})
     finally:
@@ -736,17 +743,17 @@ def export_after_run(state: EvidenceState, url: str, *, trace_path: str | None =
         return None
     except Exception as exc:  # noqa: BLE001 - one line per unreadable file
         kept = f"; the trace is kept at {trace_path}" if trace_path else ""
-        return f"OpenTelemetry export skipped: {exc}{kept}"
+        return f"OpenTelemetry export skipped: {redact_userinfo(str(exc))}{kept}"
 
 
 def load_states(files: Iterable[Path]) -> tuple[list[tuple[EvidenceState, str]], list[tuple[str, str]]]:
     """(readable traces with their file, [(file, why not)] for the rest)."""
-    from audiomind.trace import load_trace
+    from audiomind.audit.timeline import read_trace_file
 
     states, skipped = [], []
     for f in files:
         try:
-            states.append((load_trace(f), str(f)))
+            states.append((read_trace_file(f), str(f)))
         except Exception as exc:  # noqa: BLE001 - telemetry must never fail a run
             skipped.append((str(f), clip_text(str(exc).splitlines()[0] if str(exc) else type(exc).__name__, 200)))
     return states, skipped

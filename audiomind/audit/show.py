@@ -7,7 +7,6 @@ the answer's citations can be followed), and finally the answer and why.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -18,27 +17,20 @@ from rich.table import Table
 from rich.text import Text
 
 from audiomind.audit.timeline import Step, build_timeline, describe_call, key_outputs, short
-from audiomind.prompts import choice_letter
+from audiomind.paths import visible
+from audiomind.prompts import MAX_CHOICES, choice_letter
 from audiomind.state import EvidenceState, Observation, PlannerDecision, ToolCallStatus
 
-# what a terminal would obey rather than show: C0 controls but tab and newline (ESC starts CSI/OSC sequences,
-# CR overwrites a line), DEL, the C1 controls (0x9b is a one-byte CSI) and the bidi overrides/isolates
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
-
-def visible(text: str) -> str:
-    """`text` with every terminal control character written as a visible escape (ESC -> \\x1b)."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
-                        text)
-
-
-def _visible_all(value: Any) -> Any:
+def _visible_all(value: Any, markup: bool = False) -> Any:
+    """Every string in `value` (dict keys too) through `visible`, and with `markup` rich's markup escape as
+    well (for text printed as console markup: table cells, f-strings)."""
     if isinstance(value, str):
-        return visible(value)
+        return escape(visible(value)) if markup else visible(value)
     if isinstance(value, dict):
-        return {_visible_all(k): _visible_all(v) for k, v in value.items()}
+        return {_visible_all(k, markup): _visible_all(v, markup) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
-        return [_visible_all(v) for v in value]
+        return [_visible_all(v, markup) for v in value]
     return value
 
 
@@ -55,11 +47,16 @@ STATUS_STYLE = {
 }
 
 
+def _letter(index: int) -> str:
+    """A choice's letter (A, B, ..., ZZ); past the lettered ones (a trace may hold any number) its number."""
+    return choice_letter(index) if index < MAX_CHOICES else f"#{index + 1}"
+
+
 def _header(st: EvidenceState, path: Path | None) -> Panel:
     q = st.question
     lines = [f"[bold]Question:[/] {escape(q.text)}"]
     if q.choices:
-        lines.append("[bold]Choices:[/] " + escape("  ".join(f"{choice_letter(i)}. {c}" for i, c in enumerate(q.choices))))
+        lines.append("[bold]Choices:[/] " + escape("  ".join(f"{_letter(i)}. {c}" for i, c in enumerate(q.choices))))
     lines.append(f"[bold]Audio:[/] {escape(q.audio_path)}")
     models = ", ".join(f"{m.role} {m.spec}" for m in st.run.models) or "(not recorded)"
     lines.append(f"[dim]run {escape(st.run.run_id)} · {escape(models)} · max_steps {st.run.max_steps} · "

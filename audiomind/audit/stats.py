@@ -182,21 +182,26 @@ def aggregate(traces: list[tuple[EvidenceState, str]], calls: Literal["planner",
 def load_traces(paths: list[str | Path]) -> tuple[list[tuple[EvidenceState, str]], list[tuple[str, str]]]:
     """(loaded traces, [(file, why it could not be read)]): a broken file is reported, never fatal."""
     from audiomind.audit.audit import trace_files
-    from audiomind.trace import load_trace
+    from audiomind.audit.timeline import read_trace_file
 
     ok, bad = [], []
     for p in paths:
         for f in trace_files(p):
             try:
-                ok.append((load_trace(f), str(f)))
+                ok.append((read_trace_file(f), str(f)))
             except Exception as exc:  # noqa: BLE001 - reported per file
                 bad.append((str(f), f"{type(exc).__name__}: {str(exc).splitlines()[0][:200]}"))
     return ok, bad
 
 
 def render(stats: dict[str, Any], console) -> None:
+    """The behaviour table on a terminal; every text from the traces (tool names, outcomes, files) is shown
+    through `paths.visible` and rich's markup escape, so no escape sequence or markup reaches the terminal."""
     from rich.table import Table
 
+    from audiomind.audit.show import _visible_all
+
+    stats = _visible_all(stats, markup=True)
     n = stats["traces"]
     console.print(f"[bold]{n} trace(s)[/]; outcomes: "
                   + ", ".join(f"{k} {v}" for k, v in sorted(stats["outcomes"].items())))

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from audiomind.paths import clip_text, visible
 from audiomind.state import (
     Action,
     Artifact,
@@ -305,6 +306,95 @@ def find_artifact(a: Artifact, st: EvidenceState, trace_file: Path | None,
         except PathPolicyError as exc:
             reason = reason or str(exc).split(": ", 1)[-1]
     return None, False, reason or "audio file missing"
+
+
+# names an original clip outside the run folder must have to be looked at (others are not even opened)
+AUDIO_SUFFIXES = {".wav", ".mp3", ".ogg", ".oga", ".opus", ".flac", ".m4a", ".webm", ".aif", ".aiff", ".aac", ".wma",
+                  ".mp4", ".mka", ".caf", ".au", ".w64", ".amr", ".wv"}
+
+
+OUTSIDE_RULES = ("none", "originals", "audio")
+"""What `artifact_file` reads outside the trace's run folder and the allowed folders: nothing (a server's
+viewer), the question's own clips (`trace html`, `trace replay`: `ask` reads them wherever they are), or any
+artifact (`trace audit`: a copy of a trace elsewhere still names its run's files), each only when it has an
+audio file name and its header decodes as audio."""
+
+
+def artifact_file(a: Artifact, st: EvidenceState, trace_file: Path | None, allow: list[Path] | tuple[Path, ...] = (),
+                  *, outside: str = "none") -> tuple[Path | None, bool, str]:
+    """The one confinement every trace command applies before it reads an artifact's file (the viewer, the
+    audit's hashes, replay's audio): `find_artifact` (a regular file inside the trace's run folder or an
+    `allow`ed folder), and, as `outside` (OUTSIDE_RULES) allows, a file elsewhere only when it has an audio
+    file name (/etc/passwd is never opened), is a regular file (no FIFO, device or loop) and its header
+    decodes as audio. Nothing is hashed here: the caller compares the sha256 (`verified_artifact_file`)."""
+    if outside not in OUTSIDE_RULES:
+        raise ValueError(f"outside must be one of {OUTSIDE_RULES}, not {outside!r}")
+    src, moved, why = find_artifact(a, st, trace_file, allow)
+    if src is not None or why != OUTSIDE_REASON or outside == "none" or (
+            outside == "originals" and a.derived_from is not None):
+        return src, moved, why
+    from audiomind.audio import AudioError, probe
+    from audiomind.paths import PathPolicyError, resolve_under
+
+    if Path(a.path).suffix.lower() not in AUDIO_SUFFIXES:
+        return None, False, f"{why} (and not an audio file name)"
+    try:
+        src = resolve_under(a.path, ["/"])
+        probe(src)
+    except PathPolicyError:
+        return None, False, why
+    except (AudioError, OSError):
+        return None, False, f"{why} (and it does not decode as audio)"
+    return src, False, ""
+
+
+def verified_artifact_file(a: Artifact, st: EvidenceState, trace_file: Path | None,
+                           allow: list[Path] | tuple[Path, ...] = (), *, outside: str = "none"
+                           ) -> tuple[Path | None, bool, str]:
+    """`artifact_file`, then the file's sha256 must be the one the trace recorded: (file, moved, "") or
+    (None, False, why not). A file outside whose hash differs is reported only as outside."""
+    from audiomind.audio import sha256_file
+
+    src, moved, why = artifact_file(a, st, trace_file, allow, outside=outside)
+    if src is None:
+        return None, False, why
+    try:
+        digest = sha256_file(src)
+    except OSError as exc:
+        return None, False, f"cannot be read ({exc.strerror or type(exc).__name__})"
+    if digest != a.sha256:
+        if not is_inside_run(src, trace_file, allow):
+            return None, False, OUTSIDE_REASON
+        return None, False, "sha256 differs from the trace's record: the file changed after the run"
+    return src, moved, ""
+
+
+def is_inside_run(path: Path, trace_file: Path | None, allow: list[Path] | tuple[Path, ...] = ()) -> bool:
+    """Whether the (resolved) `path` lies in the trace's run folder or an `allow`ed folder."""
+    from audiomind.paths import _real_root, is_under
+
+    roots = [*([run_folder(trace_file)] if trace_file is not None else []), *allow]
+    return is_under(path, [_real_root(r) for r in roots])
+
+
+MAX_TRACE_BYTES = 64 * 1024 * 1024
+"""The largest trace file the trace commands read (an ordinary one is well under 1 MB)."""
+
+
+def read_trace_file(path: str | Path) -> EvidenceState:
+    """A trace file read as untrusted input: through `fsutil.read_input_text` (a regular file of at most
+    MAX_TRACE_BYTES: no FIFO, device or symlink to one) and `fsutil.loads_json` (bounded nesting and
+    integers), then the trace model. Raises InputFileError (a ValueError naming the file) or pydantic's
+    ValidationError."""
+    from audiomind.fsutil import InputFileError, loads_json, read_input_text
+
+    text = read_input_text(path, MAX_TRACE_BYTES)
+    try:
+        loads_json(text)
+    except InputFileError as exc:
+        raise InputFileError(f"{visible(clip_text(str(path), 200))}: {exc}", path, line=exc.line,
+                             column=exc.column, reason=str(exc)) from None
+    return EvidenceState.model_validate_json(text)
 
 
 def short(text: str | None, n: int = 160) -> str:
