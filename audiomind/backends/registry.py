@@ -360,8 +360,13 @@ def describe_backends() -> list[BackendStatus]:
     has_key = bool(os.environ.get("OPENAI_API_KEY"))
     key_note = "OPENAI_API_KEY is set" if has_key else \
         "OPENAI_API_KEY not set (needed for api.openai.com; openai:MODEL@URL local servers work without)"
+    from audiomind.backends.frontends.openai import AUDIO_MODELS, SHUT_DOWN_AUDIO_MODELS
+
+    models = (f"audio front ends: {', '.join(f'openai:{m}' for m in AUDIO_MODELS)} (not the shut-down "
+              f"{' / '.join(SHUT_DOWN_AUDIO_MODELS)}), or an OpenAI-compatible server such as vLLM serving "
+              "Qwen2.5-Omni: openai:Qwen/Qwen2.5-Omni-7B@http://HOST:8000/v1")
     out.append(BackendStatus(name="openai", usable=ok_oa and ok_lco,
-                             why=f"{why_oa}; {why_lco}; {key_note}"))
+                             why=f"{why_oa}; {why_lco}; {key_note}; {models}"))
 
     ok_g, why_g = _importable("google.genai")
     ok_lcg, why_lcg = _importable("langchain_google_genai")

@@ -368,3 +368,17 @@ def test_bad_settings_are_refused():
         OpenAIFrontEnd("m", base_url="http://127.0.0.1:9/v1", audio_parts="split")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="max_audio_parts"):
         OpenAIFrontEnd("m", base_url="http://127.0.0.1:9/v1", max_audio_parts=0)
+
+
+def test_shut_down_audio_models_are_refused_with_their_replacements(monkeypatch):
+    from audiomind.backends.registry import describe_backends
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key-000000")
+    with pytest.raises(BackendError, match="openai:gpt-audio or openai:gpt-audio-mini"):
+        OpenAIFrontEnd("gpt-4o-audio-preview-2025-06-03")
+    fe = OpenAIFrontEnd("gpt-audio", max_tokens=100)
+    assert fe.spec().decoding["temperature"] == 0.0 and fe.spec().decoding["max_completion_tokens"] == 100
+    # a local server may serve anything under that name
+    OpenAIFrontEnd("gpt-4o-audio-preview", base_url="http://127.0.0.1:9/v1")
+    (row,) = [b for b in describe_backends() if b.name == "openai"]
+    assert "openai:gpt-audio, openai:gpt-audio-mini" in row.why and "gpt-4o-audio-preview" in row.why

@@ -53,6 +53,10 @@ from audiomind.prompts import evidence_rule, has_evidence
 from audiomind.state import Artifact, AudioWindow, ModelCall, ModelMessage, ModelSpec
 
 AudioPartsMode = Literal["windows", "concat"]
+# OpenAI's audio-in chat models, as the installed openai SDK lists them (Dec 2026); the gpt-4o audio previews
+# it lists as shut down (2026-05-07) are refused here with the names to use instead.
+AUDIO_MODELS = ("gpt-audio", "gpt-audio-mini")
+SHUT_DOWN_AUDIO_MODELS = ("gpt-4o-audio-preview", "gpt-4o-mini-audio-preview")
 _REASONING_MODEL = re.compile(r"^(o\d|gpt-5)(?!.*-chat)", re.IGNORECASE)
 
 # One request's user content before encoding: text, or audio as the segments that make one part.
@@ -115,6 +119,9 @@ class OpenAIFrontEnd(RemoteFrontEnd):
         endpoint = openai_endpoint(base_url, api_key)
         self.base_url = endpoint.base_url
         self.openai_proper = not endpoint.custom
+        if self.openai_proper and model.startswith(SHUT_DOWN_AUDIO_MODELS):
+            raise BackendError(f"{model} is shut down at api.openai.com (since 2026-05-07): use "
+                               + " or ".join(f"openai:{m}" for m in AUDIO_MODELS))
         reasoning = is_reasoning_model(model)
         if reasoning and "temperature" not in settings:
             settings["temperature"] = None  # o-series / gpt-5 answer 400 to any temperature
@@ -204,16 +211,16 @@ class OpenAIFrontEnd(RemoteFrontEnd):
         (`input`, `input_audio`, `decoding`); a refusal of log-probabilities is asked again once without."""
         logprobs = logprobs and self.logprobs and not self.logprobs_refused
         first: ModelCall | None = None
-        try:
-            resp, call = self._send(prompt, items, purpose, logprobs)
-        except BackendError as err:
-            if not (logprobs and _rejects_logprobs(err)):
-                self._record(getattr(err, "model_call", None), prompt, items, logprobs)
-                raise
-            self.logprobs_refused = True
-            first = getattr(err, "model_call", None)
-            logprobs = False
-            resp, call = self._send(prompt, items, purpose, logprobs)
+        while True:
+            try:
+                resp, call = self._send(prompt, items, purpose, logprobs)
+                break
+            except BackendError as err:
+                if not (logprobs and _rejects_logprobs(err)):
+                    self._record(getattr(err, "model_call", None), prompt, items, logprobs)
+                    raise
+                self.logprobs_refused, logprobs = True, False  # asked again once, without
+                first = getattr(err, "model_call", None)
         if first is not None:
             call = merge_calls([first, call], extra_errors=[
                 "the server refused log-probabilities (HTTP 400): asked again without, and not asked again"])
