@@ -32,11 +32,14 @@ MAX_WALK = 12  # answer tokens walked at most before the choices are called indi
 
 def _fits(text: str, target: str) -> bool:
     """Whether answer text so far can still be (or already is) `target`: a prefix of it, or it whole
-    followed by something that ends a word."""
+    followed by something that ends a word (a space followed by more words does not: "dog barking" is not
+    the answer "dog")."""
     t, tg = text.lstrip().lower(), target.strip().lower()
     if not t:
         return True
-    return tg.startswith(t) or (t.startswith(tg) and not t[len(tg)].isalnum())
+    rest = t[len(tg):]
+    return tg.startswith(t) or (t.startswith(tg) and not rest[0].isalnum()
+                                and not (rest[0].isspace() and rest.strip()))
 
 
 def _answer_offset(joined: str) -> int | None:
