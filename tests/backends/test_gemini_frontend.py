@@ -64,7 +64,7 @@ def test_inline_audio_part_and_parsed_reply(server, clips):
     assert res.windows == []
     mc = res.model_call
     assert (mc.input_tokens, mc.output_tokens) == (13, 5)
-    assert mc.output["audio_transport"] == "inline"
+    assert [(a.artifact_id, a.transport, a.sha256) for a in mc.input_audio] == [("a0", "inline", art.sha256)]
     assert KEY not in res.model_dump_json()
 
 
@@ -128,7 +128,7 @@ def test_files_api_above_inline_limit(server, clips):
 
     server.default = responder
     a0, a1 = artifact_for(clips["short"], "a0"), artifact_for(clips["other"], "a1")
-    res = _listen(_fe(server.url, inline_limit_bytes=1000), [a0, a1])
+    res = _listen(_fe(server.url, inline_limit_mb=0), [a0, a1])
 
     starts = [u for u in uploads if u.path.startswith("/upload/")]
     chunks = [u for u in uploads if u.path.startswith("/upload-session/")]
@@ -142,7 +142,7 @@ def test_files_api_above_inline_limit(server, clips):
     assert [fp.get("fileUri") or fp.get("file_uri") for fp in file_parts] == [
         f"{server.url}/v1beta/files/f1", f"{server.url}/v1beta/files/f2"]
     assert not any("inlineData" in p or "inline_data" in p for p in parts)
-    assert res.model_call.output["audio_transport"] == "files_api"
+    assert [(a.artifact_id, a.transport) for a in res.model_call.input_audio] == [("a0", "file"), ("a1", "file")]
 
 
 def _gen_config(body: dict) -> dict:
