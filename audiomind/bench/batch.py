@@ -39,7 +39,7 @@ from typing import Any, cast
 
 from pydantic import BaseModel, Field
 
-from audiomind.backends.base import AnswerRequest
+from audiomind.backends.base import AnswerRequest, BackendError
 from audiomind.backends.frontends.batch_replay import (
     BatchReplayFrontEnd,
     BatchReply,
@@ -60,6 +60,12 @@ BATCH_DIR = "batch"
 BATCH_KINDS = ("openai", "gemini")
 
 Say = Callable[[str], None]
+MAX_POLL_FAILURES = 10
+"""Poll rounds in a row whose status request failed (after its retries) before the wait gives up."""
+
+
+class BatchError(RuntimeError):
+    """A batch step failed; batch.json keeps where the run stands, and the same command resumes there."""
 
 
 class PollPolicy(BaseModel):
@@ -241,7 +247,13 @@ def submit_job(run_dir: Path, manifest: BatchManifest, provider: BatchProvider, 
         payloads = rebuild(job.item_ids)
     job.create_sent = True
     save_manifest(run_dir, manifest)  # before the create: a lost reply is looked for, never created again
-    job.batch_id, job.state = provider.create(job, payloads or {})
+    try:
+        job.batch_id, job.state = provider.create(job, payloads or {})
+    except Exception as exc:
+        raise BatchError(f"creating the batch of job {job.tag} ({len(job.item_ids)} items) failed: "
+                         f"{type(exc).__name__}: {str(exc)[:500]}; {run_dir / BATCH_FILE} keeps the job: rerun the "
+                         "same command (a batch that was created after all is found by its tag, not sent again)"
+                         ) from exc
     job.created_at = _now()
     save_manifest(run_dir, manifest)
     say(f"batch {job.batch_id}: {len(job.item_ids)} item(s) submitted ({job.state})")
@@ -294,7 +306,7 @@ def capture_payloads(capture: _Capture, items: dict[str, BenchItem]) -> Callable
                 out[cid] = got[1]
         missing = [cid for cid in ids if cid not in out]
         if missing:
-            raise RuntimeError(f"cannot rebuild the batch requests of {', '.join(missing[:5])} (not in this run's "
+            raise BatchError(f"cannot rebuild the batch requests of {', '.join(missing[:5])} (not in this run's "
                                "items, or failing now)")
         return out
 
@@ -310,10 +322,19 @@ def wait_for_batches(run_dir: Path, manifest: BatchManifest, provider: BatchProv
     written to batch.json."""
     pending = [j for j in manifest.jobs if j.batch_id and not j.done]
     t0 = time.monotonic()
-    n = 0
+    n = failures = 0
     while pending:
         for job in pending:
-            state, done, detail = provider.status(job.batch_id or "")
+            try:
+                state, done, detail = provider.status(job.batch_id or "")
+            except BackendError as exc:  # transient (retried already): the next round asks again
+                failures += 1
+                if failures >= MAX_POLL_FAILURES * len(pending):
+                    raise BatchError(f"polling the batch {job.batch_id} failed {failures} times: {exc}; rerun the "
+                                     "same command to resume polling it") from exc
+                say(f"batch {job.batch_id}: poll failed ({str(exc)[:200]}); asking again later")
+                continue
+            failures = 0
             job.polls += 1
             changed = (state, detail) != (job.state, job.detail)
             job.state, job.detail, job.done = state, detail, done
@@ -326,7 +347,7 @@ def wait_for_batches(run_dir: Path, manifest: BatchManifest, provider: BatchProv
         if not pending:
             break
         if poll.timeout_s is not None and time.monotonic() - t0 > poll.timeout_s:
-            raise RuntimeError(f"{len(pending)} batch(es) still running after {poll.timeout_s:g} s; their ids are "
+            raise BatchError(f"{len(pending)} batch(es) still running after {poll.timeout_s:g} s; their ids are "
                                f"in {run_dir / BATCH_FILE}: rerun the same command to resume polling them")
         sleep(poll.delay(n))
         n += 1

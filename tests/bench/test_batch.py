@@ -234,3 +234,47 @@ def test_batch_is_refused_where_it_cannot_apply(items_file: Path, tmp_path: Path
                            "--batch", "--no-progress"], check=False, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "--mode direct" in done.stderr
     assert not (tmp_path / "r" / BATCH_FILE).exists()
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+def test_failed_create_then_rerun_creates_once(provider: str, items_file: Path, tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A create that fails: the run stops with the job kept; the same command looks for it, finds none, and
+    creates it (Gemini: its inlined requests built again from the items)."""
+    from audiomind.bench.batch import BatchError
+
+    monkeypatch.setenv("GEMINI_API_KEY", "AIzaTEST-not-a-real-key-0123456789")
+    standin = OpenAIBatchStandIn(openai_answer) if provider == "openai" else GeminiBatchStandIn(gemini_answer)
+    with standin as s:
+        spec = f"openai:m@{s.url}" if provider == "openai" else f"gemini:gemini-2.5-flash@{s.url}"
+        out = tmp_path / "run"
+        s.fail_creates = 1
+        with pytest.raises(BatchError, match="rerun the same command"):
+            _run(items_file, out, spec)
+        job = load_manifest(out).jobs[0]
+        assert job.create_sent and job.batch_id is None and not s.batches
+        _run(items_file, out, spec)
+        assert len(s.creates) == 1 and s.invalid == []
+        assert {k: r["correct"] for k, r in load_results(out).items()} == {"i0": True, "i1": True, "i2": False}
+
+
+def test_jobs_are_split_at_the_provider_limit(items_file: Path, tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    from audiomind.bench.batch_providers import OpenAIBatch
+
+    monkeypatch.setattr(OpenAIBatch, "max_lines", 2)
+    with OpenAIBatchStandIn(openai_answer, polls_to_finish=1) as s:
+        out = tmp_path / "run"
+        _run(items_file, out, f"openai:m@{s.url}")
+        assert [len(s.files[b["input_file_id"]]["rows"]) for b in s.batches.values()] == [2, 1]
+        assert [j.item_ids for j in load_manifest(out).jobs] == [["i0", "i1"], ["i2"]]
+        assert {k: r["correct"] for k, r in load_results(out).items()} == {"i0": True, "i1": True, "i2": False}
+
+
+def test_poll_backoff_grows_capped_and_jittered() -> None:
+    poll = PollPolicy(first_s=2.0, max_s=60.0)
+    for n in range(12):
+        cap = min(60.0, 2.0 * 2 ** n)
+        delays = {poll.delay(n) for _ in range(20)}
+        assert all(cap / 2 <= d <= cap for d in delays)
+        assert len(delays) > 1  # jittered

@@ -14,7 +14,8 @@ parts; google-genai: Content, GenerationConfig, the batch's input config) and ea
 audio; what does not validate is answered 400 and kept in `invalid`. Replies are built as the SDKs' Batch /
 FileObject / ChatCompletion / GenerateContentResponse and validated as such before they are sent.
 
-Each line's answer is `answer(custom_id, request) -> text`; ids in `fail` get a failed line instead.
+Each line's answer is `answer(custom_id, request) -> text`; ids in `fail` get a failed line instead;
+`fail_creates = N` answers the next N batch creates 503 (nothing created).
 Usage per line is fixed (`prompt_tokens`, `audio_tokens`, `completion_tokens`) so costs are known exactly.
 """
 
@@ -171,10 +172,18 @@ class _Batches(_Server):
         self.polls_to_finish = polls_to_finish
         self.fail = set(fail or ())
         self.hold = False
+        self.fail_creates = 0  # the next N creates are answered 503 (nothing created)
         self.usage = (prompt_tokens, audio_tokens, completion_tokens)
         self.batches: dict[str, dict[str, Any]] = {}
         self.creates: list[dict[str, Any]] = []
         self.polls: dict[str, int] = {}
+
+    def _refuse_create(self) -> tuple[int, Any] | None:
+        if self.fail_creates <= 0:
+            return None
+        self.fail_creates -= 1
+        return 503, {"error": {"code": 503, "message": "The service is currently unavailable.",
+                               "status": "UNAVAILABLE", "type": "server_error"}}
 
     def _step(self, bid: str) -> bool:
         """One poll of a batch: its state moves one step; True when it has just completed."""
@@ -210,7 +219,7 @@ class OpenAIBatchStandIn(_Batches):
             f = self.files.get(m.group(1))
             return (200, f["data"]) if f else (404, {"error": {"message": "no such file"}})
         if method == "POST" and path == "/v1/batches":
-            return self._create(raw)
+            return self._refuse_create() or self._create(raw)
         if method == "GET" and path == "/v1/batches":
             return self._list(query)
         if method == "GET" and (m := re.fullmatch(r"/v1/batches/([^/]+)", path)):
@@ -336,7 +345,7 @@ class GeminiBatchStandIn(_Batches):
         if not headers.get("x-goog-api-key"):
             return 401, {"error": {"code": 401, "message": "API key not valid", "status": "UNAUTHENTICATED"}}
         if method == "POST" and (m := re.fullmatch(r"/v1beta/models/([^/:]+):batchGenerateContent", path)):
-            return self._create(m.group(1), raw)
+            return self._refuse_create() or self._create(m.group(1), raw)
         if method == "GET" and path == "/v1beta/batches":
             return 200, {"operations": [self._operation(n) for n in reversed(self.batches)]}
         if method == "GET" and (m := re.fullmatch(r"/v1beta/batches/([^/]+)", path)):
