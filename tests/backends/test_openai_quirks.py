@@ -268,6 +268,9 @@ def test_logprob_confidence_edge_cases():
     assert logprob_confidence(bare, ["3", "4"], "4")[0] == pytest.approx(0.5)
     quoted = completion([('{"answer":', 0.0, {}), (' "4', ln(0.7), {' "3': ln(0.2), " 3": ln(0.1)})])
     assert logprob_confidence(quoted, ["3", "4"], "4")[0] == pytest.approx(0.7 / 0.9, abs=1e-3)  # ' 3' lacks the quote
+    thought = completion([("<think>", 0.0, {}), ('"answer": "3', 0.0, {}), ("</think>", 0.0, {}),
+                          ('{"answer": "', 0.0, {}), ("4", ln(0.9), {"3": ln(0.1)})])
+    assert logprob_confidence(thought, ["3", "4"], "4")[0] == pytest.approx(0.9, abs=1e-3)  # not the thought's
     assert logprob_confidence(bare, ["3", "4"], "five") is None  # names no choice
     assert logprob_confidence(bare, [], "4") is None
     no_lp = bare.model_copy(update={"choices": [bare.choices[0].model_copy(update={"logprobs": None})]})
@@ -371,8 +374,9 @@ def test_bad_settings_are_refused():
 
 
 def test_shut_down_audio_models_are_refused_with_their_replacements(monkeypatch):
-    from audiomind.backends.registry import describe_backends
+    from audiomind.backends import registry
 
+    monkeypatch.setattr(registry, "_importable", lambda module: (False, "not imported here"))  # doctor, fast
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-key-000000")
     with pytest.raises(BackendError, match="openai:gpt-audio or openai:gpt-audio-mini"):
         OpenAIFrontEnd("gpt-4o-audio-preview-2025-06-03")
@@ -380,5 +384,16 @@ def test_shut_down_audio_models_are_refused_with_their_replacements(monkeypatch)
     assert fe.spec().decoding["temperature"] == 0.0 and fe.spec().decoding["max_completion_tokens"] == 100
     # a local server may serve anything under that name
     OpenAIFrontEnd("gpt-4o-audio-preview", base_url="http://127.0.0.1:9/v1")
-    (row,) = [b for b in describe_backends() if b.name == "openai"]
+    (row,) = [b for b in registry.describe_backends() if b.name == "openai"]
     assert "openai:gpt-audio, openai:gpt-audio-mini" in row.why and "gpt-4o-audio-preview" in row.why
+
+
+def test_request_body_is_what_an_answer_sends(standin_factory, clips):
+    s = standin_factory(extra_keys=frozenset({"top_k"}))
+    s.script(Script(tokens=_json_tokens([Token("3", ln(0.9), {"2": ln(0.1)})])))
+    fe = _fe(s, model="o3-mini", max_audio_parts=1, seed=2, extra_body={"top_k": 5})
+    art = artifact_for(clips["long"])
+    body, windows, decoding = fe.request_body("ANSWER PROMPT", [art], logprobs=True)
+    _answer(fe, [art])
+    assert body == s.bodies[0] and len(windows) == 3
+    assert decoding == {"temperature": None, "seed": 2} and "temperature" not in body and body["top_k"] == 5

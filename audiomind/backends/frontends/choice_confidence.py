@@ -45,7 +45,8 @@ def _fits(text: str, target: str) -> bool:
 def _answer_offset(joined: str) -> int | None:
     """Where the answer begins in the reply's text: after the JSON answer key, else its first character
     (past any <think> block)."""
-    m = _ANSWER_KEY.search(joined)
+    think_end = max(joined.lower().rfind("</think>"), joined.lower().rfind("</thinking>"))
+    m = _ANSWER_KEY.search(joined, joined.index(">", think_end) + 1 if think_end >= 0 else 0)
     if m:
         return m.end()
     thought = _THINK.match(joined.lstrip())

@@ -204,6 +204,17 @@ class OpenAIFrontEnd(RemoteFrontEnd):
         plans, windows, _how = self.plan_requests(prompt, artifacts, one_call=True)
         return self._messages(prompt, plans[0], _encode), windows
 
+    def request_body(self, prompt: str, artifacts: list[Artifact], *, logprobs: bool = False
+                     ) -> tuple[dict[str, Any], list[AudioWindow], dict[str, Any]]:
+        """The JSON body `chat.completions.create` would send for one request carrying all the audio (as an
+        answer goes: joined when over `max_audio_parts`), the windows sent, and the decoding it records; e.g.
+        a Batch API line's body, decoded as this front end decodes."""
+        plans, windows, _how = self.plan_requests(prompt, artifacts, one_call=True)
+        decoding = self.decoding(logprobs=logprobs and self.logprobs and not self.logprobs_refused)
+        body: dict[str, Any] = {"model": self.model, "messages": self._messages(prompt, plans[0], _encode),
+                                **{k: v for k, v in decoding.items() if v is not None}, **(self.extra_body or {})}
+        return body, windows, decoding
+
     # -- sending
     def _complete(self, prompt: str, items: list[Item], purpose: str, *, logprobs: bool = False
                   ) -> tuple[str, ModelCall, Any]:

@@ -11,6 +11,7 @@ installed openai SDK's types and imitates, by flags, what real servers do differ
 - `logprobs`: `logprobs: true` gets per-token log-probabilities, each token's `top_logprobs` alternatives
   from the scripted reply (at most the number asked for, most likely first).
 - `reject_logprobs`: a server that cannot return log-probabilities answers 400 to any request for them.
+- `extra_keys`: request keys the server takes beyond the SDK's (vLLM's `top_k`, ...), sent via `extra_body`.
 
 A request that does not validate against the SDK's `CompletionCreateParams` (its top-level keys, each
 message as a `ChatCompletionMessageParam`, each content part as a `ChatCompletionContentPartParam`, each
@@ -109,15 +110,17 @@ def audio_durations(body: dict[str, Any]) -> list[float]:
     return out
 
 
-def validate(body: Any) -> None:
-    """RequestInvalid unless `body` is a chat-completions request the installed SDK's types accept."""
+def validate(body: Any, extra_keys: frozenset[str] = frozenset()) -> None:
+    """RequestInvalid unless `body` is a chat-completions request the installed SDK's types accept (plus
+    the server's own `extra_keys`, e.g. vLLM's sampling extensions sent through `extra_body`)."""
     if not isinstance(body, dict):
         raise RequestInvalid("the body is not a JSON object")
-    unknown = set(body) - _KEYS
+    unknown = set(body) - _KEYS - extra_keys
     if unknown:
         raise RequestInvalid(f"unknown request keys: {sorted(unknown)}")
     try:
-        (_STREAMING if body.get("stream") else _NON_STREAMING).validate_python(body)
+        (_STREAMING if body.get("stream") else _NON_STREAMING).validate_python(
+            {k: v for k, v in body.items() if k not in extra_keys})
         for msg in body.get("messages") or []:
             _MESSAGE.validate_python(msg)
             content = msg.get("content")
@@ -139,13 +142,15 @@ class OpenAIStandin:
     """The stand-in server; `script()` queues replies (else `default` answers), `seen` records requests."""
 
     def __init__(self, *, max_audio_parts: int | None = None, stream_only: bool = False, reasoning: bool = False,
-                 logprobs: bool = True, reject_logprobs: bool = False, served_model: str | None = None) -> None:
+                 logprobs: bool = True, reject_logprobs: bool = False, served_model: str | None = None,
+                 extra_keys: frozenset[str] = frozenset()) -> None:
         self.max_audio_parts = max_audio_parts
         self.stream_only = stream_only
         self.reasoning = reasoning
         self.logprobs = logprobs
         self.reject_logprobs = reject_logprobs
         self.served_model = served_model
+        self.extra_keys = extra_keys
         self.seen: list[Seen] = []
         self.invalid: list[tuple[Any, str]] = []
         self.default: Callable[[dict[str, Any]], Script] = lambda body: Script('{"answer": "x", "rationale": ""}')
@@ -203,7 +208,7 @@ class OpenAIStandin:
             return 404, _error(404, f"no route {path}"), None
         try:
             body = json.loads(raw)
-            validate(body)
+            validate(body, self.extra_keys)
             durations = audio_durations(body)
         except (ValueError, RequestInvalid) as exc:
             with self._lock:
