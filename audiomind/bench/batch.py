@@ -428,7 +428,7 @@ def run_task_batch(task: Any, loaded: Any, run_dir: str | Path, make_agent: Call
     manifest = prepare_batches(loaded.items, run_dir, cfg, frontend, retry_statuses=retry_statuses, poll=poll,
                                say=say)
     requests, replies = answers_of(run_dir, manifest)
-    replay = BatchReplayFrontEnd(frontend.spec(), requests, replies)
+    replay = BatchReplayFrontEnd(frontend.spec(), requests, replies, make_provider(frontend).confidence)
     make_replay = functools.partial(AudioMind, cfg, frontend=replay)
     if "error_retries" in inspect.signature(run_task).parameters:
         more["error_retries"] = 0  # a failed line fails again when replayed: asking again needs a new batch

@@ -27,11 +27,11 @@ from pydantic import BaseModel, Field
 
 from audiomind.backends.base import AnswerRequest, BackendError, FrontEnd
 from audiomind.backends.frontends.audio_parts import plan_segments, sent_audio
-from audiomind.backends.frontends.batch_replay import BatchReply, BatchRequest, request_key
+from audiomind.backends.frontends.batch_replay import BatchReply, BatchRequest, Confidence, request_key
+from audiomind.backends.frontends.choice_confidence import logprob_confidence, stated_confidence
 from audiomind.backends.jsonparse import message_text
 from audiomind.backends.retry import call_with_retries
 from audiomind.backends.usage import reply_facts
-from audiomind.prompts import evidence_rule, has_evidence
 from audiomind.state import ModelMessage, SentAudio
 from audiomind.trace import model_messages
 
@@ -82,6 +82,18 @@ class BatchProvider(Protocol):
 
     def collect(self, job: BatchJob) -> list[BatchReply]: ...
 
+    def confidence(self, reply: BatchReply, choices: list[str], answer: str) -> Confidence | None: ...
+
+
+def _confidence(view: Any, text: str, choices: list[str], answer: str) -> Confidence | None:
+    """As the live front ends take it: the chosen choice's probability from the reply's log-probabilities,
+    else a confidence the reply states."""
+    conf = logprob_confidence(view, choices, answer) if view is not None else None
+    if conf is not None:
+        return conf[0], conf[1], "logprobs"
+    stated = stated_confidence(text)
+    return (stated[0], stated[1], "self_reported") if stated is not None else None
+
 
 def _sent(frontend: Any, request: AnswerRequest, transport: str = "batch") -> list[SentAudio]:
     segments, _ = plan_segments(request.originals, frontend.window_s)
@@ -126,20 +138,18 @@ class OpenAIBatch(_Remote):
 
     def prepare(self, request: AnswerRequest) -> tuple[BatchRequest, Any]:
         fe = self.frontend
-        messages, windows = fe.build_messages(request.prompt, request.originals)
-        # the body chat.completions.create would send for OpenAIFrontEnd._complete
-        body: dict[str, Any] = {"model": fe.model, "messages": messages}
-        if fe.temperature is not None:
-            body["temperature"] = fe.temperature
-        if fe.max_tokens:
-            body["max_tokens"] = fe.max_tokens
-        if fe.extra_body:
-            body.update(fe.extra_body)
-        decoding = {k: body[k] for k in ("temperature", "max_tokens") if k in body}
+        # the body chat.completions.create sends for this answer (log-probabilities asked among choices)
+        body, windows, decoding = fe.request_body(request.prompt, request.originals, logprobs=bool(request.choices))
         req = BatchRequest(custom_id="", key=request_key(request.prompt, request.originals),
-                           input=model_messages(messages), input_audio=_sent(fe, request), windows=windows,
+                           input=model_messages(body["messages"]), input_audio=_sent(fe, request), windows=windows,
                            decoding=decoding)
         return req, body
+
+    def confidence(self, reply: BatchReply, choices: list[str], answer: str) -> Confidence | None:
+        from openai.types.chat import ChatCompletion
+
+        view = ChatCompletion.construct(**reply.body) if choices and isinstance(reply.body, dict) else None
+        return _confidence(view, reply.text, choices, answer)
 
     def line(self, custom_id: str, payload: Any) -> str:
         return json.dumps({"custom_id": custom_id, "method": "POST", "url": OPENAI_ENDPOINT, "body": payload},
@@ -246,14 +256,13 @@ class GeminiBatch(_Remote):
         self.client = frontend._client  # the front end's own endpoint, key and timeouts
 
     def prepare(self, request: AnswerRequest) -> tuple[BatchRequest, Any]:
-        fe, types = self.frontend, self.types
+        fe = self.frontend
         contents, windows, used_files, _ = fe.build_contents(request.prompt, request.originals)
-        system = evidence_rule() if has_evidence(request.prompt) else None
-        # the config GeminiFrontEnd._generate sends with an answer
-        cfg = types.GenerateContentConfig(
-            temperature=fe.temperature, max_output_tokens=fe.max_output_tokens,
-            response_mime_type="application/json" if fe.json_mode else None, system_instruction=system)
-        size = len(request.prompt.encode()) + (len(system or "") * 2)
+        # the config generate_content sends for this answer (log-probabilities asked among choices)
+        logprobs = fe.top_logprobs if request.choices and fe.logprobs else None
+        cfg, decoding = fe.request_config(request.prompt, logprobs=logprobs)
+        system = cfg.system_instruction if isinstance(cfg.system_instruction, str) else None
+        size = len((system or "").encode()) + 1024
         texts: list[str] = []
         for content in contents:
             for part in content.parts or []:
@@ -261,19 +270,25 @@ class GeminiBatch(_Remote):
                     texts.append(part.text)
                     size += len(part.text.encode())
                 elif part.inline_data is not None:
-                    texts.append("[inline_data]")
+                    texts.append("[audio: inline]")
                     size += len(part.inline_data.data or b"") * 4 // 3 + 64
                 else:
-                    texts.append("[file_data]")
+                    texts.append("[audio: file]")
                     size += 256
         sent = [*([ModelMessage(role="system", content=system)] if system else []),
                 ModelMessage(role="user", content="\n".join(texts))]
-        decoding = {"temperature": fe.temperature, "max_output_tokens": fe.max_output_tokens,
-                    "json_mode": fe.json_mode}
         req = BatchRequest(custom_id="", key=request_key(request.prompt, request.originals), input=sent,
                            input_audio=_sent(fe, request, "file" if used_files else "batch"), windows=windows,
-                           decoding={k: v for k, v in decoding.items() if v is not None}, size_bytes=size)
+                           decoding=decoding, size_bytes=size)
         return req, (contents, cfg)
+
+    def confidence(self, reply: BatchReply, choices: list[str], answer: str) -> Confidence | None:
+        from audiomind.backends.frontends.gemini import logprob_view
+
+        view = None
+        if choices and isinstance(reply.body, dict):
+            view = logprob_view(self.types.GenerateContentResponse.model_validate(reply.body))
+        return _confidence(view, reply.text, choices, answer)
 
     def line(self, custom_id: str, payload: Any) -> str:
         return ""  # inlined requests go in the create request itself: no input file
@@ -323,13 +338,20 @@ class GeminiBatch(_Remote):
                                       error=f"{code}: {msg}" if code else msg,
                                       body=r.model_dump(mode="json", exclude_none=True))
                 continue
-            got[cid] = BatchReply(custom_id=cid, batch_id=name, ok=True, text=r.response.text or "",
+            got[cid] = BatchReply(custom_id=cid, batch_id=name, ok=True, text=_gemini_text(r.response),
                                   facts=reply_facts(r.response),
                                   body=r.response.model_dump(mode="json", exclude_none=True))
         why = f"no reply in the batch (job {_state(bj)})"
         if bj.error is not None and bj.error.message:
             why += f": {bj.error.message}"
         return _missing(job, {k: v for k, v in got.items() if k in job.item_ids}, why)
+
+
+def _gemini_text(resp: Any) -> str:
+    """The reply's text parts, thought summaries left out (as the live front end reads a reply)."""
+    cands = resp.candidates or []
+    parts = (cands[0].content.parts if cands and cands[0].content else None) or []
+    return "".join(p.text for p in parts if isinstance(p.text, str) and not p.thought)
 
 
 def _state(bj: Any) -> str:

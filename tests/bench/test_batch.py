@@ -43,7 +43,7 @@ FAST = PollPolicy(first_s=0.01, max_s=0.05)
 def _reply(text: str) -> str:
     m = re.search(r"Which tone is in clip (\d)\?", text)
     assert m, f"the question did not reach the batch request: {text[:300]!r}"
-    return json.dumps({"answer": REPLY_FOR_CLIP[m.group(1)], "rationale": "heard it"})
+    return json.dumps({"answer": REPLY_FOR_CLIP[m.group(1)], "rationale": "heard it", "confidence": 0.9})
 
 
 def openai_answer(custom_id: str, body: dict) -> str:
@@ -97,6 +97,9 @@ def _check_scored_run(out: Path, backend: str, batch_ids: list[str]) -> None:
         assert f"Which tone is in clip {item_id[1]}?" in call["input"][-1]["content"]
         assert [a["artifact_id"] for a in call["input_audio"]] == ["a0"]
         assert tr["outcome"]["status"] == "answered" and tr["run"]["mode"] == "direct"
+        # no log-probabilities in these replies: the confidence the reply states, as the live front ends keep it
+        assert tr["final_answer"]["confidence"] == 0.9
+        assert tr["final_answer"]["confidence_source"] == "self_reported"
         # the price: 1000 input and 20 output tokens at 2 / 8 USD per 1M, half for a batch line
         assert rows[item_id]["cost_usd"] == pytest.approx((1000 * 2.0 + 20 * 8.0) / 1e6 * 0.5)
     manifest = load_manifest(out)
@@ -120,6 +123,7 @@ def test_openai_batch_run_scored_as_usual(items_file: Path, tmp_path: Path) -> N
         assert [r["custom_id"] for r in rows] == ["i0", "i1", "i2"]
         body = rows[0]["body"]
         assert body["model"] == spec_model and body["temperature"] == 0
+        assert body["logprobs"] is True  # an answer among choices asks for log-probabilities, as live
         parts = body["messages"][-1]["content"]
         assert [p["type"] for p in parts] == ["text", "text", "input_audio"]
         assert "A low tone" in parts[0]["text"] and "A high tone" in parts[0]["text"]
@@ -143,6 +147,7 @@ def test_gemini_batch_run_scored_as_usual(items_file: Path, tmp_path: Path,
         assert [r["metadata"]["key"] for r in reqs] == ["i0", "i1", "i2"]
         gen = reqs[0]["request"]["generationConfig"]
         assert gen["temperature"] == 0 and gen["responseMimeType"] == "application/json"
+        assert gen["responseLogprobs"] is True
         (name,) = s.batches
         assert create["batch"]["displayName"] == load_manifest(out).jobs[0].tag
         _check_scored_run(out, spec, [name])

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -75,6 +75,11 @@ class Captured(Exception):
         self.payload = payload
 
 
+Confidence = tuple[float, str, Literal["logprobs", "self_reported"]]
+"""An answer's confidence, why, and where it comes from (as AnswerResult records them)."""
+ConfidenceOf = Callable[[BatchReply, list[str], str], "Confidence | None"]
+"""The confidence of an answer from its reply, the choices and the answer text (the provider's reading)."""
+
 Prepare = Callable[[AnswerRequest], tuple[BatchRequest, Any]]
 """Builds a batch line from an answer request: (what the trace records, the provider's payload)."""
 
@@ -101,8 +106,10 @@ class CaptureFrontEnd:
 class BatchReplayFrontEnd:
     """Answers each request from its batch reply (see the module doc)."""
 
-    def __init__(self, spec: ModelSpec, requests: list[BatchRequest], replies: dict[str, BatchReply]):
+    def __init__(self, spec: ModelSpec, requests: list[BatchRequest], replies: dict[str, BatchReply],
+                 confidence: ConfidenceOf | None = None):
         self._spec = spec
+        self._confidence = confidence
         self.name = spec.spec
         self.replies = replies
         # a request key -> its lines, the latest last (an item sent again after a failed line)
@@ -145,4 +152,10 @@ class BatchReplayFrontEnd:
             raise err
         fields = parse_answer_reply(reply.text)
         call.output = {"raw": reply.text, "parsed": fields, **where}
-        return AnswerResult(**fields, windows=[w.model_copy() for w in req.windows], model_call=call)
+        windows = [w.model_copy() for w in req.windows]
+        conf = self._confidence(reply, list(request.choices), fields["text"]) if self._confidence else None
+        if conf is None:
+            return AnswerResult(**fields, windows=windows, model_call=call)
+        call.output["confidence"] = {"value": conf[0], "source": conf[2], "reason": conf[1]}
+        return AnswerResult(**fields, windows=windows, model_call=call, confidence=conf[0],
+                            confidence_reason=conf[1], confidence_source=conf[2])
