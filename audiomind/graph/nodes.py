@@ -15,6 +15,7 @@ from langgraph.runtime import Runtime
 from audiomind.artifacts import ingest_original
 from audiomind.backends.base import AnswerRequest, ListenRequest, Planner
 from audiomind.backends.deadline import run_budget
+from audiomind.backends.frontends.replies import json_reply, reply_answer
 from audiomind.graph.context import Context
 from audiomind.prompts import choices_block, letter_index, load_prompt
 from audiomind.state import (
@@ -83,29 +84,54 @@ def _calls(*calls: ModelCall | None) -> list[ModelCall]:
     return [c for c in calls if c is not None]
 
 
+NOT_A_CHOICE = "the answer is not one of the choices"
+RETRY_CHOICE = ("exactly one of the choices, copied verbatim, or its letter alone (e.g. \"B\"), and no other "
+                "words: the answer is checked by its shape only, and an answer written as a sentence is not read")
+
+
+def _norm(s: str) -> str:
+    return re.sub(r"[\s\W_]+", " ", s.casefold()).strip()
+
+
+_LETTERED = re.compile(r"\(?([A-Za-z]{1,2})\)?(?:[.):]|(?=\s)|$)\s*(.*)", re.DOTALL)
+
+
 def parse_choice(answer: str, choices: list[str]) -> tuple[int | None, str]:
-    """Shape only: which single choice the answer text names (verbatim, by letter, or 'B. text')."""
+    """The format check of a multiple-choice answer: which choice the answer's SHAPE names, and "ok", or
+    None and what is wrong. Three shapes are answers, nothing else:
 
-    def norm(s: str) -> str:
-        return re.sub(r"[\s\W_]+", " ", s.lower()).strip()
+    (a) a choice verbatim (case, spacing and punctuation aside): "Dog", "dog.";
+    (b) a choice letter as the prompts letter them, alone or with that same choice verbatim after it:
+        "B", "(B)", "B.", "B) Dog";
+    (c) a JSON reply (`replies.json_reply`: the whole answer is one object) whose `answer` is (a) or (b).
 
-    a = norm(answer)
-    if not a:
+    Prose is never read: "It is not 3 speakers; there are two", "I cannot tell whether it is a dog", "Not A",
+    "A or B" all fail, even where exactly one choice occurs in them; the graph re-asks with the message."""
+    obj = json_reply(answer)
+    if obj is not None:
+        inner = reply_answer(obj)
+        if inner is None:
+            return None, 'the JSON reply has no "answer" field'
+        answer = inner
+    if not _norm(answer):
         return None, "the answer is empty"
-    normed = [norm(c) for c in choices]
-    if a in normed:
-        return normed.index(a), "ok"
-    m = re.fullmatch(r"\(?([a-z]{1,2})\)?[.):]?(?:\s+(.*))?", answer.strip().lower())
-    if m:
-        idx = letter_index(m.group(1))  # A..Z, then AA, AB, ... as choices_block letters them
-        if idx is not None and 0 <= idx < len(choices) and (not m.group(2) or norm(m.group(2)) == normed[idx]):
-            return idx, "ok"
-    contained = [i for i, c in enumerate(normed) if c and re.search(rf"\b{re.escape(c)}\b", a)]
-    if len(contained) == 1:
-        return contained[0], "ok"
-    if len(contained) > 1:
-        return None, f"the answer names {len(contained)} choices; exactly one is required"
-    return None, "the answer is not one of the choices"
+    exact = [i for i, c in enumerate(choices) if c.strip().casefold() == answer.strip().casefold()]
+    if len(exact) == 1:
+        return exact[0], "ok"
+    a = _norm(answer)
+    same = [i for i, c in enumerate(choices) if _norm(c) == a]
+    if len(same) == 1:
+        return same[0], "ok"
+    if len(same) > 1:
+        return None, f"the answer matches {len(same)} choices alike; answer with the letter of one"
+    m = _LETTERED.fullmatch(answer.strip())
+    idx = letter_index(m.group(1)) if m else None  # A..Z, then AA, AB, ... as choices_block letters them
+    if m is None or idx is None or not 0 <= idx < len(choices):
+        return None, NOT_A_CHOICE
+    rest = m.group(2)
+    if not _norm(rest) or _norm(rest) == _norm(choices[idx]):
+        return idx, "ok"
+    return None, NOT_A_CHOICE
 
 
 def evidence_calls(state: EvidenceState) -> list[ToolCall]:
@@ -310,8 +336,7 @@ def final_answer(state: EvidenceState, ctx: Context) -> dict[str, Any]:
         last = state.format_feedback[-1]
         feedback = load_prompt("format_retry").render(
             previous=last.answer_text, problem=last.message,
-            instruction="exactly one of the choices, copied verbatim" if state.question.choices
-            else "a non-empty free-text answer to the question")
+            instruction=RETRY_CHOICE if state.question.choices else "a non-empty free-text answer to the question")
     choices = state.question.choices
     values: dict[str, Any] = {} if direct else {"summary": state.evidence_summary or ""}
     prompt = tpl.render(
@@ -327,6 +352,7 @@ def final_answer(state: EvidenceState, ctx: Context) -> dict[str, Any]:
     answer = FinalAnswer(
         text=result.text, rationale=result.rationale, cited_evidence_ids=result.cited_evidence_ids,
         answered_by=ctx.frontend.name, confidence=result.confidence, confidence_reason=result.confidence_reason,
+        confidence_source=result.confidence_source,
     )
     answer = with_tool_failures(answer, state)  # a tool that failed or timed out lowers the confidence
     return {"final_answer": answer, "model_calls": _calls(result.model_call)}
