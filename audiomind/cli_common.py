@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import json
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
@@ -163,15 +164,47 @@ def with_options(**groups: OptionGroup) -> Callable[[Callable[..., Any]], Callab
     return decorate
 
 
+def _pairs(values: list[str] | None, what: str) -> dict[str, str]:
+    """KEY=VALUE options (repeatable) as a dict; the key is everything before the last '='."""
+    out: dict[str, str] = {}
+    for v in values or []:
+        key, sep, value = v.rpartition("=")
+        if not sep or not key.strip():
+            fail(f"{what} {v!r}: expected KEY=VALUE")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def _option_value(text: str) -> Any:
+    """A --frontend-option value: JSON when it parses (numbers, true/false, null), else the string."""
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
 def agent_config(planner: str, frontend: str, tools_dir: list[Path] | None, max_steps: int, time_budget: float,
                  window: float, timeout: float, retries: int, no_cache: bool,
-                 max_duration: float | None = None, mode: str = "agent", reader: str = "rules") -> AgentConfig:
+                 max_duration: float | None = None, mode: str = "agent", reader: str = "rules",
+                 retry_after_cap: float = 120.0, rpm: float | None = None, tpm: float | None = None,
+                 rate_limit: list[str] | None = None, model_cache: str | None = None,
+                 model_cache_dir: Path | None = None, frontend_option: list[str] | None = None) -> AgentConfig:
     """The agent options as one AgentConfig (trace_dir stays the default: each command sets its own); a
-    value the config refuses is one clear error line."""
+    value the config refuses is one clear error line. `model_cache` None keeps the config's default (each
+    command sets its own: off for `ask`, use for `bench`)."""
+    more: dict[str, Any] = {}
+    if model_cache is not None:
+        more["model_cache"] = model_cache
     try:
         return AgentConfig(planner=planner, frontend=frontend, mode=mode, tools_dirs=tuple(tools_dir or ()),
                            max_steps=max_steps, time_budget_s=time_budget, window_s=window, timeout_s=timeout,
-                           max_retries=retries, use_cache=not no_cache, max_duration_s=max_duration, reader=reader)
+                           max_retries=retries, use_cache=not no_cache, max_duration_s=max_duration, reader=reader,
+                           retry_after_cap_s=retry_after_cap, rpm=rpm, tpm=tpm,
+                           rate_limits=_pairs(rate_limit, "--rate-limit"),
+                           model_cache_dir=str(model_cache_dir) if model_cache_dir else None,
+                           frontend_options={k: _option_value(v)
+                                             for k, v in _pairs(frontend_option, "--frontend-option").items()},
+                           **more)
     except ValidationError as exc:
         fail(str(exc))
         raise  # unreachable: fail() exits
@@ -190,7 +223,8 @@ AGENT_OPTIONS = OptionGroup(
     window=(float, typer.Option(_DEFAULT.window_s,
                                 help="seconds per window for front ends that truncate long audio")),
     timeout=(float, typer.Option(_DEFAULT.timeout_s, help="seconds per model request")),
-    retries=(int, typer.Option(_DEFAULT.max_retries, min=1, help="attempts per model request (429/5xx/timeouts)")),
+    retries=(int, typer.Option(_DEFAULT.max_retries, min=0, help="retries of a failed model request (429, 5xx, "
+                               "timeouts): a request is sent at most 1 + this many times")),
     no_cache=(bool, typer.Option(not _DEFAULT.use_cache, "--no-cache", help="do not reuse cached tool results")),
     max_duration=(float | None, typer.Option(None, "--max-duration", min=0.001, metavar="SECONDS",
                                              help="refuse audio longer than this (an item error in a benchmark)")),
@@ -200,7 +234,27 @@ AGENT_OPTIONS = OptionGroup(
     reader=(str, typer.Option(_DEFAULT.reader, "--reader", metavar="SPEC",
                               help="question reader: rules (phrase tables) | llm:PLANNER_SPEC (a text LLM fills "
                               "the question's typed reading, e.g. llm:llamacpp:PATH.gguf)")),
+    retry_after_cap=(float, typer.Option(_DEFAULT.retry_after_cap_s, "--retry-after-cap", min=0.001,
+                                         metavar="SECONDS", help="honour a server's Retry-After up to this long")),
+    rpm=(float | None, typer.Option(None, "--rpm", min=0.001, help="client-side requests per minute, per model "
+                                    "backend (all workers together)")),
+    tpm=(float | None, typer.Option(None, "--tpm", min=0.001, help="client-side input tokens per minute, per "
+                                    "model backend")),
+    rate_limit=(list[str] | None, typer.Option(None, "--rate-limit", metavar="SPEC=RPM[/TPM]",
+                                               help="a backend's own limit (repeatable), e.g. "
+                                               "openai:gpt-4o-mini=500/200000; SPEC with or without @URL")),
+    model_cache=(str | None, typer.Option(None, "--model-cache", metavar="use|refresh|off",
+                                          help="the model-call cache: use (a repeated request sends nothing), "
+                                          "refresh (ask again, keep the new reply), off; default: off for ask, "
+                                          "use for bench")),
+    model_cache_dir=(Path | None, typer.Option(None, "--model-cache-dir", help="model-call cache folder "
+                                               "(default $AUDIOMIND_MODEL_CACHE or ~/.cache/audiomind/model-calls)")),
+    frontend_option=(list[str] | None, typer.Option(None, "--frontend-option", metavar="KEY=VALUE",
+                                                    help="a model front end's setting (repeatable; JSON values): "
+                                                    "temperature=null, max_tokens=512, seed=1, "
+                                                    "reasoning_effort=low, thinking_budget=0, max_audio_parts=1, "
+                                                    "audio_parts=concat, stream=true, logprobs=false")),
 )
 """`--planner --frontend --tools-dir --max-steps --time-budget --window --timeout --retries --no-cache --mode
---reader`,
+--reader --retry-after-cap --rpm --tpm --rate-limit --model-cache --model-cache-dir --frontend-option`,
 read into an AgentConfig (the defaults are AgentConfig's)."""

@@ -27,6 +27,9 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from audiomind.backends.policy import CallPolicy, make_policy
+from audiomind.backends.ratelimit import RateLimit
+
 ENV_PREFIX = "AUDIOMIND_"
 
 
@@ -192,11 +195,39 @@ class AgentConfig(BaseModel):
                                              "schema, e.g. llm:llamacpp:PATH.gguf or llm:openai:MODEL@URL)")
     max_duration_s: float | None = Field(None, gt=0, description="refuse audio longer than this (seconds) before "
                                                                  "anything decodes it; None: no limit")
+    retry_after_cap_s: float = Field(120.0, gt=0, description="the longest a server's Retry-After is honoured "
+                                     "(seconds); a longer one waits this long")
+    rpm: float | None = Field(None, gt=0, description="client-side requests per minute, per model backend")
+    tpm: float | None = Field(None, gt=0, description="client-side input tokens per minute, per model backend")
+    rate_limits: dict[str, str] = Field(default_factory=dict, description="per backend spec (with or without "
+                                        "@URL): 'RPM', 'RPM/TPM' or '/TPM'; overrides rpm/tpm for that backend")
+    model_cache: Literal["use", "refresh", "off"] = Field(
+        "off", description="the model-call cache (audiomind.backends.cache): use (read and write), refresh (ask "
+        "again, keep the new reply), off. Benchmark runs turn it on")
+    model_cache_dir: str | None = Field(None, description="model-call cache folder (default "
+                                        "$AUDIOMIND_MODEL_CACHE or ~/.cache/audiomind/model-calls)")
+    frontend_options: dict[str, Any] = Field(
+        default_factory=dict, description="the model front end's own settings, passed to its constructor and "
+        "recorded in its ModelSpec: decoding (temperature (null: not sent), max_tokens, seed, reasoning_effort, "
+        "thinking_budget), audio transport (max_audio_parts, audio_parts, inline_limit_mb), stream, logprobs")
 
-    @field_validator("trace_dir", "cache_dir", mode="before")
+    def call_policy(self) -> CallPolicy:
+        """How every model request of a run is sent (audiomind.backends.policy)."""
+        return make_policy(retries=self.max_retries, retry_after_cap_s=self.retry_after_cap_s, rpm=self.rpm,
+                           tpm=self.tpm, rate_limits=self.rate_limits, cache_mode=self.model_cache,
+                           cache_dir=self.model_cache_dir)
+
+    @field_validator("trace_dir", "cache_dir", "model_cache_dir", mode="before")
     @classmethod
     def _path_str(cls, v: Any) -> Any:
         return os.fspath(v) if isinstance(v, os.PathLike) else v
+
+    @field_validator("rate_limits")
+    @classmethod
+    def _rate_limits(cls, v: dict[str, str]) -> dict[str, str]:
+        for text in v.values():
+            RateLimit.parse(text)  # ValueError names the bad limit
+        return v
 
     @field_validator("tools_dirs", mode="before")
     @classmethod

@@ -274,6 +274,10 @@ class FinalAnswer(_Model):
         default=None, ge=0.0, le=1.0,
         description="how likely the answer is right, as the answering backend estimates it; None = not estimated")
     confidence_reason: str = Field(default="", description="why the confidence is what it is (what decided, what could not)")
+    confidence_source: Literal["evidence", "logprobs", "self_reported"] | None = Field(
+        default=None, description="where the confidence comes from: the offline stack's evidence; the answering "
+        "model's token log-probabilities over the choices; or a confidence the model stated in its reply (not "
+        "calibrated by anything but the model itself)")
 
 
 class ModelSpec(_Model):
@@ -291,6 +295,18 @@ class ModelMessage(_Model):
 
     role: str
     content: str
+
+
+class SentAudio(_Model):
+    """One audio part of a model request: which clip (by artifact id and content hash) and which span of it."""
+
+    artifact_id: str
+    sha256: str = ""
+    start_s: float = 0.0
+    end_s: float | None = None
+    duration_s: float | None = None
+    transport: str = Field("inline", description="inline (base64 in the request) | file (an uploaded file's "
+                           "reference, e.g. Gemini's Files API) | batch (a line of a batch job)")
 
 
 class ModelCall(_Model):
@@ -312,6 +328,27 @@ class ModelCall(_Model):
     context_notes: list[str] = Field(
         default_factory=list, description="what the prompt condensed to fit the planner's token budget (which "
         "observations and evidence items were shortened, with their ids: the trace keeps them whole)")
+    # -- what an auditor and a cost report need (from the provider's own reply; None where it did not say)
+    input_audio: list[SentAudio] = Field(default_factory=list, description="the audio parts sent, by hash")
+    cached_input_tokens: int | None = Field(None, description="input tokens the provider served from its prompt "
+                                            "cache (OpenAI prompt_tokens_details.cached_tokens, Gemini "
+                                            "cachedContentTokenCount); part of input_tokens")
+    audio_input_tokens: int | None = Field(None, description="input tokens that were audio; part of input_tokens")
+    reasoning_tokens: int | None = Field(None, description="reasoning / thinking tokens; part of output_tokens "
+                                         "(Gemini's thoughtsTokenCount is added to output_tokens, as it is billed)")
+    served_model: str | None = Field(None, description="the model id the reply names (OpenAI `model`, Gemini "
+                                     "`modelVersion`)")
+    fingerprint: str | None = Field(None, description="OpenAI `system_fingerprint` or the provider's build id")
+    finish_reason: str | None = None
+    decoding: dict[str, Any] = Field(default_factory=dict, description="the decoding settings sent with this "
+                                     "request (temperature, max tokens, seed, reasoning effort, thinking budget)")
+    cache_hit: bool = Field(False, description="answered from audiomind's model-call cache: no request was sent "
+                            "(token counts are the original reply's; it cost nothing)")
+    cache_key: str | None = Field(None, description="sha256 of the whole request (audio by content hash)")
+    retry_waits_s: list[float] = Field(default_factory=list, description="seconds waited before each retry "
+                                       "(backoff or the server's Retry-After), in order")
+    rate_limit_wait_s: float = Field(0.0, description="seconds the client-side rate limiter held the request")
+    batch: bool = Field(False, description="answered through a provider's batch API (billed at its batch share)")
 
 
 class NodeTiming(_Model):

@@ -6,7 +6,7 @@ interfaces. Every backend call returns a `ModelCall` record so the trace can rep
 
 from __future__ import annotations
 
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from pydantic import BaseModel, Field
 
@@ -90,6 +90,7 @@ class AnswerResult(BaseModel):
     cited_evidence_ids: list[str] = Field(default_factory=list)
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     confidence_reason: str = ""
+    confidence_source: Literal["evidence", "logprobs", "self_reported"] | None = None
     model_call: ModelCall | None = None
     windows: list[AudioWindow] = Field(default_factory=list)
 

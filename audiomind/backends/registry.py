@@ -24,7 +24,7 @@ import os
 import re
 import urllib.request
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +32,7 @@ from pydantic import BaseModel, Field
 
 from audiomind.backends.base import BackendError, FrontEnd, Planner
 from audiomind.backends.openai_compat import openai_endpoint
+from audiomind.backends.policy import DEFAULT_POLICY, CallPolicy
 from audiomind.registry import BUILTIN, Registry
 from audiomind.state import ModelSpec
 
@@ -144,6 +145,8 @@ class BuildOptions:
     temperature: float = 0.0
     max_tokens: int | None = None
     reader: Any = None  # the question reader (audiomind.backends.readers) of the rules planner and the cascade
+    policy: CallPolicy = DEFAULT_POLICY  # retries, rate limit, model-call cache (audiomind.backends.policy)
+    options: dict[str, Any] = field(default_factory=dict)  # the role's own settings (AgentConfig.*_options)
 
 
 PlannerFactory = Callable[[BackendSpec, BuildOptions], Planner]
@@ -180,7 +183,7 @@ def _llm(bs: BackendSpec, o: BuildOptions) -> Planner:
         decoding["max_tokens"] = o.max_tokens
     model_spec = ModelSpec(role="planner", spec=str(bs), kind=bs.kind, model=bs.model or bs.path,
                            base_url=bs.base_url if bs.kind != "llamacpp" else None, decoding=decoding)
-    return LLMPlanner(chat, name=str(bs), spec=model_spec, max_retries=o.max_retries,
+    return LLMPlanner(chat, name=str(bs), spec=model_spec, policy=replace(o.policy, retries=o.max_retries),
                       endpoint=facts["endpoint"], secrets=facts["secrets"],
                       # an in-process GGUF is not a server that may hang: only the run's budget bounds it
                       timeout_s=None if bs.kind == "llamacpp" else o.timeout_s)
@@ -202,14 +205,14 @@ def _openai_frontend(bs: BackendSpec, o: BuildOptions) -> FrontEnd:
     from audiomind.backends.frontends.openai import OpenAIFrontEnd
 
     return OpenAIFrontEnd(bs.model or "", base_url=bs.base_url, name=str(bs), window_s=o.window_s,
-                          timeout_s=o.timeout_s, max_retries=o.max_retries)
+                          timeout_s=o.timeout_s, policy=replace(o.policy, retries=o.max_retries), **o.options)
 
 
 def _gemini_frontend(bs: BackendSpec, o: BuildOptions) -> FrontEnd:
     from audiomind.backends.frontends.gemini import GeminiFrontEnd
 
     return GeminiFrontEnd(bs.model or "", base_url=bs.base_url, name=str(bs), window_s=o.gemini_window_s,
-                          timeout_s=o.timeout_s, max_retries=o.max_retries)
+                          timeout_s=o.timeout_s, policy=replace(o.policy, retries=o.max_retries), **o.options)
 
 
 def _replay_frontend(bs: BackendSpec, o: BuildOptions) -> FrontEnd:
@@ -299,19 +302,21 @@ def make_chat_model(spec: str | BackendSpec, *, timeout_s: float = 60, temperatu
 
 
 def make_planner(spec: str | BackendSpec, *, registry: Any = None, timeout_s: float = 60,
-                 max_retries: int = 3, max_tokens: int | None = None, reader: Any = None) -> Planner:
+                 max_retries: int = 3, max_tokens: int | None = None, reader: Any = None,
+                 policy: CallPolicy = DEFAULT_POLICY) -> Planner:
     """A Planner for a spec: the rule planner, the replay planner, or an LLMPlanner over the kind's chat model."""
     bs = parse_spec(spec)
     kind = REGISTRY[bs.kind]
     if kind.planner is None:
         raise BackendError(kind.not_planner or f"{bs.kind} is not a planner")
     return kind.planner(bs, BuildOptions(registry=registry, timeout_s=timeout_s, max_retries=max_retries,
-                                         max_tokens=max_tokens, reader=reader))
+                                         max_tokens=max_tokens, reader=reader, policy=policy))
 
 
 def make_frontend(spec: str | BackendSpec, *, executor: Any = None, window_s: float | None = 30.0,
                   timeout_s: float = 120, max_retries: int = 3,
-                  gemini_window_s: float | None = None, reader: Any = None) -> FrontEnd:
+                  gemini_window_s: float | None = None, reader: Any = None, policy: CallPolicy = DEFAULT_POLICY,
+                  options: dict[str, Any] | None = None) -> FrontEnd:
     """A FrontEnd for a spec. `window_s` applies to OpenAI-compatible servers (Qwen truncates ~30 s);
     Gemini hears whole clips unless `gemini_window_s` is set."""
     bs = parse_spec(spec)
@@ -319,7 +324,8 @@ def make_frontend(spec: str | BackendSpec, *, executor: Any = None, window_s: fl
     if kind.frontend is None:
         raise BackendError(kind.not_frontend or f"{bs.kind} is not an audio front end")
     return kind.frontend(bs, BuildOptions(executor=executor, window_s=window_s, timeout_s=timeout_s,
-                                          max_retries=max_retries, gemini_window_s=gemini_window_s, reader=reader))
+                                          max_retries=max_retries, gemini_window_s=gemini_window_s, reader=reader,
+                                          policy=policy, options=dict(options or {})))
 
 
 # ---------------------------------------------------------------- doctor

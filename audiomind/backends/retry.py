@@ -10,6 +10,8 @@ anything that looks like an API key masked, so a trace never carries a secret.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import random
 import re
 import time
@@ -19,7 +21,11 @@ from typing import Any, Literal, TypeVar
 import tenacity
 
 from audiomind.backends.base import BackendError
+from audiomind.backends.cache import Codec, request_key
 from audiomind.backends.deadline import BudgetExhausted, call_limit, call_with_deadline, current_budget
+from audiomind.backends.policy import DEFAULT_POLICY, CallPolicy
+from audiomind.backends.ratelimit import limiter_for
+from audiomind.backends.usage import reply_facts
 from audiomind.state import ModelCall
 
 T = TypeVar("T")
@@ -190,21 +196,6 @@ def backoff_delay(attempt: int, base_delay_s: float, max_delay_s: float) -> floa
     return cap / 2 + random.uniform(0, cap / 2)
 
 
-def _usage(result: Any) -> tuple[int | None, int | None]:
-    """Token counts from an OpenAI completion, a Gemini response or a LangChain AIMessage."""
-    usage = getattr(result, "usage", None)
-    if usage is not None and getattr(usage, "prompt_tokens", None) is not None:
-        return getattr(usage, "prompt_tokens", None), getattr(usage, "completion_tokens", None)
-    um = getattr(result, "usage_metadata", None)
-    if um is not None:
-        if isinstance(um, dict):
-            return um.get("input_tokens"), um.get("output_tokens")
-        return getattr(um, "prompt_token_count", None), getattr(um, "candidates_token_count", None)
-    if isinstance(result, dict) and "raw" in result:
-        return _usage(result["raw"])
-    return None, None
-
-
 def _kind_of(exc: BaseException, give_up_if: Callable[[BaseException], bool] | None) -> tuple[ErrorKind, bool]:
     """(kind, retryable) of a failed attempt: a spent budget is a timeout not retried; `give_up_if` marks
     errors that are never retried whatever their kind."""
@@ -243,43 +234,100 @@ def _failure(exc: BaseException, kind: ErrorKind, retryable: bool, call: ModelCa
     return err
 
 
+def _estimate_tokens(request: dict[str, Any] | None) -> int:
+    """A request's input tokens for the rate limiter, about 4 characters a token of its JSON (audio parts
+    are hashes there, so they count little: a tokens-per-minute limit is about text)."""
+    if not request:
+        return 0
+    return len(json.dumps(request, default=str, separators=(",", ":"))) // 4
+
+
+def _from_cache(policy: CallPolicy, key: str | None, codec: Codec | None, *, role: Literal["planner", "frontend"],
+                purpose: str, backend: str) -> tuple[Any, ModelCall] | None:
+    if policy.cache is None or key is None or codec is None:
+        return None
+    entry = policy.cache.get(key)
+    if entry is None:
+        return None
+    try:
+        result = codec.decode(entry["reply"])
+    except Exception:  # noqa: BLE001 - an entry the codec no longer reads is a miss, asked again
+        return None
+    facts = reply_facts(result)
+    return result, ModelCall(role=role, purpose=purpose, backend=backend, attempts=0, cache_hit=True,
+                             cache_key=key, latency_s=0.0, **facts.model_dump())
+
+
 def call_with_retries(
     fn: Callable[[], T],
     *,
     role: Literal["planner", "frontend"],
     purpose: str,
     backend: str,
-    max_attempts: int = 3,
-    base_delay_s: float = 1.0,
-    max_delay_s: float = 20.0,
+    policy: CallPolicy = DEFAULT_POLICY,
     endpoint: str | None = None,
     secrets: Iterable[str | None] = (),
     sleep: Callable[[float], None] = time.sleep,
     give_up_if: Callable[[BaseException], bool] | None = None,
     timeout_s: float | None = None,
+    request: dict[str, Any] | None = None,
+    codec: Codec | None = None,
+    max_attempts: int | None = None,
+    base_delay_s: float | None = None,
+    max_delay_s: float | None = None,
 ) -> tuple[T, ModelCall]:
-    """Run `fn()` with bounded retries (tenacity, with this module's classification and backoff); return
-    (result, ModelCall) or raise BackendError.
+    """Run `fn()` under `policy` (retries, back-off, Retry-After, rate limit, cache); return (result,
+    ModelCall) or raise BackendError.
+
+    `request` describes the whole request (JSON-able; audio by content hash) and `codec` turns the reply
+    into JSON and back: with both and a cache in the policy, an identical request is answered from the
+    cache (`ModelCall.cache_hit`, no request sent) and every new reply is stored. The ModelCall carries
+    what the reply says of itself (audiomind.backends.usage: token kinds, served model, finish reason),
+    each retry's wait and the rate limiter's.
 
     `give_up_if(exc)` marks errors that must not be retried whatever their status (some servers answer
     a request they cannot parse with HTTP 500). The raised BackendError carries the ModelCall of the
     failed attempts as `.model_call`, so the caller can still put the failure on the record.
 
     Deadlines (audiomind.backends.deadline): each attempt may take min(`timeout_s`, the run's time budget
-    left) in all, however its server trickles the reply; back-off sleeps never outlast the budget, and
-    once it is spent no attempt starts: `BudgetExhausted` (a BackendError) is raised instead.
+    left) in all, however its server trickles the reply; back-off sleeps and rate-limit waits never
+    outlast the budget, and once it is spent no attempt starts: `BudgetExhausted` (a BackendError).
+
+    `max_attempts` (sends at most, i.e. retries + 1), `base_delay_s` and `max_delay_s` override the policy's.
     """
-    max_attempts = max(1, int(max_attempts))
+    overrides: dict[str, Any] = {}
+    if max_attempts is not None:
+        overrides["retries"] = max(1, int(max_attempts)) - 1
+    if base_delay_s is not None:
+        overrides["base_delay_s"] = base_delay_s
+    if max_delay_s is not None:
+        overrides["max_delay_s"] = max_delay_s
+    if overrides:
+        policy = dataclasses.replace(policy, **overrides)
     secrets = list(secrets)
+    key = request_key({"backend": backend, "request": request}) if request is not None else None
+    hit = _from_cache(policy, key, codec, role=role, purpose=purpose, backend=backend)
+    if hit is not None:
+        return hit
     errors: list[str] = []  # one line per failed attempt, in order
+    waits: list[float] = []
+    limited = [0.0]
+    limiter = None
+    limit = policy.rate_limit_for(backend)
+    if limit.active:
+        limiter = limiter_for(backend, limit)
+    tokens = _estimate_tokens(request)
     t0 = time.perf_counter()
 
     def attempt() -> T:
-        limit, by_budget = call_limit(timeout_s)
-        if by_budget and limit is not None and limit <= 0:
+        limit_s, by_budget = call_limit(timeout_s)
+        if by_budget and limit_s is not None and limit_s <= 0:
             raise BudgetExhausted("no time left in the run's time budget")  # before any request: not an attempt
+        if limiter is not None:
+            limited[0] += limiter.acquire(tokens)
+            limit_s, by_budget = call_limit(timeout_s)
         try:
-            return call_with_deadline(fn, limit)
+            return call_with_deadline(fn, limit_s)
         except NotImplementedError:
             raise  # a capability the backend lacks (e.g. structured output): the caller picks another way
         except Exception as exc:
@@ -295,12 +343,17 @@ def call_with_retries(
 
     def wait(state: tenacity.RetryCallState) -> float:
         exc = state.outcome.exception() if state.outcome is not None else None
-        delay = backoff_delay(state.attempt_number, base_delay_s, max_delay_s)
+        delay = backoff_delay(state.attempt_number, policy.base_delay_s, policy.max_delay_s)
         ra = _retry_after_s(exc) if exc is not None and _kind_of(exc, give_up_if)[0] == "rate_limit" else None
-        return min(max_delay_s, max(delay, ra)) if ra is not None else delay
+        if ra is not None:
+            delay = min(policy.retry_after_cap_s, max(delay, ra))
+            if limiter is not None:
+                limiter.pause_for(delay)  # every worker waits out the server's rate limit, not just this one
+        waits.append(round(delay, 3))
+        return delay
 
     retrying = tenacity.Retrying(
-        stop=tenacity.stop_after_attempt(max_attempts),
+        stop=tenacity.stop_after_attempt(policy.attempts),
         retry=tenacity.retry_if_exception(
             lambda e: not isinstance(e, NotImplementedError) and _kind_of(e, give_up_if)[1]),
         wait=wait,
@@ -314,13 +367,22 @@ def call_with_retries(
     except Exception as exc:  # classified, never swallowed
         kind, retryable = _kind_of(exc, give_up_if)
         call = ModelCall(role=role, purpose=purpose, backend=backend, attempts=len(errors), errors=errors,
-                         latency_s=round(time.perf_counter() - t0, 3))
+                         latency_s=round(time.perf_counter() - t0, 3), retry_waits_s=waits,
+                         rate_limit_wait_s=round(limited[0], 3), cache_key=key)
         raise _failure(exc, kind, retryable, call, endpoint=endpoint, secrets=secrets) from exc
-    tin, tout = _usage(result)
+    facts = reply_facts(result)
     call = ModelCall(
         role=role, purpose=purpose, backend=backend, attempts=len(errors) + 1, errors=errors,
-        latency_s=round(time.perf_counter() - t0, 3), input_tokens=tin, output_tokens=tout,
+        latency_s=round(time.perf_counter() - t0, 3), retry_waits_s=waits, rate_limit_wait_s=round(limited[0], 3),
+        cache_key=key, **facts.model_dump(),
     )
+    if policy.cache is not None and key is not None and codec is not None:
+        try:
+            encoded = codec.encode(result)
+        except Exception:  # noqa: BLE001 - a reply the codec cannot write is simply not cached
+            encoded = None
+        if encoded is not None:
+            policy.cache.put(key, {"backend": backend, "purpose": purpose, "reply": encoded})
     return result, call
 
 
@@ -342,6 +404,18 @@ def merge_calls(calls: list[ModelCall], *, output: Any = None, extra_errors: Ite
         latency_s=round(sum(c.latency_s for c in calls), 3),
         input_tokens=_sum([c.input_tokens for c in calls]),
         output_tokens=_sum([c.output_tokens for c in calls]),
+        cached_input_tokens=_sum([c.cached_input_tokens for c in calls]),
+        audio_input_tokens=_sum([c.audio_input_tokens for c in calls]),
+        reasoning_tokens=_sum([c.reasoning_tokens for c in calls]),
+        served_model=calls[-1].served_model,
+        fingerprint=calls[-1].fingerprint,
+        finish_reason=calls[-1].finish_reason,
+        cache_hit=all(c.cache_hit for c in calls),
+        cache_key=calls[-1].cache_key,
+        retry_waits_s=[w for c in calls for w in c.retry_waits_s],
+        rate_limit_wait_s=round(sum(c.rate_limit_wait_s for c in calls), 3),
+        input_audio=calls[-1].input_audio,
+        decoding=calls[-1].decoding,
         output=output,
         input=calls[-1].input,  # what the last round sent (a format retry resends the prompt and the fix)
     )

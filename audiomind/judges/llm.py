@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import re
+from dataclasses import replace
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel
@@ -21,6 +22,7 @@ from pydantic import BaseModel
 from audiomind.backends.base import BackendError, ListenRequest, ListenResult
 from audiomind.backends.jsonparse import message_text
 from audiomind.backends.openai_compat import openai_endpoint
+from audiomind.backends.policy import DEFAULT_POLICY
 from audiomind.backends.registry import BackendSpec, make_frontend, make_planner, parse_spec
 from audiomind.backends.retry import call_with_retries
 from audiomind.prompts import evidence_rule, has_evidence
@@ -113,7 +115,8 @@ class _OpenAIChat:
         kwargs = {"model": self.model, "messages": [*system, {"role": "user", "content": content}],
                   "temperature": 0.0, "max_tokens": max_tokens, "logprobs": True, "top_logprobs": top_logprobs}
         resp, call = call_with_retries(lambda: self.client.chat.completions.create(**kwargs), role=role,
-                                       purpose=purpose, backend=backend, max_attempts=self.max_retries,
+                                       purpose=purpose, backend=backend,
+                                       policy=replace(DEFAULT_POLICY, retries=self.max_retries),
                                        endpoint=self.base_url, secrets=[self._key])
         choices = getattr(resp, "choices", None) or []
         if not choices:

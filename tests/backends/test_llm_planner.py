@@ -3,6 +3,8 @@ looks like on the wire), and langchain_core's scripted GenericFakeChatModel for 
 
 from __future__ import annotations
 
+import dataclasses
+
 import json
 
 import pytest
@@ -106,8 +108,9 @@ def test_transport_retry_then_unreachable(server, monkeypatch, state, closed_por
 
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     p = make_planner(f"openai:m@http://127.0.0.1:{closed_port}/v1", registry=None)
-    p.base_delay_s = 0.01
-    with pytest.raises(BackendError, match=rf"could not reach http://127.0.0.1:{closed_port}/v1 after 3 attempts"):
+    p.policy = dataclasses.replace(p.policy, base_delay_s=0.01)
+    # the default policy: 3 retries, so the request is sent 4 times
+    with pytest.raises(BackendError, match=rf"could not reach http://127.0.0.1:{closed_port}/v1 after 4 attempts"):
         p.decide(state, INVENTORY)
 
 

@@ -16,12 +16,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
 from audiomind.backends.base import BackendError
+from audiomind.backends.cache import Codec
 from audiomind.backends.jsonparse import JSONExtractError, extract_object, message_text
+from audiomind.backends.policy import DEFAULT_POLICY, CallPolicy
 from audiomind.backends.retry import call_with_retries, merge_calls, redact
 from audiomind.prompts import evidence_rule, has_evidence
 from audiomind.state import ModelCall, ModelSpec
@@ -171,9 +174,10 @@ class LLMClient:
         *,
         name: str,
         spec: ModelSpec | None = None,
-        max_retries: int = 3,
-        base_delay_s: float = 1.0,
-        max_delay_s: float = 20.0,
+        max_retries: int | None = None,
+        policy: CallPolicy | None = None,
+        base_delay_s: float | None = None,
+        max_delay_s: float | None = None,
         endpoint: str | None = None,
         secrets: list[str | None] | None = None,
         structured: bool | None = None,
@@ -185,9 +189,9 @@ class LLMClient:
         self._spec = spec or ModelSpec(role="planner", spec=name, kind="langchain",
                                        model=getattr(chat_model, "model_name", None)
                                        or getattr(chat_model, "model", None))
-        self.max_retries = max_retries
-        self.base_delay_s = base_delay_s
-        self.max_delay_s = max_delay_s
+        overrides = {k: v for k, v in (("retries", max_retries), ("base_delay_s", base_delay_s),
+                                       ("max_delay_s", max_delay_s)) if v is not None}
+        self.policy = replace(policy or DEFAULT_POLICY, **overrides)  # type: ignore[arg-type]
         self.endpoint = endpoint
         self._secrets = [s for s in (secrets or []) if s]
         # None: try the backend's JSON-schema mode, fall back to weaker forms if it has none.
@@ -284,6 +288,14 @@ class LLMClient:
         self._runnables[key] = fn
         return fn
 
+    def _request(self, messages: list[Any], schema: type[BaseModel] | None, mode: str) -> dict[str, Any]:
+        """The whole request as the model-call cache keys it: the model, its decoding settings, the reply
+        form and schema, and every message as sent."""
+        spec = self._spec
+        return {"kind": spec.kind, "model": spec.model, "base_url": spec.base_url, "decoding": spec.decoding,
+                "mode": mode, "schema": wire_schema(schema) if schema is not None else None,
+                "messages": [m.model_dump() for m in model_messages(messages)]}
+
     def _downgrade(self) -> None:
         if self._mode == "json_schema" and self._is_openai_compatible():
             self._mode = "json_object"
@@ -311,10 +323,10 @@ class LLMClient:
                 return {"raw": self.model.invoke(messages), "parsed": None, "parsing_error": None}
             try:
                 result, call = call_with_retries(
-                    fn, role="planner", purpose=purpose, backend=self.name, max_attempts=self.max_retries,
-                    base_delay_s=self.base_delay_s, max_delay_s=self.max_delay_s, endpoint=self.endpoint,
-                    secrets=self._secrets, give_up_if=_rejects_response_format if mode != "plain" else None,
-                    timeout_s=self.timeout_s,
+                    fn, role="planner", purpose=purpose, backend=self.name, policy=self.policy,
+                    endpoint=self.endpoint, secrets=self._secrets,
+                    give_up_if=_rejects_response_format if mode != "plain" else None, timeout_s=self.timeout_s,
+                    request=self._request(messages, schema, mode), codec=_REPLY_CODEC,
                 )
             except NotImplementedError:
                 if mode == "plain":
@@ -394,6 +406,24 @@ class LLMClient:
         """A plain reply's text and its ModelCall (transport retries; no format check)."""
         out, call = self._invoke(as_messages(messages), None, purpose)
         return message_text(getattr(out["raw"], "content", out["raw"])), call
+
+
+def _encode_reply(result: dict) -> dict:
+    """A completion round ({'raw': AIMessage, 'parsed', 'parsing_error'}) as JSON (the model-call cache)."""
+    from langchain_core.messages import message_to_dict
+
+    parsed = result.get("parsed")
+    return {"raw": message_to_dict(result["raw"]),
+            "parsed": parsed if isinstance(parsed, (dict, list, str, int, float, type(None))) else None}
+
+
+def _decode_reply(data: dict) -> dict:
+    from langchain_core.messages import messages_from_dict
+
+    return {"raw": messages_from_dict([data["raw"]])[0], "parsed": data.get("parsed"), "parsing_error": None}
+
+
+_REPLY_CODEC = Codec(encode=_encode_reply, decode=_decode_reply)
 
 
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "guided", "grammar", "schema")
