@@ -34,25 +34,21 @@ from audiomind.cli_common import AGENT_OPTIONS, OptionGroup, console, err, with_
 from audiomind.cli_common import fail as _fail  # noqa: E402
 from audiomind.cli_common import quiet_libraries as _quiet  # noqa: E402
 from audiomind.config import AgentConfig  # noqa: E402
-from audiomind.paths import clip_text  # noqa: E402
+from audiomind.paths import clip_text, visible  # noqa: E402
 
 
 def parse_prices(price_in: float | None, price_out: float | None, price: list[str] | None) -> dict[str, Any] | None:
-    """`--price-in/--price-out` price every model ("*"); `--price SPEC=IN,OUT` prices one backend spec."""
-    from audiomind.bench.runner import Price
+    """`--price-in/--price-out` price every model ("*"); `--price SPEC=IN,OUT[,CACHED[,AUDIO_IN]]` prices one
+    backend spec (with or without its @URL). Backends on a provider's own endpoint are also priced by the
+    shipped, dated table (audiomind/bench/data/prices.toml)."""
+    from audiomind.bench.prices import Price, parse_price
 
     table: dict[str, Price] = {}
     if price_in is not None or price_out is not None:
-        table["*"] = Price(input_per_m=price_in or 0.0, output_per_m=price_out or 0.0)
+        table["*"] = Price(input_per_m=price_in or 0.0, output_per_m=price_out or 0.0, source="--price-in/out")
     for entry in price or []:
-        spec, sep, vals = entry.rpartition("=")
-        parts = vals.split(",")
-        if not sep or not spec or len(parts) != 2:
-            raise ValueError(f"--price {entry!r}: expected SPEC=IN,OUT (USD per 1M tokens), e.g. openai:gpt-4o-mini=0.15,0.6")
-        try:
-            table[spec] = Price(input_per_m=float(parts[0]), output_per_m=float(parts[1]))
-        except ValueError as exc:
-            raise ValueError(f"--price {entry!r}: {exc}") from exc
+        spec, p = parse_price(entry)
+        table[spec] = p
     return table or None
 
 
@@ -77,12 +73,26 @@ def _check_agent(make_agent) -> None:
 def _summary_line(summary) -> None:
     st = ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items())) or "nothing committed"
     acc = f"{100 * summary.accuracy:.2f}% of {summary.scored} scored" if summary.accuracy is not None else "not scored"
-    cost = f", ${summary.cost_usd:.4f}" if summary.cost_usd is not None else ""
+    if summary.partial:
+        acc += f" [bold yellow](partial: {summary.errors} error{'s' * (summary.errors != 1)})[/]"
+    if summary.unpriced:
+        cost = ", cost unknown"
+    elif summary.cost_usd:
+        roles = ", ".join(f"{r} ${v:.4f}" for r, v in sorted(summary.cost_by_role.items()))
+        cost = f", ${summary.cost_usd:.4f} ({roles})"
+    else:
+        cost = ""
+    hits = f", {summary.cache_hits} model call(s) from the cache" if summary.cache_hits else ""
+    retried = (f"; errored items ran again in {summary.error_retry_rounds} round(s)"
+               if summary.error_retry_rounds else "")
     err.print(
         f"[bold]{summary.total}[/] items: {summary.already_done} already done, {summary.ran} run now "
         f"({summary.items_per_min:.1f} items/min, {summary.wall_time_s:.1f} s), {summary.remaining} remaining; {st}; "
-        f"accuracy {acc}; tokens {summary.input_tokens:,} in / {summary.output_tokens:,} out{cost}"
+        f"accuracy {acc}; tokens {summary.input_tokens:,} in / {summary.output_tokens:,} out{cost}{hits}{retried}"
     )
+    if summary.unpriced:
+        err.print(f"[bold yellow]warning:[/] no price for {', '.join(escape(b) for b in summary.unpriced)}: the "
+                  "run's cost is unknown (give --price SPEC=IN,OUT; a key matches the spec with or without @URL)")
 
 
 @dataclass(frozen=True)
@@ -98,6 +108,8 @@ class RunOptions:
     retry: list[str] | None
     progress: bool
     strict: bool
+    error_retries: int = 1
+    dry_run: int | None = None
 
 
 RUN_OPTIONS = OptionGroup(
@@ -117,11 +129,18 @@ RUN_OPTIONS = OptionGroup(
     progress=(bool, typer.Option(True, "--progress/--no-progress", help="rich progress bar on stderr")),
     strict=(bool, typer.Option(False, "--strict", help="refuse the whole input file when any row is bad (default: "
                                "bad rows are recorded as errored items and the good rows run)")),
+    error_retries=(int, typer.Option(1, "--error-retries", min=0, max=10, help="rounds, at the end of the run, "
+                                     "that run again the items whose model calls failed (status error); they "
+                                     "never count as wrong answers")),
+    dry_run=(int | None, typer.Option(None, "--dry-run", min=1, max=50, metavar="N", help="estimate the whole "
+                                      "run's tokens and cost from its first N items (answered for real into "
+                                      "RUN_DIR/dry-run, through the model-call cache, so the real run reuses "
+                                      "them), then stop")),
 )
 """The run options every bench command shares; with AGENT_OPTIONS (cli_common) they are defined once."""
 O_OUT = typer.Option(..., "--out", help="run directory (results.jsonl, traces/, ...); rerun to resume")
 _AGENT = AgentConfig()  # placeholders the option groups replace
-_RUN = RunOptions(1, None, None, None, None, None, None, True, False)
+_RUN = RunOptions(1, None, None, None, None, None, None, True, False, 1, None)
 
 
 EXIT_NO_AUDIO = 3
@@ -244,12 +263,17 @@ def _run_task(task_name: str, options: dict[str, str], source: Path, audio_dir: 
         _fail_rows(exc)
     for message in loaded.errors:
         _report_bad_row(message)
+    if "model_cache" not in config.model_fields_set:  # benchmark runs cache model calls unless told otherwise
+        config = config.model_copy(update={"model_cache": "use"})
+    if run.dry_run is not None:
+        _dry_run(task, loaded, out, config, run, prices, as_json)
+        return
     make_agent = agent_factory(out, config)
     _check_agent(make_agent)
     try:
         summary, outputs = run_task(task, loaded, out, make_agent, workers=run.workers, ray_address=run.ray,
                                     progress=run.progress, prices=prices, retry_statuses=run.retry or (),
-                                    config=_config(config, run))
+                                    config=_config(config, run), error_retries=run.error_retries)
     except KeyboardInterrupt:
         err.print("[yellow]interrupted[/]: committed items are kept; rerun the same command to resume")
         raise typer.Exit(130) from None
@@ -277,6 +301,36 @@ def _run_task(task_name: str, options: dict[str, str], source: Path, audio_dir: 
     if summary.total and summary.statuses.get("missing_audio", 0) == summary.total:
         _fail(f"every one of the {summary.total} item(s) is missing_audio: no audio was found (check --audio-dir); "
               "nothing was answered", code=EXIT_NO_AUDIO)
+
+
+def _dry_run(task: Any, loaded: Any, out: Path, config: AgentConfig, run: RunOptions, prices: Any,
+             as_json: bool) -> None:
+    """`--dry-run N`: answer the first N items for real (into RUN_DIR/dry-run, through the model-call cache,
+    so the real run reuses their replies), then print the whole run's tokens and cost, extrapolated."""
+    import dataclasses
+
+    from audiomind.bench.estimate import estimate_run
+    from audiomind.bench.tasks import run_task
+
+    n = run.dry_run or 3
+    sample = dataclasses.replace(loaded, items=loaded.items[:n])
+    probe_dir = out / "dry-run"
+    make_agent = agent_factory(probe_dir, config)
+    _check_agent(make_agent)
+    run_task(task, sample, probe_dir, make_agent, workers=min(run.workers, n), ray_address=None,
+                          progress=run.progress, prices=prices, config=_config(config, run, dry_run=n),
+                          error_retries=run.error_retries)
+    est = estimate_run(probe_dir, total_items=len(loaded.items), prices=prices)
+    if as_json:
+        from audiomind.cli_common import print_json
+
+        print_json(est.model_dump(mode="json"))
+    else:
+        console.print(est.table())
+        err.print(est.method)
+        if est.unpriced:
+            err.print(f"[bold yellow]warning:[/] no price for {', '.join(escape(b) for b in est.unpriced)}: cost "
+                      "unknown (give --price SPEC=IN,OUT)")
 
 
 @bench_app.command("run")
@@ -338,15 +392,23 @@ def report(
         _fail(f"no {RESULTS_FILE} in {run_dir}: not a run directory (or nothing committed yet)")
     if compare is not None and not (compare / RESULTS_FILE).exists():
         _fail(f"--compare {compare}: no {RESULTS_FILE} there (not a run directory)")
-    path = write_report(run_dir, plots=not no_plots, compare=compare)
-    rep = build_report(run_dir)
+    try:  # results.jsonl, --compare's, run.json, scores.json: the bounded reader (a FIFO or /dev/zero is refused)
+        path = write_report(run_dir, plots=not no_plots, compare=compare)
+        rep = build_report(run_dir)
+        comparison = compare_runs(run_dir, compare) if compare is not None else None
+    except ValueError as exc:
+        _fail(str(exc))
+    except OSError as exc:  # report.md or a plot refused (read-only, full): one line, exit 4
+        from audiomind.cli_report import EXIT_STORAGE, storage_line
+
+        _fail(f"the report could not be written: {storage_line(exc)}", code=EXIT_STORAGE)
     if as_json:
         from audiomind.cli_common import print_json
 
         print_json({"report": rep.model_dump(mode="json"), "report_path": str(path),
-                    "comparison": compare_runs(run_dir, compare).model_dump(mode="json") if compare else None})
+                    "comparison": comparison.model_dump(mode="json") if comparison else None})
         return
-    t = Table("measure", "value", title=f"report ({run_dir})")
+    t = Table("measure", "value", title=escape(visible(f"report ({run_dir})")))
     o = rep.overall
     t.add_row("items / scored / correct", f"{o.n} / {o.scored} / {o.correct}")
     t.add_row("accuracy %", "-" if o.accuracy is None else f"{o.accuracy:.2f}")
@@ -362,11 +424,11 @@ def report(
             t.add_row("strict accuracy %", "-" if ts.strict_accuracy is None else f"{ts.strict_accuracy:.2f}")
         if ts.order_swapped_count is not None:
             t.add_row("order-swapped items", str(ts.order_swapped_count))
-        t.add_row("meta sha256", ts.meta_sha256 or "not recorded")
+        t.add_row("meta sha256", escape(visible(ts.meta_sha256 or "not recorded")))
     console.print(t)
-    if compare is not None:
-        console.print(_comparison_table(compare_runs(run_dir, compare)))
-    console.print(f"report: {path}")
+    if comparison is not None:
+        console.print(_comparison_table(comparison))
+    console.print(f"report: {escape(visible(str(path)))}")
 
 
 def _comparison_table(c) -> Table:
@@ -375,12 +437,12 @@ def _comparison_table(c) -> Table:
     def pct(a) -> str:
         return "-" if a.accuracy is None else f"{a.accuracy:.2f} ({a.correct}/{a.scored})"
 
-    t = Table("group", "value", escape(c.a_label), escape(c.b_label), "a - b", title="side by side")
+    t = Table("group", "value", escape(visible(c.a_label)), escape(visible(c.b_label)), "a - b", title="side by side")
     rows = [("overall", "all", c.overall)]
     for key in ("category", "task", "modality"):
         rows += [(key, name, sb) for name, sb in c.groups.get(key, {}).items()]
     for group, name, sb in rows:
-        t.add_row(group, escape(name), pct(sb.a), pct(sb.b), "-" if sb.delta is None else f"{sb.delta:+.2f}")
+        t.add_row(group, escape(visible(name)), pct(sb.a), pct(sb.b), "-" if sb.delta is None else f"{sb.delta:+.2f}")
     p = c.paired
     t.caption = (f"scored in both: {sum(p.values())}; only a right {p['only_a']}, only b right {p['only_b']}, "
                  f"both right {p['both_right']}, both wrong {p['both_wrong']}")

@@ -57,7 +57,14 @@ class ItemResult(BaseModel):
     model_calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
-    cost_usd: float | None = None
+    cost_usd: float | None = Field(default=None, description="USD of the item's model calls; None when a billed "
+                                   "call's backend had no price (see `unpriced`)")
+    cost_by_role: dict[str, float] = Field(default_factory=dict, description="USD per model role (priced calls)")
+    unpriced: list[str] = Field(default_factory=list, description="backends billed without a price")
+    cache_hits: int = Field(default=0, description="model calls answered from the model-call cache")
+    cached_input_tokens: int = 0
+    audio_input_tokens: int = 0
+    reasoning_tokens: int = 0
     # Added for scoring and reports from results.jsonl alone (all optional, so older lines still load):
     benchmark: str = ""
     answer: str | None = Field(default=None, description="the item's ground truth, copied for self-contained reports")

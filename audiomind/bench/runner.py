@@ -38,7 +38,7 @@ import statistics
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from datetime import UTC, datetime
 from hashlib import sha1
@@ -48,6 +48,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from audiomind.bench.items import BenchItem, ItemResult, WorkerInfo
+from audiomind.bench.prices import Price, PriceTable, cost_of
 from audiomind.config import apply_process_env
 from audiomind.fsutil import StorageError, atomic_write_text, storage_error
 from audiomind.prompts import letter_index
@@ -64,33 +65,7 @@ _SAFE_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,150}")
 
 
 # ---------------------------------------------------------------- prices and cost accounting
-
-
-class Price(BaseModel):
-    """USD per one million tokens for one model backend."""
-
-    input_per_m: float = Field(ge=0, description="USD per 1M input (prompt) tokens")
-    output_per_m: float = Field(ge=0, description="USD per 1M output (completion) tokens")
-
-
-PriceTable = Mapping[str, Price]
-"""Keys are backend specs exactly as recorded in `ModelCall.backend` (e.g. "openai:gpt-4o-mini"); the key
-"*" prices every backend not listed. Calls to unpriced backends cost nothing (the embedded stack)."""
-
-
-def price_for(backend: str, prices: PriceTable | None) -> Price | None:
-    if not prices:
-        return None
-    return prices.get(backend) or prices.get("*")
-
-
-def call_cost(backend: str, input_tokens: int | None, output_tokens: int | None,
-              prices: PriceTable | None) -> float:
-    p = price_for(backend, prices)
-    if p is None:
-        return 0.0
-    return ((input_tokens or 0) * p.input_per_m + (output_tokens or 0) * p.output_per_m) / 1e6
-
+# audiomind.bench.prices: the price table, a call's cost by token kind, unpriced backends.
 
 # ---------------------------------------------------------------- summaries
 
@@ -114,7 +89,15 @@ class RunSummary(BaseModel):
     mean_item_s: float | None = None
     input_tokens: int = 0
     output_tokens: int = 0
-    cost_usd: float | None = None
+    cost_usd: float | None = Field(None, description="USD of every committed item's calls; None when a billed "
+                                   "backend had no price (see `unpriced`): unknown, never $0")
+    cost_by_role: dict[str, float] = Field(default_factory=dict, description="USD per model role, priced calls")
+    unpriced: list[str] = Field(default_factory=list, description="backends with billed tokens and no price: "
+                                "the run's cost is unknown")
+    cache_hits: int = Field(0, description="model calls answered from the model-call cache (nothing sent)")
+    errors: int = Field(0, description="items whose model calls failed (status error): kept out of accuracy")
+    error_retry_rounds: int = Field(0, description="end-of-run rounds that ran the errored items again")
+    partial: bool = Field(False, description="errors remain: the accuracy covers only the items that ran")
     interrupted: bool = False
 
 
@@ -201,23 +184,23 @@ class ResultLog:
 
 
 def load_results(run_dir: str | Path) -> dict[str, dict[str, Any]]:
-    """Committed results of a run directory (last line per id wins), in commit order."""
+    """Committed results of a run directory (last line per id wins), in commit order. Read by the bounded reader
+    (audiomind.fsutil): a results.jsonl that is a FIFO, a device or over the size cap is refused (InputFileError,
+    a ValueError); a line that is torn, too long, too deep or not an object with an id is skipped."""
+    from audiomind.fsutil import InputFileError, input_lines, loads_json
+
     path = Path(run_dir) / RESULTS_FILE
     out: dict[str, dict[str, Any]] = {}
     if not path.exists():
         return out
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            if isinstance(row, dict) and isinstance(row.get("id"), str):
-                out.pop(row["id"], None)
-                out[row["id"]] = row
+    for _, raw in input_lines(path):
+        try:
+            row = loads_json(raw.decode("utf-8", errors="replace")) if raw and raw.strip() else None
+        except InputFileError:
+            continue
+        if isinstance(row, dict) and isinstance(row.get("id"), str):
+            out.pop(row["id"], None)
+            out[row["id"]] = row
     return out
 
 
@@ -249,7 +232,7 @@ def _stats_from_state(state: Any, prices: PriceTable | None) -> dict[str, Any]:
     mcs = d.get("model_calls") or []
     tin = sum(int(m.get("input_tokens") or 0) for m in mcs)
     tout = sum(int(m.get("output_tokens") or 0) for m in mcs)
-    cost = sum(call_cost(m.get("backend", ""), m.get("input_tokens"), m.get("output_tokens"), prices) for m in mcs)
+    cost = cost_of(mcs, prices)
     return {
         "tool_calls": sum(1 for c in calls if c.get("issued_by", "planner") == "planner"),
         "frontend_tool_calls": sum(1 for c in calls if c.get("issued_by") == "frontend"),
@@ -258,7 +241,13 @@ def _stats_from_state(state: Any, prices: PriceTable | None) -> dict[str, Any]:
         "model_calls": len(mcs),
         "input_tokens": tin,
         "output_tokens": tout,
-        "cost_usd": round(cost, 8) if prices else None,
+        "cost_usd": None if cost.cost_usd is None else round(cost.cost_usd, 8),
+        "cost_by_role": cost.by_role,
+        "unpriced": cost.unpriced,
+        "cache_hits": cost.cache_hits,
+        "cached_input_tokens": cost.cached_input_tokens,
+        "audio_input_tokens": cost.audio_input_tokens,
+        "reasoning_tokens": cost.reasoning_tokens,
     }
 
 
@@ -308,7 +297,14 @@ def execute_item(agent: Any, item: BenchItem, prices: PriceTable | None = None,
     return result, trace_text
 
 
+UNSCORED_STATUSES = frozenset({"error", "missing_audio"})
+"""Statuses that never get a verdict, whatever the task's scorer says: the item's model calls failed (an API
+error is not a wrong answer) or its audio was missing."""
+
+
 def _scored(item: BenchItem, result: ItemResult, score: Scorer | None) -> ItemResult:
+    if result.status in UNSCORED_STATUSES or result.input_error:
+        return result.model_copy(update={"correct": None})
     try:
         correct = (score or default_score)(item, result)
     except Exception as exc:  # noqa: BLE001 - a scorer bug must not lose the result
@@ -367,6 +363,15 @@ class _Progress:
             info += f", [red]{self.bad} not answered[/]"
         self._p.update(self._task, advance=1, info=info)
 
+    def note(self, message: str, more: int = 0) -> None:
+        """Say something above the bar (and make room for `more` items run again)."""
+        if self._p is None:
+            return
+        self._p.console.print(message)
+        if more:
+            total = self._p.tasks[0].total or 0
+            self._p.update(self._task, total=total + more)
+
     def close(self) -> None:
         if self._p is not None:
             self._p.stop()
@@ -388,6 +393,7 @@ def run_batch(
     retry_statuses: Collection[str] = (),
     config: dict[str, Any] | None = None,
     on_result: Callable[[ItemResult], None] | None = None,
+    error_retries: int = 1,
 ) -> RunSummary:
     """Run `items` through agents made by `make_agent`, committing each result as it finishes; resumable.
 
@@ -407,6 +413,8 @@ def run_batch(
     retry_statuses: committed statuses to run again (e.g. {"error"}); their new line supersedes the old.
     config: what produced this run (planner, front end, ...), recorded in run.json.
     on_result: called in the driver after each commit.
+    error_retries: rounds, at the end of the run, that run again the items committed as `error` (their model
+        calls failed: a rate-limit storm, a server down for a while); each round's new line supersedes.
 
     Items committed earlier are skipped. Ctrl-C stops dispatching; what finished is kept.
     """
@@ -422,7 +430,7 @@ def run_batch(
     lock = _lock_run_dir(run_dir)
     try:
         return _run_locked(items, run_dir, make_agent, workers, ray_address, progress, prices, score,
-                           retry_statuses, config, on_result)
+                           retry_statuses, config, on_result, error_retries)
     finally:
         lock.close()
 
@@ -446,7 +454,7 @@ def _lock_run_dir(run_dir: Path) -> Any:
 def _run_locked(items: list[BenchItem], run_dir: Path, make_agent: Callable[[], Any], workers: int,
                 ray_address: str | None, progress: bool, prices: PriceTable | None, score: Scorer | None,
                 retry_statuses: Collection[str], config: dict[str, Any] | None,
-                on_result: Callable[[ItemResult], None] | None) -> RunSummary:
+                on_result: Callable[[ItemResult], None] | None, error_retries: int = 1) -> RunSummary:
     log = ResultLog(run_dir)
     log.repair()
     committed = log.load()
@@ -473,12 +481,25 @@ def _run_locked(items: list[BenchItem], run_dir: Path, make_agent: Callable[[], 
         if on_result is not None:
             on_result(result)
 
+    def run(batch: list[BenchItem]) -> None:
+        if ray_address:
+            _run_ray(batch, make_agent, workers, ray_address, prices, commit)
+        else:
+            _run_threads(batch, make_agent, workers, prices, commit, log.trace_file)
+
+    rounds = 0
     try:
         if todo:
-            if ray_address:
-                _run_ray(todo, make_agent, workers, ray_address, prices, commit)
-            else:
-                _run_threads(todo, make_agent, workers, prices, commit, log.trace_file)
+            run(todo)
+        for _ in range(max(0, error_retries)):  # API failures are not answers: ask those items again
+            rows = log.load()
+            again = [it for it in todo if (rows.get(it.id) or {}).get("status") == "error"
+                     and not (rows.get(it.id) or {}).get("input_error")]
+            if not again:
+                break
+            rounds += 1
+            bar.note(f"running {len(again)} errored item(s) again (round {rounds} of {error_retries})", len(again))
+            run(again)
     except KeyboardInterrupt:
         interrupted = True
     finally:
@@ -487,6 +508,7 @@ def _run_locked(items: list[BenchItem], run_dir: Path, make_agent: Callable[[], 
 
     summary = summarize(run_dir, items, backend=backend, workers=workers, already=already, ran=ran,
                         wall_time_s=wall, priced=bool(prices), interrupted=interrupted)
+    summary.error_retry_rounds = rounds
     session.update(finished_at=datetime.now(UTC).isoformat(timespec="seconds"), ran=ran,
                    wall_time_s=round(wall, 3), interrupted=interrupted)
     _record_session(run_dir, config, session)
@@ -506,7 +528,13 @@ def summarize(run_dir: Path, items: Iterable[BenchItem] | None = None, *, backen
     scored = [r for r in got if r.get("correct") is not None]
     correct = sum(1 for r in scored if r.get("correct"))
     times = [float(r.get("wall_time_s") or 0) for r in got if r.get("status") != "missing_audio"]
-    costs = [r.get("cost_usd") for r in got]
+    unpriced = sorted({b for r in got for b in r.get("unpriced") or []})
+    by_role: dict[str, float] = {}
+    for r in got:
+        for role, usd in (r.get("cost_by_role") or {}).items():
+            by_role[role] = round(by_role.get(role, 0.0) + float(usd), 10)
+    errors = sum(1 for r in got if r.get("status") == "error" and not r.get("input_error"))
+    cost = None if unpriced else round(sum(by_role.values()), 8)
     return RunSummary(
         run_dir=str(run_dir), backend=backend, workers=workers, total=len(wanted), already_done=already,
         ran=ran, remaining=len(wanted) - len(got), statuses=dict(Counter(r.get("status", "?") for r in got)),
@@ -515,7 +543,8 @@ def summarize(run_dir: Path, items: Iterable[BenchItem] | None = None, *, backen
         mean_item_s=round(statistics.fmean(times), 3) if times else None,
         input_tokens=sum(int(r.get("input_tokens") or 0) for r in got),
         output_tokens=sum(int(r.get("output_tokens") or 0) for r in got),
-        cost_usd=round(sum(c or 0.0 for c in costs), 8) if priced or any(c for c in costs) else None,
+        cost_usd=cost, cost_by_role=by_role, unpriced=unpriced,
+        cache_hits=sum(int(r.get("cache_hits") or 0) for r in got), errors=errors, partial=errors > 0,
         interrupted=interrupted,
     )
 

@@ -191,7 +191,8 @@ def test_each_trace_is_written_once_straight_to_the_run_folder(llm, tmp_path, mo
     assert summary.statuses == {"answered": 2}
     failed = run_batch([dead], run, partial(AudioMind, planner="openai:x@http://127.0.0.1:9/v1",
                                             frontend=f"openai:x@{llm.url}", trace_dir=str(tmp_path / "art"),
-                                            max_retries=1, timeout_s=5), progress=False)
+                                            max_retries=1, timeout_s=5), progress=False,
+                       error_retries=0)  # (an end-of-run round for the errored item would write its trace again)
     assert failed.statuses == {"error": 1}
     ids = [it.id for it in items[:2]] + ["dead"]
     assert sorted(agent_writes) == sorted((run / "traces" / f"{i}.json").resolve() for i in ids)  # once each

@@ -23,7 +23,8 @@ from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 from typing import Any
 
-from audiomind.bench.runner import PriceTable, RunSummary, run_batch
+from audiomind.bench.prices import PriceTable
+from audiomind.bench.runner import RunSummary, run_batch
 from audiomind.bench.tasks.base import BaseTask, Benchmark, TaskItems, TaskReport, parse_options
 from audiomind.registry import Registry
 
@@ -80,6 +81,7 @@ def run_task(
     prices: PriceTable | None = None,
     retry_statuses: Collection[str] = (),
     config: dict[str, Any] | None = None,
+    error_retries: int = 1,
 ) -> tuple[RunSummary, dict[str, Path]]:
     """Run (or resume) a task's items through the batch runner, scored by the task, then write its official
     files. After Ctrl-C the files are written from what was committed, then KeyboardInterrupt propagates.
@@ -91,7 +93,7 @@ def run_task(
     try:
         summary = run_batch(loaded.items, run_dir, make_agent, workers=workers, ray_address=ray_address,
                             progress=progress, prices=prices, score=task.score, retry_statuses=tuple(retry_statuses),
-                            config=cfg)
+                            config=cfg, error_retries=error_retries)
     except KeyboardInterrupt:
         task.write_outputs(run_dir, loaded)
         raise
