@@ -130,6 +130,17 @@ def test_concat_mode_joins_two_clips_into_one_part_with_a_gap(standin_factory, c
     assert res.description == "a low steady tone"
 
 
+def test_spare_parts_split_the_longest_clip_at_a_window(standin_factory, clips):
+    s = standin_factory(max_audio_parts=2)
+    s.script('{"answer": "3", "rationale": "r"}', '{"answer": "3", "rationale": "r"}')
+    a0, a1 = artifact_for(clips["long"], "a0"), artifact_for(clips["short"], "a1")
+    res = _answer(_fe(s, max_audio_parts=2), [a0])  # 3 windows, 2 parts: 0-60 s and 60-70 s
+    assert s.seen[0].audio_s == pytest.approx([60.0, 10.0], abs=0.01)
+    assert "a part of 60.0 s is longer than the 30 s window" in res.model_call.context_notes[0]
+    _answer(_fe(s, max_audio_parts=2), [a0, a1])  # 4 segments, 2 parts: one per clip
+    assert s.seen[1].audio_s == pytest.approx([70.0, 3.0], abs=0.01)
+
+
 def test_within_the_limit_nothing_changes(standin_factory, clips):
     s = standin_factory(max_audio_parts=3)
     s.script(LISTEN)

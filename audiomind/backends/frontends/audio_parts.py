@@ -134,9 +134,11 @@ def sent_audio(segment: Segment, transport: str = "inline") -> SentAudio:
 
 
 def pack(segments: list[Segment], max_parts: int) -> list[list[Segment]]:
-    """The segments in at most `max_parts` consecutive groups, each to be sent as one audio part: a clip's
-    windows always stay together (joined they are the clip again); with more clips than parts, neighbouring
-    clips share a part, as evenly as their count allows."""
+    """The segments in at most `max_parts` consecutive groups, each to be sent as one audio part. Each clip
+    starts as one group (its windows joined are the clip again); parts to spare go to splitting the
+    longest groups at a window boundary, so each part stays as short as the limit allows (a model that
+    truncates long audio hears more); with more clips than parts, neighbouring clips share a part, as
+    evenly as their count allows."""
     by_clip: list[list[Segment]] = []
     for seg in segments:
         if by_clip and by_clip[-1][0].artifact.id == seg.artifact.id:
@@ -145,6 +147,12 @@ def pack(segments: list[Segment], max_parts: int) -> list[list[Segment]]:
             by_clip.append([seg])
     n = max(1, int(max_parts))
     if len(by_clip) <= n:
+        while len(by_clip) < n:
+            i = max(range(len(by_clip)), key=lambda j: sum(seg.duration_s for seg in by_clip[j]))
+            if len(by_clip[i]) < 2:
+                break
+            half = (len(by_clip[i]) + 1) // 2
+            by_clip[i:i + 1] = [by_clip[i][:half], by_clip[i][half:]]
         return by_clip
     groups: list[list[Segment]] = []
     for g in range(n):
@@ -163,6 +171,11 @@ def _layout(group: list[Segment], gap_s: float) -> list[tuple[float, float, Segm
         out.append((round(t, 3), round(t + seg.duration_s, 3), seg))
         t += seg.duration_s
     return out
+
+
+def part_seconds(group: list[Segment], gap_s: float = CLIP_GAP_S) -> float:
+    """How long the audio part made of `group` is (its segments and the silences between clips)."""
+    return _layout(group, gap_s)[-1][1] if group else 0.0
 
 
 def concat_wav(group: list[Segment], gap_s: float = CLIP_GAP_S) -> bytes:

@@ -40,6 +40,7 @@ from audiomind.backends.frontends.audio_parts import (
     concat_wav,
     input_audio_part,
     pack,
+    part_seconds,
     plan_segments,
     sent_audio,
 )
@@ -304,7 +305,7 @@ class OpenAIFrontEnd(RemoteFrontEnd):
         else:
             fields, call = self._merged([(items, text, c) for items, (text, c, _r) in zip(plans, done)])
             text = fields["text"]
-        self._note(call, how)
+        self._note(call, how, plans)
         call.output = {"raw": text, "parsed": {k: v for k, v in fields.items() if k != "text"}}
         return ListenResult(**fields, windows=windows, model_call=call)
 
@@ -331,21 +332,25 @@ class OpenAIFrontEnd(RemoteFrontEnd):
         call.input_audio = [a for c in calls for a in c.input_audio]
         return fields, call
 
-    def _note(self, call: ModelCall, how: str) -> None:
+    def _note(self, call: ModelCall, how: str, plans: list[list[Item]]) -> None:
         """Record how the audio went when the server's limit of audio parts decided it."""
         if how == "parts":
             return
         n = len(call.input_audio)
         call.decoding = {**call.decoding, "audio_parts": how, "max_audio_parts": self.max_audio_parts}
+        longest = max((part_seconds(it) for items in plans for it in items if not isinstance(it, str)), default=0.0)
         call.context_notes.append(
             f"{n} audio segments exceed max_audio_parts={self.max_audio_parts}: " + (
                 "sent in separate requests, one per group of windows, replies merged and labelled"
-                if how == "windows" else "joined into audio parts, the text naming each span"))
+                if how == "windows" else "joined into audio parts, the text naming each span" + (
+                    f"; a part of {longest:.1f} s is longer than the {self.window_s:g} s window, which a model "
+                    "that truncates long audio may not hear to its end"
+                    if self.window_s and longest > self.window_s + 1e-6 else "")))
 
     def answer(self, request: AnswerRequest) -> AnswerResult:
         plans, windows, how = self.plan_requests(request.prompt, request.originals, one_call=True)
         text, call, resp = self._complete(request.prompt, plans[0], "answer", logprobs=bool(request.choices))
-        self._note(call, how)
+        self._note(call, how, plans)
         fields = parse_answer_reply(text)
         conf = logprob_confidence(resp, request.choices, fields["text"]) if call.decoding.get("logprobs") else None
         source: Literal["logprobs", "self_reported"] | None = "logprobs" if conf else None
