@@ -283,3 +283,38 @@ def test_poll_backoff_grows_capped_and_jittered() -> None:
         delays = {poll.delay(n) for _ in range(20)}
         assert all(cap / 2 <= d <= cap for d in delays)
         assert len(delays) > 1  # jittered
+
+
+@pytest.mark.parametrize("provider", ["openai", "gemini"])
+def test_a_batch_line_asks_what_the_live_answer_call_asks(provider: str, items_file: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The same items answered live (direct mode, one call each) and through the batch: each batch line's
+    request is the live request's JSON body, the answers and scores are the same, the cost is half."""
+    from audiomind.bench.tasks import run_task
+
+    monkeypatch.setenv("GEMINI_API_KEY", "AIzaTEST-not-a-real-key-0123456789")
+    standin = OpenAIBatchStandIn(openai_answer) if provider == "openai" else GeminiBatchStandIn(gemini_answer)
+    with standin as s:
+        spec = f"openai:m@{s.url}" if provider == "openai" else f"gemini:gemini-2.5-flash@{s.url}"
+        prices = {spec: Price(input_per_m=2.0, output_per_m=8.0)}
+        task = make_task("items")
+        live_dir = tmp_path / "live"
+        run_task(task, task.load_items(items_file), live_dir,
+                 agent_factory(live_dir, AgentConfig(mode="direct", frontend=spec)), progress=False, prices=prices)
+        _run(items_file, tmp_path / "batch", spec, prices=prices)
+        assert s.invalid == [] and len(s.live) == 3
+        if provider == "openai":
+            (batch,) = s.batches.values()
+            lines = [r["body"] for r in s.files[batch["input_file_id"]]["rows"]]
+        else:
+            lines = [r["request"] for r in s.creates[0]["batch"]["inputConfig"]["requests"]["requests"]]
+        def question(body: dict) -> str:
+            t = prompt_text(body["messages"]) if provider == "openai" else gemini_prompt_text(body)
+            return re.search(r"clip \d", t).group(0)
+
+        assert sorted(s.live, key=question) == sorted(lines, key=question)
+        live, batch_rows = load_results(live_dir), load_results(tmp_path / "batch")
+        for item_id, row in live.items():
+            assert (row["prediction"], row["correct"]) == (batch_rows[item_id]["prediction"],
+                                                           batch_rows[item_id]["correct"])
+            assert batch_rows[item_id]["cost_usd"] == pytest.approx(row["cost_usd"] / 2)

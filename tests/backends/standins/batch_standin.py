@@ -2,9 +2,11 @@
 
 `OpenAIBatchStandIn` (base URL `.url`, e.g. http://127.0.0.1:PORT/v1):
     POST /v1/files (multipart, purpose=batch), GET /v1/files/{id}/content, POST /v1/batches,
-    GET /v1/batches/{id}, GET /v1/batches (newest first, `after` / `limit`).
+    GET /v1/batches/{id}, GET /v1/batches (newest first, `after` / `limit`); and POST /v1/chat/completions
+    (a live call, kept in `live`, to compare a batch line with what the live front end sends).
 `GeminiBatchStandIn` (base URL `.url`, the google-genai Developer API under /v1beta):
-    POST /v1beta/models/{model}:batchGenerateContent, GET /v1beta/batches/{id}, GET /v1beta/batches.
+    POST /v1beta/models/{model}:batchGenerateContent, GET /v1beta/batches/{id}, GET /v1beta/batches; and
+    POST /v1beta/models/{model}:generateContent (live, kept in `live`).
 
 A batch goes validating -> in_progress -> completed (Gemini: PENDING -> RUNNING -> SUCCEEDED), one step per
 poll, completing on poll `polls_to_finish` at the earliest and never while `hold` is set. Every request
@@ -207,6 +209,7 @@ class OpenAIBatchStandIn(_Batches):
     def __init__(self, answer: Answer, **kw: Any):
         super().__init__(answer, **kw)
         self.files: dict[str, dict[str, Any]] = {}
+        self.live: list[dict[str, Any]] = []  # bodies of live chat.completions calls
         self.url = f"http://127.0.0.1:{self.port}/v1"
 
     def route(self, method: str, path: str, query: dict[str, str], headers: dict[str, str],
@@ -218,6 +221,11 @@ class OpenAIBatchStandIn(_Batches):
         if method == "GET" and (m := re.fullmatch(r"/v1/files/([^/]+)/content", path)):
             f = self.files.get(m.group(1))
             return (200, f["data"]) if f else (404, {"error": {"message": "no such file"}})
+        if method == "POST" and path == "/v1/chat/completions":  # a live call, for comparison with a line
+            body = json.loads(raw)
+            check_chat_body(body)
+            self.live.append(body)
+            return 200, self._completion(body, f"live-{len(self.live)}")
         if method == "POST" and path == "/v1/batches":
             return self._refuse_create() or self._create(raw)
         if method == "GET" and path == "/v1/batches":
@@ -292,10 +300,21 @@ class OpenAIBatchStandIn(_Batches):
         return 200, {"object": "list", "data": page, "first_id": page[0]["id"] if page else None,
                      "last_id": page[-1]["id"] if page else None, "has_more": len(ids) > limit}
 
+    def _completion(self, body: dict[str, Any], cid: str) -> dict[str, Any]:
+        p, a, c = self.usage
+        completion = {
+            "id": f"chatcmpl-{next(_ids)}", "object": "chat.completion", "created": int(time.time()),
+            "model": body["model"], "system_fingerprint": "fp_standin",
+            "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
+                         "message": {"role": "assistant", "content": self.answer(cid, body), "refusal": None}}],
+            "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c,
+                      "prompt_tokens_details": {"audio_tokens": a, "cached_tokens": 0}},
+        }
+        return ChatCompletion.model_validate(completion).model_dump(mode="json", exclude_unset=True)
+
     def _finish(self, bid: str) -> None:
         b = self.batches[bid]
         out, err = [], []
-        p, a, c = self.usage
         for row in self.files[b["input_file_id"]]["rows"]:
             cid, body = row["custom_id"], row["body"]
             rid = f"batch_req_{next(_ids)}"
@@ -305,15 +324,7 @@ class OpenAIBatchStandIn(_Batches):
                                          "body": {"error": {"message": "The server had an error processing this "
                                                             "request", "type": "server_error"}}}})
                 continue
-            completion = {
-                "id": f"chatcmpl-{rid}", "object": "chat.completion", "created": int(time.time()),
-                "model": body["model"], "system_fingerprint": "fp_standin",
-                "choices": [{"index": 0, "finish_reason": "stop", "logprobs": None,
-                             "message": {"role": "assistant", "content": self.answer(cid, body), "refusal": None}}],
-                "usage": {"prompt_tokens": p, "completion_tokens": c, "total_tokens": p + c,
-                          "prompt_tokens_details": {"audio_tokens": a, "cached_tokens": 0}},
-            }
-            ChatCompletion.model_validate(completion)
+            completion = self._completion(body, cid)
             out.append({"id": rid, "custom_id": cid, "error": None,
                         "response": {"status_code": 200, "request_id": f"req_{rid}", "body": completion}})
         for rows, key in ((out, "output_file_id"), (err, "error_file_id")):
@@ -338,12 +349,18 @@ class GeminiBatchStandIn(_Batches):
     def __init__(self, answer: Answer, *, model_version: str = "gemini-standin-001", **kw: Any):
         super().__init__(answer, **kw)
         self.model_version = model_version
+        self.live: list[dict[str, Any]] = []  # bodies of live generateContent calls
         self.url = f"http://127.0.0.1:{self.port}"
 
     def route(self, method: str, path: str, query: dict[str, str], headers: dict[str, str],
               raw: bytes) -> tuple[int, Any]:
         if not headers.get("x-goog-api-key"):
             return 401, {"error": {"code": 401, "message": "API key not valid", "status": "UNAUTHENTICATED"}}
+        if method == "POST" and (m := re.fullmatch(r"/v1beta/models/([^/:]+):generateContent", path)):
+            body = json.loads(raw)  # a live call, for comparison with an inlined request
+            self._check_request(body, "live request")
+            self.live.append(body)
+            return 200, self._response(self.answer(f"live-{len(self.live)}", body))
         if method == "POST" and (m := re.fullmatch(r"/v1beta/models/([^/:]+):batchGenerateContent", path)):
             return self._refuse_create() or self._create(m.group(1), raw)
         if method == "GET" and path == "/v1beta/batches":
@@ -371,22 +388,44 @@ class GeminiBatchStandIn(_Batches):
                 raise Invalid(f"request {n}: unknown keys {sorted(r)} / {sorted(r.get('request', {}))}")
             req = r["request"]
             try:
-                contents = _CONTENTS.validate_json(json.dumps(req.get("contents")))
-                if "systemInstruction" in req:
-                    gtypes.Content.model_validate_json(json.dumps(req["systemInstruction"]))
-                gtypes.GenerationConfig.model_validate_json(json.dumps(req.get("generationConfig") or {}))
                 gtypes.InlinedRequest.model_validate({"metadata": r.get("metadata")})
             except ValidationError as exc:
-                raise Invalid(f"request {n} does not validate: {exc}") from exc
-            for part in req["contents"][0]["parts"]:
-                if "inlineData" in part:
-                    _decode_audio(part["inlineData"]["data"], urlsafe=True)
-            rows.append({"metadata": r.get("metadata") or {}, "request": req, "contents": contents})
+                raise Invalid(f"request {n}'s metadata does not validate: {exc}") from exc
+            self._check_request(req, f"request {n}")
+            rows.append({"metadata": r.get("metadata") or {}, "request": req})
         self.creates.append(body)
         name = f"batches/standin{next(_ids)}"
         self.batches[name] = {"_state": self.STEPS[0], "displayName": batch.get("displayName"), "rows": rows,
                               "model": f"models/{model}", "createTime": "2026-01-01T00:00:00Z", "output": None}
         return 200, self._operation(name)
+
+    @staticmethod
+    def _check_request(req: dict[str, Any], what: str) -> None:
+        """Invalid unless `req` is a generateContent request google-genai's types accept, audio included."""
+        if not isinstance(req, dict) or set(req) - _GEMINI_REQUEST_KEYS:
+            raise Invalid(f"{what}: unknown keys {sorted(req) if isinstance(req, dict) else req!r}")
+        try:
+            _CONTENTS.validate_json(json.dumps(req.get("contents")))
+            if "systemInstruction" in req:
+                gtypes.Content.model_validate_json(json.dumps(req["systemInstruction"]))
+            gtypes.GenerationConfig.model_validate_json(json.dumps(req.get("generationConfig") or {}))
+        except ValidationError as exc:
+            raise Invalid(f"{what} does not validate: {exc}") from exc
+        for content in req["contents"]:
+            for part in content.get("parts", []):
+                if "inlineData" in part:
+                    _decode_audio(part["inlineData"]["data"], urlsafe=True)
+
+    def _response(self, text: str) -> dict[str, Any]:
+        p, a, c = self.usage
+        resp = {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP",
+                                "index": 0}],
+                "usageMetadata": {"promptTokenCount": p, "candidatesTokenCount": c, "totalTokenCount": p + c,
+                                  "promptTokensDetails": [{"modality": "AUDIO", "tokenCount": a},
+                                                          {"modality": "TEXT", "tokenCount": p - a}]},
+                "modelVersion": self.model_version}
+        gtypes.GenerateContentResponse.model_validate(resp)
+        return resp
 
     def _operation(self, name: str) -> dict[str, Any]:
         b = self.batches[name]
@@ -402,22 +441,13 @@ class GeminiBatchStandIn(_Batches):
 
     def _finish(self, name: str) -> None:
         b = self.batches[name]
-        p, a, c = self.usage
         out = []
         for row in b["rows"]:
             key = row["metadata"].get("key", "")
             if key in self.fail:
                 out.append({"metadata": row["metadata"], "error": {"code": 13, "message": "Internal error"}})
                 continue
-            text = self.answer(key, row["request"])
-            resp = {"candidates": [{"content": {"role": "model", "parts": [{"text": text}]}, "finishReason": "STOP",
-                                    "index": 0}],
-                    "usageMetadata": {"promptTokenCount": p, "candidatesTokenCount": c, "totalTokenCount": p + c,
-                                      "promptTokensDetails": [{"modality": "AUDIO", "tokenCount": a},
-                                                              {"modality": "TEXT", "tokenCount": p - a}]},
-                    "modelVersion": self.model_version}
-            gtypes.GenerateContentResponse.model_validate(resp)
-            out.append({"metadata": row["metadata"], "response": resp})
+            out.append({"metadata": row["metadata"], "response": self._response(self.answer(key, row["request"]))})
         b["output"] = {"inlinedResponses": {"inlinedResponses": out}}
 
 
