@@ -295,6 +295,8 @@ def test_stated_confidence_forms():
     assert stated_confidence('{"answer": "A", "confidence": "high"}') is None
     assert stated_confidence('{"answer": "A", "confidence": 400}') is None
     assert stated_confidence('{"answer": "A"}') is None and stated_confidence("A") is None
+    assert stated_confidence('I think A. {"confidence": 0.9}') is None  # prose is not a JSON reply
+    assert stated_confidence('<think>x</think>```json\n{"answer": "A", "confidence": 0.6}\n```')[0] == 0.6
 
 
 # ---------------------------------------------------------------- a server that refuses log-probabilities

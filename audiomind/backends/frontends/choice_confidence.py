@@ -11,8 +11,8 @@ answers with a letter; the masses are normalised over the choices. Alternatives 
 as no choice, so the normalised value is an estimate from the K most likely tokens, and the reason says
 how much of the probability the choices held.
 
-`stated_confidence` keeps a confidence the reply states itself (a `confidence` key of its JSON object),
-which nothing but the model calibrates.
+`stated_confidence` keeps a confidence the reply states itself (a `confidence` key of a reply that is one
+JSON object, read by shape as the answer is: replies.json_reply), which nothing but the model calibrates.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import math
 import re
 from typing import Any
 
-from audiomind.backends.jsonparse import JSONExtractError, extract_object
+from audiomind.backends.frontends.replies import json_reply
 from audiomind.prompts import choice_letter
 
 _ANSWER_KEY = re.compile(r'"(?:answer|final_answer)"\s*:\s*"?')
@@ -158,9 +158,8 @@ def _as_probability(v: Any) -> float | None:
 
 def stated_confidence(reply: str) -> tuple[float, str] | None:
     """(confidence, reason) when the reply's JSON object states a `confidence` (0-1, or a percentage)."""
-    try:
-        obj = extract_object(reply)
-    except JSONExtractError:
+    obj = json_reply(reply)  # shape only, as the answer itself is read: no object fished out of prose
+    if obj is None:
         return None
     value = _as_probability(obj.get("confidence"))
     if value is None or not 0 <= value <= 1:
