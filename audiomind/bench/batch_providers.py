@@ -18,6 +18,7 @@ the job's tag, never created twice).
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -95,9 +96,20 @@ def _confidence(view: Any, text: str, choices: list[str], answer: str) -> Confid
     return (stated[0], stated[1], "self_reported") if stated is not None else None
 
 
-def _sent(frontend: Any, request: AnswerRequest, transport: str = "batch") -> list[SentAudio]:
+def _sent(frontend: Any, request: AnswerRequest) -> list[SentAudio]:
     segments, _ = plan_segments(request.originals, frontend.window_s)
-    return [sent_audio(s, transport) for s in segments]
+    return [sent_audio(s, "batch") for s in segments]
+
+
+def _named_audio(messages: list[ModelMessage], sent: list[SentAudio]) -> list[ModelMessage]:
+    """The messages with each `[input_audio]` part named as the live front end's record names it (artifact,
+    span, hash), where there is one part per segment sent."""
+    if sum(m.content.count("[input_audio]") for m in messages) != len(sent):
+        return messages  # segments joined into fewer parts: left as "[input_audio]"
+    names = iter(f"<input_audio: {a.artifact_id} {a.start_s:.1f}-{(a.end_s or 0.0):.1f} s sha256:{a.sha256[:12]}>"
+                 for a in sent)
+    return [m.model_copy(update={"content": re.sub(r"\[input_audio\]", lambda _: next(names), m.content)})
+            for m in messages]
 
 
 class _Remote:
@@ -140,9 +152,10 @@ class OpenAIBatch(_Remote):
         fe = self.frontend
         # the body chat.completions.create sends for this answer (log-probabilities asked among choices)
         body, windows, decoding = fe.request_body(request.prompt, request.originals, logprobs=bool(request.choices))
+        sent = _sent(fe, request)
         req = BatchRequest(custom_id="", key=request_key(request.prompt, request.originals),
-                           input=model_messages(body["messages"]), input_audio=_sent(fe, request), windows=windows,
-                           decoding=decoding)
+                           input=_named_audio(model_messages(body["messages"]), sent), input_audio=sent,
+                           windows=windows, decoding=decoding)
         return req, body
 
     def confidence(self, reply: BatchReply, choices: list[str], answer: str) -> Confidence | None:
@@ -257,29 +270,29 @@ class GeminiBatch(_Remote):
 
     def prepare(self, request: AnswerRequest) -> tuple[BatchRequest, Any]:
         fe = self.frontend
-        contents, windows, used_files, _ = fe.build_contents(request.prompt, request.originals)
+        contents, windows, _files, _ = fe.build_contents(request.prompt, request.originals)
         # the config generate_content sends for this answer (log-probabilities asked among choices)
         logprobs = fe.top_logprobs if request.choices and fe.logprobs else None
         cfg, decoding = fe.request_config(request.prompt, logprobs=logprobs)
         system = cfg.system_instruction if isinstance(cfg.system_instruction, str) else None
+        segments, _ = plan_segments(request.originals, fe.window_s)
         size = len((system or "").encode()) + 1024
         texts: list[str] = []
-        for content in contents:
-            for part in content.parts or []:
-                if part.text is not None:
-                    texts.append(part.text)
-                    size += len(part.text.encode())
-                elif part.inline_data is not None:
-                    texts.append("[audio: inline]")
-                    size += len(part.inline_data.data or b"") * 4 // 3 + 64
-                else:
-                    texts.append("[audio: file]")
-                    size += 256
-        sent = [*([ModelMessage(role="system", content=system)] if system else []),
-                ModelMessage(role="user", content="\n".join(texts))]
-        req = BatchRequest(custom_id="", key=request_key(request.prompt, request.originals), input=sent,
-                           input_audio=_sent(fe, request, "file" if used_files else "batch"), windows=windows,
-                           decoding=decoding, size_bytes=size)
+        sent: list[SentAudio] = []
+        for part in [p for content in contents for p in content.parts or []]:
+            if part.text is not None:
+                texts.append(part.text)
+                size += len(part.text.encode())
+                continue
+            if part.inline_data is not None:  # base64 in the create request
+                size += len(part.inline_data.data or b"") * 4 // 3 + 64
+            a = sent_audio(segments[len(sent)], "batch" if part.inline_data is not None else "file")
+            sent.append(a)
+            texts.append(f"[audio: artifact {a.artifact_id} {a.start_s:.1f}-{(a.end_s or 0.0):.1f} s, {a.transport}]")
+        messages = [*([ModelMessage(role="system", content=system)] if system else []),
+                    ModelMessage(role="user", content="\n".join(texts))]
+        req = BatchRequest(custom_id="", key=request_key(request.prompt, request.originals), input=messages,
+                           input_audio=sent, windows=windows, decoding=decoding, size_bytes=size)
         return req, (contents, cfg)
 
     def confidence(self, reply: BatchReply, choices: list[str], answer: str) -> Confidence | None:

@@ -96,6 +96,7 @@ def _check_scored_run(out: Path, backend: str, batch_ids: list[str]) -> None:
         assert (call["input_tokens"], call["output_tokens"], call["audio_input_tokens"]) == (1000, 20, 800)
         assert f"Which tone is in clip {item_id[1]}?" in call["input"][-1]["content"]
         assert [a["artifact_id"] for a in call["input_audio"]] == ["a0"]
+        assert [a["transport"] for a in call["input_audio"]] == ["batch"]
         assert tr["outcome"]["status"] == "answered" and tr["run"]["mode"] == "direct"
         # no log-probabilities in these replies: the confidence the reply states, as the live front ends keep it
         assert tr["final_answer"]["confidence"] == 0.9
@@ -109,7 +110,7 @@ def _check_scored_run(out: Path, backend: str, batch_ids: list[str]) -> None:
 
 
 def test_openai_batch_run_scored_as_usual(items_file: Path, tmp_path: Path) -> None:
-    spec_model = "gpt-4o-audio-preview"
+    spec_model = "gpt-audio"
     with OpenAIBatchStandIn(openai_answer, polls_to_finish=3) as s:
         spec = f"openai:{spec_model}@{s.url}"
         out = tmp_path / "run"
