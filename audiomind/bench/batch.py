@@ -285,6 +285,9 @@ def build_and_submit(run_dir: Path, manifest: BatchManifest, provider: BatchProv
         req, payload = got
         line = provider.line(req.custom_id, payload)
         n = len(line.encode("utf-8")) + 1 if line else req.size_bytes
+        if n > provider.max_bytes:
+            say(f"warning: the request of {item.id} is {n / 1e6:.1f} MB, over the {provider.max_bytes / 1e6:.0f} MB "
+                f"a {provider.kind} batch takes: it goes alone, and the provider may refuse it")
         if reqs and (size + n > provider.max_bytes or len(reqs) >= provider.max_lines):
             flush()
         reqs.append(req.model_copy(update={"size_bytes": n}))
