@@ -1,7 +1,9 @@
 """`audiomind judge NAME`: each judge alone from the shell, one command per registered `JudgeSpec`
 (judges/spec.py). The audio slots are arguments (an optional one is `--NAME`), the judge's args fields are
 options (or arguments where its spec's `cli.arguments` says so), then `--llm`, `--frontend` (for a judge that
-has a front end), `--trace-dir` and `--json`. `--json` prints the whole typed result; otherwise a short
+has a front end), `--trace-dir`, `--timeout` and `--retries` (per model request: a server that never
+answers or drips its reply is cut at the timeout), `--max-duration` (audio longer than this, default
+audiomind.limits.DEFAULT_MAX_DURATION_S, is refused from its header before anything decodes it) and `--json`. `--json` prints the whole typed result; otherwise a short
 verdict. Every run writes a trace (path printed). A judge registered later (a plugin, a test) is a command
 too: the group builds the missing commands whenever it lists or looks one up."""
 
@@ -27,12 +29,17 @@ from audiomind.cli_common import console
 from audiomind.cli_common import fail as _fail
 from audiomind.cli_common import quiet_libraries as _quiet
 from audiomind.judges.spec import JudgeOptions, JudgeSpec, input_problem, loaded_judges
+from audiomind.limits import DEFAULT_MAX_DURATION_S, check_clips
 
 SHARED = {  # the JudgeOptions the command line offers: name -> (flag, help)
     "llm": ("--llm", LLM_HELP),
     "frontend": ("--frontend", FE_HELP),
     "trace_dir": ("--trace-dir", "where the judge trace is written"),
+    "timeout_s": ("--timeout", "seconds per model request (a server that never answers or drips is cut there)"),
+    "max_retries": ("--retries", "retries of a failed model request (429, 5xx, timeouts)"),
 }
+MAX_DURATION_HELP = ("refuse audio longer than this many seconds, from its header, before anything decodes it "
+                     "(0: no limit)")
 
 
 def _run(fn: Any, *a: Any, **k: Any) -> Any:
@@ -92,11 +99,16 @@ def command_for(spec: JudgeSpec) -> Any:
     rest = [n for n in spec.args.model_fields if n not in spec.cli.arguments]
     params += [_param(spec, n, spec.args.model_fields[n]) for n in (*positional, *rest)]
     defaults = JudgeOptions()
+    types = {"trace_dir": Path, "timeout_s": float, "max_retries": int}
+    bounds: dict[str, dict[str, Any]] = {"timeout_s": {"min": 0.001}, "max_retries": {"min": 0}}
     for name in (n for n in SHARED if n in spec.options()):
         flag, help_text = SHARED[name]
-        annotation = Path if name == "trace_dir" else str
-        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation,
-                                        default=typer.Option(getattr(defaults, name), flag, help=help_text)))
+        params.append(inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=types.get(name, str),
+                                        default=typer.Option(getattr(defaults, name), flag, help=help_text,
+                                                             **bounds.get(name, {}))))
+    params.append(inspect.Parameter("max_duration", inspect.Parameter.KEYWORD_ONLY, annotation=float,
+                                    default=typer.Option(DEFAULT_MAX_DURATION_S, "--max-duration", min=0,
+                                                         metavar="SECONDS", help=MAX_DURATION_HELP)))
     params.append(inspect.Parameter("as_json", inspect.Parameter.KEYWORD_ONLY, annotation=bool,
                                     default=typer.Option(False, "--json", help="print the whole result as JSON")))
 
@@ -104,11 +116,13 @@ def command_for(spec: JudgeSpec) -> Any:
         _quiet()
         audio = {s.name: kw.pop(s.name) for s in spec.audio}
         as_json = kw.pop("as_json")
+        max_duration = kw.pop("max_duration")
         options = JudgeOptions(**{k: kw.pop(k) for k in SHARED if k in kw})
         try:
             args = spec.args.model_validate({k: v.value if isinstance(v, enum.Enum) else v for k, v in kw.items()})
         except ValidationError as exc:
             _fail(input_problem(spec, exc, flag=lambda n: _flag(spec, n)))
+        _run(check_clips, audio.values(), max_duration)  # the cap every command and route applies
         r = _run(spec.call, args, audio, options)
         render = spec.renderer()
         if as_json or render is None:

@@ -104,7 +104,7 @@ class _OpenAIChat:
         self.model = spec.model or ""
         self.base_url = endpoint.base_url
         self._key = endpoint.api_key
-        self.max_retries = max_retries
+        self.max_retries, self.timeout_s = max_retries, timeout_s
         self.client = endpoint.client(timeout_s)
 
     def yes_no(self, content: Any, *, role: Literal["planner", "frontend"], purpose: str, backend: str,
@@ -117,7 +117,8 @@ class _OpenAIChat:
         resp, call = call_with_retries(lambda: self.client.chat.completions.create(**kwargs), role=role,
                                        purpose=purpose, backend=backend,
                                        policy=replace(DEFAULT_POLICY, retries=self.max_retries),
-                                       endpoint=self.base_url, secrets=[self._key])
+                                       endpoint=self.base_url, secrets=[self._key],
+                                       timeout_s=self.timeout_s)  # a reply that drips is cut here too
         choices = getattr(resp, "choices", None) or []
         if not choices:
             err = BackendError(f"{backend} returned no choices for {purpose}")

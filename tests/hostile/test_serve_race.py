@@ -24,6 +24,8 @@ from .conftest import running_app, write_tone
 QUESTION = {"question": "Is there a tone?", "choices": ["yes", "no"]}
 SECONDS = 4.0
 
+pytestmark = pytest.mark.timeout(60)  # a regression hangs; it must not hang the suite
+
 
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
