@@ -4,7 +4,6 @@ looks like on the wire), and langchain_core's scripted GenericFakeChatModel for 
 from __future__ import annotations
 
 import dataclasses
-
 import json
 
 import pytest
@@ -14,11 +13,17 @@ from langchain_core.messages import AIMessage
 from audiomind.backends.base import BackendError
 from audiomind.backends.planners.llm import DecisionOut, LLMPlanner, wire_schema
 from audiomind.backends.registry import make_planner
+from audiomind.prompts import evidence_rule
 from audiomind.state import Action, PlannerDecision
 
 from .conftest import artifact_for, make_state, openai_chat, openai_error
 
-INVENTORY = "- vad (temporal_segmentation): speech activity segments. Supports: times. Not for: content."
+INVENTORY = ("## temporal_segmentation\n"
+             "- vad [temporal_segmentation] (artifact: string = 'a0', threshold: number = 0.5)\n"
+             "    does: Speech activity segments. Times only.\n"
+             "    may support: where speech is active\n"
+             "    must not be used for: what is said")
+"""One tool's entry as ToolRegistry.render_inventory writes it."""
 DECISION = {
     "action": "CALL_TOOLS", "rationale": "count the beeps with onsets",
     "tool_calls": [{"tool": "onsets", "arguments": {"artifact": "a0", "min_gap_s": 0.1}, "reason": "count"},
@@ -63,8 +68,12 @@ def test_decide_calls_tools_through_json_schema_mode(server, monkeypatch, state)
     assert rf["json_schema"]["name"] == "DecisionOut"
     assert rf["json_schema"]["schema"]["properties"]["action"]["enum"] == ["CALL_TOOLS", "RELISTEN", "ANSWER", "STOP"]
     assert rf["json_schema"].get("strict") in (False, None)
-    prompt = body["messages"][-1]["content"]
-    assert "How many beeps are there?" in prompt and INVENTORY in prompt
+    system, prompt = (m["content"] for m in body["messages"])
+    # the static part first: the evidence rule, the instructions and the compact inventory (one line a tool)
+    assert body["messages"][0]["role"] == "system" and system.startswith(evidence_rule())
+    assert "- vad(threshold): Speech activity segments" in system
+    assert "what is said" not in system and "where speech is active" not in system  # the boundary: on demand
+    assert "How many beeps are there?" in prompt and "How many beeps are there?" not in system
     assert "3 activity segments" in prompt  # evidence rendered from the state
     assert "several short beeps" in prompt  # the observation too
     assert req.headers["authorization"] == "Bearer EMPTY"

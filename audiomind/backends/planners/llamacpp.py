@@ -212,14 +212,10 @@ def planner_fit(model_path: str, inventory: str, reply_tokens: int = 768) -> tup
     import contextlib
 
     from audiomind.backends.planners.llm_client import FIX_RETRY_TOKENS, PROMPT_OVERHEAD_TOKENS
-    from audiomind.backends.planners.llm_prompts import COMPACT_LEVELS, compact_inventory
-    from audiomind.prompts import load_prompt
+    from audiomind.backends.planners.llm_prompts import COMPACT_LEVELS, smallest_decide_prompt
 
     ctx = min(training_context(model_path), MAX_CONTEXT)
-    text = load_prompt("decide").render(
-        question="", choices_block="", plan="(no plan)", step=1, max_steps=1, artifacts="(none)",
-        decisions="(none yet: this is the first step)", evidence="(none yet)", tool_calls="(none)",
-        inventory=compact_inventory(inventory, COMPACT_LEVELS[-1][1]))
+    text = smallest_decide_prompt(inventory)
     try:
         from llama_cpp._utils import suppress_stdout_stderr
         quiet: Any = suppress_stdout_stderr(disable=False)

@@ -34,16 +34,17 @@ from audiomind.backends.planners.llm_client import (
 )
 from audiomind.backends.planners.llm_prompts import (
     COMPACT_LEVELS,
+    DETAIL_LEVELS,
     EVIDENCE_BUDGET_TOKENS,
     Rendered,
     clip_info,
     compact_inventory,
+    inventory_details,
+    planner_system,
     render_artifacts,
     render_decisions,
     render_evidence,
-    render_observation,
-    render_plan,
-    render_tool_calls,
+    render_record,
 )
 from audiomind.backends.retry import merge_calls
 from audiomind.prompts import choices_block, load_prompt
@@ -190,6 +191,12 @@ class DecisionOut(_Wire):
 # are recorded in the ModelCall's context_notes.
 
 
+def _system_first(system: str, text: str) -> list[Any]:
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    return [SystemMessage(content=system), HumanMessage(content=text)]
+
+
 class LLMPlanner(LLMClient):
     """Planner protocol over a LangChain BaseChatModel: the planner roles on the LLM client."""
 
@@ -209,7 +216,7 @@ class LLMPlanner(LLMClient):
         sizes: list[int] = []
         for level in range(len(COMPACT_LEVELS)):
             r = render(level)
-            msgs = as_messages(r.text)
+            msgs = as_messages(r.text) if r.system is None else _system_first(r.system, r.text)
             if ctx is None:  # unknown: the full prompt (a server's context refusal names the limit)
                 return msgs, r.notes
             n = self.count_tokens(msgs)
@@ -292,19 +299,26 @@ class LLMPlanner(LLMClient):
         call.errors.append(f"planner output malformed: {problem}; using the perception template")
         return PerceptionPrompt(prompt_id=fb.id, text=text, auditory_targets=[]), call
 
+    def _record_prompt(self, template: str, state: EvidenceState, inventory: str, level: int,
+                       **values: Any) -> Rendered:
+        """A plan or decide prompt at a compaction level: the run's static part (planner_system) as the system
+        message; the item (question, clips) and its record, in the order things happened, as the user message,
+        which grows by appending from one step to the next; what varies per step (the step counter) comes last."""
+        _, form, obs_limit, plan_limit, args_limit = COMPACT_LEVELS[level]
+        q = state.question
+        record = render_record(state, self._budget(level), with_plan=template == "decide",
+                               details=inventory_details(inventory) if level < DETAIL_LEVELS else None,
+                               obs_limit=obs_limit, plan_limit=plan_limit, args_limit=args_limit)
+        text = load_prompt(template).render(question=q.text, choices_block=choices_block(q.choices),
+                                            clips=render_artifacts(state, originals_only=True), record=record.text,
+                                            **values)
+        return Rendered(text, record.notes, planner_system(inventory, form))
+
     def plan(self, state: EvidenceState, inventory: str) -> tuple[Plan, ModelCall | None]:
         q = state.question
-        obs = state.observations[0] if state.observations else None
-
-        def render(level: int) -> Rendered:
-            _, form, limit, _, _ = COMPACT_LEVELS[level]
-            return Rendered(load_prompt("plan").render(
-                question=q.text, choices_block=choices_block(q.choices),
-                observation=render_observation(obs, limit=limit) if obs else "(no observation)",
-                inventory=compact_inventory(inventory, form)), [])
-
         (out, _raw, call, problem), notes, refused = self._fitted(
-            render, "plan", lambda msgs: self.complete_json(msgs, PlanOut, purpose="plan"))
+            lambda level: self._record_prompt("plan", state, inventory, level), "plan",
+            lambda msgs: self.complete_json(msgs, PlanOut, purpose="plan"))
         call = self._with_refused(call, refused, notes)
         if out is not None:
             return Plan(**out.model_dump()), call
@@ -316,19 +330,11 @@ class LLMPlanner(LLMClient):
         ), call
 
     def decide(self, state: EvidenceState, inventory: str) -> tuple[PlannerDecision, ModelCall | None]:
-        q = state.question
         step = state.step
         max_steps = self._max_steps or state.run.max_steps
 
         def render(level: int) -> Rendered:
-            _, form, _, plan_limit, args_limit = COMPACT_LEVELS[level]
-            evidence = render_evidence(state, self._budget(level))
-            return Rendered(load_prompt("decide").render(
-                question=q.text, choices_block=choices_block(q.choices), plan=render_plan(state.plan, plan_limit),
-                step=step + 1, max_steps=max_steps, artifacts=render_artifacts(state),
-                decisions=render_decisions(state), evidence=evidence.text,
-                tool_calls=render_tool_calls(state, issued_by="frontend", args_limit=args_limit),
-                inventory=compact_inventory(inventory, form)), evidence.notes)
+            return self._record_prompt("decide", state, inventory, level, step=step + 1, max_steps=max_steps)
 
         known = {a.id for a in state.artifacts}
 

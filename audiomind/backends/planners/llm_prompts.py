@@ -14,7 +14,7 @@ from collections.abc import Collection
 from typing import Any, NamedTuple
 
 from audiomind.backends.planners.llm_client import estimate_tokens
-from audiomind.prompts import evidence_block
+from audiomind.prompts import evidence_block, evidence_rule, load_prompt
 from audiomind.state import Action, EvidenceItem, EvidenceState, Plan, ToolCall
 
 EVIDENCE_BUDGET_TOKENS = 6000
@@ -25,12 +25,18 @@ CONDENSED_CHARS = 400
 COMPACT_LEVELS = (
     # (evidence budget in estimated tokens, inventory form, and in characters: observation, plan and the front
     # end's call arguments at most; None: whole; 0: left out)
-    (EVIDENCE_BUDGET_TOKENS, "full", None, None, None),
-    (2000, "short", None, None, None),
-    (800, "signatures", CONDENSED_CHARS, 300, 120),
+    (EVIDENCE_BUDGET_TOKENS, "lines", None, None, None),
+    (2000, "calls", None, None, None),
+    (800, "calls", CONDENSED_CHARS, 300, 120),
     (200, "names", CONDENSED_CHARS // 2, 120, 0),
 )
-"""Compaction levels of a planner prompt, tried in order until one fits the model's context."""
+"""Compaction levels of a planner prompt, tried in order until one fits the model's context. Level 0 is what
+every model with a usual context gets: the compact inventory (one line a tool) in the static instructions, the
+full entries of the tools in play (details on demand) in the item's record."""
+DETAIL_LEVELS = 2
+"""Levels below this show the full inventory entries of the tools in play (the plan's candidates, called tools)."""
+PLAN_DETAILS = 3
+"""At most this many tools named by the plan get their full entry shown (called tools always do)."""
 
 _CATEGORY = re.compile(r" \[[^]]*\]")
 
@@ -40,47 +46,118 @@ def _clip(s: str, n: int = 300) -> str:
     return s if len(s) <= n else s[: n - 1] + "…"
 
 
-def compact_inventory(inventory: str, form: str) -> str:
-    """The tool inventory (ToolRegistry.render_inventory: '## category' headers, then per tool '- name [category]
-    (arguments)' and indented 'does:', 'may support:', 'must not be used for:' lines) in a shorter form:
-    full; short (one line a tool: what it does and what it must not be used for, each clipped); signatures
-    (name and arguments); names (a comma-separated list)."""
-    if form == "full":
-        return inventory
+def _parse_inventory(inventory: str) -> list[dict[str, str]]:
+    """Per tool: 'head' (name [category] (arguments)), 'category' (the '## category' it is listed under), 'entry'
+    (its whole text) and its indented 'key: value' lines ('does', 'may support', 'must not be used for')."""
     tools: list[dict[str, str]] = []
+    category = ""
     for line in inventory.splitlines():
-        if line.startswith("- "):
-            tools.append({"head": line[2:].strip()})
+        if line.startswith("## "):
+            category = line[3:].strip()
+        elif line.startswith("- "):
+            tools.append({"head": line[2:].strip(), "category": category, "entry": line})
         elif tools and line.startswith("    ") and ":" in line:
             key, _, value = line.strip().partition(":")
             tools[-1][key.strip()] = value.strip()
+            tools[-1]["entry"] += "\n" + line
+    return tools
+
+
+_ARG_NAME = re.compile(r"(?:^|, )(\w+): ")
+LINE_ARGS = 3
+"""Argument names a tool's compact line shows ("…" stands for the rest: its full entry has them all)."""
+LINE_DOES = 72
+"""Characters of a tool's compact line given to what it does (its first sentence, clipped)."""
+
+
+def _tool_name(head: str) -> str:
+    return head.split(" ", 1)[0]
+
+
+def _arg_names(head: str) -> list[str]:
+    inner = head[head.find("(") + 1: head.rfind(")")] if "(" in head else ""
+    return _ARG_NAME.findall(inner)
+
+
+def _first_sentence(text: str, n: int) -> str:
+    s = " ".join(text.split())
+    s = re.split(r"(?<=[a-z0-9)])\. ", s, maxsplit=1)[0].rstrip(".")
+    if len(s) <= n:
+        return s
+    return s[: n - 1].rsplit(" ", 1)[0].rstrip(",;:") + "…"
+
+
+def _call_line(t: dict[str, str]) -> str:
+    """'- name(arguments)': the first LINE_ARGS argument names after `artifact` (which every packaged tool takes
+    first and the instructions name once), '…' for more; '(no artifact)' for a tool without it."""
+    names = _arg_names(t["head"])
+    if names[:1] == ["artifact"]:
+        names = names[1:]
+    elif names:
+        names = ["no artifact", *names]
+    args = ", ".join(names[:LINE_ARGS]) + (", …" if len(names) > LINE_ARGS else "")
+    return f"- {_tool_name(t['head'])}({args})"
+
+
+def compact_inventory(inventory: str, form: str) -> str:
+    """The tool inventory (ToolRegistry.render_inventory: '## category' headers, then per tool '- name [category]
+    (arguments)' and indented 'does:', 'may support:', 'must not be used for:' lines) in a shorter form:
+    full; short (one line a tool: what it does and what it must not be used for, each clipped); lines (the
+    planner's static inventory: '## category' headers, then one line a tool: name, its first argument names and
+    the first sentence of what it does, clipped; its full entry comes on demand, `inventory_details`); calls
+    (name and first argument names, one line a tool); signatures (name and typed arguments); names (a
+    comma-separated list)."""
+    if form == "full":
+        return inventory
+    tools = _parse_inventory(inventory)
     if form == "short":
         return "\n".join(f"- {t['head']}: {_clip(t.get('does', ''), 110)}"
                          + (f" Not for: {_clip(t['must not be used for'], 90)}" if t.get("must not be used for") else "")
                          for t in tools)
+    if form == "lines":
+        lines: list[str] = []
+        category = None
+        for t in tools:
+            if t["category"] != category:
+                category = t["category"]
+                lines.append(f"## {category}")
+            derives = " [derives audio]" if "output: a derived audio artifact" in t["entry"] else ""
+            lines.append(f"{_call_line(t)}: {_first_sentence(t.get('does', ''), LINE_DOES)}{derives}")
+        return "\n".join(lines)
+    if form == "calls":
+        return "\n".join(_call_line(t) for t in tools)
     if form == "signatures":
         return "\n".join("- " + _CATEGORY.sub("", t["head"], count=1) for t in tools)
-    return ", ".join(t["head"].split(" ", 1)[0] for t in tools)
+    return ", ".join(_tool_name(t["head"]) for t in tools)
+
+
+def inventory_details(inventory: str) -> dict[str, str]:
+    """Each tool's full inventory entry (typed arguments with defaults, what it does, what its output may support
+    and must not be used for), by name: the details a compact inventory leaves to be shown on demand."""
+    return {_tool_name(t["head"]): t["entry"] for t in _parse_inventory(inventory)}
 
 
 class Rendered(NamedTuple):
-    """A rendered prompt section and what it condensed to fit the budget (recorded in ModelCall.context_notes)."""
+    """A rendered prompt section and what it condensed to fit the budget (recorded in ModelCall.context_notes);
+    for a whole prompt, `system`: its static instructions, sent as the system message before `text` (None: the
+    text alone, with the evidence rule as system message when it quotes evidence)."""
 
     text: str
     notes: list[str]
+    system: str | None = None
 
 
-def render_artifacts(state: EvidenceState) -> str:
-    lines = []
-    for a in state.artifacts:
-        desc = f"{a.id}: {a.duration_s:.2f} s, {a.sample_rate} Hz, {a.channels} ch"
-        if a.derived_from:
-            params = json.dumps(a.parameters, sort_keys=True, separators=(",", ":"), default=str)
-            desc += f", derived from {a.derived_from} by {a.operation or '?'} {_clip(params, 240)} (re-listen may take it)"
-        else:
-            desc += " (original recording: not for re-listen)"
-        lines.append("- " + desc)
-    return "\n".join(lines) or "(none)"
+def _artifact_line(a: Any) -> str:
+    desc = f"{a.id}: {a.duration_s:.2f} s, {a.sample_rate} Hz, {a.channels} ch"
+    if a.derived_from:
+        params = json.dumps(a.parameters, sort_keys=True, separators=(",", ":"), default=str)
+        return desc + f", derived from {a.derived_from} by {a.operation or '?'} {_clip(params, 240)} (re-listen may take it)"
+    return desc + " (original recording: not for re-listen)"
+
+
+def render_artifacts(state: EvidenceState, originals_only: bool = False) -> str:
+    arts = state.originals if originals_only else state.artifacts
+    return "\n".join("- " + _artifact_line(a) for a in arts) or "(none)"
 
 
 _ITEM_LINE = re.compile(r"^- [\w.-]+: .* \[(ev_[0-9a-f]{10})\]$")
@@ -169,55 +246,94 @@ def _observation_steps(state: EvidenceState) -> dict[str, int]:
     return out
 
 
-def render_evidence(state: EvidenceState, budget_tokens: int | None = EVIDENCE_BUDGET_TOKENS) -> Rendered:
-    """Every observation whole, every tool evidence item whole, then the derived measurements, all as
-    evidence blocks. Over `budget_tokens` the oldest entries are condensed first (and, if that is not enough,
-    left out); each condensed or omitted entry is named in the notes, which the trace records."""
+class _Entry(NamedTuple):
+    age: int  # the step it came in (0: first perception); the oldest are condensed first
+    id: str
+    what: str
+    full: str
+    condensed: str
+    block: int  # where the record shows it: -1 the perception, d the block of decision d
+
+
+def _call_blocks(state: EvidenceState) -> dict[str, int]:
+    """The record block of each tool call: -1 for the front end's calls while first listening, the decision's
+    step for the planner's calls and for a re-listen's calls."""
+    obs_step = _observation_steps(state)
+    block_of = {i: (obs_step[o.id] - 1 if o.kind == "relisten" else -1)
+                for o in state.observations for i in o.tool_call_ids}
+    return {c.id: block_of.get(c.id, -1 if c.issued_by == "frontend" and c.step == 0 else c.step)
+            for c in state.tool_calls}
+
+
+def _entries(state: EvidenceState, obs_limit: int | None = None) -> tuple[list[_Entry], str | None]:
+    """Every heard observation and every tool evidence item as a quoted block (whole, and condensed), in the
+    order the state holds them, and the derived measurements' block (None when there are none)."""
     call_step = {c.id: c.step + 1 for c in state.tool_calls}
+    call_block = _call_blocks(state)
     obs_step = _observation_steps(state)
     heard = [o for o in state.observations if o.artifact_ids]  # a rejected re-listen heard nothing
     shown_obs = {o.id for o in heard}
     # an observation's own evidence item restates it; a tool claim gets its own block (with its category)
     items = [e for e in state.evidence if not (e.source_type == "observation" and e.source_id in shown_obs)]
     itemised = {e.id for e in items}
-    # (age, id, what, full text, condensed text)
-    entries: list[tuple[int, str, str, str, str]] = []
+    entries: list[_Entry] = []
     for o in heard:
-        entries.append((obs_step[o.id], o.id, f"observation {o.id} ({o.kind} by {o.frontend})",
-                        render_observation(o, itemised=itemised),
-                        render_observation(o, limit=CONDENSED_CHARS, itemised=itemised)))
+        full = render_observation(o, limit=obs_limit, itemised=itemised)
+        entries.append(_Entry(obs_step[o.id], o.id, f"observation {o.id} ({o.kind} by {o.frontend})", full,
+                              render_observation(o, limit=CONDENSED_CHARS, itemised=itemised)
+                              if not obs_limit or obs_limit > CONDENSED_CHARS else full, obs_step[o.id] - 1))
     for e in items:
-        entries.append((call_step.get(e.source_id, obs_step.get(e.source_id, 0)), e.id,
-                        f"evidence item {e.id} ({e.tool or e.source_type})", render_item(e),
-                        render_item(e, limit=CONDENSED_CHARS // 2)))
+        age = call_step.get(e.source_id, obs_step.get(e.source_id, 0))
+        block = call_block.get(e.source_id, obs_step.get(e.source_id, 0) - 1)
+        entries.append(_Entry(age, e.id, f"evidence item {e.id} ({e.tool or e.source_type})", render_item(e),
+                              render_item(e, limit=CONDENSED_CHARS // 2), block))
     measured = _measured(state, shown="\n".join(o.description or o.text for o in heard))
-    texts = [full for _, _, _, full, _ in entries]
+    return entries, measured
+
+
+def _fit_budget(entries: list[_Entry], measured: str | None,
+                budget_tokens: int | None) -> tuple[list[str], list[str]]:
+    """Each entry's text within `budget_tokens` (the oldest condensed first, then left out: ''; the first left
+    out names them all) and what was condensed or left out (notes)."""
+    texts = [e.full for e in entries]
     notes: list[str] = []
     total = sum(estimate_tokens(t) for t in texts) + (estimate_tokens(measured) if measured else 0)
-    if budget_tokens is not None and total > budget_tokens:
-        oldest_first = sorted(range(len(entries)), key=lambda i: (entries[i][0], i))
-        for i in oldest_first[:-1]:  # the newest entry always stays whole
-            if total <= budget_tokens:
-                break
-            if len(entries[i][4]) >= len(texts[i]):  # nothing to gain: already short
-                continue
-            total += estimate_tokens(entries[i][4]) - estimate_tokens(texts[i])
-            texts[i] = entries[i][4]
-            notes.append(f"condensed {entries[i][2]} (step {entries[i][0]}) to fit the evidence budget of "
-                         f"{budget_tokens} tokens")
-        omitted = []
-        for i in oldest_first[:-1]:
-            if total <= budget_tokens:
-                break
-            total -= estimate_tokens(texts[i])
-            texts[i] = ""
-            omitted.append(entries[i][1])
-        if omitted:
-            notes.append(f"left out {len(omitted)} older entries to fit the evidence budget of {budget_tokens} "
-                         f"tokens: {', '.join(omitted)}")
-            first = next(i for i in range(len(texts)) if not texts[i])
-            texts[first] = (f"({len(omitted)} older evidence entries left out to fit the token budget: "
-                            f"{', '.join(omitted)}; the trace keeps them)")
+    if budget_tokens is None or total <= budget_tokens:
+        return texts, notes
+    oldest_first = sorted(range(len(entries)), key=lambda i: (entries[i].age, i))
+    for i in oldest_first[:-1]:  # the newest entry always stays whole
+        if total <= budget_tokens:
+            break
+        if len(entries[i].condensed) >= len(texts[i]):  # nothing to gain: already short
+            continue
+        total += estimate_tokens(entries[i].condensed) - estimate_tokens(texts[i])
+        texts[i] = entries[i].condensed
+        notes.append(f"condensed {entries[i].what} (step {entries[i].age}) to fit the evidence budget of "
+                     f"{budget_tokens} tokens")
+    omitted = []
+    for i in oldest_first[:-1]:
+        if total <= budget_tokens:
+            break
+        total -= estimate_tokens(texts[i])
+        texts[i] = ""
+        omitted.append(entries[i].id)
+    if omitted:
+        notes.append(f"left out {len(omitted)} older entries to fit the evidence budget of {budget_tokens} "
+                     f"tokens: {', '.join(omitted)}")
+        first = next(i for i in range(len(texts)) if not texts[i])
+        texts[first] = (f"({len(omitted)} older evidence entries left out to fit the token budget: "
+                        f"{', '.join(omitted)}; the trace keeps them)")
+    return texts, notes
+
+
+def render_evidence(state: EvidenceState, budget_tokens: int | None = EVIDENCE_BUDGET_TOKENS) -> Rendered:
+    """Every observation whole, every tool evidence item whole, then the derived measurements, all as
+    evidence blocks. Over `budget_tokens` the oldest entries are condensed first (and, if that is not enough,
+    left out); each condensed or omitted entry is named in the notes, which the trace records."""
+    entries, measured = _entries(state)
+    ordered = sorted(range(len(entries)), key=lambda i: (entries[i].what.startswith("evidence item"), i))
+    entries = [entries[i] for i in ordered]  # the observations first, then the tool claims
+    texts, notes = _fit_budget(entries, measured, budget_tokens)
     lines = [t for t in texts if t] + ([measured] if measured else [])
     if notes:
         lines.insert(0, f"(The oldest evidence was condensed to fit a budget of {budget_tokens} tokens; "
@@ -225,63 +341,150 @@ def render_evidence(state: EvidenceState, budget_tokens: int | None = EVIDENCE_B
     return Rendered("\n".join(lines) or "(none yet)", notes)
 
 
+def _named_tools(texts: list[str], names: Collection[str]) -> list[str]:
+    """The tool names (of `names`) that `texts` mention as words, in order of first mention."""
+    found: list[str] = []
+    for text in texts:
+        for word in re.findall(r"[A-Za-z_][\w]*", text):
+            if word in names and word not in found:
+                found.append(word)
+    return found
+
+
+def render_record(state: EvidenceState, budget_tokens: int | None = EVIDENCE_BUDGET_TOKENS, *,
+                  with_plan: bool = True, details: dict[str, str] | None = None, obs_limit: int | None = None,
+                  plan_limit: int | None = None, args_limit: int | None = None) -> Rendered:
+    """The item's record for the planner, in the order things happened, so that each step's prompt extends the
+    previous one (a provider's prompt cache serves the shared prefix): the first perception (the observation,
+    the front end's tool calls, their claims), the plan (with `with_plan`), then one block per decision (its
+    action and rationale, what it requested and what came of it, the audio it derived, the evidence it
+    brought), then what is recomputed each step (the derived measurements; a note when evidence was
+    condensed). Everything heard is an evidence block. With `details` (inventory_details) the full inventory
+    entry of each tool in play is shown once, where it first comes into play: the plan's named tools (at most
+    PLAN_DETAILS) after the plan, each tool the planner calls in the block of its first call."""
+    entries, measured = _entries(state, obs_limit)
+    texts, notes = _fit_budget(entries, measured, budget_tokens)
+    call_block = _call_blocks(state)
+    evidence: dict[int, list[str]] = {}
+    for e, text in zip(entries, texts):
+        if text:
+            evidence.setdefault(e.block, []).append(text)
+    shown: set[str] = set()
+
+    def tool_details(names: list[str], title: str) -> list[str]:
+        new = [n for n in names if details and n in details and n not in shown]
+        shown.update(new)
+        return [title] + [details[n] for n in new] if new and details else []
+
+    calls_of = {-1: [c for c in state.tool_calls if call_block[c.id] == -1]}
+    for c in state.tool_calls:
+        if call_block[c.id] >= 0:
+            calls_of.setdefault(call_block[c.id], []).append(c)
+    perception = ["## First perception (the front end listened before any plan)", *evidence.get(-1, [])]
+    if calls_of[-1]:
+        perception.append("The front end's tool calls while listening:")
+        perception.extend(_call_line_of(c, args_limit) for c in calls_of[-1])
+    blocks = ["\n".join(perception)]
+    if with_plan and state.plan is not None:
+        plan = ["## Your plan", render_plan(state.plan, plan_limit)]
+        names = _named_tools(state.plan.candidate_operations, details or {})[:PLAN_DETAILS]
+        plan += tool_details(names, "Full entries of the tools the plan names:")
+        blocks.append("\n".join(plan))
+    derived_by = {a: c for c in state.tool_calls for a in c.derived_artifact_ids}
+    artifacts = {a.id: a for a in state.artifacts}
+    decided = _decision_lines(state)
+    steps = sorted({*range(len(decided)), *(b for b in calls_of if b >= 0), *(b for b in evidence if b >= 0)})
+    for d in steps:
+        calls = calls_of.get(d, [])
+        # a step's calls or evidence without its decision on record are still shown (nothing is dropped)
+        lines = decided[d] if d < len(decided) else [_call_line_of(c, args_limit) for c in calls
+                                                      if c.issued_by == "planner"]
+        block = [f"## Step {d + 1}", *lines]
+        block += [f"- {_artifact_line(artifacts[a])}" for c in calls for a in c.derived_artifact_ids
+                  if a in artifacts]
+        front = [c for c in calls if c.issued_by == "frontend"]
+        if front:
+            block.append("The front end's tool calls while re-listening:")
+            block.extend(_call_line_of(c, args_limit) for c in front)
+        block += evidence.get(d, [])
+        block += tool_details([c.tool for c in calls if c.issued_by == "planner"],
+                              "Full entries of the tools first called here:")
+        blocks.append("\n".join(block))
+    orphans = [a for a in state.artifacts if a.derived_from and a.id not in derived_by]
+    tail = ([measured] if measured else []) + [f"- {_artifact_line(a)}" for a in orphans]
+    if notes:
+        tail.append(f"(The oldest evidence was condensed to fit a budget of {budget_tokens} tokens; "
+                    "the trace keeps it whole.)")
+    if tail:
+        blocks.append("## Recomputed at this step\n" + "\n".join(tail))
+    return Rendered("\n\n".join(blocks), notes)
+
+
 def _args_text(c: ToolCall) -> str:
     args = c.arguments if c.arguments is not None else c.requested_arguments
     return json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def render_decisions(state: EvidenceState) -> str:
-    """The decision history: each step's action and rationale, what it requested, and what came of it
-    (tool call outcomes, rejections with their reasons, the observation a re-listen produced)."""
+def _decision_lines(state: EvidenceState) -> list[list[str]]:
+    """Per decision: its action and rationale, what it requested, and what came of it (tool call outcomes,
+    rejections with their reasons, the observation a re-listen produced)."""
     relistens = iter([o for o in state.observations if o.kind == "relisten"])
-    lines = []
+    out: list[list[str]] = []
     for d in state.decisions:
-        lines.append(f"- step {d.step + 1}: {d.action.value} (by {d.planner or 'planner'}); rationale: "
-                     f"{json.dumps(d.rationale, ensure_ascii=False)}")
+        head = (f"- step {d.step + 1}: {d.action.value} (by {d.planner or 'planner'}); rationale: "
+                f"{json.dumps(d.rationale, ensure_ascii=False)}")
+        lines = [head]
         if d.action == Action.CALL_TOOLS:
             calls = [c for c in state.tool_calls if c.step == d.step and c.issued_by == "planner"]
             for c in calls:
-                out = f"  requested {c.tool} {_clip(_args_text(c), 240)} -> {c.status.value} [{c.id}]"
+                line = f"  requested {c.tool} {_clip(_args_text(c), 240)} -> {c.status.value} [{c.id}]"
                 if c.derived_artifact_ids:
-                    out += f", derived {', '.join(c.derived_artifact_ids)}"
+                    line += f", derived {', '.join(c.derived_artifact_ids)}"
                 if c.error:
-                    out += f": {_clip(c.error, 300)}"
-                lines.append(out)
+                    line += f": {_clip(c.error, 300)}"
+                lines.append(line)
             if not calls:
                 lines.append("  requested: " + "; ".join(f"{r.tool} {json.dumps(r.arguments, sort_keys=True)}"
                                                          for r in d.tool_calls) + " -> (no record)")
         elif d.action == Action.RELISTEN and d.relisten is not None:
             o = next(relistens, None)
-            out = (f"  requested a re-listen to {', '.join(d.relisten.artifact_ids)} with focus "
-                   f"{json.dumps(d.relisten.prompt, ensure_ascii=False)}")
+            line = (f"  requested a re-listen to {', '.join(d.relisten.artifact_ids)} with focus "
+                    f"{json.dumps(d.relisten.prompt, ensure_ascii=False)}")
             if o is None:
-                out += " -> (no record)"
+                line += " -> (no record)"
             else:
                 if o.artifact_ids:
-                    out += f" -> heard {', '.join(o.artifact_ids)}: observation {o.id}"
+                    line += f" -> heard {', '.join(o.artifact_ids)}: observation {o.id}"
                 if o.rejected:
-                    out += f" -> {o.rejected}"
-            lines.append(out)
+                    line += f" -> {o.rejected}"
+            lines.append(line)
         elif d.action == Action.STOP and d.stop_reason:
             lines.append(f"  stop reason: {json.dumps(d.stop_reason, ensure_ascii=False)}")
-    return "\n".join(lines) or "(none yet: this is the first step)"
+        out.append(lines)
+    return out
+
+
+def render_decisions(state: EvidenceState) -> str:
+    """The decision history: each step's action and rationale, what it requested, and what came of it
+    (tool call outcomes, rejections with their reasons, the observation a re-listen produced)."""
+    return "\n".join(line for lines in _decision_lines(state) for line in lines) or "(none yet: this is the first step)"
+
+
+def _call_line_of(c: ToolCall, args_limit: int | None = None) -> str:
+    args = _clip(_args_text(c), 200 if args_limit is None else args_limit) if args_limit != 0 else ""
+    line = f"[{c.id}] step {c.step} {c.issued_by}: {c.tool} {args} -> {c.status.value}".replace("  ", " ")
+    if c.duration_s:
+        line += f" ({c.duration_s:.2f} s)"
+    if c.derived_artifact_ids:
+        line += f", derived {', '.join(c.derived_artifact_ids)}"
+    if c.error:
+        line += f": {_clip(c.error, 240)}"
+    return line
 
 
 def render_tool_calls(state: EvidenceState, issued_by: str | None = None, args_limit: int | None = None) -> str:
-    lines = []
-    for c in state.tool_calls:
-        if issued_by is not None and c.issued_by != issued_by:
-            continue
-        args = _clip(_args_text(c), 200 if args_limit is None else args_limit) if args_limit != 0 else ""
-        line = f"[{c.id}] step {c.step} {c.issued_by}: {c.tool} {args} -> {c.status.value}".replace("  ", " ")
-        if c.duration_s:
-            line += f" ({c.duration_s:.2f} s)"
-        if c.derived_artifact_ids:
-            line += f", derived {', '.join(c.derived_artifact_ids)}"
-        if c.error:
-            line += f": {_clip(c.error, 240)}"
-        lines.append(line)
-    return "\n".join(lines) or "(none)"
+    return "\n".join(_call_line_of(c, args_limit) for c in state.tool_calls
+                     if issued_by is None or c.issued_by == issued_by) or "(none)"
 
 
 def render_plan(plan: Plan | None, limit: int | None = None) -> str:
@@ -295,3 +498,24 @@ def clip_info(state: EvidenceState) -> str:
     """One line per clip the question came with (a0; a multi-clip item's a1, a2, ... too)."""
     return "; ".join(f"{a.id}: {a.duration_s:.2f} s, {a.sample_rate} Hz, {a.channels} channel(s)"
                      + (f", {a.format}" if a.format else "") for a in state.originals)
+
+
+def planner_system(inventory: str, form: str) -> str:
+    """The static part of every plan and decide prompt of a run, sent first as the system message: the evidence
+    rule, the instructions for both roles and the tool inventory in `form` (compact_inventory). It holds nothing
+    that varies within a run (no ids, steps, budgets or times), so it is byte-identical across the run's calls
+    and across its items, and a provider's prompt cache serves it."""
+    return evidence_rule() + "\n\n" + load_prompt("planner").render(inventory=compact_inventory(inventory, form))
+
+
+def smallest_decide_prompt(inventory: str) -> str:
+    """The most compact decide prompt there is (the last compaction level, an empty item and record), system
+    and user text together: what any model that plans must fit (`audiomind doctor`'s planner check)."""
+    from audiomind.state import EvidenceState, Question, RunInfo
+
+    state = EvidenceState(run=RunInfo(run_id="fit"), question=Question(text="", audio_path=""))
+    form = COMPACT_LEVELS[-1][1]
+    record = render_record(state, COMPACT_LEVELS[-1][0], details=None)
+    user = load_prompt("decide").render(question="", choices_block="", clips="(none)", record=record.text,
+                                        step=1, max_steps=1)
+    return planner_system(inventory, form) + "\n\n" + user
