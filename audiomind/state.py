@@ -8,8 +8,13 @@ items tied to their sources, the neutral summary, format feedback and the final 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
+import hashlib
 import operator
+import threading
 import uuid
+from collections.abc import Iterator
 from datetime import UTC, datetime
 from enum import Enum
 from functools import lru_cache
@@ -22,8 +27,43 @@ CONFIDENT_AT = 0.7
 """An answer whose confidence reaches this is a *confident* answer (selective accuracy is measured on those)."""
 
 
+class _IdScope:
+    """The ids of one run, derived from its seed: the same question, audio and settings give the same ids,
+    in the same order, so the prompts that quote them are byte-identical on a re-run (the model-call cache
+    can answer them) and a trace can be compared with its re-run."""
+
+    def __init__(self, seed: str):
+        self.seed = seed
+        self.counts: dict[str, int] = {}
+        self.lock = threading.Lock()
+
+    def next(self, prefix: str) -> str:
+        with self.lock:
+            n = self.counts[prefix] = self.counts.get(prefix, 0) + 1
+        return f"{prefix}_{hashlib.sha256(f'{self.seed}|{prefix}|{n}'.encode()).hexdigest()[:10]}"
+
+
+_ID_SCOPE: contextvars.ContextVar[_IdScope | None] = contextvars.ContextVar("audiomind_id_scope", default=None)
+UNSCOPED_PREFIXES = frozenset({"run", "mc"})
+"""Ids that stay random: a run's id names its trace file, a model call's id is never shown to a model."""
+
+
+@contextlib.contextmanager
+def stable_ids(seed: str) -> Iterator[None]:
+    """Inside, `new_id` derives ids from `seed` and a per-prefix count (threads started inside share it)."""
+    token = _ID_SCOPE.set(_IdScope(seed))
+    try:
+        yield
+    finally:
+        _ID_SCOPE.reset(token)
+
+
 def new_id(prefix: str) -> str:
-    """Short unique id with a readable prefix (ids are cited by evidence, so they must be stable)."""
+    """Short unique id with a readable prefix (ids are cited by evidence, so they must be stable); inside
+    `stable_ids` a run's ids are derived from its seed."""
+    scope = _ID_SCOPE.get()
+    if scope is not None and prefix not in UNSCOPED_PREFIXES:
+        return scope.next(prefix)
     return f"{prefix}_{uuid.uuid4().hex[:10]}"
 
 
