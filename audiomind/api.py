@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import re
 from collections.abc import Callable
@@ -21,7 +22,16 @@ from audiomind.graph.build import build_graph, recursion_limit
 from audiomind.graph.context import Context, GraphInput
 from audiomind.graph.nodes import elapsed_s
 from audiomind.prompts import all_prompt_hashes
-from audiomind.state import EvidenceState, Outcome, Question, RunInfo, new_run_id, package_versions, utcnow
+from audiomind.state import (
+    EvidenceState,
+    Outcome,
+    Question,
+    RunInfo,
+    new_run_id,
+    package_versions,
+    stable_ids,
+    utcnow,
+)
 from audiomind.tools.executor import ToolCache, ToolExecutor
 from audiomind.tools.manifest import ToolRegistry
 from audiomind.trace import write_trace
@@ -73,12 +83,13 @@ class AudioMind:
         self.trace_dir = Path(cfg.trace_dir)
         self.mode = cfg.mode
         self.window_s, self.timeout_s, self.max_retries = cfg.window_s, cfg.timeout_s, cfg.max_retries
+        self.policy = cfg.call_policy()  # retries, rate limit, model-call cache: every model request of the agent
         self.cache = ToolCache(Path(cfg.cache_dir) if cfg.cache_dir else None) if cfg.use_cache else None
         # one question reader per agent (AgentConfig.reader), shared by the rules planner and the cascade
         self.reader = make_question_reader(cfg.reader, timeout_s=cfg.timeout_s, max_retries=cfg.max_retries)
         if planner is None or isinstance(planner, str):
             planner = backends.make_planner(cfg.planner, registry=self.registry, timeout_s=cfg.timeout_s,
-                                            max_retries=cfg.max_retries, reader=self.reader)
+                                            max_retries=cfg.max_retries, reader=self.reader, policy=self.policy)
         self.planner: Planner = planner
         # A front end is either shared by every run (a model front end: stateless, one HTTP client per
         # agent, made on first use) or made per run from the run's executor (the cascade).
@@ -89,7 +100,8 @@ class AudioMind:
             def make(executor: ToolExecutor) -> FrontEnd:
                 return backends.make_frontend(cfg.frontend, executor=executor, window_s=cfg.window_s,
                                               timeout_s=cfg.timeout_s, max_retries=cfg.max_retries,
-                                              reader=self.reader)
+                                              reader=self.reader, policy=self.policy,
+                                              options=cfg.frontend_options)
 
             if backends.kind_of(cfg.frontend).per_run_frontend:
                 self._frontend_factory = make
@@ -175,11 +187,12 @@ class AudioMind:
         last: dict[str, Any] | EvidenceState = state
         try:
             run_input = GraphInput(question=state.question, run=state.run)
-            for values in graph.stream(run_input, {"recursion_limit": recursion_limit(context)}, context=context,
-                                       stream_mode="values"):
-                last = values
-                if progress is not None:  # the CLI's terminal progress line: the state after each node
-                    progress(values)
+            with stable_ids(_id_seed(state, self.config)):  # the same item gives the same prompts: cacheable
+                for values in graph.stream(run_input, {"recursion_limit": recursion_limit(context)},
+                                           context=context, stream_mode="values"):
+                    last = values
+                    if progress is not None:  # the CLI's terminal progress line: the state after each node
+                        progress(values)
         except AudioError:
             raise
         except KeyboardInterrupt:  # Ctrl-C, or SIGTERM in the CLI: what the run found is still put on record
@@ -204,6 +217,14 @@ def _absolute(path: str | Path) -> str:
     file's name, which a client may have swapped for a symlink since the check (issue 35)."""
     text = os.path.abspath(path)
     return text if _OPEN_FILE.match(text) else str(Path(path).resolve())
+
+
+def _id_seed(state: EvidenceState, config: AgentConfig) -> str:
+    """What decides a run's ids (audiomind.state.stable_ids): the question, its clips by content, the
+    settings that shape the run."""
+    q = state.question
+    return json.dumps([q.text, q.choices, q.item_id, q.audio_path, q.extra_audio, config.planner, config.frontend,
+                       config.mode, config.max_steps], default=str)
 
 
 def compile_shared(mode: str) -> Any:
@@ -253,7 +274,8 @@ def _result_of(final: EvidenceState, trace_path: str | None) -> AskResult:
     """The answer of a finished run as the caller gets it."""
     fa = final.final_answer
     return AskResult(
-        answer=(fa.choice or fa.text) if fa else "",
+        # a multiple-choice run whose answer failed the format check has no answer: its prose is not one
+        answer=(fa.choice or ("" if final.question.choices else fa.text)) if fa else "",
         choice=fa.choice if fa else None,
         choice_index=fa.choice_index if fa else None,
         rationale=fa.rationale if fa else (final.outcome.reason if final.outcome else ""),

@@ -211,6 +211,9 @@ class AgentConfig(BaseModel):
         "recorded in its ModelSpec: decoding (temperature (null: not sent), max_tokens, seed, reasoning_effort, "
         "thinking_budget), audio transport (max_audio_parts, audio_parts, inline_limit_mb), stream, logprobs")
 
+    def __hash__(self) -> int:  # frozen, with dict fields: hashed by value (graph.studio caches agents by config)
+        return hash(self.model_dump_json())
+
     def call_policy(self) -> CallPolicy:
         """How every model request of a run is sent (audiomind.backends.policy)."""
         return make_policy(retries=self.max_retries, retry_after_cap_s=self.retry_after_cap_s, rpm=self.rpm,

@@ -295,15 +295,7 @@ def call_with_retries(
 
     `max_attempts` (sends at most, i.e. retries + 1), `base_delay_s` and `max_delay_s` override the policy's.
     """
-    overrides: dict[str, Any] = {}
-    if max_attempts is not None:
-        overrides["retries"] = max(1, int(max_attempts)) - 1
-    if base_delay_s is not None:
-        overrides["base_delay_s"] = base_delay_s
-    if max_delay_s is not None:
-        overrides["max_delay_s"] = max_delay_s
-    if overrides:
-        policy = dataclasses.replace(policy, **overrides)
+    policy = _overridden(policy, max_attempts, base_delay_s, max_delay_s)
     secrets = list(secrets)
     key = request_key({"backend": backend, "request": request}) if request is not None else None
     hit = _from_cache(policy, key, codec, role=role, purpose=purpose, backend=backend)
@@ -376,14 +368,31 @@ def call_with_retries(
         latency_s=round(time.perf_counter() - t0, 3), retry_waits_s=waits, rate_limit_wait_s=round(limited[0], 3),
         cache_key=key, **facts.model_dump(),
     )
-    if policy.cache is not None and key is not None and codec is not None:
-        try:
-            encoded = codec.encode(result)
-        except Exception:  # noqa: BLE001 - a reply the codec cannot write is simply not cached
-            encoded = None
-        if encoded is not None:
-            policy.cache.put(key, {"backend": backend, "purpose": purpose, "reply": encoded})
+    _to_cache(policy, key, codec, result, backend=backend, purpose=purpose)
     return result, call
+
+
+def _overridden(policy: CallPolicy, max_attempts: int | None, base_delay_s: float | None,
+                max_delay_s: float | None) -> CallPolicy:
+    overrides: dict[str, Any] = {}
+    if max_attempts is not None:
+        overrides["retries"] = max(1, int(max_attempts)) - 1
+    if base_delay_s is not None:
+        overrides["base_delay_s"] = base_delay_s
+    if max_delay_s is not None:
+        overrides["max_delay_s"] = max_delay_s
+    return dataclasses.replace(policy, **overrides) if overrides else policy
+
+
+def _to_cache(policy: CallPolicy, key: str | None, codec: Codec | None, result: Any, *, backend: str,
+              purpose: str) -> None:
+    if policy.cache is None or key is None or codec is None:
+        return
+    try:
+        encoded = codec.encode(result)
+    except Exception:  # noqa: BLE001 - a reply the codec cannot write is simply not cached
+        return
+    policy.cache.put(key, {"backend": backend, "purpose": purpose, "reply": encoded})
 
 
 def merge_calls(calls: list[ModelCall], *, output: Any = None, extra_errors: Iterable[str] = ()) -> ModelCall:

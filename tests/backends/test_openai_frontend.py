@@ -132,7 +132,7 @@ def test_retries_after_429_then_succeeds(server, clips):
 def test_500_retried_but_400_is_not(server, clips):
     server.queue(500, openai_error(500, "boom"), times=3)
     with pytest.raises(BackendError) as ei:
-        _listen(_frontend(server.url, max_retries=3), [artifact_for(clips["short"])])
+        _listen(_frontend(server.url, max_retries=2), [artifact_for(clips["short"])])  # 2 retries: 3 sends
     assert "after 3 attempts" in str(ei.value)
     assert ei.value.model_call.attempts == 3 and len(ei.value.model_call.errors) == 3
 
@@ -145,7 +145,7 @@ def test_500_retried_but_400_is_not(server, clips):
 
 
 def test_unreachable_endpoint_fails_fast(clips, closed_port):
-    fe = _frontend(f"http://127.0.0.1:{closed_port}", max_retries=3)
+    fe = _frontend(f"http://127.0.0.1:{closed_port}", max_retries=2)  # 2 retries: 3 sends
     t0 = time.perf_counter()
     with pytest.raises(BackendError) as ei:
         _listen(fe, [artifact_for(clips["short"])])
