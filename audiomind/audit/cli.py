@@ -193,7 +193,7 @@ def stats_cmd(
     files = _files(paths)
     traces, bad = load_traces(files)
     if not traces:
-        _fail(f"none of the {len(files)} file(s) is a readable trace")
+        _fail(f"none of the {len(files)} file(s) is a readable trace ({bad[0][0]}: {bad[0][1]})")
     result = aggregate(traces, calls=calls)  # type: ignore[arg-type]
     result["unreadable"] = [{"file": f, "why": w} for f, w in bad]
     if as_json:
@@ -326,7 +326,7 @@ def export_cmd(
     for f, why in skipped:
         err.print(f"[yellow]skipped[/] {_shown(f)}: {_shown(why)}")
     if not states:
-        _fail(f"none of the {len(files)} file(s) is a readable trace")
+        _fail(f"none of the {len(files)} file(s) is a readable trace ({skipped[0][0]}: {skipped[0][1]})")
     try:
         report = export_states(states, otlp, include_content=include_content)
     except ExportError as exc:

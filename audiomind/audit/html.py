@@ -463,11 +463,26 @@ def _artifact_html(a: Artifact, st: EvidenceState, trace_file: Path | None, allo
             media += (f'<img src="{h(img)}" alt="mel spectrogram of {h(a.id)}">' if img else
                       f'<p class="muted">(no spectrogram: {h(img_err)})</p>' if img_err else
                       '<p class="muted">(spectrogram needs matplotlib: pip install matplotlib)</p>')
+            if img:
+                media += _long_clip_note(src)
         if moved:
             media += f'<p class="muted">found beside the trace at {h(src)}</p>'
     return (f'<div class="artifact" id="art-{h(a.id)}"><div><h3>{h(a.id)}</h3><p>{prov}<br>{a.duration_s:.2f} s · '
             f'{a.sample_rate} Hz · {a.channels} ch · {h(a.format)}<br><span class="muted">sha256 '
             f"{h(a.sha256[:16])}…</span></p></div><div>{media}</div></div>")
+
+
+def _long_clip_note(src: Path) -> str:
+    """A note under a spectrogram drawn from the first MAX_VIEW_S seconds of a longer clip ('' otherwise)."""
+    from audiomind.audio import probe
+
+    try:
+        seconds = probe(src).duration_s
+    except (ValueError, OSError):
+        return ""
+    if seconds <= MAX_VIEW_S:
+        return ""
+    return f'<p class="muted">spectrogram of the first {MAX_VIEW_S:.0f} s of {seconds:.0f} s</p>'
 
 
 def _answer_html(st: EvidenceState, known: set[str]) -> str:

@@ -27,7 +27,6 @@ RUN --compare OTHER`) sets two runs of the same items side by side, e.g. the age
 
 from __future__ import annotations
 
-import json
 import math
 import statistics
 from collections import Counter, defaultdict
@@ -35,9 +34,12 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from audiomind.bench.runner import RUN_FILE, atomic_write_text, load_results
+from audiomind.fsutil import load_json_file
+from audiomind.paths import markdown_text as _md
+from audiomind.paths import visible
 
 REPORT_FILE = "report.md"
 REPORT_JSON = "report.json"
@@ -334,15 +336,15 @@ def _fmt4(x: float | None) -> str:
 def _judge_lines(rep: JudgeReport | None) -> list[str]:
     if rep is None:
         return []
-    out = [f"## Judge: {rep.kind}", "",
+    out = [f"## Judge: {_md(rep.kind)}", "",
            (f"Items judged: {rep.judged}; with a label: {rep.labelled}. Each item's figures come from its trace "
             "(the judge's typed result)."), ""]
     if rep.operations:
-        src = ", ".join(f"{k}: {v}" for k, v in sorted(rep.operation_source.items()))
+        src = ", ".join(f"{_md(k)}: {v}" for k, v in sorted(rep.operation_source.items()))
         out += [f"### Per operation (operation from: {src})", "",
                 "| operation | n | Edit_score | Faith_score | effectiveness | effective % | labelled | accuracy % |",
                 "|---|---:|---:|---:|---:|---:|---:|---:|"]
-        out += [(f"| {o.operation} | {o.n} | {_fmt4(o.edit_score)} | {_fmt4(o.faith_score)} | "
+        out += [(f"| {_md(o.operation)} | {o.n} | {_fmt4(o.edit_score)} | {_fmt4(o.faith_score)} | "
                  f"{_fmt4(o.effectiveness)} | {_fmt(o.effective_share)} | {o.labelled} | {_fmt(o.accuracy)} |")
                 for o in rep.operations]
         out += ["", ("Edit_score and Faith_score are the seed's Eqs. 2-3 (Faith_score as printed: negative, lower = "
@@ -392,17 +394,11 @@ def _plot_reliability(path: Path, rep: JudgeReport) -> Path | None:
         axh.bar([b.lo + (k + 0.5) * width for b in v.bins], [b.n for b in v.bins], width=width, color=line.get_color())
     for x in DECISIVE_AT:
         ax.axvline(x, color="grey", linestyle=":", linewidth=1)
-    ax.set_xlim(0, 1)
-    ax.set_ylim(-0.02, 1.02)
-    ax.set_ylabel("share labelled positive")
-    ax.set_title(f"Reliability of the {rep.kind} judge's verdicts (n={probs[0].n})")
+    ax.set(xlim=(0, 1), ylim=(-0.02, 1.02), ylabel="share labelled positive",
+           title=f"Reliability of the {_label(rep.kind)} judge's verdicts (n={probs[0].n})")
     ax.legend(fontsize=8, loc="upper left")
-    axh.set_xlabel("p (the verdict's probability of the positive side)")
-    axh.set_ylabel("items")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    axh.set(xlabel="p (the verdict's probability of the positive side)", ylabel="items")
+    return _save(plt, fig, path)
 
 
 class Report(BaseModel):
@@ -434,19 +430,19 @@ class Report(BaseModel):
 def task_scores(run_dir: Path) -> TaskScores | None:
     """The brief of RUN_DIR/scores.json (MMAR's official file), or None when the run has none."""
     path = run_dir / "scores.json"
-    if not path.is_file():
+    if not path.exists():
         return None
-    try:
-        d = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, OSError):
-        return None
+    d = load_json_file(path)  # the bounded reader (fsutil): a FIFO, a device or a huge file is one clear error
     if not isinstance(d, dict):
         return None
     strict = d.get("strict") if isinstance(d.get("strict"), dict) else {}
-    return TaskScores(file=path.name, official_accuracy=d.get("accuracy"), official_scored=d.get("scored"),
-                      strict_accuracy=strict.get("accuracy"), strict_total=strict.get("total"),
-                      strict_missing=strict.get("missing"), order_swapped_count=d.get("order_swapped_count"),
-                      meta_path=d.get("meta_path"), meta_sha256=d.get("meta_sha256"))
+    try:
+        return TaskScores(file=path.name, official_accuracy=d.get("accuracy"), official_scored=d.get("scored"),
+                          strict_accuracy=strict.get("accuracy"), strict_total=strict.get("total"),
+                          strict_missing=strict.get("missing"), order_swapped_count=d.get("order_swapped_count"),
+                          meta_path=d.get("meta_path"), meta_sha256=d.get("meta_sha256"))
+    except ValidationError:  # a hand-made or hostile scores.json: not shown
+        return None
 
 
 def _acc(rows: list[dict[str, Any]]) -> Acc:
@@ -537,14 +533,37 @@ def answer_calibration(rows: Iterable[dict[str, Any]]) -> tuple[float | None, li
     return ece, curve
 
 
+def results(run_dir: str | Path) -> dict[str, dict[str, Any]]:
+    """`runner.load_results` (the bounded reader: a FIFO, device or huge results.jsonl refused, a bad line skipped)
+    less the rows that are not result rows (wrong types, a number no float holds): figures from typed rows."""
+    from audiomind.bench.items import ItemResult
+
+    out: dict[str, dict[str, Any]] = {}
+    for key, row in load_results(run_dir).items():
+        try:
+            ItemResult.model_validate(row)
+        except (ValidationError, ValueError, OverflowError):
+            continue
+        out[key] = row
+    return out
+
+
+def _by(rows: Iterable[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
+    """Rows by the value of one of their metadata fields (rows without it left out)."""
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for r in rows:
+        v = (r.get("metadata") or {}).get(key)
+        if v is not None and v != "":
+            by[str(v)].append(r)
+    return by
+
+
 def run_config(run_dir: Path) -> dict[str, Any]:
     """The `config` recorded in RUN_DIR/run.json ({} when there is none)."""
     if not (run_dir / RUN_FILE).exists():
         return {}
-    try:
-        return json.loads((run_dir / RUN_FILE).read_text(encoding="utf-8")).get("config") or {}
-    except (json.JSONDecodeError, AttributeError):
-        return {}
+    d = load_json_file(run_dir / RUN_FILE)
+    return d["config"] if isinstance(d, dict) and isinstance(d.get("config"), dict) else {}
 
 
 def run_label(run_dir: Path) -> str:
@@ -563,17 +582,11 @@ def compare_runs(run_a: str | Path, run_b: str | Path, group_keys: Iterable[str]
     """Two runs side by side: accuracy overall and per group value (every grouping field either run's items
     carry), and, over the items scored in both, how often each run alone was right."""
     run_a, run_b = Path(run_a), Path(run_b)
-    ra, rb = load_results(run_a), load_results(run_b)
+    ra, rb = results(run_a), results(run_b)
     rows_a, rows_b = list(ra.values()), list(rb.values())
     groups: dict[str, dict[str, SideBySide]] = {}
     for key in group_keys:
-        by_a: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        by_b: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for rows, by in ((rows_a, by_a), (rows_b, by_b)):
-            for r in rows:
-                v = (r.get("metadata") or {}).get(key)
-                if v is not None and v != "":
-                    by[str(v)].append(r)
+        by_a, by_b = _by(rows_a, key), _by(rows_b, key)
         if by_a or by_b:
             groups[key] = {k: _side(by_a.get(k, []), by_b.get(k, [])) for k in sorted(set(by_a) | set(by_b))}
     paired = Counter()
@@ -591,17 +604,9 @@ def compare_runs(run_a: str | Path, run_b: str | Path, group_keys: Iterable[str]
 def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) -> Report:
     """The numbers of the report (no files written)."""
     run_dir = Path(run_dir)
-    rows = list(load_results(run_dir).values())
+    rows = list(results(run_dir).values())
     ran = [r for r in rows if r.get("status") != "missing_audio"]
-    groups: dict[str, dict[str, Acc]] = {}
-    for key in group_keys:
-        by: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for r in rows:
-            v = (r.get("metadata") or {}).get(key)
-            if v is not None and v != "":
-                by[str(v)].append(r)
-        if by:
-            groups[key] = {k: _acc(v) for k, v in sorted(by.items())}
+    groups = {key: {k: _acc(v) for k, v in sorted(by.items())} for key in group_keys if (by := _by(rows, key))}
     calls = [int(r.get("tool_calls") or 0) for r in ran]
     bins: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in TOOL_BINS}
     all_bins: dict[str, list[dict[str, Any]]] = {label: [] for label, _, _ in ALL_TOOL_BINS}
@@ -640,11 +645,7 @@ def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) ->
         rep.calibration = calibration(rows)
         rep.ece, rep.coverage_curve = answer_calibration(rows)
         for key in SELECTIVE_KEYS:
-            by: dict[str, list[dict[str, Any]]] = defaultdict(list)
-            for r in rows:
-                v = (r.get("metadata") or {}).get(key)
-                if v is not None and v != "":
-                    by[str(v)].append(r)
+            by = _by(rows, key)
             if by:
                 rep.selective_by[key] = {k: selective(v) for k, v in sorted(by.items())}
                 rep.calibration_by[key] = {k: calibration(v) for k, v in sorted(by.items())}
@@ -673,11 +674,22 @@ def _plot_answer_calibration(path: Path, rep: Report) -> Path | None:
     ax2.plot([c for c, _ in pts], [a for _, a in pts], marker="o")
     ax2.set(xlabel="coverage % (answers at or above a confidence threshold)", ylabel="accuracy %",
             title="coverage vs accuracy", xlim=(0, 105))
-    fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    return _save(plt, fig, path)
+
+
+def _save(plt: Any, fig: Any, path: Path) -> Path:
+    fig.tight_layout()
+    try:
+        fig.savefig(path, dpi=110)
+    finally:
+        plt.close(fig)
     return path
+
+
+def _label(text: str) -> str:
+    """Text from the run's files as a plot label: control characters shown, `$` not taken for mathtext."""
+    return visible(text).replace("$", r"\$")
 
 
 def _plt():
@@ -689,23 +701,19 @@ def _plt():
     return plt
 
 
-def _bar_accuracy(path: Path, title: str, table: dict[str, Acc]) -> Path:
+def _bar_accuracy(path: Path, title: str, table: dict[str, Acc], most: int = 40) -> Path:
+    """Accuracy per group value, the `most` most scored ones (a run may carry any number of values)."""
     plt = _plt()
-    names = [k for k, a in table.items() if a.scored]
+    names = sorted((k for k, a in table.items() if a.scored), key=lambda k: -table[k].scored)[:most]
     vals = [table[k].accuracy or 0.0 for k in names]
     fig, ax = plt.subplots(figsize=(max(5.0, 0.55 * len(names) + 2.5), 4.2))
     bars = ax.bar(range(len(names)), vals, color="#4c72b0")
     for b, k in zip(bars, names):
         ax.text(b.get_x() + b.get_width() / 2, b.get_height() + 1, f"n={table[k].scored}", ha="center", fontsize=7)
     ax.set_xticks(range(len(names)))
-    ax.set_xticklabels(names, rotation=35, ha="right", fontsize=8)
-    ax.set_ylim(0, 108)
-    ax.set_ylabel("accuracy (%)")
-    ax.set_title(title)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    ax.set_xticklabels([_label(k[:40]) for k in names], rotation=35, ha="right", fontsize=8)
+    ax.set(ylim=(0, 108), ylabel="accuracy (%)", title=title)
+    return _save(plt, fig, path)
 
 
 def _plot_tools(path: Path, b: Behaviour) -> Path:
@@ -723,19 +731,14 @@ def _plot_tools(path: Path, b: Behaviour) -> Path:
         counts = [by[k].n for k in labels]
         accs = [by[k].accuracy for k in labels]
         ax.bar(labels, counts, color="#dd8452", alpha=0.75, label="questions")
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("questions")
+        ax.set(xlabel=xlabel, ylabel="questions")
         ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax2 = ax.twinx()
         xs = [i for i, a in enumerate(accs) if a is not None]
         ax2.plot(xs, [accs[i] for i in xs], "o-", color="#4c72b0", label="accuracy")
-        ax2.set_ylim(0, 105)
-        ax2.set_ylabel("accuracy (%)")
+        ax2.set(ylim=(0, 105), ylabel="accuracy (%)")
     fig.suptitle("Tool calls vs accuracy")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return _save(plt, fig, path)
 
 
 def _plot_latency(path: Path, times: list[float]) -> Path:
@@ -748,13 +751,8 @@ def _plot_latency(path: Path, times: list[float]) -> Path:
             if v is not None:
                 ax.axvline(v, color="k", linestyle=style, linewidth=1, label=f"p{q} {v:.2f} s")
         ax.legend()
-    ax.set_xlabel("wall time per item (s)")
-    ax.set_ylabel("items")
-    ax.set_title("Latency distribution")
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    ax.set(xlabel="wall time per item (s)", ylabel="items", title="Latency distribution")
+    return _save(plt, fig, path)
 
 
 # ---------------------------------------------------------------- markdown
@@ -767,7 +765,7 @@ def _fmt(x: float | None, suffix: str = "") -> str:
 def _acc_table(title: str, table: dict[str, Acc]) -> list[str]:
     lines = [f"| {title} | n | scored | correct | accuracy % |", "|---|---:|---:|---:|---:|"]
     for k, a in table.items():
-        lines.append(f"| {k} | {a.n} | {a.scored} | {a.correct} | {_fmt(a.accuracy)} |")
+        lines.append(f"| {_md(k)} | {a.n} | {a.scored} | {a.correct} | {_fmt(a.accuracy)} |")
     return lines
 
 
@@ -787,7 +785,7 @@ def _selective_lines(rep: Report) -> list[str]:
 
     out.append(row("**all**", sel))
     for key, table in rep.selective_by.items():
-        out += [row(f"{key}: {name}", s) for name, s in table.items()]
+        out += [row(f"{key}: {_md(name)}", s) for name, s in table.items()]
     out += ["", "## Calibration", "", "| group | confidence | n | correct | accuracy % | mean confidence |",
             "|---|---|---:|---:|---:|---:|"]
 
@@ -798,7 +796,7 @@ def _selective_lines(rep: Report) -> list[str]:
     out += bins("**all**", rep.calibration)
     for key, table in rep.calibration_by.items():
         for name, cal in table.items():
-            out += bins(f"{key}: {name}", cal)
+            out += bins(f"{key}: {_md(name)}", cal)
     if rep.ece is not None:
         out += ["", f"Expected calibration error (ECE, {RELIABILITY_BINS} equal-width bins): {rep.ece:.4f}.", "",
                 "| answers with confidence >= | coverage % | accuracy % |", "|---:|---:|---:|"]
@@ -820,9 +818,9 @@ def _task_score_lines(ts: TaskScores | None) -> list[str]:
                 f"| rows scored strictly (missing predictions) | {ts.strict_total} ({ts.strict_missing or 0}) |"]
     if ts.order_swapped_count is not None:
         out.append(f"| order-swapped items (options sharing a word set) | {ts.order_swapped_count} |")
-    out.append(f"| meta sha256 | `{ts.meta_sha256 or 'not recorded'}` |")
+    out.append(f"| meta sha256 | {_md(ts.meta_sha256 or 'not recorded')} |")
     if ts.meta_path:
-        out.append(f"| meta file | {ts.meta_path} |")
+        out.append(f"| meta file | {_md(ts.meta_path)} |")
     return out + [""]
 
 
@@ -835,12 +833,12 @@ def comparison_lines(c: Comparison | None) -> list[str]:
         return (f"{_fmt(sb.a.accuracy)} | {sb.a.correct} / {sb.a.scored} | {_fmt(sb.b.accuracy)} | "
                 f"{sb.b.correct} / {sb.b.scored} | {'-' if sb.delta is None else f'{sb.delta:+.2f}'}")
 
-    out = [f"## {c.a_label} vs {c.b_label}", "",
-           f"Run a: {c.a_dir}; run b: {c.b_dir}. Accuracy is over each run's scored items.", "",
+    out = [f"## {_md(c.a_label)} vs {_md(c.b_label)}", "",
+           f"Run a: {_md(c.a_dir)}; run b: {_md(c.b_dir)}. Accuracy is over each run's scored items.", "",
            "| group | value | a accuracy % | a correct / scored | b accuracy % | b correct / scored | a - b |",
            "|---|---|---:|---:|---:|---:|---:|", f"| overall | all | {cells(c.overall)} |"]
     for key, table in c.groups.items():
-        out += [f"| {key} | {name} | {cells(sb)} |" for name, sb in table.items()]
+        out += [f"| {key} | {_md(name)} | {cells(sb)} |" for name, sb in table.items()]
     p = c.paired
     out += ["", f"Items scored in both runs: {sum(p.values())}; both right {p.get('both_right', 0)}, only a right "
             f"{p.get('only_a', 0)}, only b right {p.get('only_b', 0)}, both wrong {p.get('both_wrong', 0)}."
@@ -850,18 +848,18 @@ def comparison_lines(c: Comparison | None) -> list[str]:
 
 
 def render_markdown(rep: Report) -> str:
-    out = [f"# Benchmark report: {Path(rep.run_dir).name}", ""]
+    out = [f"# Benchmark report: {_md(Path(rep.run_dir).name)}", ""]  # every text from the run's files: _md
     if rep.benchmarks:
-        out.append(f"Benchmark(s): {', '.join(rep.benchmarks)}  ")
+        out.append(f"Benchmark(s): {_md(', '.join(rep.benchmarks))}  ")
     if rep.config:
         keys = ("mode", "planner", "frontend", "workers", "max_steps", "meta", "audio_dir")
-        cfg = ", ".join(f"{k}={rep.config[k]}" for k in keys if k in rep.config)
+        cfg = ", ".join(f"{k}={_md(rep.config[k])}" for k in keys if k in rep.config)
         if cfg:
             out.append(f"Configuration: {cfg}  ")
     o = rep.overall
     out += [f"Items: {o.n}; scored: {o.scored}; correct: {o.correct}; **accuracy: {_fmt(o.accuracy, ' %')}**", ""]
     out += ["## Outcomes", "", "| status | items |", "|---|---:|"]
-    out += [f"| {k} | {v} |" for k, v in sorted(rep.statuses.items())]
+    out += [f"| {_md(k)} | {v} |" for k, v in sorted(rep.statuses.items())]
     tokens = rep.input_tokens + rep.output_tokens
     out += ["", f"Tokens: {rep.input_tokens:,} in + {rep.output_tokens:,} out = {tokens:,}"
             + (f"; cost: ${rep.cost_usd:.4f}" if rep.cost_usd is not None else "; cost: not priced"), ""]
@@ -915,7 +913,7 @@ def write_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS, pl
                 rep.plots[key] = f"plots/{name}"
         _plot_tools(pdir / "tool_calls_vs_accuracy.png", rep.behaviour)
         rep.plots["tools"] = "plots/tool_calls_vs_accuracy.png"
-        times = [float(r.get("wall_time_s") or 0) for r in load_results(run_dir).values()
+        times = [float(r.get("wall_time_s") or 0) for r in results(run_dir).values()
                  if r.get("status") != "missing_audio"]
         _plot_latency(pdir / "latency.png", times)
         rep.plots["latency"] = "plots/latency.png"

@@ -47,29 +47,46 @@ class Row:
 
 
 def parse_lines(path: str | Path) -> list[tuple[int, Any, str | None]]:
-    """(line number, parsed value or None, JSON problem or None) for each non-blank line of a JSONL file;
-    a `.json` file holding one list gives its elements, numbered from 1 ('item N' in messages)."""
+    """(line number, parsed value or None, problem or None) for each non-blank line of a JSONL file; a `.json`
+    file holding one list gives its elements, numbered from 1 ('item N' in messages).
+
+    The file is read by the bounded reader every command uses (audiomind.fsutil: a regular file, never a FIFO
+    or device, under MAX_INPUT_BYTES; JSON of bounded depth and integer size). In a JSONL file each line is
+    on its own: a line that is not UTF-8, longer than MAX_ROW_BYTES, not JSON, too deeply nested or holding a
+    huge integer is a problem of that row only (the caller names its file and line); the file as a whole is
+    refused (RowsError) only when it cannot be read at all."""
+    from audiomind.fsutil import MAX_ROW_BYTES, InputFileError, input_lines, load_json_file, loads_json
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise RowsError(p, [f"{p.name}: not UTF-8 text ({exc.reason} at byte {exc.start})"]) from None
     if p.suffix == ".json":
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise RowsError(p, [f"{p.name}:{exc.lineno}: not valid JSON ({exc.msg}, column {exc.colno})"]) from None
+            data = load_json_file(p)
+        except InputFileError as exc:
+            where = f"{p.name}:{exc.line}" if exc.line else p.name
+            raise RowsError(p, [f"{where}: {exc.reason if exc.line else exc}"]) from None
         if not isinstance(data, list):
             raise RowsError(p, [f"{p.name}: a .json meta file must hold one list of rows, not {type(data).__name__}"])
         return [(i, v, None) for i, v in enumerate(data, start=1)]
     out: list[tuple[int, Any, str | None]] = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            out.append((n, json.loads(line), None))
-        except json.JSONDecodeError as exc:
-            out.append((n, None, f"not valid JSON ({exc.msg}, column {exc.colno}): {clip_text(line.strip(), 80)}"))
+    try:
+        for n, raw in input_lines(p):
+            if raw is None:
+                out.append((n, None, f"the row is longer than {MAX_ROW_BYTES:,} bytes (not read)"))
+                continue
+            if not raw.strip():
+                continue
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                out.append((n, None, f"not UTF-8 text ({exc.reason} at byte {exc.start} of the row)"))
+                continue
+            try:
+                out.append((n, loads_json(line), None))
+            except InputFileError as exc:
+                why = f"not valid JSON ({exc.reason}, column {exc.column})" if exc.column is not None else str(exc)
+                out.append((n, None, f"{why}: {clip_text(line.strip(), 80)}"))
+    except InputFileError as exc:
+        raise RowsError(p, [str(exc)]) from None
     return out
 
 
