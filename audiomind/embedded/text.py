@@ -31,29 +31,41 @@ _CACHE_MAX = 8192
 
 def embed(texts: list[str]) -> np.ndarray:
     """Unit-normalised embeddings, shape (n, 384). Texts not seen before are encoded in one batch; repeated
-    texts (prototypes, choices, tag labels) come from a bounded cache."""
+    texts (prototypes, choices, tag labels) come from a bounded cache, and lists of DISK_BATCH_MIN or more
+    texts from the disk cache."""
     if not texts:
         return np.zeros((0, 384), dtype=np.float32)
     with _lock:
-        missing = [t for t in dict.fromkeys(texts) if t not in _cache]
+        unique = list(dict.fromkeys(texts))
+        missing = [t for t in unique if t not in _cache]
         if missing:
-            vecs = _encode_batch(missing)
-            if len(_cache) + len(missing) > _CACHE_MAX:
+            if len(unique) >= DISK_BATCH_MIN:
+                new = dict(zip(unique, _disk_batch(unique, missing)))
+            else:
+                new = dict(zip(missing, _encode(missing)))
+            if len(_cache) + len(new) > _CACHE_MAX:
                 _cache.clear()
-            for t, v in zip(missing, vecs):
+            for t, v in new.items():
                 _cache[t] = np.asarray(v, dtype=np.float32)
         return np.stack([_cache[t] for t in texts])
 
 
 DISK_BATCH_MIN = 16
-"""Batches of at least this many new texts (the router's family prototypes, tag-label lists) are kept on
-disk, keyed by the model's weights and the exact texts: a fresh process loads them instead of encoding
-them again (the prototypes took ~0.45 s of every cold question)."""
+"""Lists of at least this many distinct texts (the router's family prototypes, the property vocabulary's phrases,
+the competence bank, tag-label lists) are kept on disk, keyed by the model's weights and the exact list asked
+for (not by the part of it this process had not yet encoded, which depends on what the process embedded
+before): a fresh process loads them instead of encoding them again (the competence bank alone took 2-7 s of
+a cold question). `audiomind models install` fills them (audiomind.embedded.warm)."""
 
 
-def _encode_batch(texts: list[str]) -> np.ndarray:
-    if len(texts) < DISK_BATCH_MIN:
-        return _model().encode(texts, normalize_embeddings=True, show_progress_bar=False, batch_size=64)
+def _encode(texts: list[str]) -> np.ndarray:
+    return np.asarray(_model().encode(texts, normalize_embeddings=True, show_progress_bar=False, batch_size=64),
+                      dtype=np.float32)
+
+
+def _disk_batch(texts: list[str], missing: list[str]) -> np.ndarray:
+    """The embeddings of `texts` (distinct), from the disk cache, else encoded (only `missing`: the others are in
+    the process cache) and stored."""
     path = _batch_file(texts)
     try:
         vecs = np.load(path, allow_pickle=False)
@@ -61,8 +73,8 @@ def _encode_batch(texts: list[str]) -> np.ndarray:
             return vecs
     except (OSError, ValueError):
         pass
-    vecs = np.asarray(_model().encode(texts, normalize_embeddings=True, show_progress_bar=False, batch_size=64),
-                      dtype=np.float32)
+    fresh = dict(zip(missing, _encode(missing)))
+    vecs = np.stack([fresh[t] if t in fresh else _cache[t] for t in texts]).astype(np.float32)
     try:
         import io
 
