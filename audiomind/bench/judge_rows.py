@@ -3,13 +3,14 @@ item's trace). Read by the judge tasks (audiomind.bench.tasks.judging) and by `b
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from audiomind.bench.runner import load_results
+from audiomind.fsutil import load_json_file
+from audiomind.paths import resolve_under
 
 OPERATIONS = ("add", "delete", "replace")
 
@@ -85,14 +86,12 @@ def judge_rows(run_dir: str | Path, kind: str) -> list[JudgeRow]:
         row = JudgeRow(id=r["id"], kind=kind, status=r.get("status", "?"), label=label_value(r.get("answer")),
                        prediction=r.get("prediction"), p=r.get("confidence"), correct=r.get("correct"),
                        metadata=meta, trace_path=r.get("trace_path"))
-        out = None
-        if r.get("trace_path") and (run_dir / r["trace_path"]).is_file():
-            try:
-                out = judge_output(json.loads((run_dir / r["trace_path"]).read_text(encoding="utf-8")), kind)
-            except (OSError, json.JSONDecodeError):
-                out = None
-        if out is not None:
-            row.figures = _figures(kind, out)
+        if r.get("trace_path") and isinstance(r["trace_path"], str):
+            try:  # a row names its trace: read only inside the run folder, by the bounded reader (fsutil)
+                out = judge_output(load_json_file(resolve_under(r["trace_path"], [run_dir], base=run_dir)), kind)
+                row.figures = _figures(kind, out) if out is not None else {}
+            except (OSError, ValueError, TypeError, AttributeError):  # refused, unreadable or not a judge's trace
+                row.figures = {}
         if kind == "edit":
             given = meta.get("operation") or (meta.get("kind") if meta.get("kind") in OPERATIONS else None)
             if given:

@@ -444,3 +444,21 @@ def test_otlp_export_error_never_repeats_the_password(tmp_path):
     assert "s3cr3t-pw" not in res.output and "alice" not in res.output and "***@127.0.0.1" in res.output
     res = run("trace", "export", trace, "--otlp", "ftp://alice:s3cr3t-pw@127.0.0.1/")
     assert res.exit_code == 2 and "s3cr3t-pw" not in res.output
+
+
+def test_a_judge_run_s_report_reads_traces_only_inside_the_run(run_dir, tmp_path):
+    """A judge task's report reads each row's trace for its figures: a row naming /etc/passwd, a FIFO or a
+    file outside the run folder gets no figures, and none of them is opened."""
+    outside = tmp_path / "outside.json"
+    outside.write_text(json.dumps({"tool_calls": [{"tool": "judge_edit", "output": {"edit_score": 0.9}}]}))
+    os.mkfifo(run_dir / "pipe.json")
+    rows = [{"id": f"j{i}", "status": "answered", "prediction": "effective", "answer": "1", "confidence": 0.9,
+             "trace_path": p} for i, p in enumerate(["/etc/passwd", "pipe.json", str(outside), "../outside.json"])]
+    (run_dir / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (run_dir / "run.json").write_text(json.dumps({"config": {"judge": "edit"}}))
+    with watch() as opened:
+        res = run("bench", "report", run_dir, "--no-plots", "--json")
+    never_opened(opened, "/etc/passwd", str(run_dir / "pipe.json"), str(outside))
+    assert res.exit_code == 0, res.output
+    judge = json.loads(res.stdout)["report"]["judge"]
+    assert judge["judged"] == 4 and all(o["edit_score"] is None for o in judge["operations"])
