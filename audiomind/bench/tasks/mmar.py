@@ -240,8 +240,8 @@ def prediction_row(row: dict[str, Any], result: dict[str, Any] | None) -> dict[s
     out = dict(row)
     out.pop(PREDICTION_KEY, None)
     out.pop(THINKING_KEY, None)
-    if result is None or result.get("status") == "missing_audio" or result.get("input_error"):
-        return out
+    if result is None or result.get("status") in ("missing_audio", "error") or result.get("input_error"):
+        return out  # an API failure is no answer: left out, as the official script leaves out rows without one
     out[PREDICTION_KEY] = result.get("prediction") or ""
     out[THINKING_KEY] = result.get("rationale") or ""
     return out
@@ -400,6 +400,9 @@ class MMARScores(BaseModel):
     predictions_sha256: str | None = Field(default=None, description="the sha256 of the predictions file scored")
     malformed: list[str] = Field(default_factory=list, description="'FILE:LINE: problem' for each row left out "
                                  "because the official script could not score it (it would crash)")
+    errors: int = Field(default=0, description="items whose model calls failed (status error in results.jsonl): "
+                        "written without a prediction, never scored as wrong")
+    partial: bool = Field(default=False, description="errors remain: the accuracy covers only the items that ran")
 
     model_config = {"populate_by_name": True}
 
@@ -527,7 +530,8 @@ def scores_table(scores: MMARScores, title: str = "MMAR accuracy") -> Any:
         acc = "-" if d["accuracy"] is None else f"{d['accuracy']:.2f}"
         t.add_row(group, name, acc, f"{d['correct']} / {d['total']}")
 
-    row("overall", "all", {"accuracy": scores.accuracy, "correct": scores.correct, "total": scores.scored})
+    row("overall", "all" if not scores.partial else f"all (partial: {scores.errors} errors)",
+        {"accuracy": scores.accuracy, "correct": scores.correct, "total": scores.scored})
     if scores.strict is not None:
         st = scores.strict
         row("strict", "all (missing = wrong, exact option)", {"accuracy": st.accuracy, "correct": st.correct,
@@ -604,5 +608,8 @@ def finalize(rows: list[Row] | list[dict[str, Any]], run_dir: str | Path, meta: 
     kept = [(d, i) for d, i in zip(data, ids) if isinstance(d, dict)]
     path = write_predictions([d for d, _ in kept], results, run_dir / PREDICTIONS_FILE, ids=[i for _, i in kept])
     scores = score_run(path, meta)
+    scores.errors = sum(1 for i in ids if (results.get(i) or {}).get("status") == "error"
+                        and not (results.get(i) or {}).get("input_error"))
+    scores.partial = scores.errors > 0
     atomic_write_text(run_dir / SCORES_FILE, scores.model_dump_json(indent=2, by_alias=True) + "\n")
     return scores

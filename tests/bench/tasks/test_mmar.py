@@ -174,7 +174,9 @@ def test_prediction_rows_keep_fields_and_never_use_letters():
     assert ok[mm.PREDICTION_KEY] == "No" and ok[mm.THINKING_KEY] == "heard no"
     assert mm.PREDICTION_KEY not in mm.prediction_row(row, {"status": "missing_audio"})
     assert mm.PREDICTION_KEY not in mm.prediction_row(row, None)
-    failed = mm.prediction_row(row, {"status": "error", "prediction": None, "error": "boom"})
+    # an API failure is no answer (left out, never scored wrong); a run that answered badly is scored
+    assert mm.PREDICTION_KEY not in mm.prediction_row(row, {"status": "error", "prediction": None, "error": "boom"})
+    failed = mm.prediction_row(row, {"status": "failed", "prediction": None, "error": "format check failed"})
     assert failed[mm.PREDICTION_KEY] == "" and failed[mm.THINKING_KEY] == ""
 
 
