@@ -8,7 +8,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from pydantic import BaseModel
 
@@ -109,6 +109,22 @@ class AudioMind:
                 self._make_shared_frontend = make
         elif self._shared_frontend is None:
             self._frontend_factory = frontend
+
+    def close(self) -> None:
+        """Release what the agent's shared front end holds at its provider (Gemini's uploaded files); safe to
+        call twice. A benchmark run closes its agents when it ends; `ask` when it has answered."""
+        if self._make_shared_frontend is None:  # a front end the caller passed in is the caller's to close
+            return
+        fe, self._shared_frontend = self._shared_frontend, None  # made again on next use
+        closer = getattr(fe, "close", None)
+        if callable(closer):
+            closer()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
     def frontend_for(self, executor: ToolExecutor) -> FrontEnd:
         """The front end of a run that uses `executor`."""

@@ -112,8 +112,8 @@ def ask(
         from audiomind.cli_common import err
         from audiomind.cli_report import TerminalProgress
 
-        agent = AudioMind(config.with_trace_dir(trace_dir))
-        with TerminalProgress(err, "ask") as progress:  # stderr, and only when it is a terminal
+        # the agent is closed when the question is answered (a Gemini front end deletes its uploads)
+        with AudioMind(config.with_trace_dir(trace_dir)) as agent, TerminalProgress(err, "ask") as progress:
             result = agent.ask(audio, question, choices or None, extra_audio=list(extra_audio or []) or None,
                                progress=progress.update)
     except AudioError as exc:

@@ -323,9 +323,14 @@ def make_frontend(spec: str | BackendSpec, *, executor: Any = None, window_s: fl
     kind = REGISTRY[bs.kind]
     if kind.frontend is None:
         raise BackendError(kind.not_frontend or f"{bs.kind} is not an audio front end")
-    return kind.frontend(bs, BuildOptions(executor=executor, window_s=window_s, timeout_s=timeout_s,
-                                          max_retries=max_retries, gemini_window_s=gemini_window_s, reader=reader,
-                                          policy=policy, options=dict(options or {})))
+    try:
+        return kind.frontend(bs, BuildOptions(executor=executor, window_s=window_s, timeout_s=timeout_s,
+                                              max_retries=max_retries, gemini_window_s=gemini_window_s,
+                                              reader=reader, policy=policy, options=dict(options or {})))
+    except TypeError as exc:  # a --frontend-option this front end does not take: one clear line
+        if options and "unexpected keyword argument" in str(exc):
+            raise BackendError(f"{bs}: {exc} (check --frontend-option: this front end takes other settings)") from exc
+        raise
 
 
 # ---------------------------------------------------------------- doctor

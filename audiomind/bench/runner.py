@@ -553,6 +553,20 @@ def _run_threads(todo: list[BenchItem], make_agent: Callable[[], Any], workers: 
     finally:
         # On Ctrl-C do not wait: items still running are simply not committed and run again on resume.
         pool.shutdown(wait=finished, cancel_futures=True)
+        _close_agents(agents)
+
+
+def _close_agents(agents: queue.SimpleQueue) -> None:
+    """Each pooled agent releases what its front end holds at the provider (uploaded files)."""
+    while True:
+        try:
+            agent = agents.get_nowait()
+        except queue.Empty:
+            return
+        closer = getattr(agent, "close", None)
+        if callable(closer):
+            with contextlib.suppress(Exception):
+                closer()
 
 
 RAY_MAX_ATTEMPTS = 3
