@@ -341,3 +341,35 @@ def test_logprobs_off_asks_for_none(gemini, clips):
     assert "responseLogprobs" not in _gen(gemini.generations()[0])
     assert res.confidence == pytest.approx(0.75) and res.confidence_source == "self_reported"
     assert fe.spec().decoding["logprobs"] is False
+
+
+def test_a_benchmark_run_deletes_its_uploads_when_it_ends(tmp_path, monkeypatch):
+    """Direct mode through the batch runner, every clip through the Files API: each clip is uploaded once per
+    worker's front end and every upload is deleted when the run ends (the runner closes its agents)."""
+    from functools import partial
+
+    import numpy as np
+
+    from audiomind import audio as aio
+    from audiomind.api import AudioMind
+    from audiomind.bench.items import BenchItem
+    from audiomind.bench.runner import run_batch
+    from audiomind.config import AgentConfig
+
+    monkeypatch.setenv("GEMINI_API_KEY", KEY)
+    server = GeminiStandIn(default_reply=json.dumps({"answer": "A steady tone", "rationale": "a tone"}))
+    try:
+        items = []
+        for i in range(3):
+            t = np.arange(8000) / 16000
+            path = aio.write_wav(tmp_path / f"g{i}.wav", (0.3 * np.sin(2 * np.pi * (300 + 50 * i) * t)).astype(
+                np.float32), 16000)
+            items.append(BenchItem(id=f"g{i}", benchmark="unit", audio_path=str(path), question="What is heard?",
+                                   choices=["A steady tone", "Speech"], answer="A steady tone"))
+        cfg = AgentConfig(planner="rules", frontend=f"gemini:gemini-2.5-flash@{server.url}", mode="direct",
+                          trace_dir=str(tmp_path / "art"), frontend_options={"inline_limit_mb": 0})
+        summary = run_batch(items, tmp_path / "run", partial(AudioMind, cfg), workers=2, progress=False)
+        assert summary.statuses == {"answered": 3}
+        assert 3 <= server.uploads <= 3 * 2 and server.deletes == server.uploads
+    finally:
+        server.close()
