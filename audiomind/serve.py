@@ -60,6 +60,7 @@ from audiomind.serve_guards import (
     DEFAULT_HEADER_TIMEOUT_S,
     ReadDeadline,
     SizeLimitMiddleware,
+    check_upload,
 )
 
 if TYPE_CHECKING:
@@ -477,7 +478,7 @@ class Service:
                 tmp.unlink(missing_ok=True)
             raise
         await asyncio.get_running_loop().run_in_executor(
-            None, _check_audio, dest, upload.filename, self.settings.agent.max_duration_s)
+            None, check_upload, dest, _shown(upload.filename), self.settings.agent.max_duration_s)
         return dest
 
     async def audio_input(self, upload: UploadFile | None, path: str | None, name: str = "audio",
@@ -561,36 +562,6 @@ def _shown(name: str | None) -> str:
     from audiomind.paths import clip_text
 
     return repr(clip_text(name, 120)) if name else "(unnamed)"
-
-
-def _audio_reason(exc: Exception, path: Path) -> str:
-    """Why a file is not usable audio, in words that name no server path: the decoder's own reason (the part
-    of ffprobe's message after the file name), or the probe's sentence with the path taken out."""
-    text = str(exc)
-    for p in {str(path), os.path.realpath(path)}:
-        text = text.replace(f"{p}: ", "").replace(p, "")
-    inner = re.search(r"\((.*)\)\s*$", text)
-    head = text[:inner.start()] if inner else text
-    head = head.strip(" :").removesuffix("not a readable audio file").strip(" :")
-    reason = (inner.group(1).strip(" :") if inner else "") or head
-    return reason or "unreadable"
-
-
-def _check_audio(path: Path, name: str | None, max_duration_s: float | None = None) -> None:
-    """An upload is audio (its header) and not longer than the cap (audiomind.limits, as every route)."""
-    from audiomind.audio import AudioError, probe
-    from audiomind.limits import DurationCapError, check_clip
-
-    try:
-        check_clip(path, max_duration_s) or probe(path)
-    except DurationCapError as exc:
-        path.unlink(missing_ok=True)  # never usable here: not kept
-        raise HTTPException(400, f"the uploaded file {_shown(name)} lasts {exc.duration_s:.1f} s, more than "
-                                 f"this server's limit of {exc.limit_s:g} s") from None
-    except AudioError as exc:
-        path.unlink(missing_ok=True)
-        raise HTTPException(400, f"the uploaded file {_shown(name)} is not usable audio: "
-                                 f"{_audio_reason(exc, path)}") from None
 
 
 def _trace_links(trace_path: str | None) -> dict[str, Any]:
@@ -870,7 +841,8 @@ def _ask_route(app: FastAPI, service: Service, settings: ServeSettings) -> None:
             raise HTTPException(400, problem)
         agent = service.agent(planner, frontend)
         clip_path, shown = await service.audio_input(audio, path)
-        meta = {"served_by": "audiomind serve", "upload_name": audio.filename if audio is not None else None}
+        meta = {"served_by": "audiomind serve", "upload_name": audio.filename if audio is not None else None,
+                "path": shown if path else None}  # as given: the run reads a checked copy (resolve_path)
 
         def work() -> Any:
             return agent.ask(clip_path, question, chosen or None, item_id=item_id, metadata=meta)

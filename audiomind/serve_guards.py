@@ -26,6 +26,7 @@ import functools
 import hashlib
 import json
 import os
+import re
 import stat
 import tempfile
 from collections.abc import Callable
@@ -154,6 +155,37 @@ def snapshot_under(path: str, roots: list[Path], folder: Path, suffix: str,
         raise
     os.close(fd)
     return copy, None
+
+
+def _audio_reason(exc: Exception, path: Path) -> str:
+    """Why a file is not usable audio, in words that name no server path: the decoder's own reason (the part
+    of ffprobe's message after the file name), or the probe's sentence with the path taken out."""
+    text = str(exc)
+    for p in {str(path), os.path.realpath(path)}:
+        text = text.replace(f"{p}: ", "").replace(p, "")
+    inner = re.search(r"\((.*)\)\s*$", text)
+    head = text[:inner.start()] if inner else text
+    head = head.strip(" :").removesuffix("not a readable audio file").strip(" :")
+    reason = (inner.group(1).strip(" :") if inner else "") or head
+    return reason or "unreadable"
+
+
+def check_upload(path: Path, shown: str, max_duration_s: float | None = None) -> None:
+    """An upload (named `shown` in the refusal) is audio, from its header, and not longer than the cap
+    (audiomind.limits, as on every route); a refused one is deleted."""
+    from audiomind.audio import AudioError, probe
+    from audiomind.limits import DurationCapError, check_clip
+
+    try:
+        check_clip(path, max_duration_s) or probe(path)
+    except DurationCapError as exc:
+        path.unlink(missing_ok=True)  # never usable here: not kept
+        raise HTTPException(400, f"the uploaded file {shown} lasts {exc.duration_s:.1f} s, more than "
+                                 f"this server's limit of {exc.limit_s:g} s") from None
+    except AudioError as exc:
+        path.unlink(missing_ok=True)
+        raise HTTPException(400, f"the uploaded file {shown} is not usable audio: "
+                                 f"{_audio_reason(exc, path)}") from None
 
 
 # ---- read deadlines ----------------------------------------------------------------------------------

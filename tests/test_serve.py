@@ -7,6 +7,7 @@ Prometheus counters, and 429 when every run slot and the queue are taken. No tim
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import shutil
 import signal
 import socket
@@ -82,13 +83,16 @@ def test_ask_with_an_upload_then_the_trace_as_json_and_html(served):
     assert trace.status_code == 200 and trace.headers["content-type"].startswith("application/json")
     st = trace.json()
     assert st["run"]["run_id"] == body["run_id"] and st["question"]["text"] == QUESTION
-    stored = Path(st["question"]["audio_path"])
-    assert stored.parent == (base / "traces" / "uploads").resolve() and stored.suffix == ".wav"
+    stored = Path(st["question"]["audio_path"])  # the uploads folder by its role, not where it is (issue 35)
+    assert stored.parent == Path("<uploads>") and stored.suffix == ".wav"
+    assert st["run"]["artifact_dir"] == f"<traces>/{body['run_id']}.artifacts"
     assert st["question"]["metadata"]["upload_name"] == "phone ring.wav"
+    assert str(base) not in trace.text and str(base.resolve()) not in trace.text
 
     page = client.get(body["html_url"])
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert body["run_id"] in page.text and "<audio" in page.text  # the upload plays: it is an allowed folder
+    assert str(base) not in page.text and str(base.resolve()) not in page.text
 
 
 def test_ask_with_a_path_under_the_root_and_again_from_the_cache(served):
@@ -96,9 +100,14 @@ def test_ask_with_a_path_under_the_root_and_again_from_the_cache(served):
     first = _ask(client, path="phone.wav")
     assert first.status_code == 200, first.text
     st = client.get(first.json()["trace_url"]).json()
-    assert st["question"]["audio_path"] == str((root / "phone.wav").resolve())
+    # the run read a copy made from the file it checked (issue 35), shown by role; the path as given
+    digest = hashlib.sha256((root / "phone.wav").read_bytes()).hexdigest()
+    assert st["question"]["audio_path"] == f"<uploads>/{digest}.wav"
+    assert st["question"]["metadata"]["path"] == "phone.wav"
     again = _ask(client, path=str(root / "phone.wav"))
     assert again.status_code == 200 and again.json()["answer"] == first.json()["answer"]
+    shown = client.get(again.json()["trace_url"]).text  # the path as given, the root by its role
+    assert str(root) not in shown and str(root.resolve()) not in shown and "<root>/phone.wav" in shown
     assert again.json()["cached_tool_calls"] > 0
 
 
