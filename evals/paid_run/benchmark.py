@@ -37,10 +37,10 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
-from audiomind import audio as aio  # noqa: E402
-from audiomind.bench.prices import builtin_prices  # noqa: E402
-from evals.throughput_benchmark import reply_content  # noqa: E402
-from tests.backends.standins.openai_standin import OpenAIStandin, Script  # noqa: E402
+from audiomind import audio as aio
+from audiomind.bench.prices import builtin_prices
+from evals.throughput_benchmark import reply_content
+from tests.backends.standins.openai_standin import OpenAIStandin, Script
 
 PLANNER, FRONTEND = "gpt-4o-mini", "gpt-audio-mini"
 
