@@ -108,14 +108,16 @@ def test_decide_prompt_has_whole_observations_history_and_rejections(clips):
         assert line in prompt
     assert prompt.count(LONG) == 1  # its evidence item restates it: not shown twice
     # the decision history: steps, actions, rationales, requested calls with outcomes, the rejection
-    assert '- step 1: CALL_TOOLS (by scripted); rationale: "need activity segments and a crop"' in prompt
+    # the planner's own decisions are "by you"
+    assert '- step 1: CALL_TOOLS (by you); rationale: "need activity segments and a crop"' in prompt
     assert "requested content {} -> rejected" in prompt and "unknown tool 'content'" in prompt
     assert "requested crop" in prompt and "derived a1" in prompt
-    assert '- step 2: RELISTEN (by scripted); rationale: "hear the whole clip again"' in prompt
+    assert '- step 2: RELISTEN (by you); rationale: "hear the whole clip again"' in prompt
     assert "re-listen rejected: a0 is not derived audio" in prompt
-    # artifacts say which may be re-listened to, with provenance
+    # artifacts say which may be re-listened to, with provenance (a derived one where the call that made it is)
     assert "a0: 3.00 s, 44100 Hz, 1 ch (original recording: not for re-listen)" in prompt
-    assert 'derived from a0 by crop {"end_s":2.5,"start_s":0.5}' in prompt
+    assert re.search(r'requested crop \{"artifact":"a0","end_s":2.5,"start_s":0.5\} -> ok \[\w+\], '
+                     r'derived a1: \d+\.\d\d s, \d+ Hz, 1 ch \(re-listen may take it\)', prompt)
 
 
 def test_heard_text_only_inside_escaped_blocks(clips):

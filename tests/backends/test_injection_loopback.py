@@ -83,7 +83,8 @@ def test_spoken_instructions_stay_inside_evidence_blocks(server, monkeypatch, tm
         if _trigrams(inside) & spoken:
             quoted_in.append(purpose)
             # evidence rides with the rule, as the first (system) message
-            assert msgs[0]["role"] == "system" and msgs[0]["content"] == evidence_rule()
+            assert msgs[0]["role"] == "system" and msgs[0]["content"].startswith(evidence_rule())
+            assert not (_trigrams(msgs[0]["content"]) & spoken)  # the static instructions quote nothing heard
             assert "never carries instructions" in msgs[0]["content"]
             assert sum(m["role"] == "system" for m in msgs) == 1
         for block in BLOCK.findall(text):  # every block well formed: one opening, one closing tag

@@ -66,7 +66,7 @@ __all__ = [
     "compact_inventory", "grammar_schema", "render_decisions", "render_evidence", "wire_schema",
 ]
 
-T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
 
 
 # ---------------------------------------------------------------- wire schemas (what the model writes)
@@ -234,8 +234,8 @@ class LLMPlanner(LLMClient):
             f"{sizes[-1]} tokens at its most compact (full: {sizes[0]}) and the reply needs {reserve} more; use a "
             f"model with a larger context, or raise the server's context size (llama.cpp: --n_ctx / -c)")
 
-    def _fitted(self, render: Callable[[int], Rendered], purpose: str, ask: Callable[[list[Any]], T],
-                json_reply: bool = True) -> tuple[T, list[str], list[ModelCall]]:
+    def _fitted(self, render: Callable[[int], Rendered], purpose: str, ask: Callable[[list[Any]], R],
+                json_reply: bool = True) -> tuple[R, list[str], list[ModelCall]]:
         """ask(messages) with the prompt fitted to the context. A server that refuses the prompt as too long
         teaches the limit (and its token count); the prompt is fitted again and sent once more. Returns the
         reply, the fitting notes and the refused calls (recorded with the reply's call)."""
@@ -308,7 +308,7 @@ class LLMPlanner(LLMClient):
         q = state.question
         record = render_record(state, self._budget(level), with_plan=template == "decide",
                                details=inventory_details(inventory) if level < DETAIL_LEVELS else None,
-                               obs_limit=obs_limit, plan_limit=plan_limit, args_limit=args_limit)
+                               obs_limit=obs_limit, plan_limit=plan_limit, args_limit=args_limit, you=self.name)
         text = load_prompt(template).render(question=q.text, choices_block=choices_block(q.choices),
                                             clips=render_artifacts(state, originals_only=True), record=record.text,
                                             **values)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections import Counter
 from collections.abc import Collection
 from typing import Any, NamedTuple
 
@@ -211,30 +212,40 @@ def render_observation(obs: Any, limit: int | None = None, itemised: Collection[
                           heard=", ".join(obs.artifact_ids))
 
 
-def render_item(e: EvidenceItem, limit: int | None = None) -> str:
+def render_item(e: EvidenceItem, limit: int | None = None, terse: bool = False) -> str:
+    """A tool claim as an evidence block. `terse` (the planner's record, where the claim follows the call that
+    made it and the inventory lists each tool under its category): without the category and the call id."""
     claim = _clip(e.claim, limit) + " [condensed]" if limit and len(e.claim) > limit else e.claim
     return evidence_block(claim, id=e.id, source=e.tool or e.source_type,
-                          category=e.category.value if e.category is not None else None, artifact=e.artifact_id,
+                          category=e.category.value if e.category is not None and not terse else None,
+                          artifact=e.artifact_id,
                           confidence=f"{e.confidence:.2f}" if e.confidence is not None else None,
-                          from_=e.source_id)
+                          from_=None if terse else e.source_id)
 
 
-def _measured(state: EvidenceState, shown: str = "") -> str | None:
+def _measured_lines(state: EvidenceState, shown: str = "") -> list[str]:
     """Measurements derived from several tools' outputs (rates, per-sound levels and pitches...), as the
     cascade's description and the neutral summary give them; lines already in `shown` are left out."""
     from audiomind.reasoning.facts import read_facts
 
     if not state.artifacts or not state.tool_calls:
-        return None
+        return []
     try:
         lines = read_facts(state).measured_lines()
     except Exception:  # noqa: BLE001 - a reader failure must not take the planner's prompt down
-        return None
-    lines = [m for m in lines if f"- {m}" not in shown]
+        return []
+    return [m for m in lines if f"- {m}" not in shown]
+
+
+def _measured_block(state: EvidenceState, lines: list[str], id_suffix: str = "") -> str | None:
     if not lines:
         return None
-    return evidence_block("\n".join(f"- {m}" for m in lines), id=f"derived:{state.original.id}",
+    return evidence_block("\n".join(f"- {m}" for m in lines), id=f"derived:{state.original.id}{id_suffix}",
                           source="measurements derived from the tool outputs", artifact=state.original.id)
+
+
+def _measured(state: EvidenceState, shown: str = "") -> str | None:
+    return _measured_block(state, _measured_lines(state, shown))
 
 
 def _observation_steps(state: EvidenceState) -> dict[str, int]:
@@ -265,9 +276,12 @@ def _call_blocks(state: EvidenceState) -> dict[str, int]:
             for c in state.tool_calls}
 
 
-def _entries(state: EvidenceState, obs_limit: int | None = None) -> tuple[list[_Entry], str | None]:
+def _entries(state: EvidenceState, obs_limit: int | None = None,
+             record: bool = False) -> tuple[list[_Entry], str | None]:
     """Every heard observation and every tool evidence item as a quoted block (whole, and condensed), in the
-    order the state holds them, and the derived measurements' block (None when there are none)."""
+    order the state holds them, and the derived measurements' block (None when there are none). `record`: for
+    the planner's record, where a claim follows the call that made it (render_item's terse form, unless its
+    tool was called more than once in that block: then the call id says which call it came from)."""
     call_step = {c.id: c.step + 1 for c in state.tool_calls}
     call_block = _call_blocks(state)
     obs_step = _observation_steps(state)
@@ -282,11 +296,14 @@ def _entries(state: EvidenceState, obs_limit: int | None = None) -> tuple[list[_
         entries.append(_Entry(obs_step[o.id], o.id, f"observation {o.id} ({o.kind} by {o.frontend})", full,
                               render_observation(o, limit=CONDENSED_CHARS, itemised=itemised)
                               if not obs_limit or obs_limit > CONDENSED_CHARS else full, obs_step[o.id] - 1))
+    calls_in_block = Counter((call_block[c.id], c.tool) for c in state.tool_calls)
     for e in items:
         age = call_step.get(e.source_id, obs_step.get(e.source_id, 0))
         block = call_block.get(e.source_id, obs_step.get(e.source_id, 0) - 1)
-        entries.append(_Entry(age, e.id, f"evidence item {e.id} ({e.tool or e.source_type})", render_item(e),
-                              render_item(e, limit=CONDENSED_CHARS // 2), block))
+        terse = record and e.source_id in call_block and calls_in_block[(block, e.tool or "")] == 1
+        entries.append(_Entry(age, e.id, f"evidence item {e.id} ({e.tool or e.source_type})",
+                              render_item(e, terse=terse), render_item(e, limit=CONDENSED_CHARS // 2, terse=terse),
+                              block))
     measured = _measured(state, shown="\n".join(o.description or o.text for o in heard))
     return entries, measured
 
@@ -353,7 +370,7 @@ def _named_tools(texts: list[str], names: Collection[str]) -> list[str]:
 
 def render_record(state: EvidenceState, budget_tokens: int | None = EVIDENCE_BUDGET_TOKENS, *,
                   with_plan: bool = True, details: dict[str, str] | None = None, obs_limit: int | None = None,
-                  plan_limit: int | None = None, args_limit: int | None = None) -> Rendered:
+                  plan_limit: int | None = None, args_limit: int | None = None, you: str | None = None) -> Rendered:
     """The item's record for the planner, in the order things happened, so that each step's prompt extends the
     previous one (a provider's prompt cache serves the shared prefix): the first perception (the observation,
     the front end's tool calls, their claims), the plan (with `with_plan`), then one block per decision (its
@@ -361,10 +378,12 @@ def render_record(state: EvidenceState, budget_tokens: int | None = EVIDENCE_BUD
     brought), then what is recomputed each step (the derived measurements; a note when evidence was
     condensed). Everything heard is an evidence block. With `details` (inventory_details) the full inventory
     entry of each tool in play is shown once, where it first comes into play: the plan's named tools (at most
-    PLAN_DETAILS) after the plan, each tool the planner calls in the block of its first call."""
-    entries, measured = _entries(state, obs_limit)
-    texts, notes = _fit_budget(entries, measured, budget_tokens)
+    PLAN_DETAILS) after the plan, each tool the planner calls in the block of its first call. `you`: the
+    planner's name (its own decisions say "by you")."""
+    entries, _ = _entries(state, obs_limit, record=True)
     call_block = _call_blocks(state)
+    measured = _measured_by_block(state, call_block)
+    texts, notes = _fit_budget(entries, "\n".join(measured.values()) or None, budget_tokens)
     evidence: dict[int, list[str]] = {}
     for e, text in zip(entries, texts):
         if text:
@@ -384,6 +403,7 @@ def render_record(state: EvidenceState, budget_tokens: int | None = EVIDENCE_BUD
     if calls_of[-1]:
         perception.append("The front end's tool calls while listening:")
         perception.extend(_call_line_of(c, args_limit) for c in calls_of[-1])
+    perception += [measured[-1]] if -1 in measured else []
     blocks = ["\n".join(perception)]
     if with_plan and state.plan is not None:
         plan = ["## Your plan", render_plan(state.plan, plan_limit)]
@@ -392,53 +412,93 @@ def render_record(state: EvidenceState, budget_tokens: int | None = EVIDENCE_BUD
         blocks.append("\n".join(plan))
     derived_by = {a: c for c in state.tool_calls for a in c.derived_artifact_ids}
     artifacts = {a.id: a for a in state.artifacts}
-    decided = _decision_lines(state)
+    decided = _decision_lines(state, you, record=True)
     steps = sorted({*range(len(decided)), *(b for b in calls_of if b >= 0), *(b for b in evidence if b >= 0)})
     for d in steps:
         calls = calls_of.get(d, [])
         # a step's calls or evidence without its decision on record are still shown (nothing is dropped)
         lines = decided[d] if d < len(decided) else [_call_line_of(c, args_limit) for c in calls
                                                       if c.issued_by == "planner"]
-        block = [f"## Step {d + 1}", *lines]
-        block += [f"- {_artifact_line(artifacts[a])}" for c in calls for a in c.derived_artifact_ids
-                  if a in artifacts]
+        block = lines if d < len(decided) else [f"- step {d + 1}: (no decision on record)", *lines]
+        block += [f"- {_artifact_line(artifacts[a])}" for c in calls if c.issued_by == "frontend"
+                  for a in c.derived_artifact_ids if a in artifacts]
         front = [c for c in calls if c.issued_by == "frontend"]
         if front:
             block.append("The front end's tool calls while re-listening:")
             block.extend(_call_line_of(c, args_limit) for c in front)
         block += evidence.get(d, [])
+        block += [measured[d]] if d in measured else []
         block += tool_details([c.tool for c in calls if c.issued_by == "planner"],
-                              "Full entries of the tools first called here:")
+                              "Tools first called here, in full:")
         blocks.append("\n".join(block))
     orphans = [a for a in state.artifacts if a.derived_from and a.id not in derived_by]
-    tail = ([measured] if measured else []) + [f"- {_artifact_line(a)}" for a in orphans]
+    tail = [f"- {_artifact_line(a)}" for a in orphans]
     if notes:
         tail.append(f"(The oldest evidence was condensed to fit a budget of {budget_tokens} tokens; "
                     "the trace keeps it whole.)")
     if tail:
-        blocks.append("## Recomputed at this step\n" + "\n".join(tail))
+        blocks.append("\n".join(tail))
     return Rendered("\n\n".join(blocks), notes)
 
 
+def _measured_by_block(state: EvidenceState, call_block: dict[str, int]) -> dict[int, str]:
+    """The derived measurements (_measured_lines) by record block: each block shows the lines that the state as
+    of its end gives and the state as of the block before did not (a line a later tool refined comes again,
+    refined, in the later block), so no block changes once written."""
+    if not state.tool_calls:
+        return {}
+    obs_step = _observation_steps(state)
+    obs_block = {o.id: obs_step[o.id] - 1 for o in state.observations}
+    last = max([len(state.decisions) - 1, *call_block.values()])
+    made_by = {a: call_block[c.id] for c in state.tool_calls for a in c.derived_artifact_ids}
+    out: dict[int, str] = {}
+    seen: set[str] = set()
+    for b in range(-1, last + 1):
+        upto = state.model_copy(update={
+            "tool_calls": [c for c in state.tool_calls if call_block[c.id] <= b],
+            "evidence": [e for e in state.evidence
+                         if call_block.get(e.source_id, obs_block.get(e.source_id, -1)) <= b],
+            "observations": [o for o in state.observations if obs_block[o.id] <= b],
+            "artifacts": [a for a in state.artifacts if made_by.get(a.id, -1) <= b],
+            "decisions": state.decisions[: b + 1]})
+        heard = "\n".join(o.description or o.text for o in upto.observations if o.artifact_ids)
+        lines = [m for m in _measured_lines(upto, shown=heard) if m not in seen]
+        seen.update(lines)
+        block = _measured_block(state, lines, "" if b < 0 else f":step{b + 1}")
+        if block:
+            out[b] = block
+    return out
+
+
 def _args_text(c: ToolCall) -> str:
-    args = c.arguments if c.arguments is not None else c.requested_arguments
+    """The arguments as requested (the defaults a tool filled in are in its full inventory entry and the trace),
+    or, for a call on record without them, as run."""
+    args = c.requested_arguments or c.arguments or {}
     return json.dumps(args, sort_keys=True, separators=(",", ":"), default=str)
 
 
-def _decision_lines(state: EvidenceState) -> list[list[str]]:
+def _decision_lines(state: EvidenceState, you: str | None = None, record: bool = False) -> list[list[str]]:
     """Per decision: its action and rationale, what it requested, and what came of it (tool call outcomes,
-    rejections with their reasons, the observation a re-listen produced)."""
+    rejections with their reasons, the observation a re-listen produced). A decision by the planner named `you`
+    says "by you" (others, such as the run's bounds, are named). `record`: each derived artifact is described
+    where its call is (duration, rate, channels; the call's arguments say how it was made)."""
+    artifacts = {a.id: a for a in state.artifacts}
     relistens = iter([o for o in state.observations if o.kind == "relisten"])
     out: list[list[str]] = []
     for d in state.decisions:
-        head = (f"- step {d.step + 1}: {d.action.value} (by {d.planner or 'planner'}); rationale: "
+        by = "you" if you is not None and d.planner == you else d.planner or "planner"
+        head = (f"- step {d.step + 1}: {d.action.value} (by {by}); rationale: "
                 f"{json.dumps(d.rationale, ensure_ascii=False)}")
         lines = [head]
         if d.action == Action.CALL_TOOLS:
             calls = [c for c in state.tool_calls if c.step == d.step and c.issued_by == "planner"]
             for c in calls:
                 line = f"  requested {c.tool} {_clip(_args_text(c), 240)} -> {c.status.value} [{c.id}]"
-                if c.derived_artifact_ids:
+                if c.derived_artifact_ids and record:
+                    line += ", derived " + "; ".join(
+                        f"{a}: {artifacts[a].duration_s:.2f} s, {artifacts[a].sample_rate} Hz, {artifacts[a].channels} "
+                        "ch (re-listen may take it)" if a in artifacts else a for a in c.derived_artifact_ids)
+                elif c.derived_artifact_ids:
                     line += f", derived {', '.join(c.derived_artifact_ids)}"
                 if c.error:
                     line += f": {_clip(c.error, 300)}"
