@@ -13,6 +13,7 @@ import base64
 import contextlib
 import hashlib
 import io
+import json
 import os
 import socket
 import subprocess
@@ -115,7 +116,8 @@ def test_stdio_lists_tools_runs_count_events_and_refuses_clearly(root, outside, 
             meta = res.meta["audiomind/call"]
             assert meta["status"] == "ok" and meta["duration_s"] > 0
             assert meta["inputs"][0]["sha256"] == hashlib.sha256((root / "beeps.wav").read_bytes()).hexdigest()
-            assert Path(meta["trace"]).is_file()  # every call is an ordinary trace
+            assert (tmp_path / "runs" / meta["trace"]).is_file()  # every call is an ordinary trace, named
+            assert not Path(meta["trace"]).is_absolute() and str(tmp_path) not in json.dumps(res.meta)  # relatively
             again = await client.call_tool("count_events", {"audio": str(root / "beeps.wav")})
             assert again.meta["audiomind/call"]["cache_hit"] is True  # cached as in an agent run
             assert again.structured_content == res.structured_content
@@ -133,6 +135,7 @@ def test_stdio_lists_tools_runs_count_events_and_refuses_clearly(root, outside, 
             assert sneaky.is_error and "outside the allowed folder" in _text(sneaky)
             missing = await client.call_tool("count_events", {})
             assert missing.is_error and "missing argument 'audio'" in _text(missing)
+            assert str(root) not in _text(missing)  # a refusal never says where the roots are
             by_id = await client.call_tool("count_events", {"audio": "beeps.wav", "artifact": "a0"})
             assert by_id.is_error and "give the audio file as 'audio'" in _text(by_id)
 
@@ -243,6 +246,9 @@ def test_http_serves_the_same_tools_results_resources_and_errors(http_server, ro
             res = await client.call_tool("count_events", {"audio": "beeps.wav"})
             assert not res.is_error, _text(res)
             assert CountEventsOutput.model_validate(res.structured_content).count == N_BEEPS
+            trace = res.meta["audiomind/call"]["trace"]  # in the run folder, never where that is (issue 35)
+            assert trace.endswith("/trace.json") and not Path(trace).is_absolute(), trace
+            assert str(root) not in json.dumps(res.meta) and "/tmp/" not in json.dumps(res.meta)
             crop = await client.call_tool("crop", {"audio": "beeps.wav", "start_s": 0.3, "end_s": 1.5})
             link, prov = _check_crop(crop, root)
             y, sr = await _read_wav(client, str(link.uri), prov)

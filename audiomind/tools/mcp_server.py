@@ -27,6 +27,7 @@ the caller hands in a function that runs it (`audiomind mcp` does; this layer do
 from __future__ import annotations
 
 import base64
+import contextlib
 import copy
 import errno
 import json
@@ -47,10 +48,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from audiomind import audio as audio_io
 from audiomind.artifacts import make_artifact
 from audiomind.audio import AudioError
 from audiomind.config import apply_process_env
+from audiomind.limits import DurationCapError, check_clip
 from audiomind.paths import PathPolicyError, clip_text, resolve_under
 from audiomind.state import (
     Artifact,
@@ -73,6 +74,9 @@ META_KEY = "audiomind/call"
 PROVENANCE_KEY = "audiomind/provenance"
 MAX_PATH_CHARS = 4096  # PATH_MAX: no real file has a longer name; resolving one costs time in its `..` parts
 REFUSED_ARGUMENT_CHARS = 1000  # what a refused call's trace keeps of each argument value
+EOF_GRACE_S = 2.0
+"""After stdin ends (the client closed it), calls still running get this long to answer; then the server
+exits, whatever is still running (issue 35: it outlived its client until the call finished)."""
 DEFAULT_MAX_DURATION_S = 3 * 3600.0  # `mcp --max-duration`: audio longer than this is refused
 MIN_FREE_BYTES = 16 * 1024 * 1024  # below this a run folder counts as full when a write fails
 ASK_TOOL = "ask"
@@ -287,13 +291,12 @@ class ToolServer:
         except PathPolicyError as exc:
             raise ToolInputError(f"{argument}: {_public(exc)}") from None
         try:
-            if self.max_duration_s:
-                info = audio_io.probe(path)  # the header only: nothing is decoded or hashed yet
-                if info.duration_s > self.max_duration_s:
-                    raise ToolInputError(
-                        f"{argument}: the audio is {info.duration_s:,.1f} s long; this server accepts at most "
-                        f"{self.max_duration_s:g} s (mcp --max-duration); crop a stretch of it first")
+            check_clip(path, self.max_duration_s)  # the header only: nothing is decoded or hashed yet
             return make_artifact(artifact_id, path, operation="input")
+        except DurationCapError as exc:
+            raise ToolInputError(
+                f"{argument}: the audio is {exc.duration_s:,.1f} s long; this server accepts at most "
+                f"{exc.limit_s:g} s (mcp --max-duration); crop a stretch of it first") from None
         except AudioError as exc:
             raise ToolInputError(f"{argument}: {_without_path(str(exc), path, value)}") from None
 
@@ -314,7 +317,7 @@ class ToolServer:
             if value is None:
                 if a.required:
                     raise ToolInputError(f"missing argument {a.external!r}: the path of an audio file inside "
-                                         f"{', '.join(str(r) for r in self.roots)}")
+                                         "the allowed folders (relative paths start at the first)")
                 continue
             art = self._artifact(value, a.external, f"a{len(artifacts)}", session)
             artifacts.append(art)
@@ -392,6 +395,16 @@ class ToolServer:
                            claims=[_readable(e.claim, names) for e in res.evidence], inputs=[
                                {"argument": names[a.id], "name": _client_name(a, names), "sha256": a.sha256}
                                for a in artifacts], output=output, images=images)
+
+    def trace_ref(self, trace: Path | None) -> str | None:
+        """A trace as a client is told of it: its path inside the run folder (`RUN/trace.json`,
+        `ask/RUN.json`), never where that folder is on this machine (issue 35)."""
+        if trace is None:
+            return None
+        try:
+            return Path(trace).resolve().relative_to(self.runs_dir).as_posix()
+        except ValueError:
+            return Path(trace).name
 
     def read(self, uri: str, session: str | None = None) -> tuple[Artifact, dict[str, Any]]:
         known = self.resources.get(uri)
@@ -643,7 +656,7 @@ def _call_result(name: str, out: CallOutcome) -> Any:
         "tool_call_id": out.call.id, "status": out.call.status.value,
         "cache_hit": out.call.status == ToolCallStatus.cached, "duration_s": out.call.duration_s,
         "tool_version": out.call.tool_version, "cache_key": out.call.cache_key, "run_id": out.run_id,
-        "trace": str(out.trace_path), "inputs": out.inputs, "claims": out.claims,
+        "trace": f"{out.run_id}/{Path(out.trace_path).name}", "inputs": out.inputs, "claims": out.claims,
     }}
     if not out.ok:
         return types.CallToolResult(
@@ -688,7 +701,7 @@ def build_server(core: ToolServer):
         text = f"{out['answer']}\n\nWhy: {out['rationale']}" if out["answer"] else f"no answer: {out['reason']}"
         return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=out,
                                     is_error=out["outcome"] == "failed",
-                                    _meta={META_KEY: {"run_id": out["run_id"], "trace": str(trace) if trace else None}})
+                                    _meta={META_KEY: {"run_id": out["run_id"], "trace": core.trace_ref(trace)}})
 
     async def call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
         tools = await anyio.to_thread.run_sync(core.tools)
@@ -723,14 +736,14 @@ def build_server(core: ToolServer):
             uri=str(params.uri), mime_type="audio/wav", blob=base64.b64encode(data).decode("ascii"),
             _meta={PROVENANCE_KEY: prov})])
 
-    roots = ", ".join(str(r) for r in core.roots)
+    roots = ", ".join(repr(r.name or str(r)) for r in core.roots)  # by name: where they are is not said
     return Server(
         SERVER_NAME,
         version=_version(),
         title="audiomind audio tools",
         instructions=(
             "Bounded audio-analysis tools with typed outputs. Give audio as a file path inside the allowed "
-            f"folder(s) {roots}. Each tool's description says what its output may support and what it must "
+            f"folder(s) {roots}, relative to the first. Each tool's description says what its output may support and what it must "
             "not be used for; stay inside those boundaries. Derived audio comes back as audiomind:// resources "
             "that later calls accept as audio."),
         get_tool_input_schema=core.tool_schema,
@@ -758,10 +771,37 @@ def serve_stdio(core: ToolServer) -> None:
     server = build_server(core)
 
     async def main() -> None:
+        from mcp.shared._context_streams import create_context_streams
+
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            relay_in, relayed = create_context_streams[Any](0)
+
+            async def relay() -> None:  # the client's messages, passed on until stdin ends
+                async with relay_in:
+                    async for message in read_stream:
+                        await relay_in.send(message)
+                await anyio.sleep(EOF_GRACE_S)  # calls that finish within it still answer
+                _leave_now()  # a call still running is abandoned: its client has gone
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(relay)
+                await server.run(relayed, write_stream, server.create_initialization_options())
+                tg.cancel_scope.cancel()
 
     anyio.run(main)
+    _leave_now()
+
+
+def _leave_now() -> None:
+    """Exit at once: stdin reached its end, so the client is gone (issue 35). A call still running (a tool
+    in the executor's thread pool, the `ask` agent) would otherwise hold the process until it finished:
+    concurrent.futures joins its threads at exit. Nobody is left to read its answer."""
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(0)
 
 
 def serve_http(core: ToolServer, port: int, host: str = "127.0.0.1") -> None:

@@ -87,7 +87,7 @@ def test_hostile_arguments_are_refused_quickly_and_recorded_clipped(root, tmp_pa
             res = await client.call_tool("count_events", {"audio": "tone.wav", "loudness": "x" * 10_000_000})
             assert res.is_error and "loudness" in _text(res)
             assert len(_text(res)) < 5000
-            trace = Path(res.meta["audiomind/call"]["trace"])
+            trace = runs / res.meta["audiomind/call"]["trace"]  # named inside the run folder (issue 35)
             assert trace.stat().st_size < 100_000, trace.stat().st_size
             recorded = json.loads(trace.read_text())
             assert "more characters" in recorded["question"]["metadata"]["arguments"]["loudness"]
@@ -147,7 +147,7 @@ def test_the_agent_is_offered_as_the_ask_tool(root, tmp_path, model_server):
             assert not res.is_error, _text(res)
             out = res.structured_content
             assert out["answer"] == "yes" and out["choice_index"] == 0 and out["outcome"] == "answered"
-            assert Path(res.meta["audiomind/call"]["trace"]).is_file()
+            assert (tmp_path / "runs" / res.meta["audiomind/call"]["trace"]).is_file()
             one = await client.call_tool(ASK, {"audio": "tone.wav", "question": "Tone?", "choices": ["yes"]})
             assert one.is_error and "at least 2" in _text(one)
             escape = await client.call_tool(ASK, {"audio": "tone.wav", "question": "Tone?\x1b]0;x\x07"})
