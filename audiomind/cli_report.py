@@ -126,8 +126,9 @@ class TerminalProgress:
 
     def __enter__(self) -> Self:
         if self.enabled:
-            self._status = self._console.status(f"{self._label}: starting", spinner="dots")
-            self._status.start()
+            status = self._console.status(f"{self._label}: starting", spinner="dots")
+            status.start()
+            self._status = status
         return self
 
     def update(self, values: Any) -> None:

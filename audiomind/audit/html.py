@@ -27,6 +27,7 @@ import itertools
 import json
 import re
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -362,9 +363,10 @@ def _step_html(step: Step, st: EvidenceState, known: set[str]) -> str:
         fb = step.feedback
         parts.append(f'<p class="{"ok" if fb.ok else "err"}">attempt {fb.attempt}: {"ok" if fb.ok else h(fb.message)}</p>')
     elif n == "finish" and st.outcome:
-        o = st.outcome
-        parts.append(f'<p class="{"ok" if o.status == "answered" else "err"}">outcome <b>{h(o.status)}</b>'
-                     f'{" — " + h(o.reason) if o.reason else ""}{" · bound hit: " + h(o.bound_hit) if o.bound_hit else ""}</p>')
+        out = st.outcome
+        parts.append(f'<p class="{"ok" if out.status == "answered" else "err"}">outcome <b>{h(out.status)}</b>'
+                     f'{" — " + h(out.reason) if out.reason else ""}'
+                     f'{" · bound hit: " + h(out.bound_hit) if out.bound_hit else ""}</p>')
     elif n == "unplaced":
         parts.append('<p class="err">items no node claims (a hand-edited or interrupted trace)</p>')
         if step.decision:
@@ -449,7 +451,7 @@ def _artifact_html(a: Artifact, st: EvidenceState, trace_file: Path | None, allo
             why = clip_text(exc, 200)
         except Exception as exc:  # noqa: BLE001 - a file that will not decode is shown as unavailable
             why = f"not decodable audio ({type(exc).__name__}: {clip_text(exc, 120)})"
-    if played is None:
+    if played is None or src is None:
         media = f'<p class="err">unavailable ({h(why)}): {h(clip_text(a.path, 200))}</p>'
     else:
         uri, _mime = played
@@ -569,7 +571,7 @@ def render_index(entries: list[dict[str, Any]], out_dir: Path, unreadable: list[
     return path
 
 
-def render_paths(paths: list[str | Path], out_dir: str | Path, embed: bool = False, spectrograms: bool = True,
+def render_paths(paths: Sequence[str | Path], out_dir: str | Path, embed: bool = False, spectrograms: bool = True,
                  audit: bool = True, allow: list[str | Path] | tuple[str | Path, ...] = ()) -> tuple[list[Path], Path]:
     """Pages for every trace under `paths` and an index; returns (pages, index). Each page reads audio only
     from its trace's run folder and the `allow`ed folders."""

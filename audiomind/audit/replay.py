@@ -39,7 +39,7 @@ class ReplayReport(BaseModel):
 
 
 def replay_audio(recorded: EvidenceState, trace_file: Path,
-                 allow: list[Path] | tuple[Path, ...] = ()) -> tuple[str, list[str]]:
+                 allow: list[Path] | tuple[Path, ...] = ()) -> tuple[str, list[str | Path]]:
     """The files replay listens to: the question's clip and its extra clips, each an original artifact of the
     trace read under the confinement every trace command shares (`timeline.verified_artifact_file`: inside
     the trace's run folder or an `allow`ed folder, or elsewhere an audio file that decodes, with the sha256
@@ -50,7 +50,7 @@ def replay_audio(recorded: EvidenceState, trace_file: Path,
 
     originals = [a for a in recorded.artifacts if a.derived_from is None]
     q = recorded.question
-    out: list[str] = []
+    out: list[str | Path] = []
     for i, path in enumerate([q.audio_path, *q.extra_audio]):
         match = [a for a in originals if a.path == path] or (originals[:1] if i == 0 else [])
         shown = visible(clip_text(path, 200))
@@ -60,7 +60,7 @@ def replay_audio(recorded: EvidenceState, trace_file: Path,
         if src is None:
             raise ValueError(f"replay: the trace's audio {shown} is not read: {why}")
         out.append(str(src))
-    return out[0], out[1:]
+    return str(out[0]), out[1:]
 
 
 def replay(trace_path: str | Path, config: AgentConfig | None = None, *, write: bool = True,

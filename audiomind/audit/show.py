@@ -8,7 +8,6 @@ the answer's citations can be followed), and finally the answer and why.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.console import Console, Group
 from rich.markup import escape
@@ -17,21 +16,10 @@ from rich.table import Table
 from rich.text import Text
 
 from audiomind.audit.timeline import Step, build_timeline, describe_call, key_outputs, short
+from audiomind.audit.timeline import visible_all as _visible_all
 from audiomind.paths import visible
 from audiomind.prompts import MAX_CHOICES, choice_letter
 from audiomind.state import EvidenceState, Observation, PlannerDecision, ToolCallStatus
-
-
-def _visible_all(value: Any, markup: bool = False) -> Any:
-    """Every string in `value` (dict keys too) through `visible`, and with `markup` rich's markup escape as
-    well (for text printed as console markup: table cells, f-strings)."""
-    if isinstance(value, str):
-        return escape(visible(value)) if markup else visible(value)
-    if isinstance(value, dict):
-        return {_visible_all(k, markup): _visible_all(v, markup) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_visible_all(v, markup) for v in value]
-    return value
 
 
 def displayable(st: EvidenceState) -> EvidenceState:

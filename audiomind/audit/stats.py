@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -179,7 +180,7 @@ def aggregate(traces: list[tuple[EvidenceState, str]], calls: Literal["planner",
     }
 
 
-def load_traces(paths: list[str | Path]) -> tuple[list[tuple[EvidenceState, str]], list[tuple[str, str]]]:
+def load_traces(paths: Sequence[str | Path]) -> tuple[list[tuple[EvidenceState, str]], list[tuple[str, str]]]:
     """(loaded traces, [(file, why it could not be read)]): a broken file is reported, never fatal."""
     from audiomind.audit.audit import trace_files
     from audiomind.audit.timeline import read_trace_file
@@ -199,9 +200,9 @@ def render(stats: dict[str, Any], console) -> None:
     through `paths.visible` and rich's markup escape, so no escape sequence or markup reaches the terminal."""
     from rich.table import Table
 
-    from audiomind.audit.show import _visible_all
+    from audiomind.audit.timeline import visible_all
 
-    stats = _visible_all(stats, markup=True)
+    stats = visible_all(stats, markup=True)
     n = stats["traces"]
     console.print(f"[bold]{n} trace(s)[/]; outcomes: "
                   + ", ".join(f"{k} {v}" for k, v in sorted(stats["outcomes"].items())))

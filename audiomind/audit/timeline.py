@@ -397,6 +397,22 @@ def read_trace_file(path: str | Path) -> EvidenceState:
     return EvidenceState.model_validate_json(text)
 
 
+def visible_all(value: Any, markup: bool = False) -> Any:
+    """Every string in `value` (dict keys too) through `visible`, and with `markup` rich's markup escape as
+    well (for text printed as console markup: table cells, f-strings)."""
+    if isinstance(value, str):
+        if not markup:
+            return visible(value)
+        from rich.markup import escape
+
+        return escape(visible(value))
+    if isinstance(value, dict):
+        return {visible_all(k, markup): visible_all(v, markup) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [visible_all(v, markup) for v in value]
+    return value
+
+
 def short(text: str | None, n: int = 160) -> str:
     t = " ".join((text or "").split())
     return t if len(t) <= n else t[: n - 1] + "…"

@@ -306,7 +306,7 @@ def judge_report(run_dir: str | Path, kind: str) -> JudgeReport:
         from audiomind.judges.aura import correlations
 
         graded = [r for r in rows if r.label is not None and r.figures.get("aura") is not None]
-        rep.correlation = correlations([float(r.figures["aura"]) for r in graded], [float(r.label) for r in graded])
+        rep.correlation = correlations([float(r.figures["aura"]) for r in graded], [float(r.label or 0.0) for r in graded])
     return rep
 
 
@@ -435,7 +435,7 @@ def task_scores(run_dir: Path) -> TaskScores | None:
     d = load_json_file(path)  # the bounded reader (fsutil): a FIFO, a device or a huge file is one clear error
     if not isinstance(d, dict):
         return None
-    strict = d.get("strict") if isinstance(d.get("strict"), dict) else {}
+    strict = d["strict"] if isinstance(d.get("strict"), dict) else {}
     try:
         return TaskScores(file=path.name, official_accuracy=d.get("accuracy"), official_scored=d.get("scored"),
                           strict_accuracy=strict.get("accuracy"), strict_total=strict.get("total"),
@@ -589,7 +589,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path, group_keys: Iterable[str]
         by_a, by_b = _by(rows_a, key), _by(rows_b, key)
         if by_a or by_b:
             groups[key] = {k: _side(by_a.get(k, []), by_b.get(k, [])) for k in sorted(set(by_a) | set(by_b))}
-    paired = Counter()
+    paired: Counter[str] = Counter()
     for i in set(ra) & set(rb):
         ca, cb = ra[i].get("correct"), rb[i].get("correct")
         if ca is None or cb is None:
@@ -628,7 +628,7 @@ def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) ->
     times = [float(r.get("wall_time_s") or 0.0) for r in ran]
     latency = Latency(n=len(times), mean_s=_mean(times), p50_s=percentile(times, 50), p90_s=percentile(times, 90),
                       p99_s=percentile(times, 99), max_s=round(max(times), 3) if times else None)
-    costs = [r.get("cost_usd") for r in rows if r.get("cost_usd") is not None]
+    costs = [float(r["cost_usd"]) for r in rows if r.get("cost_usd") is not None]
     config = run_config(run_dir)
     rep = Report(
         run_dir=str(run_dir), benchmarks=sorted({r.get("benchmark") or "" for r in rows} - {""}),
@@ -664,10 +664,10 @@ def _plot_answer_calibration(path: Path, rep: Report) -> Path | None:
     plt = _plt()
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(9, 4))
     ax1.plot([0, 1], [0, 1], color="grey", linestyle=":", label="perfect calibration")
-    ax1.plot([b.mean_confidence for b in bins], [b.accuracy / 100 for b in bins], marker="o",
+    ax1.plot([b.mean_confidence for b in bins], [(b.accuracy or 0.0) / 100 for b in bins], marker="o",
              label=f"answers (ECE {rep.ece:.3f})")
     for b in bins:
-        ax1.annotate(str(b.n), (b.mean_confidence, b.accuracy / 100), textcoords="offset points", xytext=(4, 4))
+        ax1.annotate(str(b.n), (b.mean_confidence, (b.accuracy or 0.0) / 100), textcoords="offset points", xytext=(4, 4))
     ax1.set(xlabel="confidence", ylabel="accuracy", xlim=(0, 1), ylim=(0, 1.05), title="reliability")
     ax1.legend(loc="upper left", fontsize=8)
     pts = [(cov, acc) for _, cov, acc in rep.coverage_curve if acc is not None]
@@ -794,8 +794,8 @@ def _selective_lines(rep: Report) -> list[str]:
                 for b in cal if b.n]
 
     out += bins("**all**", rep.calibration)
-    for key, table in rep.calibration_by.items():
-        for name, cal in table.items():
+    for key, cals in rep.calibration_by.items():
+        for name, cal in cals.items():
             out += bins(f"{key}: {_md(name)}", cal)
     if rep.ece is not None:
         out += ["", f"Expected calibration error (ECE, {RELIABILITY_BINS} equal-width bins): {rep.ece:.4f}.", "",
