@@ -32,7 +32,8 @@ NOT_QUESTION_TEXT: dict[str, str] = {
     "backends/frontends/replies.py": "evidence ids in a model's reply",
     "backends/jsonparse.py": "JSON inside a model's reply",
     "backends/planners/llm_client.py": "server error messages, think blocks of a model's reply",
-    "backends/planners/llm_prompts.py": "evidence-list lines and tool categories of the planner's own rendering",
+    "backends/planners/llm_prompts.py": ("evidence-list lines and tool categories of the planner's own rendering, tool "
+                                         "names in the plan a model wrote, the first sentence of a tool manifest's text"),
     "backends/recording.py": "recorded reply keys",
     "backends/registry.py": "backend specs ('llama:MODEL@URL')",
     "backends/retry.py": "HTTP error messages",
