@@ -83,7 +83,7 @@ def pattern_in(pattern: str, text: str) -> bool:
     return _compiled(pattern).search(text.lower()) is not None
 
 
-@lru_cache(maxsize=512)
+@lru_cache(maxsize=16384)  # the vocabularies' phrases (~5k patterns a decision): 512 thrashed, recompiling every one
 def _compiled(pattern: str) -> re.Pattern[str]:
     return re.compile(pattern)
 
