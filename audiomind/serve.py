@@ -69,6 +69,8 @@ if TYPE_CHECKING:
 SETTINGS_ENV = "AUDIOMIND_SERVE_SETTINGS"
 TRACE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 _SUFFIX = re.compile(r"^\.[a-z0-9]{1,8}$")
+CANCEL_GRACE_S = 2.0
+"""How long a cancelled run keeps its slot while its thread stops (Service._let_go)."""
 CONTROLS_ALLOWED_IN_QUESTION = {"\n", "\t"}
 """A question may span lines; any other control character (ESC, CR, NUL, DEL, C1, Unicode line separators) is
 refused, as it is in a choice: a trace shows the question on a terminal."""
@@ -319,7 +321,9 @@ class Service:
     def __init__(self, settings: ServeSettings, agent: Any = None):
         self.settings = settings
         self.metrics = Metrics()
-        self.pool = ThreadPoolExecutor(max_workers=settings.concurrency, thread_name_prefix="audiomind-run")
+        # a thread per slot, and one per slot for a cancelled run still stopping (Service._let_go)
+        self.pool = ThreadPoolExecutor(max_workers=2 * settings.concurrency, thread_name_prefix="audiomind-run")
+        self.stopping = 0
         self.gate: Gate | None = None  # made inside the event loop
         self._agents: dict[tuple[str, str], Any] = {}
         self._agents_lock = threading.Lock()
@@ -501,7 +505,8 @@ class Service:
     async def run(self, kind: str, fn: Callable[[], Any], request: Request | None = None) -> Any:
         """`fn` on the run pool under the gate; its wall time is recorded per kind. With `request`, a client
         that disconnects before the answer cancels the run (Cancellable): the slot is freed once the run's
-        thread has stopped, and the run counts as outcome "cancelled"."""
+        thread has stopped, or after CANCEL_GRACE_S while one in C code finishes that call (_let_go), and the
+        run counts as outcome "cancelled"."""
         assert self.gate is not None
         try:
             async with self.gate.slot():
@@ -514,6 +519,7 @@ class Service:
                         await asyncio.wait({future, watcher}, return_when=asyncio.FIRST_COMPLETED)
                         if not future.done():
                             job.cancel()
+                            await self._let_go(future)  # ClientGone: the slot is free within CANCEL_GRACE_S
                     return await future
                 except ClientGone:
                     self.metrics.runs.labels(kind, "cancelled").inc()
@@ -526,6 +532,21 @@ class Service:
             raise HTTPException(429, f"busy: {self.gate.running} run(s) in progress and {self.gate.waiting} "
                                      f"waiting (queue limit {self.gate.queue}); retry later",
                                 headers={"Retry-After": "1"}) from None
+
+    async def _let_go(self, future: asyncio.Future) -> None:
+        """Past CANCEL_GRACE_S a cancelled run still in a long C call (a 1-hour clip: 20 s) frees its slot
+        anyway (ClientGone; the pool has a spare thread per slot for it); at most `concurrency` such runs."""
+        done, _ = await asyncio.wait({future}, timeout=CANCEL_GRACE_S)
+        if done or self.stopping >= self.settings.concurrency:
+            return
+        self.stopping += 1
+
+        def stopped(f: asyncio.Future) -> None:
+            self.stopping -= 1
+            _ = f.cancelled() or f.exception()  # retrieved: ClientGone, as expected
+
+        future.add_done_callback(stopped)
+        raise ClientGone("the client closed the connection; the run is stopping")
 
     def trace_file(self, trace_id: str) -> Path:
         from audiomind.paths import PathPolicyError, resolve_under
