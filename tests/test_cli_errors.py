@@ -78,7 +78,7 @@ def test_unreachable_endpoint_writes_failed_trace_without_key(tmp_path):
     secret = "sk-test-THIS-MUST-NOT-LEAK-0123456789"
     proc = run_cli(
         "ask", str(clip), "How many beeps?", *CHOICES, "--frontend", f"openai:Qwen/Qwen2.5-Omni-7B@http://127.0.0.1:{port}/v1",
-        "--retries", "2", "--timeout", "5", "--trace-dir", str(tmp_path / "traces"), cwd=tmp_path,
+        "--retries", "1", "--timeout", "5", "--trace-dir", str(tmp_path / "traces"), cwd=tmp_path,
         env={"OPENAI_API_KEY": secret},
     )
     assert_clean_error(proc, 3, f"127.0.0.1:{port}")

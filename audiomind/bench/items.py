@@ -50,6 +50,9 @@ class ItemResult(BaseModel):
     confidence: float | None = Field(default=None, description="the answer's own confidence (0-1), when estimated")
     confidence_reason: str = ""
     error: str | None = None
+    error_kind: str | None = Field(default=None, description="for an error: model (its model calls failed; run "
+                                   "again at the end of the run), time_budget, input (audio or question refused) "
+                                   "or other")
     trace_path: str | None = None
     wall_time_s: float = 0.0
     tool_calls: int = Field(default=0, description="tool calls the planner issued (the agent's own decisions)")

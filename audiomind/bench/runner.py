@@ -285,7 +285,7 @@ def execute_item(agent: Any, item: BenchItem, prices: PriceTable | None = None,
     except StorageError:
         raise  # the run directory refuses writes (disk full, read-only): no item could be committed, so stop
     except Exception as exc:  # noqa: BLE001 - isolation: one item never stops the batch
-        fields = {"status": "error", "error": f"{type(exc).__name__}: {exc}"[:2000]}
+        fields = {"status": "error", "error": f"{type(exc).__name__}: {exc}"[:2000], "error_kind": _error_kind(exc)}
         state = getattr(exc, "audiomind_state", None)  # None: it failed before the loop (no trace)
     trace_text = None
     if state is not None:
@@ -296,6 +296,22 @@ def execute_item(agent: Any, item: BenchItem, prices: PriceTable | None = None,
     stats = _stats_from_state(state, prices)
     result = ItemResult(**base, **fields, **stats, wall_time_s=round(time.monotonic() - t0, 3))
     return result, trace_text
+
+
+def _error_kind(exc: BaseException) -> str:
+    """model: the item's model calls failed (worth asking again later); time_budget: its run's budget ran out;
+    input: its audio or question was refused; other: anything else (a bug, recorded as it is)."""
+    from audiomind.audio import AudioError
+    from audiomind.backends.base import BackendError
+    from audiomind.backends.deadline import BudgetExhausted
+
+    if isinstance(exc, BudgetExhausted):
+        return "time_budget"
+    if isinstance(exc, BackendError):
+        return "model"
+    if isinstance(exc, (AudioError, ValueError)):
+        return "input"
+    return "other"
 
 
 UNSCORED_STATUSES = frozenset({"error", "missing_audio"})
@@ -432,8 +448,7 @@ def _run_locked(items: list[BenchItem], run_dir: Path, make_agent: Callable[[], 
             run(todo)
         for _ in range(max(0, error_retries)):  # API failures are not answers: ask those items again
             rows = log.load()
-            again = [it for it in todo if (rows.get(it.id) or {}).get("status") == "error"
-                     and not (rows.get(it.id) or {}).get("input_error")]
+            again = [it for it in todo if (rows.get(it.id) or {}).get("error_kind") == "model"]
             if not again:
                 break
             rounds += 1
