@@ -143,3 +143,40 @@ def cost_of(calls: Iterable[Mapping[str, Any]], prices: PriceTable | None) -> Co
         out.reasoning_tokens += _n(c.get("reasoning_tokens"))
     out.cost_usd = None if out.unpriced else round(total, 10)
     return out
+
+
+class RunCost(BaseModel):
+    """A run's cost from its committed result lines (what `bench report` shows)."""
+
+    cost_usd: float | None = Field(None, description="None when any item had an unpriced billed call")
+    per_item_usd: float | None = None
+    by_role: dict[str, float] = Field(default_factory=dict)
+    unpriced: list[str] = Field(default_factory=list)
+    cache_hits: int = 0
+
+    def line(self) -> str:
+        """One Markdown-safe sentence (backend names are the caller's to escape)."""
+        hits = f"; {self.cache_hits} model call(s) answered from the cache" if self.cache_hits else ""
+        if self.unpriced:
+            return f"cost: unknown (no price for {', '.join(self.unpriced)}){hits}"
+        if self.cost_usd is None:
+            return f"cost: not priced{hits}"
+        roles = ", ".join(f"{r} ${v:.4f}" for r, v in sorted(self.by_role.items()))
+        each = f", ${self.per_item_usd:.5f} per item" if self.per_item_usd is not None else ""
+        return f"cost: ${self.cost_usd:.4f} ({roles}{each}){hits}"
+
+
+def run_cost(rows: Iterable[Mapping[str, Any]]) -> RunCost:
+    rows = list(rows)
+    out = RunCost()
+    for r in rows:
+        for role, usd in (r.get("cost_by_role") or {}).items():
+            out.by_role[role] = round(out.by_role.get(role, 0.0) + float(usd), 10)
+        out.unpriced += [b for b in r.get("unpriced") or [] if b not in out.unpriced]
+        out.cache_hits += int(r.get("cache_hits") or 0)
+    legacy = [float(r["cost_usd"]) for r in rows if r.get("cost_usd") is not None and not r.get("cost_by_role")]
+    if not out.unpriced and (out.by_role or legacy):
+        out.cost_usd = round(sum(out.by_role.values()) + sum(legacy), 8)
+        ran = [r for r in rows if r.get("status") != "missing_audio" and not r.get("input_error")]
+        out.per_item_usd = round(out.cost_usd / len(ran), 8) if ran else None
+    return out

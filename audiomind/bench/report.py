@@ -1,9 +1,8 @@
 """`audiomind bench report RUN_DIR`: a Markdown report with tables and PNG plots, from results.jsonl alone.
 
-What it shows (the behaviour analysis follows Audio-Mind's: how much the agent used its tools and whether
-that paid off):
+What it shows (the behaviour analysis follows Audio-Mind's: did the agent's tool use pay off?):
 - outcome counts, accuracy overall and by every grouping field the items carry (modality, category,
-  sub-category, task, ...), token and cost totals;
+  sub-category, ...; "partial" while items errored), tokens, cost per role and item (bench.prices.run_cost);
 - tool use: mean planner-issued tool calls per question, share of zero-tool questions, re-listen rate, and
   accuracy by number of calls in bins 0, 1, 2-3, 4-5, 6+ (front-end tool calls of the cascade are reported
   separately: they are a fixed perception pass, not the planner's choice);
@@ -20,9 +19,8 @@ delete / replace), and where items carry labels each score's accuracy, ROC-AUC, 
 reliability diagram PNG), ECE, and the share and accuracy of decisive verdicts (p <= 0.2 or >= 0.8).
 
 When the run holds the task's own score file (MMAR's scores.json), its official and strict numbers, the
-order-swapped item count and the sha256 of the meta file scored are shown too. `compare_runs` (`bench report
-RUN --compare OTHER`) sets two runs of the same items side by side, e.g. the agent and the direct baseline
-(`bench run --mode direct`): accuracy overall and per group, and the paired outcome counts.
+order-swapped item count and the meta file's sha256 are shown too. `compare_runs` (`bench report RUN --compare
+OTHER`) sets two runs of the same items side by side (e.g. agent and `--mode direct`): accuracy, paired outcomes.
 """
 
 from __future__ import annotations
@@ -36,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
+from audiomind.bench.prices import RunCost, run_cost
 from audiomind.bench.runner import RUN_FILE, atomic_write_text, load_results
 from audiomind.fsutil import load_json_file
 from audiomind.paths import markdown_text as _md
@@ -412,6 +411,7 @@ class Report(BaseModel):
     input_tokens: int
     output_tokens: int
     cost_usd: float | None
+    cost: RunCost | None = Field(default=None, description="per role and item, unpriced backends, cache hits")
     config: dict[str, Any] = Field(default_factory=dict)
     plots: dict[str, str] = Field(default_factory=dict)
     selective: Selective | None = Field(default=None, description="present when results carry confidences")
@@ -628,7 +628,7 @@ def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) ->
     times = [float(r.get("wall_time_s") or 0.0) for r in ran]
     latency = Latency(n=len(times), mean_s=_mean(times), p50_s=percentile(times, 50), p90_s=percentile(times, 90),
                       p99_s=percentile(times, 99), max_s=round(max(times), 3) if times else None)
-    costs = [float(r["cost_usd"]) for r in rows if r.get("cost_usd") is not None]
+    cost = run_cost(rows)
     config = run_config(run_dir)
     rep = Report(
         run_dir=str(run_dir), benchmarks=sorted({r.get("benchmark") or "" for r in rows} - {""}),
@@ -636,7 +636,7 @@ def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) ->
         behaviour=behaviour, latency=latency,
         input_tokens=sum(int(r.get("input_tokens") or 0) for r in rows),
         output_tokens=sum(int(r.get("output_tokens") or 0) for r in rows),
-        cost_usd=round(sum(costs), 6) if costs else None, config=config, task_scores=task_scores(run_dir),
+        cost_usd=cost.cost_usd, cost=cost, config=config, task_scores=task_scores(run_dir),
     )
     if config.get("judge"):  # a judge task: `confidence` is the verdict's p(positive), tabled in its own section
         rep.judge = judge_report(run_dir, str(config["judge"]))
@@ -857,12 +857,13 @@ def render_markdown(rep: Report) -> str:
         if cfg:
             out.append(f"Configuration: {cfg}  ")
     o = rep.overall
-    out += [f"Items: {o.n}; scored: {o.scored}; correct: {o.correct}; **accuracy: {_fmt(o.accuracy, ' %')}**", ""]
+    partial = f" (partial: {rep.statuses['error']} errors, not scored)" if rep.statuses.get("error") else ""
+    out += [f"Items: {o.n}; scored: {o.scored}; correct: {o.correct}; **accuracy: {_fmt(o.accuracy, ' %')}**{partial}", ""]
     out += ["## Outcomes", "", "| status | items |", "|---|---:|"]
     out += [f"| {_md(k)} | {v} |" for k, v in sorted(rep.statuses.items())]
     tokens = rep.input_tokens + rep.output_tokens
     out += ["", f"Tokens: {rep.input_tokens:,} in + {rep.output_tokens:,} out = {tokens:,}"
-            + (f"; cost: ${rep.cost_usd:.4f}" if rep.cost_usd is not None else "; cost: not priced"), ""]
+            + "; " + _md((rep.cost or RunCost()).line()), ""]
     out += _task_score_lines(rep.task_scores)
     out += _judge_lines(rep.judge)
     out += comparison_lines(rep.comparison)
