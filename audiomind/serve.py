@@ -388,7 +388,7 @@ class Service:
         agent = self.agent()
         with tempfile.TemporaryDirectory(prefix="audiomind-warmup-") as tmp:
             t = Path(tmp)
-            parts = [synth.beeps(3, t / "beeps.wav")]
+            parts: list[str | Path] = [synth.beeps(3, t / "beeps.wav")]
             with contextlib.suppress(Exception):  # no flite: the sound pass still warms up
                 parts.insert(0, synth.speech("Good morning, the train leaves at nine.", t / "speech.wav"))
             clip = synth.concat(parts, t / "warmup.wav") if len(parts) > 1 else parts[0]

@@ -343,7 +343,7 @@ class ToolServer:
             raise StorageFault(storage_problem(exc, self.runs_dir)) from None
         call = res.tool_calls[0]
         ok = call.status in (ToolCallStatus.ok, ToolCallStatus.cached)
-        error = None if ok else _readable(call.error or call.status.value, names, run_dir)
+        error = None if ok else self.hide_roots(_readable(call.error or call.status.value, names, run_dir))
         if not ok and _storage_failure(call.error or ""):
             problem = _write_problem(self.runs_dir)
             if problem:
@@ -368,7 +368,7 @@ class ToolServer:
             trace_path = write_trace(state, run_dir / "trace.json")
         except OSError as exc:
             raise StorageFault(storage_problem(exc, self.runs_dir) + "; the call's trace could not be written") from None
-        derived = []
+        derived: list[tuple[str, Artifact, dict[str, Any]]] = []
         token = uuid.uuid4().hex  # 128 random bits: a derived clip's URI cannot be guessed from another's
         by_id = {a.id: a for a in state.artifacts}
         for art in res.artifacts:
@@ -395,6 +395,12 @@ class ToolServer:
                            claims=[_readable(e.claim, names) for e in res.evidence], inputs=[
                                {"argument": names[a.id], "name": _client_name(a, names), "sha256": a.sha256}
                                for a in artifacts], output=output, images=images)
+
+    def hide_roots(self, text: str) -> str:
+        """`text` with the allowed folders named by role (`<root>/a.wav`): a message never says where they are."""
+        for r in sorted(self.roots, key=lambda p: -len(str(p))):
+            text = text.replace(str(r), "<root>")
+        return text
 
     def trace_ref(self, trace: Path | None) -> str | None:
         """A trace as a client is told of it: its path inside the run folder (`RUN/trace.json`,
@@ -451,8 +457,8 @@ class ToolServer:
         except ToolInputError:
             raise
         except Exception as exc:  # noqa: BLE001 - a model backend or the time budget: one line for the client
-            raise ToolInputError(f"the agent's run failed: {clip_text(_readable(str(exc), {}, self.runs_dir), 400)}"
-                                 ) from None
+            raise ToolInputError("the agent's run failed: "
+                                 + clip_text(self.hide_roots(_readable(str(exc), {}, self.runs_dir)), 400)) from None
         st = result.state
         out = AskToolOutput(
             answer=result.answer, choice=result.choice, choice_index=result.choice_index,
