@@ -301,75 +301,83 @@ def call_with_retries(
     hit = _from_cache(policy, key, codec, role=role, purpose=purpose, backend=backend)
     if hit is not None:
         return hit
-    errors: list[str] = []  # one line per failed attempt, in order
-    waits: list[float] = []
-    limited = [0.0]
-    limiter = None
     limit = policy.rate_limit_for(backend)
-    if limit.active:
-        limiter = limiter_for(backend, limit)
-    tokens = _estimate_tokens(request)
-    t0 = time.perf_counter()
-
-    def attempt() -> T:
-        limit_s, by_budget = call_limit(timeout_s)
-        if by_budget and limit_s is not None and limit_s <= 0:
-            raise BudgetExhausted("no time left in the run's time budget")  # before any request: not an attempt
-        if limiter is not None:
-            limited[0] += limiter.acquire(tokens)
-            limit_s, by_budget = call_limit(timeout_s)
-        try:
-            return call_with_deadline(fn, limit_s)
-        except NotImplementedError:
-            raise  # a capability the backend lacks (e.g. structured output): the caller picks another way
-        except Exception as exc:
-            errors.append(redact(f"attempt {len(errors) + 1}: {describe_error(exc)}", secrets))
-            budget = current_budget()
-            if by_budget and budget is not None and budget.spent() and classify(exc)[0] == "timeout":
-                raise BudgetExhausted(f"the run's time budget ran out during attempt {len(errors)}") from exc
-            raise
-
-    def pause(seconds: float) -> None:
-        budget = current_budget()
-        sleep(seconds if budget is None else max(0.0, min(seconds, budget.remaining())))
-
-    def wait(state: tenacity.RetryCallState) -> float:
-        exc = state.outcome.exception() if state.outcome is not None else None
-        delay = backoff_delay(state.attempt_number, policy.base_delay_s, policy.max_delay_s)
-        ra = _retry_after_s(exc) if exc is not None and _kind_of(exc, give_up_if)[0] == "rate_limit" else None
-        if ra is not None:
-            delay = min(policy.retry_after_cap_s, max(delay, ra))
-            if limiter is not None:
-                limiter.pause_for(delay)  # every worker waits out the server's rate limit, not just this one
-        waits.append(round(delay, 3))
-        return delay
-
+    attempts = _Attempts(fn, policy, limiter_for(backend, limit) if limit.active else None,
+                         _estimate_tokens(request), timeout_s, secrets, give_up_if, sleep)
     retrying = tenacity.Retrying(
         stop=tenacity.stop_after_attempt(policy.attempts),
         retry=tenacity.retry_if_exception(
             lambda e: not isinstance(e, NotImplementedError) and _kind_of(e, give_up_if)[1]),
-        wait=wait,
-        sleep=pause,
+        wait=attempts.wait,
+        sleep=attempts.pause,
         reraise=True,  # the last attempt's own exception, classified below
     )
     try:
-        result = retrying(attempt)
+        result = retrying(attempts.attempt)
     except NotImplementedError:
         raise
     except Exception as exc:  # classified, never swallowed
         kind, retryable = _kind_of(exc, give_up_if)
-        call = ModelCall(role=role, purpose=purpose, backend=backend, attempts=len(errors), errors=errors,
-                         latency_s=round(time.perf_counter() - t0, 3), retry_waits_s=waits,
-                         rate_limit_wait_s=round(limited[0], 3), cache_key=key)
+        call = attempts.record(role=role, purpose=purpose, backend=backend, attempts=len(attempts.errors),
+                               cache_key=key)
         raise _failure(exc, kind, retryable, call, endpoint=endpoint, secrets=secrets) from exc
-    facts = reply_facts(result)
-    call = ModelCall(
-        role=role, purpose=purpose, backend=backend, attempts=len(errors) + 1, errors=errors,
-        latency_s=round(time.perf_counter() - t0, 3), retry_waits_s=waits, rate_limit_wait_s=round(limited[0], 3),
-        cache_key=key, **facts.model_dump(),
-    )
+    call = attempts.record(role=role, purpose=purpose, backend=backend, attempts=len(attempts.errors) + 1,
+                           cache_key=key, **reply_facts(result).model_dump())
     _to_cache(policy, key, codec, result, backend=backend, purpose=purpose)
     return result, call
+
+
+class _Attempts:
+    """The attempts of one request: each waits for the rate limiter and runs under its deadline; the waits
+    between them honour Retry-After (and pause the whole backend) or back off; all of it is recorded."""
+
+    def __init__(self, fn: Callable[[], Any], policy: CallPolicy, limiter: Any, tokens: int,
+                 timeout_s: float | None, secrets: list[str | None],
+                 give_up_if: Callable[[BaseException], bool] | None, sleep: Callable[[float], None]):
+        self.fn, self.policy, self.limiter, self.tokens = fn, policy, limiter, tokens
+        self.timeout_s, self.secrets, self.give_up_if, self.sleep = timeout_s, secrets, give_up_if, sleep
+        self.errors: list[str] = []  # one line per failed attempt, in order
+        self.waits: list[float] = []
+        self.limited = 0.0
+        self.t0 = time.perf_counter()
+
+    def attempt(self) -> Any:
+        limit_s, by_budget = call_limit(self.timeout_s)
+        if by_budget and limit_s is not None and limit_s <= 0:
+            raise BudgetExhausted("no time left in the run's time budget")  # before any request: not an attempt
+        if self.limiter is not None:
+            self.limited += self.limiter.acquire(self.tokens)
+            limit_s, by_budget = call_limit(self.timeout_s)
+        try:
+            return call_with_deadline(self.fn, limit_s)
+        except NotImplementedError:
+            raise  # a capability the backend lacks (e.g. structured output): the caller picks another way
+        except Exception as exc:
+            self.errors.append(redact(f"attempt {len(self.errors) + 1}: {describe_error(exc)}", self.secrets))
+            budget = current_budget()
+            if by_budget and budget is not None and budget.spent() and classify(exc)[0] == "timeout":
+                raise BudgetExhausted(f"the run's time budget ran out during attempt {len(self.errors)}") from exc
+            raise
+
+    def pause(self, seconds: float) -> None:
+        budget = current_budget()
+        self.sleep(seconds if budget is None else max(0.0, min(seconds, budget.remaining())))
+
+    def wait(self, state: tenacity.RetryCallState) -> float:
+        exc = state.outcome.exception() if state.outcome is not None else None
+        p = self.policy
+        delay = backoff_delay(state.attempt_number, p.base_delay_s, p.max_delay_s)
+        ra = _retry_after_s(exc) if exc is not None and _kind_of(exc, self.give_up_if)[0] == "rate_limit" else None
+        if ra is not None:
+            delay = min(p.retry_after_cap_s, max(delay, ra))
+            if self.limiter is not None:
+                self.limiter.pause_for(delay)  # every worker waits out the server's rate limit, not just this one
+        self.waits.append(round(delay, 3))
+        return delay
+
+    def record(self, **fields: Any) -> ModelCall:
+        return ModelCall(errors=self.errors, latency_s=round(time.perf_counter() - self.t0, 3),
+                         retry_waits_s=self.waits, rate_limit_wait_s=round(self.limited, 3), **fields)
 
 
 def _overridden(policy: CallPolicy, max_attempts: int | None, base_delay_s: float | None,
