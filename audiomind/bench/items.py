@@ -49,6 +49,9 @@ class ItemResult(BaseModel):
     rationale: str = ""
     confidence: float | None = Field(default=None, description="the answer's own confidence (0-1), when estimated")
     confidence_reason: str = ""
+    confidence_source: str | None = Field(default=None, description="evidence (the offline stack), logprobs (the "
+                                          "answering model's token probabilities over the choices) or "
+                                          "self_reported (a confidence the model stated)")
     error: str | None = None
     error_kind: str | None = Field(default=None, description="for an error: model (its model calls failed; run "
                                    "again at the end of the run), time_budget, input (audio or question refused) "

@@ -280,6 +280,8 @@ def execute_item(agent: Any, item: BenchItem, prices: PriceTable | None = None,
         fields = {"status": r.outcome.status, "prediction": r.answer or None, "choice_index": r.choice_index,
                   "rationale": r.rationale or "", "confidence": r.confidence,
                   "confidence_reason": r.confidence_reason or "",
+                  "confidence_source": r.state.final_answer.confidence_source
+                  if r.state is not None and r.state.final_answer is not None else None,
                   "error": r.outcome.reason if r.outcome.status != "answered" and r.outcome.reason else None}
         state = r.state
     except StorageError:

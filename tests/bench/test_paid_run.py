@@ -250,3 +250,29 @@ def test_dry_run_estimates_the_whole_run_and_the_real_run_reuses_it(storm, tmp_p
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
     assert server.requests - sent < sent * 5 / 2  # the two sampled items came from the cache
+
+
+def test_a_real_models_confidence_reaches_the_report(tmp_path):
+    """Direct mode against a server that returns log-probabilities: each answer's confidence is the chosen
+    choice's probability over the choices (confidence_source logprobs), and bench report tables it."""
+    import math
+
+    from audiomind.bench.report import build_report
+    from tests.backends.standins.openai_standin import OpenAIStandin, Script, Token
+
+    server = OpenAIStandin()
+    # "Speech" is chosen with p 0.6 against "A steady tone" 0.3 (and "Silence" 0.1) at the answer's first token
+    server.default = lambda body: Script(tokens=[
+        Token('{"answer": "'), Token("Speech", math.log(0.6), {"A": math.log(0.3), "Silence": math.log(0.1)}),
+        Token('", "rationale": "heard"}')])
+    try:
+        cfg = AgentConfig(planner="rules", frontend=f"openai:m@{server.url}", mode="direct",
+                          trace_dir=str(tmp_path / "art"))
+        summary = run_batch(tones(tmp_path / "clips", 3), tmp_path / "run", partial(AudioMind, cfg), progress=False)
+    finally:
+        server.close()
+    assert server.invalid == [] and summary.statuses == {"answered": 3}
+    rows = list(load_results(tmp_path / "run").values())
+    assert all(r["confidence_source"] == "logprobs" and 0.5 < r["confidence"] < 0.7 for r in rows)
+    rep = build_report(tmp_path / "run")
+    assert rep.calibration and sum(b.n for b in rep.calibration) == 3
