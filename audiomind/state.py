@@ -303,6 +303,40 @@ class FormatFeedback(_Model):
     answer_text: str
 
 
+class ConfidenceParameters(_Model):
+    """What a confidence step applied (audiomind.reasoning.ledger defines each op); only its op's fields are set."""
+
+    value: float | None = Field(default=None, description="set: the value it starts from")
+    factors: list[float] | None = Field(default=None, description="product: the factors, multiplied in order")
+    choices: int | None = Field(default=None, description="chance: how many choices are open (1 / choices)")
+    bonus: float | None = Field(default=None, description="chance: added to 1 / choices")
+    factor: float | None = Field(default=None, description="multiply: the factor")
+    bound: float | None = Field(default=None, description="cap: the most it keeps")
+    low: float | None = Field(default=None, description="clamp: the least it keeps")
+    high: float | None = Field(default=None, description="clamp: the most it keeps")
+    knots: list[tuple[float, float]] | None = Field(default=None, description="map: the table's (raw, p) knots")
+    weight: float | None = Field(default=None, description="shrink: the share above `target` that stands")
+    target: float | None = Field(default=None, description="shrink: what it shrinks toward (chance)")
+    digits: int | None = Field(default=None, description="the result rounded to this many decimals (None: not)")
+    table: str | None = Field(default=None, description="map, shrink: the name of the table or bank used")
+    sha256: str | None = Field(default=None, description="the sha256 of that table's file")
+    inputs: dict[str, float | str] = Field(default_factory=dict, description="what the parameters were read "
+                                           "from (reliability, fit, similarity...): for the reader, not re-applied")
+
+
+class ConfidenceStep(_Model):
+    """One stage between the evidence and the printed confidence: an operation on the running value."""
+
+    stage: str = Field(description="the stage that applied it (docs/CONFIDENCE.md lists them in order)")
+    space: Literal["raw", "calibrated"] = Field(description="the score it works on: the raw decision score or the "
+                                                "calibrated probability")
+    op: Literal["set", "product", "chance", "multiply", "cap", "clamp", "map", "shrink"]
+    parameters: ConfidenceParameters = Field(default_factory=ConfidenceParameters)
+    input: float | None = Field(default=None, description="the value before (None for a step that starts it)")
+    output: float
+    reason: str = ""
+
+
 class FinalAnswer(_Model):
     text: str
     choice: str | None = None
@@ -318,6 +352,9 @@ class FinalAnswer(_Model):
         default=None, description="where the confidence comes from: the offline stack's evidence; the answering "
         "model's token log-probabilities over the choices; or a confidence the model stated in its reply (not "
         "calibrated by anything but the model itself)")
+    confidence_steps: list[ConfidenceStep] = Field(
+        default_factory=list, description="the confidence ledger: every stage from the evidence to `confidence`, "
+        "in order; re-applying them from the first gives `confidence` (audiomind.reasoning.ledger.recompute)")
 
 
 class ModelSpec(_Model):

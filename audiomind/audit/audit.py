@@ -86,6 +86,7 @@ RULES: dict[str, str] = {
     "outcome-not-answered": "the run stopped or failed instead of answering",
     "outcome-missing": "the run has no outcome (it did not finish)",
     "model-call-errors": "a model request needed retries or recorded errors",
+    "confidence-ledger": "the final answer's confidence ledger is missing or does not recompute its printed confidence",
 }
 
 
@@ -323,7 +324,7 @@ class Auditor:
         out = TraceAudit(file=str(trace_file or ""), run_id=st.run.run_id, question=st.question.text)
         for rule in (
             self._evidence_sources, self._evidence_boundaries, self._answer, self._tool_calls,
-            self._observations, self._format_checks, self._outcome, self._model_calls,
+            self._observations, self._format_checks, self._outcome, self._model_calls, self._confidence,
         ):
             out.findings.extend(rule(st))
         out.findings.extend(self._artifacts(st, trace_file))
@@ -438,6 +439,18 @@ class Auditor:
                     f"{eid} ({v.why})" for eid, v in verdicts[:4])
             yield Finding(rule="answer-beyond-boundary", severity=sev, path="final_answer",
                           message=f"{src} {kind.description} ({name}), but {detail}")
+
+    def _confidence(self, st: EvidenceState) -> Iterable[Finding]:
+        """The printed confidence recomputed from its ledger (audiomind.reasoning.ledger: within 1e-9)."""
+        from audiomind.reasoning.ledger import problems
+
+        fa = st.final_answer
+        if fa is None:
+            return
+        for msg in problems(fa.confidence_steps, fa.confidence):
+            missing = not fa.confidence_steps
+            yield Finding(rule="confidence-ledger", severity=Severity.warning if missing else Severity.error,
+                          path="final_answer/confidence_steps", message=msg)
 
     def _tool_calls(self, st: EvidenceState) -> Iterable[Finding]:
         for i, c in enumerate(st.tool_calls):

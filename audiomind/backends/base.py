@@ -13,6 +13,7 @@ from pydantic import BaseModel, Field
 from audiomind.state import (
     Artifact,
     AudioWindow,
+    ConfidenceStep,
     EvidenceItem,
     EvidenceState,
     ModelCall,
@@ -91,6 +92,8 @@ class AnswerResult(BaseModel):
     confidence: float | None = Field(default=None, ge=0.0, le=1.0)
     confidence_reason: str = ""
     confidence_source: Literal["evidence", "logprobs", "self_reported"] | None = None
+    confidence_steps: list[ConfidenceStep] = Field(default_factory=list, description="the confidence ledger: "
+                                                   "every stage that made `confidence`, in order")
     model_call: ModelCall | None = None
     windows: list[AudioWindow] = Field(default_factory=list)
 

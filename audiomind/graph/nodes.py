@@ -18,6 +18,7 @@ from audiomind.backends.deadline import run_budget
 from audiomind.backends.frontends.replies import json_reply, reply_answer
 from audiomind.graph.context import Context
 from audiomind.prompts import choices_block, letter_index, load_prompt
+from audiomind.reasoning.ledger import ConfidenceLedger
 from audiomind.state import (
     Action,
     Artifact,
@@ -188,10 +189,22 @@ def with_tool_failures(answer: FinalAnswer, state: EvidenceState) -> FinalAnswer
     reason = answer.confidence_reason
     if "tools failed" not in reason:
         reason = "; ".join(x for x in (reason, "tools failed: " + ", ".join(failed)) if x)
-    conf = answer.confidence
-    if conf is not None and conf > TOOL_FAILURE_CONFIDENCE:
-        conf = TOOL_FAILURE_CONFIDENCE
-    return answer.model_copy(update={"confidence": conf, "confidence_reason": reason})
+    if answer.confidence is None:
+        return answer.model_copy(update={"confidence_reason": reason})
+    led = answer_ledger(answer)
+    conf = led.cap(TOOL_FAILURE_CONFIDENCE, stage="tool_failure_run", reason="tools failed: " + ", ".join(failed))
+    return answer.model_copy(update={"confidence": conf, "confidence_reason": reason, "confidence_steps": led.steps})
+
+
+def answer_ledger(answer: FinalAnswer) -> ConfidenceLedger:
+    """The answer's confidence ledger, to continue: its own steps, or (a model's answer, which has none) one
+    `reported` step holding the confidence it came with and where that came from."""
+    if answer.confidence_steps or answer.confidence is None:
+        return ConfidenceLedger(answer.confidence_steps)
+    led = ConfidenceLedger()
+    led.set(answer.confidence, stage="reported", space="calibrated",
+            reason=f"as the answering backend reported it ({answer.confidence_source or 'source not named'})")
+    return led
 
 
 # ---- perception and planning --------------------------------------------------------------------
@@ -352,8 +365,9 @@ def final_answer(state: EvidenceState, ctx: Context) -> dict[str, Any]:
     answer = FinalAnswer(
         text=result.text, rationale=result.rationale, cited_evidence_ids=result.cited_evidence_ids,
         answered_by=ctx.frontend.name, confidence=result.confidence, confidence_reason=result.confidence_reason,
-        confidence_source=result.confidence_source,
+        confidence_source=result.confidence_source, confidence_steps=result.confidence_steps,
     )
+    answer = answer.model_copy(update={"confidence_steps": answer_ledger(answer).steps})  # every confidence has one
     answer = with_tool_failures(answer, state)  # a tool that failed or timed out lowers the confidence
     return {"final_answer": answer, "model_calls": _calls(result.model_call)}
 

@@ -5,7 +5,8 @@ verifier and how reliable its evidence is. A choice contradicted by a fitting ve
 while an uncontradicted one remains. Confidence comes from the deciding verifier (fit x reliability), cut
 when verifiers disagree, when the decision rests on tag similarity alone, when the question needs a step
 the policy cannot take, or when a tool it needed failed. With no support for any choice the answer is an
-admitted guess.
+admitted guess. Every one of these is a step of the decision's confidence ledger (audiomind.reasoning.ledger),
+applied there and recorded with its stage name; docs/CONFIDENCE.md lists the stages in order.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from audiomind.language.text import (
 from audiomind.reasoning import calibration
 from audiomind.reasoning.competence import Familiarity
 from audiomind.reasoning.facts import Facts, read_facts
+from audiomind.reasoning.ledger import ConfidenceLedger
 from audiomind.reasoning.steps import StepOutcome, execute
 from audiomind.reasoning.verifiers import VerifierResult, run_verifiers
-from audiomind.state import EvidenceState
+from audiomind.state import ConfidenceStep, EvidenceState
 
 
 class Decision(BaseModel):
@@ -41,6 +43,13 @@ class Decision(BaseModel):
     verifiers: list[VerifierResult] = Field(default_factory=list)
     familiarity: Familiarity | None = Field(
         default=None, description="how close the question is to those the deciding check was built for")
+    confidence_steps: list[ConfidenceStep] = Field(
+        default_factory=list, description="the confidence ledger: every stage that made `confidence`, in order")
+
+
+def _ledger(d: Decision) -> ConfidenceLedger:
+    """A ledger continuing the decision's steps (a copy: the decision is not changed)."""
+    return ConfidenceLedger(d.confidence_steps)
 
 
 def decide(state: EvidenceState, analysis: QuestionAnalysis, facts: Facts | None = None) -> Decision:
@@ -57,18 +66,19 @@ def decide_from(facts: Facts, analysis: QuestionAnalysis) -> Decision:
     d = _decide_raw(facts, analysis)
     if d.choice_index is None:
         return d
-    p = round(max(0.0, min(1.0, calibration.calibrate(d.confidence, d.method))), 3)
+    led = _ledger(d)
+    p = calibration.into(led, d.method)
     d = d.model_copy(update={
-        "confidence": p, "raw_confidence": d.confidence,
+        "confidence": p, "raw_confidence": d.confidence, "confidence_steps": led.steps,
         "confidence_reason": f"{d.confidence_reason} ({calibration.label(d.method)}: raw {d.confidence:.3f})"})
     beyond = beyond_literal(d, analysis, facts)
     if beyond:
-        d = _capped(d, "a literal match of what was heard does not check the question's "
-                       + ", ".join(repr(w) for w in beyond) + " (in neither what was heard nor the choices)")
+        d = _capped(d, "beyond_literal", "a literal match of what was heard does not check the question's "
+                    + ", ".join(repr(w) for w in beyond) + " (in neither what was heard nor the choices)")
     unheard = unheard_chosen(d, analysis, facts)
     if unheard:
-        d = _capped(d, "most of the chosen choice's words were not heard ("
-                       + ", ".join(repr(w) for w in unheard) + "): a match of the rest does not say it holds")
+        d = _capped(d, "unheard_choice", "most of the chosen choice's words were not heard ("
+                    + ", ".join(repr(w) for w in unheard) + "): a match of the rest does not say it holds")
     return within_competence(d, analysis)
 
 
@@ -83,20 +93,23 @@ def within_competence(d: Decision, a: QuestionAnalysis) -> Decision:
     if d.method in NOT_A_CHECK or d.choice_index is None:
         return d
     fam = competence.familiarity(a.question, d.method)
-    p = round(competence.shrink(d.confidence, len(a.choices), fam), 3)
+    led = _ledger(d)
+    p = competence.shrink_into(led, len(a.choices), fam)
     if p >= d.confidence:
-        return d.model_copy(update={"familiarity": fam})
+        return d.model_copy(update={"familiarity": fam, "confidence_steps": led.steps})
     near = f"nearest {fam.nearest!r} at {fam.similarity:.2f}" if fam.nearest else "it has no bank questions"
     why = (f"the question is unlike those {d.method} was built for ({near}; {fam.bank}): "
            f"confidence {d.confidence:.2f} shrunk toward chance")
-    return d.model_copy(update={"confidence": p, "familiarity": fam,
+    return d.model_copy(update={"confidence": p, "familiarity": fam, "confidence_steps": led.steps,
                                 "confidence_reason": f"{d.confidence_reason}; {why}"})
 
 
 def _decide_raw(facts: Facts, analysis: QuestionAnalysis) -> Decision:
     if not analysis.choices:
+        led = ConfidenceLedger()
+        led.set(0.0, stage="no_choices", reason="free-text question: no choice to be confident in")
         return Decision(choice_index=None, confidence=0.0, method="none", rationale="no choices given",
-                        confidence_reason="free-text question")
+                        confidence_reason="free-text question", confidence_steps=led.steps)
     span = analysis.time_span
     if span is not None:  # 'in the first 3 seconds': only what happens there counts
         dur = facts.duration_s
@@ -112,32 +125,43 @@ def _decide_raw(facts: Facts, analysis: QuestionAnalysis) -> Decision:
     decision = combine(results, analysis, facts)
     several = several_amounts(decision, analysis, facts)
     if several:
-        decision = _capped(decision, f"the transcript states several amounts ({several}): the chosen one heard "
-                                     "literally is no answer to a question that may combine them")
+        decision = _capped(decision, "several_amounts", f"the transcript states several amounts ({several}): the "
+                           "chosen one heard literally is no answer to a question that may combine them")
     listed = listed_values(decision, analysis, facts)
     if listed:
-        decision = _capped(decision, f"the transcript lists values side by side ({listed}): a choice heard "
-                                     "literally among them is singled out by what was recognised, not by the "
-                                     "value the question may ask about")
+        decision = _capped(decision, "listed_values", f"the transcript lists values side by side ({listed}): a "
+                           "choice heard literally among them is singled out by what was recognised, not by the "
+                           "value the question may ask about")
     picked = word_picked_by(decision, analysis)
     if picked:
-        decision = _capped(decision, f"the question picks one word by {', '.join(repr(w) for w in picked)}: hearing "
-                                     "a word says it was said, not that it is the one picked")
+        decision = _capped(decision, "word_picked", f"the question picks one word by "
+                           f"{', '.join(repr(w) for w in picked)}: hearing a word says it was said, not that it is "
+                           "the one picked")
     voice = one_voice_asked(decision, analysis)
     if voice:
-        decision = _capped(decision, f"the question asks what one voice among several says ({voice!r}): the transcript "
-                                     "holds the clearest voice's words, not words known to be that voice's")
+        decision = _capped(decision, "one_voice", f"the question asks what one voice among several says ({voice!r}): "
+                           "the transcript holds the clearest voice's words, not words known to be that voice's")
     denied = negated_ask(decision, analysis)
     if denied:
-        decision = _capped(decision, f"the question is negated ({denied!r}): a choice heard says it was mentioned, "
-                                     "not that what the question denies holds of it")
+        decision = _capped(decision, "negated_question", f"the question is negated ({denied!r}): a choice heard says "
+                           "it was mentioned, not that what the question denies holds of it")
     if frame is not None and frame.unaccounted:
-        decision = _capped(decision, "the reading did not account for "
-                                     + ", ".join(repr(w) for w in frame.unaccounted))
+        decision = _capped(decision, "unaccounted_words", "the reading did not account for "
+                           + ", ".join(repr(w) for w in frame.unaccounted))
     return decision
 
 
 PARTIAL_READING_CAP = 0.45  # a question the reading did not fully understand is never answered confidently
+SEVERAL_SUPPORTED_FACTOR = 0.6  # the deciding check supports more than one choice
+DISAGREEMENT_FACTOR = 0.55  # another fitting check supports another choice
+STEP_SEVERAL_FACTOR = 0.5  # more than one choice holds an executed step's derived value
+TAG_STRONG_CAP, TAG_CAP = 0.75, 0.55  # tag similarity decided alone (a strong tag: reliability >= 0.8)
+LOOSE_FIT_CAP = 0.5  # the question fits the deciding check only loosely (fit < 0.5)
+UNSUPPORTED_STEP_CAP = 0.4  # the question needs a step the policy cannot take
+STEP_NOT_TAKEN_CAP = 0.45  # the question needs a step the deciding check does not take
+TOOL_FAILURE_CAP = 0.6  # a tool the run needed failed or timed out
+FLOOR, CHECK_CEILING, STEP_CEILING = 0.05, 0.97, 0.9  # the raw range of a check's and of a step's confidence
+GUESS_CAP, GUESS_NARROWED_BONUS = 0.35, 0.15  # an admitted guess; chance plus this when some choices were ruled out
 LITERAL = calibration.SAID
 """Verifiers that match what was heard literally (the checks of what was said); every count (count_events,
 count_speakers, ...) is one too."""
@@ -147,11 +171,15 @@ def _literal(name: str) -> bool:
     return name in LITERAL or name.startswith("count_")
 
 
-def _capped(d: Decision, why: str) -> Decision:
-    """The decision at most PARTIAL_READING_CAP confident, with why appended (unchanged when already below)."""
-    if d.confidence <= PARTIAL_READING_CAP:
-        return d
-    return d.model_copy(update={"confidence": PARTIAL_READING_CAP, "confidence_reason": f"{d.confidence_reason}; {why}"})
+def _capped(d: Decision, stage: str, why: str) -> Decision:
+    """The decision at most PARTIAL_READING_CAP confident, the cap a step of its ledger named `stage`, with why
+    appended to its reason when the cap lowered it."""
+    led = _ledger(d)
+    p = led.cap(PARTIAL_READING_CAP, stage=stage, reason=why)
+    if p >= d.confidence:
+        return d.model_copy(update={"confidence_steps": led.steps})
+    return d.model_copy(update={"confidence": p, "confidence_steps": led.steps,
+                                "confidence_reason": f"{d.confidence_reason}; {why}"})
 
 
 def word_picked_by(d: Decision, a: QuestionAnalysis) -> list[str]:
@@ -266,18 +294,20 @@ def listed_values(d: Decision, a: QuestionAnalysis, facts: Facts) -> str:
 def from_step(outcome: StepOutcome, results: list[VerifierResult], a: QuestionAnalysis, facts: Facts) -> Decision:
     """The answer the step executor derived: the choice holding the derived value."""
     best = max(range(len(a.choices)), key=lambda i: outcome.supports[i])
-    conf = outcome.reliability
+    led = ConfidenceLedger()
     reasons = [f"the step {outcome.step.kind} decides ({outcome.reason})"]
+    led.set(outcome.reliability, stage="step_reliability", reason=reasons[0])
     if sum(1 for s in outcome.supports if s >= 0.5) > 1:
-        conf *= 0.5
         reasons.append("more than one choice holds the derived value")
+        led.multiply(STEP_SEVERAL_FACTOR, stage="several_hold", reason=reasons[-1])
     if facts.failed:
-        conf = min(conf, 0.6)
         reasons.append("tools failed: " + ", ".join(facts.failed))
-    conf = round(max(0.05, min(0.9, conf)), 3)
+        led.cap(TOOL_FAILURE_CAP, stage="tool_failure", reason=reasons[-1])
+    conf = led.clamp(FLOOR, STEP_CEILING, stage="clamp", reason="a step's confidence lies in "
+                     f"[{FLOOR}, {STEP_CEILING}]", digits=3)
     return Decision(choice_index=best, confidence=conf, method=f"step:{outcome.step.kind}",
                     rationale=f"{outcome.reason}; so {a.choices[best]!r}", confidence_reason="; ".join(reasons),
-                    cited_evidence_ids=outcome.evidence_ids,
+                    cited_evidence_ids=outcome.evidence_ids, confidence_steps=led.steps,
                     scores=[round(s, 3) for s in outcome.supports], verifiers=results)
 
 
@@ -299,10 +329,12 @@ def step_not_taken(results: list[VerifierResult], a: QuestionAnalysis, facts: Fa
             else ", and the evidence does not hold what that step needs")
     if literal:
         why += f"; what was heard literally ({', '.join(repr(a.choices[i]) for i in sorted(literal))}) is no support"
-    conf = round(min(0.35, 1.0 / max(1, len(open_))), 3)
+    led = ConfidenceLedger()
+    led.chance(len(open_), stage="guess", reason=f"chance among the {len(open_)} choice(s) left open")
+    conf = led.cap(GUESS_CAP, stage="guess_cap", reason="a guess is never confident", digits=3)
     return Decision(choice_index=pick, confidence=conf, method="guess",
                     rationale=f"{why}; {a.choices[pick]!r} is a guess", confidence_reason=why,
-                    cited_evidence_ids=[i for r in results for i in r.evidence_ids][:8],
+                    cited_evidence_ids=[i for r in results for i in r.evidence_ids][:8], confidence_steps=led.steps,
                     scores=[round(s, 3) for s in scores], verifiers=results)
 
 
@@ -332,44 +364,63 @@ def combine(results: list[VerifierResult], a: QuestionAnalysis, facts: Facts) ->
     if lead is None:
         # nothing supports the chosen choice: an admitted guess among the uncontradicted ones
         pick = best if scores[best] > 0 else (open_[0] if len(open_) == 1 else best)
-        conf = round(min(0.35, 1.0 / max(1, len(open_)) + (0.15 if len(open_) < n else 0.0)), 3)
         why = ("no evidence supports any choice"
                + (f"; {n - len(open_)} choice(s) contradicted by the evidence" if len(open_) < n else "")
                + (f"; tools failed: {', '.join(facts.failed)}" if facts.failed else ""))
+        led = ConfidenceLedger()
+        led.chance(len(open_), stage="guess", bonus=GUESS_NARROWED_BONUS if len(open_) < n else 0.0,
+                   reason=f"chance among the {len(open_)} uncontradicted choice(s)"
+                   + (f", plus {GUESS_NARROWED_BONUS} for the contradicted ones ruled out" if len(open_) < n else ""))
+        conf = led.cap(GUESS_CAP, stage="guess_cap", reason="a guess is never confident", digits=3)
         ids = [i for r in results for i in r.evidence_ids]
         return Decision(choice_index=pick, confidence=conf, method="guess",
                         rationale=f"{why}; {a.choices[pick]!r} is the remaining guess. Evidence: {table or 'none'}",
-                        confidence_reason=why, cited_evidence_ids=list(dict.fromkeys(ids)),
+                        confidence_reason=why, cited_evidence_ids=list(dict.fromkeys(ids)), confidence_steps=led.steps,
                         scores=[round(s, 3) for s in scores], verifiers=results)
 
-    conf = lead.reliability * min(1.0, 0.4 + lead.fit) * min(1.0, 0.5 + 0.5 * lead.verdicts[best].support)
+    support = lead.verdicts[best].support
     reasons = [f"{lead.name} decides (fit {lead.fit:.2f}, reliability {lead.reliability:.2f})"]
+    led = ConfidenceLedger()
+    led.product([lead.reliability, fit_term(lead.fit), support_term(support)], stage="evidence", reason=reasons[0]
+                + f": reliability x fit term x support term (support {support:.2f})",
+                inputs={"check": lead.name, "reliability": lead.reliability, "fit": lead.fit, "support": support})
     if sum(1 for v in lead.verdicts if v.support >= 0.5) > 1:
-        conf *= 0.6
         reasons.append(f"{lead.name} supports more than one choice")
+        led.multiply(SEVERAL_SUPPORTED_FACTOR, stage="several_supported", reason=reasons[-1])
     if rivals:
-        conf *= 0.55
         reasons.append("disagreement: " + ", ".join(r.name for r in rivals) + " support another choice")
+        led.multiply(DISAGREEMENT_FACTOR, stage="disagreement", reason=reasons[-1])
     if lead.name == "tag_category":
-        conf = min(conf, 0.75 if lead.reliability >= 0.8 else 0.55)
         reasons.append("tag similarity alone (no specific measurement)"
                        + ("; a strong tag names the chosen source" if lead.reliability >= 0.8 else ""))
+        led.cap(TAG_STRONG_CAP if lead.reliability >= 0.8 else TAG_CAP, stage="tag_only", reason=reasons[-1])
     if lead.fit < 0.5:
-        conf = min(conf, 0.5)
         reasons.append("the question fits this evidence only loosely")
+        led.cap(LOOSE_FIT_CAP, stage="loose_fit", reason=reasons[-1])
     if a.unsupported_step:
-        conf = min(conf, 0.4)
         reasons.append(f"the question needs a step the policy cannot take ({a.unsupported_step!r})")
+        led.cap(UNSUPPORTED_STEP_CAP, stage="unsupported_step", reason=reasons[-1])
     if a.steps and not any(s in lead.name or lead.name in ("day_offset", "transcript_absent", "transcript_complement") or
                            (s.endswith("voice") and (lead.name.startswith("count") or lead.name == "relative_order")) for s in a.steps):
-        conf = min(conf, 0.45)
         reasons.append(f"the question needs {', '.join(a.steps)}, which {lead.name} does not take")
+        led.cap(STEP_NOT_TAKEN_CAP, stage="check_skips_step", reason=reasons[-1])
     if facts.failed:
-        conf = min(conf, 0.6)
         reasons.append("tools failed: " + ", ".join(facts.failed))
-    conf = round(max(0.05, min(0.97, conf)), 3)
+        led.cap(TOOL_FAILURE_CAP, stage="tool_failure", reason=reasons[-1])
+    conf = led.clamp(FLOOR, CHECK_CEILING, stage="clamp", reason=f"a check's confidence lies in [{FLOOR}, "
+                     f"{CHECK_CEILING}]", digits=3)
     rationale = f"{lead.reason}; so {a.choices[best]!r}"
     cited = list(dict.fromkeys(lead.evidence_ids + [i for r in decisive if r is not lead for i in r.evidence_ids]))
     return Decision(choice_index=best, confidence=conf, method=lead.name, rationale=rationale,
-                    confidence_reason="; ".join(reasons), cited_evidence_ids=cited,
+                    confidence_reason="; ".join(reasons), cited_evidence_ids=cited, confidence_steps=led.steps,
                     scores=[round(s, 3) for s in scores], verifiers=results)
+
+
+def fit_term(fit: float) -> float:
+    """How much of the deciding check's reliability a question of this fit keeps: 0.4 + fit, at most 1."""
+    return min(1.0, 0.4 + fit)
+
+
+def support_term(support: float) -> float:
+    """How much a verdict of this support keeps: 0.5 + support / 2, at most 1 (full support keeps all)."""
+    return min(1.0, 0.5 + 0.5 * support)

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from audiomind import calibration as _shared
 from audiomind.calibration import CalibrationTable
+from audiomind.reasoning.ledger import ConfidenceLedger
 
-__all__ = ["DATA", "SAID", "SAID_DATA", "CalibrationTable", "calibrate", "label", "table"]
+__all__ = ["DATA", "SAID", "SAID_DATA", "CalibrationTable", "calibrate", "into", "label", "table"]
 
 DATA = _shared.path_of("answer")
 SAID_DATA = _shared.path_of("answer_said")
@@ -40,6 +41,14 @@ def table(method: str | None = None) -> tuple[CalibrationTable, str]:
 def calibrate(raw: float, method: str | None = None) -> float:
     """The probability the table for `method` gives a raw confidence (clamped to its first and last knot)."""
     return _shared.interpolate(table(method)[0].knots, raw)
+
+
+def into(ledger: ConfidenceLedger, method: str | None = None) -> float:
+    """The ledger's raw score through the table for `method`, a `map` step naming the table and its sha256:
+    the probability, clamped to [0, 1] and rounded to 3 places."""
+    t, sha = table(method)
+    return ledger.map(t.knots, table=t.name, sha256=sha, stage="calibration", digits=3,
+                      reason=f"{label(method)}: raw {ledger.value:.3f}")
 
 
 def label(method: str | None = None) -> str:

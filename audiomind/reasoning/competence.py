@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 from pydantic import BaseModel, Field
 
+from audiomind.reasoning.ledger import ConfidenceLedger
+
 DATA = Path(__file__).resolve().parent / "data" / "competence.json"
 
 
@@ -94,6 +96,24 @@ def familiarity(question: str, check: str) -> Familiarity:
 
 
 def shrink(p: float, n_choices: int, fam: Familiarity) -> float:
-    """`p` with only `fam.factor` of its part above chance (1 / n_choices) kept; at or below chance unchanged."""
-    chance = 1.0 / max(1, n_choices)
-    return p if p <= chance else chance + (p - chance) * fam.factor
+    """`p` with only `fam.factor` of its part above chance (1 / n_choices) kept; at or below chance unchanged
+    (the ledger's shrink op, unrounded)."""
+    from audiomind.reasoning.ledger import apply
+    from audiomind.state import ConfidenceParameters
+
+    return apply("shrink", ConfidenceParameters(weight=fam.factor, target=1.0 / max(1, n_choices)), p)
+
+
+def shrink_into(ledger: ConfidenceLedger, n_choices: int, fam: Familiarity) -> float:
+    """The ledger's confidence shrunk toward chance (1 / n_choices) by `fam.factor`, rounded to 3 places and
+    never raised: a `shrink` step naming the bank and its sha256, with the similarity that set the factor."""
+    b, sha = bank()
+    near = f"nearest {fam.nearest!r}" if fam.nearest else f"{fam.check} has no bank questions"
+    inputs: dict[str, float | str] = {"check": fam.check, "similarity": fam.similarity, "familiar": b.familiar,
+                                      "width": b.width}
+    if fam.nearest:
+        inputs["nearest"] = fam.nearest
+    return ledger.shrink(fam.factor, 1.0 / max(1, n_choices), stage="competence", digits=3, table=b.name,
+                         sha256=sha, inputs=inputs,
+                         reason=f"familiarity {fam.similarity:.2f} to {fam.check}'s bank ({near}): "
+                                f"{fam.factor:.3f} of the part above chance stands")

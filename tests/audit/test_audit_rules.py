@@ -106,6 +106,9 @@ CASES.update({
     "relisten-rejected": ("beeps", _relisten_rejected, Severity.warning),
     "format-check-failed": ("beeps", _format_retry, Severity.warning),
     "model-call-errors": ("beeps", _model_call_retries, Severity.info),
+    # a printed confidence its ledger does not make (the ledger recomputes to what the run printed)
+    "confidence-ledger": ("beeps", lambda d: d["final_answer"].update(confidence=round(1.0 - d["final_answer"][
+        "confidence"], 3) if d["final_answer"]["confidence"] != 0.5 else 0.25), Severity.error),
 })
 
 

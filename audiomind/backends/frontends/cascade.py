@@ -132,13 +132,14 @@ class CascadeFrontEnd:
         result = decide_from(facts, analysis)
         if result.choice_index is None:
             return AnswerResult(text="", rationale=result.rationale, confidence=0.0,
-                                confidence_reason=result.confidence_reason)
+                                confidence_reason=result.confidence_reason, confidence_steps=result.confidence_steps)
         return AnswerResult(
             text=request.choices[result.choice_index],
             rationale=f"[{result.method}] {result.rationale}",
             cited_evidence_ids=result.cited_evidence_ids,
             confidence=result.confidence,
             confidence_reason=result.confidence_reason,
+            confidence_steps=result.confidence_steps,
         )
 
 
