@@ -61,6 +61,7 @@ from audiomind.serve_guards import (
     ReadDeadline,
     SizeLimitMiddleware,
     check_upload,
+    slot_audio,
 )
 
 if TYPE_CHECKING:
@@ -1018,19 +1019,7 @@ def _judge_route(app: FastAPI, service: Service, spec: JudgeSpec, form_fields: C
             args = spec.args.model_validate({n: kw[n] for n in spec.args.model_fields if kw[n] is not None})
         except ValidationError as exc:
             raise HTTPException(400, input_problem(spec, exc)) from None
-        audio: dict[str, Path | None] = {}
-        shown: dict[str, str] = {}
-        for slot in spec.audio:
-            upload, (path, field) = kw[slot.name], paths[slot.name]
-            if upload is None and not path and not slot.required:
-                audio[slot.name] = None
-                continue
-            try:
-                audio[slot.name], shown_as = await service.audio_input(upload, path, slot.name, field)
-            except BaseException:
-                service.release(audio.values())  # the descriptors of the slots already taken
-                raise
-            shown[str(audio[slot.name])] = shown_as
+        audio, shown = await slot_audio(service, spec.audio, kw, paths)
         options = JudgeOptions(llm=kw.get("llm") or settings.agent.planner,
                                frontend=kw.get("frontend") or settings.agent.frontend, trace_dir=settings.trace_dir,
                                registry=agent.registry, cache=agent.cache, timeout_s=settings.agent.timeout_s,

@@ -188,6 +188,27 @@ def check_upload(path: Path, shown: str, max_duration_s: float | None = None) ->
                                  f"{_audio_reason(exc, path)}") from None
 
 
+async def slot_audio(service: Any, slots: Any, kw: dict[str, Any], paths: dict[str, tuple[str | None, str]]
+                     ) -> tuple[dict[str, Path | None], dict[str, str]]:
+    """({slot: its clip, or None for an optional slot left empty}, {clip: how to name it back}) of a judge
+    request: each through `service.audio_input` (an upload, or a checked copy of a path under a root); on a
+    refusal, the descriptors already held for the earlier slots are released first."""
+    audio: dict[str, Path | None] = {}
+    shown: dict[str, str] = {}
+    for slot in slots:
+        upload, (path, field) = kw[slot.name], paths[slot.name]
+        if upload is None and not path and not slot.required:
+            audio[slot.name] = None
+            continue
+        try:
+            audio[slot.name], shown_as = await service.audio_input(upload, path, slot.name, field)
+        except BaseException:
+            service.release(audio.values())
+            raise
+        shown[str(audio[slot.name])] = shown_as
+    return audio, shown
+
+
 # ---- read deadlines ----------------------------------------------------------------------------------
 
 class BodyTimeout(HTTPException):

@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     # `registry` (Registry[T] and the plugin entry points) imports nothing else from audiomind: the registries a
     # plugin adds to are named there as "module:attribute" strings
     ("registry", "state", "audio", "trace", "config", "resources", "prompts", "paths", "inputs", "synth",
-     "embedded", "artifacts", "fsutil", "calibration"),
+     "embedded", "artifacts", "fsutil", "calibration", "limits"),
     # `language` reads questions and instructions into typed frames: plain data and phrase tables, handed an
     # LLM client when a model reads; the reasoning step and the judges read its frames
     ("language",),
@@ -44,7 +44,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("api", "__init__"),
     ("bench", "judges", "audit"),
     # `serve` (the HTTP service) is an entry point like the CLI: it drives the agent, the judges and the viewer
-    ("cli", "cli_common", "cli_report", "__main__", "serve"),
+    ("cli", "cli_common", "cli_report", "__main__", "serve", "serve_guards"),
 ]
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 

@@ -29,7 +29,6 @@ import json
 import logging
 import os
 import re
-import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterable
@@ -702,40 +701,6 @@ def _timeout(default: float) -> float | None:
     return default
 
 
-def _total_timeout(default: float) -> float:
-    """The whole export's deadline in seconds: the exporter's own timeout (as the SDK reads it: the traces
-    variable, then the general one, else `default`)."""
-    raw = os.environ.get("OTEL_EXPORTER_OTLP_TRACES_TIMEOUT") or os.environ.get("OTEL_EXPORTER_OTLP_TIMEOUT")
-    try:
-        value = float(raw) if raw else default
-    except ValueError:
-        return default
-    return value if value > 0 else default
-
-
-def _export_within(exporter: Any, spans: Any, seconds: float) -> Any:
-    """`exporter.export(spans)`, or None when it has not returned within `seconds` in all (issue 35: the
-    exporter's own timeout is per read, so a collector that trickles its reply, or retries with back-off,
-    held `ask --otlp` after it had printed its answer). The abandoned export's daemon thread is left to end
-    with the process."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["result"] = exporter.export(spans)
-        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
-            box["error"] = exc
-
-    worker = threading.Thread(target=run, name="audiomind-otlp-export", daemon=True)
-    worker.start()
-    worker.join(max(seconds, 0.0))
-    if worker.is_alive():
-        return None
-    if "error" in box:
-        raise box["error"]
-    return box.get("result")
-
-
 def export_states(states: Iterable[tuple[EvidenceState, str | None]], url: str, *, include_content: bool = False,
                   timeout_s: float = 10.0) -> ExportReport:
     """Send each (trace, its file) to the OTLP/HTTP collector at `url` (protobuf; headers from
@@ -753,12 +718,14 @@ def export_states(states: Iterable[tuple[EvidenceState, str | None]], url: str, 
     old_propagate = log.propagate
     log.addHandler(capture)
     log.propagate = False  # the exporter's own retry/failure lines would bury the one line we print
-    total_s = _total_timeout(timeout_s)
+    from audiomind.audit.otel_deadline import export_within, total_timeout
+
+    total_s = total_timeout(timeout_s)
     deadline = time.monotonic() + total_s
     try:
         for state, file in states:
             spans = build_spans(state, include_content=include_content, resource=resource, descriptions=descriptions)
-            result = _export_within(exporter, spans, deadline - time.monotonic())
+            result = export_within(exporter, spans, deadline - time.monotonic())
             if result is None:  # a collector that trickles its reply never trips the per-read timeout
                 raise ExportError(redact_userinfo(f"could not export run {state.run.run_id} to {endpoint}: no "
                                                   f"complete reply within {total_s:g} s (the export was abandoned)"))

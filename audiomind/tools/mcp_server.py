@@ -27,7 +27,6 @@ the caller hands in a function that runs it (`audiomind mcp` does; this layer do
 from __future__ import annotations
 
 import base64
-import contextlib
 import copy
 import errno
 import json
@@ -50,7 +49,6 @@ from pydantic import BaseModel, Field
 
 from audiomind.artifacts import make_artifact
 from audiomind.audio import AudioError
-from audiomind.config import apply_process_env
 from audiomind.limits import DurationCapError, check_clip
 from audiomind.paths import PathPolicyError, clip_text, resolve_under
 from audiomind.state import (
@@ -66,6 +64,7 @@ from audiomind.state import (
 )
 from audiomind.tools.executor import ToolCache, ToolExecutor
 from audiomind.tools.manifest import ToolManifest, ToolRegistry
+from audiomind.tools.mcp_transport import EOF_GRACE_S, serve_http, serve_stdio  # noqa: F401 - the CLI's names
 from audiomind.trace import write_trace
 
 SERVER_NAME = "audiomind"
@@ -74,9 +73,6 @@ META_KEY = "audiomind/call"
 PROVENANCE_KEY = "audiomind/provenance"
 MAX_PATH_CHARS = 4096  # PATH_MAX: no real file has a longer name; resolving one costs time in its `..` parts
 REFUSED_ARGUMENT_CHARS = 1000  # what a refused call's trace keeps of each argument value
-EOF_GRACE_S = 2.0
-"""After stdin ends (the client closed it), calls still running get this long to answer; then the server
-exits, whatever is still running (issue 35: it outlived its client until the call finished)."""
 DEFAULT_MAX_DURATION_S = 3 * 3600.0  # `mcp --max-duration`: audio longer than this is refused
 MIN_FREE_BYTES = 16 * 1024 * 1024  # below this a run folder counts as full when a write fails
 ASK_TOOL = "ask"
@@ -767,53 +763,3 @@ def _version() -> str:
         return importlib.metadata.version("audiomind")
     except Exception:  # noqa: BLE001 - a checkout without metadata
         return "0"
-
-
-def serve_stdio(core: ToolServer) -> None:
-    import anyio
-    from mcp.server.stdio import stdio_server
-
-    apply_process_env(quiet=True)  # OpenMP, hub and progress-bar variables, before any model loads
-    server = build_server(core)
-
-    async def main() -> None:
-        from mcp.shared._context_streams import create_context_streams
-
-        async with stdio_server() as (read_stream, write_stream):
-            relay_in, relayed = create_context_streams[Any](0)
-
-            async def relay() -> None:  # the client's messages, passed on until stdin ends
-                async with relay_in:
-                    async for message in read_stream:
-                        await relay_in.send(message)
-                await anyio.sleep(EOF_GRACE_S)  # calls that finish within it still answer
-                _leave_now()  # a call still running is abandoned: its client has gone
-
-            async with anyio.create_task_group() as tg:
-                tg.start_soon(relay)
-                await server.run(relayed, write_stream, server.create_initialization_options())
-                tg.cancel_scope.cancel()
-
-    anyio.run(main)
-    _leave_now()
-
-
-def _leave_now() -> None:
-    """Exit at once: stdin reached its end, so the client is gone (issue 35). A call still running (a tool
-    in the executor's thread pool, the `ask` agent) would otherwise hold the process until it finished:
-    concurrent.futures joins its threads at exit. Nobody is left to read its answer."""
-    import sys
-
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    os._exit(0)
-
-
-def serve_http(core: ToolServer, port: int, host: str = "127.0.0.1") -> None:
-    """Streamable HTTP at http://127.0.0.1:PORT/mcp (loopback only; DNS-rebinding protection on)."""
-    import uvicorn
-
-    apply_process_env(quiet=True)  # OpenMP, hub and progress-bar variables, before any model loads
-    app = build_server(core).streamable_http_app(host=host)
-    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
