@@ -66,6 +66,13 @@ class Settings(BaseSettings):
                                                               "(the tool is unavailable without it)")
     pyannote_dir: Path | None = Field(None, description="local pyannote.audio pipeline (config.yaml) for "
                                                         "`diarize_pyannote` (the tool is unavailable without it)")
+    model_cache: Path | None = Field(None, description="the model-call cache folder shared by runs (unset: "
+                                                       "model-calls/ in the embedded cache, "
+                                                       "~/.cache/audiomind/model-calls)")
+    batch_poll_s: float | None = Field(None, gt=0, description="first wait between polls of a batch job (seconds; "
+                                                               "unset: 10)")
+    batch_poll_max_s: float | None = Field(None, gt=0, description="longest wait between polls of a batch job "
+                                                                   "(seconds; unset: 300)")
 
     @field_validator("clap_backend", mode="before")
     @classmethod

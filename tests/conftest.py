@@ -38,6 +38,13 @@ def _seed(cache: Path, user: Path) -> None:
             pass
 
 
+@pytest.fixture(autouse=True)
+def isolated_model_cache(tmp_path_factory, monkeypatch):
+    """Each test has a model-call cache of its own (bench runs cache model calls by default): no test answers
+    from another test's replies."""
+    monkeypatch.setenv("AUDIOMIND_MODEL_CACHE", str(tmp_path_factory.mktemp("model-calls")))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def isolated_cache(tmp_path_factory):
     """Tool results and unpacked models go to a per-session cache, so tests never see stale results; the session

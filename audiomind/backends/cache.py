@@ -7,8 +7,8 @@ to a temporary file and renamed into place, so concurrent workers and a kill -9 
 reader sees a whole entry or none. An entry that does not parse is treated as a miss and rewritten.
 
 Modes: `use` reads and writes; `refresh` never reads but writes (asks the model again, keeps the new reply);
-`off` does neither. The default folder is shared by runs: `$AUDIOMIND_MODEL_CACHE`, else
-`$XDG_CACHE_HOME/audiomind/model-calls` (`~/.cache/audiomind/model-calls`).
+`off` does neither. The default folder is shared by runs: `$AUDIOMIND_MODEL_CACHE`, else model-calls/ in
+the embedded cache (`~/.cache/audiomind/model-calls`).
 """
 
 from __future__ import annotations
@@ -28,11 +28,12 @@ FORMAT = 1  # bump when the entry layout changes (old entries then miss)
 
 
 def default_cache_dir() -> Path:
-    env = os.environ.get("AUDIOMIND_MODEL_CACHE")
-    if env:
-        return Path(env).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "audiomind" / "model-calls"
+    """Settings.model_cache ($AUDIOMIND_MODEL_CACHE), else model-calls/ in the embedded cache
+    ($AUDIOMIND_CACHE, else $XDG_CACHE_HOME/audiomind or ~/.cache/audiomind)."""
+    from audiomind.config import settings  # (config imports this module's policy users)
+
+    st = settings()
+    return Path(st.model_cache).expanduser() if st.model_cache else st.cache_root() / "model-calls"
 
 
 def request_key(request: dict[str, Any]) -> str:

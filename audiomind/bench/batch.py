@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import sys
 import time
 import uuid
@@ -78,10 +77,12 @@ class PollPolicy(BaseModel):
 
     @classmethod
     def from_env(cls) -> PollPolicy:
-        """The defaults, or AUDIOMIND_BATCH_POLL_S / AUDIOMIND_BATCH_POLL_MAX_S (seconds)."""
-        env = {k: float(os.environ[v]) for k, v in (("first_s", "AUDIOMIND_BATCH_POLL_S"),
-                                                    ("max_s", "AUDIOMIND_BATCH_POLL_MAX_S")) if os.environ.get(v)}
-        return cls(**env)
+        """The defaults, or Settings.batch_poll_s / batch_poll_max_s (AUDIOMIND_BATCH_POLL_S / _MAX_S)."""
+        from audiomind.config import settings
+
+        st = settings()
+        given = {"first_s": st.batch_poll_s, "max_s": st.batch_poll_max_s}
+        return cls(**{k: v for k, v in given.items() if v is not None})
 
     def delay(self, n: int) -> float:
         """Seconds before poll round n+1 (n counts from 0)."""

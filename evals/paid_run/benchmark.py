@@ -103,13 +103,10 @@ def main(argv: list[str]) -> int:
     server.default = lambda body: Script(reply_content(body))
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        import os
-
-        os.environ["AUDIOMIND_MODEL_CACHE"] = str(work / "cache")
         meta = sample(rows, a.sample, work)
         common = ["run", "--task", "mmar", "--source", str(meta), "--audio-dir", str(work), "--planner", f"openai:{PLANNER}@{server.url}",
                   "--frontend", f"openai:{FRONTEND}@{server.url}", "--no-progress",
-                  "--price", f"openai:{PLANNER}={p.input_per_m},{p.output_per_m},{p.cached_per_m or ''}",
+                  "--model-cache-dir", str(work / "cache"), "--price", f"openai:{PLANNER}={p.input_per_m},{p.output_per_m},{p.cached_per_m or ''}",
                   "--price", f"openai:{FRONTEND}={f.input_per_m},{f.output_per_m},,{f.audio_input_per_m}"]
         # the dry run: N items for real, extrapolated to the whole meta (len(rows) items)
         full_meta = work / "full-meta.jsonl"

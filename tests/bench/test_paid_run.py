@@ -230,8 +230,7 @@ def test_cost_is_the_usage_times_the_prices_per_role(storm, tmp_path):
     assert json.loads((tmp_path / "unpriced" / "summary.json").read_text())["cost_usd"] is None
 
 
-def test_dry_run_estimates_the_whole_run_and_the_real_run_reuses_it(storm, tmp_path, monkeypatch):
-    monkeypatch.setenv("AUDIOMIND_MODEL_CACHE", str(tmp_path / "cache"))
+def test_dry_run_estimates_the_whole_run_and_the_real_run_reuses_it(storm, tmp_path):
     server = storm()
     spec = f"openai:gpt-4o-mini@{server.url}"
     src = tmp_path / "items.jsonl"
@@ -239,7 +238,8 @@ def test_dry_run_estimates_the_whole_run_and_the_real_run_reuses_it(storm, tmp_p
     src.write_text("".join(json.dumps({"id": it.id, "audio": it.audio_path, "question": it.question,
                                        "choices": it.choices, "answer": it.answer}) + "\n" for it in clips))
     args = ["bench", "run", "--task", "items", "--source", str(src), "--out", str(tmp_path / "run"), "--planner",
-            spec, "--frontend", spec, "--no-progress", "--price", "openai:gpt-4o-mini=0.15,0.60"]
+            spec, "--frontend", spec, "--no-progress", "--price", "openai:gpt-4o-mini=0.15,0.60",
+            "--model-cache-dir", str(tmp_path / "cache")]
     res = CliRunner().invoke(app, [*args, "--dry-run", "2", "--json"])
     assert res.exit_code == 0, res.output
     est = json.loads(res.stdout)
