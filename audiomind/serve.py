@@ -35,7 +35,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import hashlib
 import inspect
 import os
@@ -1105,6 +1104,6 @@ def serve(settings: ServeSettings, *, host: str = "127.0.0.1", port: int = 8000,
         fail(f"{exc}", code=4)
     os.environ.setdefault(THREADS_ENV, str(intra_op_threads_for(settings.concurrency, workers)))
     os.environ[SETTINGS_ENV] = settings.model_dump_json()
-    protocol = functools.partial(header_deadline_protocol(), header_timeout_s=settings.header_timeout_s)
     uvicorn.run("audiomind.serve:app_from_env", factory=True, host=host, port=port, workers=workers,
-                log_level=log_level, timeout_graceful_shutdown=30, http=protocol)  # type: ignore[arg-type]
+                log_level=log_level, timeout_graceful_shutdown=30,
+                http=header_deadline_protocol(settings.header_timeout_s))

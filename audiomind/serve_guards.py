@@ -33,7 +33,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import h11
 from fastapi import HTTPException
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 DEFAULT_BODY_TIMEOUT_S = 120.0
@@ -315,63 +317,56 @@ class SizeLimitMiddleware:
                 await self._refuse(send)
 
 
-def _header_deadline_protocol() -> type:
-    import h11
-    from uvicorn.protocols.http.h11_impl import H11Protocol
+class HeaderDeadlineH11(H11Protocol):
+    """uvicorn's h11 protocol, with the headers of each request due within `header_timeout_s` of the
+    connection (or of the previous response): a client that drips them is disconnected. A module-level
+    class, so `serve --workers N` can hand it to its worker processes."""
 
-    class HeaderDeadlineH11(H11Protocol):
-        """uvicorn's h11 protocol, with the headers of each request due within `header_timeout_s` of the
-        connection (or of the previous response): a client that drips them is disconnected."""
+    def __init__(self, *args: Any, header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self.header_timeout_s = header_timeout_s
+        self._header_timer: asyncio.TimerHandle | None = None
 
-        def __init__(self, *args: Any, header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S, **kwargs: Any):
-            super().__init__(*args, **kwargs)
-            self.header_timeout_s = header_timeout_s
-            self._header_timer: asyncio.TimerHandle | None = None
+    def _arm(self) -> None:
+        self._disarm()
+        self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_late)
 
-        def _arm(self) -> None:
-            self._disarm()
-            self._header_timer = self.loop.call_later(self.header_timeout_s, self._headers_late)
-
-        def _disarm(self) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
-
-        def _headers_late(self) -> None:
+    def _disarm(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
             self._header_timer = None
-            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
-                self.transport.close()
 
-        def connection_made(self, transport: Any) -> None:
-            super().connection_made(transport)
-            self._arm()
+    def _headers_late(self) -> None:
+        self._header_timer = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            self.transport.close()
 
-        def connection_lost(self, exc: Exception | None) -> None:
+    def connection_made(self, transport: Any) -> None:
+        super().connection_made(transport)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def handle_events(self) -> None:
+        super().handle_events()
+        if self.conn.their_state is not h11.IDLE:  # this request's headers are in
             self._disarm()
-            super().connection_lost(exc)
 
-        def handle_events(self) -> None:
-            super().handle_events()
-            if self.conn.their_state is not h11.IDLE:  # this request's headers are in
-                self._disarm()
-
-        def on_response_complete(self) -> None:
-            super().on_response_complete()
-            if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
-                self._arm()  # the next request's headers are due too
-
-    return HeaderDeadlineH11
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing() and self.conn.their_state is h11.IDLE:
+            self._arm()  # the next request's headers are due too
 
 
-@functools.cache
-def header_deadline_protocol() -> type:
-    """The HeaderDeadlineH11 class (made on first use: uvicorn and h11 are imported only by a server)."""
-    return _header_deadline_protocol()
+def header_deadline_protocol(header_timeout_s: float) -> Any:
+    """What uvicorn's `http=` takes: HeaderDeadlineH11 with this deadline (a picklable partial)."""
+    return functools.partial(HeaderDeadlineH11, header_timeout_s=header_timeout_s)
 
 
 def uvicorn_config(app: Any, *, header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S, **kwargs: Any) -> Any:
     """uvicorn's Config for `app` with the header deadline (HeaderDeadlineH11); kwargs go to uvicorn."""
     import uvicorn
 
-    protocol = functools.partial(header_deadline_protocol(), header_timeout_s=header_timeout_s)
-    return uvicorn.Config(app, http=protocol, **kwargs)  # type: ignore[arg-type]
+    return uvicorn.Config(app, http=header_deadline_protocol(header_timeout_s), **kwargs)
