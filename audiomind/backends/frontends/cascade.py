@@ -148,7 +148,7 @@ def _merged(results: list[ExecutionResult], order: list[str]) -> ExecutionResult
     artifacts with it, as one executor run of those tools would have listed them."""
     rank = {name: i for i, name in enumerate(order)}
     calls = sorted((c for r in results for c in r.tool_calls), key=lambda c: rank.get(c.tool, len(rank)))
-    pos = {c.id: i for i, c in enumerate(calls)}
+    pos: dict[str | None, int] = {c.id: i for i, c in enumerate(calls)}  # an artifact may name no creating call
     evidence = sorted((e for r in results for e in r.evidence), key=lambda e: pos.get(e.source_id, len(pos)))
     artifacts = sorted((a for r in results for a in r.artifacts), key=lambda a: pos.get(a.created_by, len(pos)))
     return ExecutionResult(tool_calls=calls, evidence=evidence, artifacts=artifacts)
