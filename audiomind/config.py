@@ -18,6 +18,7 @@ the HTTP service and the MCP server (and of anything else that loads models: cal
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -26,9 +27,6 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
-
-from audiomind.backends.policy import CallPolicy, make_policy
-from audiomind.backends.ratelimit import RateLimit
 
 ENV_PREFIX = "AUDIOMIND_"
 
@@ -175,6 +173,10 @@ def apply_process_env(*, quiet: bool = False) -> dict[str, str]:
     return set_now
 
 
+RATE_LIMIT = re.compile(r"(\d+(?:\.\d+)?)?(?:/(\d+(?:\.\d+)?))?")
+"""A rate limit as written: 'RPM', 'RPM/TPM' or '/TPM' (positive numbers)."""
+
+
 class AgentConfig(BaseModel):
     """How an agent is built and bounded. Specs are strings (`rules`, `cascade`, `openai:MODEL@URL`, ...)."""
 
@@ -221,11 +223,6 @@ class AgentConfig(BaseModel):
     def __hash__(self) -> int:  # frozen, with dict fields: hashed by value (graph.studio caches agents by config)
         return hash(self.model_dump_json())
 
-    def call_policy(self) -> CallPolicy:
-        """How every model request of a run is sent (audiomind.backends.policy)."""
-        return make_policy(retries=self.max_retries, retry_after_cap_s=self.retry_after_cap_s, rpm=self.rpm,
-                           tpm=self.tpm, rate_limits=self.rate_limits, cache_mode=self.model_cache,
-                           cache_dir=self.model_cache_dir)
 
     @field_validator("trace_dir", "cache_dir", "model_cache_dir", mode="before")
     @classmethod
@@ -235,8 +232,9 @@ class AgentConfig(BaseModel):
     @field_validator("rate_limits")
     @classmethod
     def _rate_limits(cls, v: dict[str, str]) -> dict[str, str]:
-        for text in v.values():
-            RateLimit.parse(text)  # ValueError names the bad limit
+        for spec, text in v.items():  # RPM, RPM/TPM or /TPM (audiomind.backends.ratelimit.RateLimit.parse)
+            if not RATE_LIMIT.fullmatch(text.strip()) or not text.strip().strip("/"):
+                raise ValueError(f"bad rate limit {spec}={text!r}: expected RPM, RPM/TPM or /TPM")
         return v
 
     @field_validator("tools_dirs", mode="before")

@@ -13,7 +13,7 @@ of it in `perceive`): the whole difference was work done once per machine, not p
   asked once through the agent with a throw-away tool cache, so numba compiles and caches the kernels the tools
   reach beyond compile_librosa_kernels and the verifiers' label tables are embedded (`questions`).
 
-Run as `python -m audiomind.embedded.warm` (what `models.install` does, in a fresh process after pip); each
+Run as `python -m audiomind.warm` (what `models.install` does, in a fresh process after pip); each
 step is best effort and says what it did and how long it took; a failed step is reported, not fatal.
 """
 
@@ -26,7 +26,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 README_CLIP = "two_speakers.wav"  # README command 1's clip: not asked here
 EXTRA_QUESTIONS = [  # other families than the examples' own questions, on the same clips
     ("weather.wav", "How many different people speak in this recording?", ["1", "2", "3", "4"]),

@@ -44,7 +44,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("api", "__init__"),
     ("bench", "judges", "audit"),
     # `serve` (the HTTP service) is an entry point like the CLI: it drives the agent, the judges and the viewer
-    ("cli", "cli_common", "cli_report", "__main__", "serve", "serve_guards"),
+    ("cli", "cli_common", "cli_report", "__main__", "serve", "serve_guards", "warm"),
 ]
 LAYER_OF = {name: i for i, names in enumerate(LAYERS) for name in names}
 

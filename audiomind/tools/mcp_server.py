@@ -62,9 +62,10 @@ from audiomind.state import (
     ToolCallStatus,
     utcnow,
 )
+from audiomind.tools import mcp_transport
 from audiomind.tools.executor import ToolCache, ToolExecutor
 from audiomind.tools.manifest import ToolManifest, ToolRegistry
-from audiomind.tools.mcp_transport import EOF_GRACE_S, serve_http, serve_stdio  # noqa: F401 - the CLI's names
+from audiomind.tools.mcp_transport import EOF_GRACE_S  # noqa: F401 - the CLI's name
 from audiomind.trace import write_trace
 
 SERVER_NAME = "audiomind"
@@ -763,3 +764,13 @@ def _version() -> str:
         return importlib.metadata.version("audiomind")
     except Exception:  # noqa: BLE001 - a checkout without metadata
         return "0"
+
+
+def serve_stdio(core: ToolServer) -> None:
+    """The MCP server over stdio (audiomind.tools.mcp_transport)."""
+    mcp_transport.serve_stdio(core, build_server)
+
+
+def serve_http(core: ToolServer, port: int, host: str = "127.0.0.1") -> None:
+    """The MCP server over streamable HTTP on loopback (audiomind.tools.mcp_transport)."""
+    mcp_transport.serve_http(core, build_server, port, host)

@@ -10,24 +10,22 @@ from __future__ import annotations
 
 import contextlib
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from audiomind.config import apply_process_env
 
-if TYPE_CHECKING:
-    from audiomind.tools.mcp_server import ToolServer
+ToolServer = Any  # audiomind.tools.mcp_server.ToolServer (which imports this module: named, not imported)
 
 EOF_GRACE_S = 2.0
 """After stdin ends, calls still running get this long to answer; then the server exits, whatever runs."""
 
 
-def serve_stdio(core: ToolServer) -> None:
+def serve_stdio(core: ToolServer, build_server: Callable[[ToolServer], Any]) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
     apply_process_env(quiet=True)  # OpenMP, hub and progress-bar variables, before any model loads
-    from audiomind.tools.mcp_server import build_server
-
     server = build_server(core)
 
     async def main() -> None:
@@ -64,11 +62,10 @@ def _leave_now() -> None:
     os._exit(0)
 
 
-def serve_http(core: ToolServer, port: int, host: str = "127.0.0.1") -> None:
+def serve_http(core: ToolServer, build_server: Callable[[ToolServer], Any], port: int,
+               host: str = "127.0.0.1") -> None:
     """Streamable HTTP at http://127.0.0.1:PORT/mcp (loopback only; DNS-rebinding protection on)."""
     import uvicorn
-
-    from audiomind.tools.mcp_server import build_server
 
     apply_process_env(quiet=True)  # OpenMP, hub and progress-bar variables, before any model loads
     app = build_server(core).streamable_http_app(host=host)

