@@ -216,6 +216,14 @@ def test_cost_is_the_usage_times_the_prices_per_role(storm, tmp_path):
             usd = ((c["input_tokens"] - audio) * 0.15 + audio * 10.0 + c["output_tokens"] * 0.60) / 1e6
             expect[c["role"]] = expect.get(c["role"], 0.0) + usd
     assert set(expect) == {"planner", "frontend"}
+    # what an auditor needs of every call, from the provider's own reply
+    calls = [c for r in load_results(out).values()
+             for c in json.loads((out / r["trace_path"]).read_text())["model_calls"]]
+    for c in calls:
+        assert c["served_model"] == "gpt-4o-mini-2026-01-01" and c["fingerprint"] == "fp_storm"
+        assert c["finish_reason"] == "stop" and c["reasoning_tokens"] == 10 and c["input"]
+    heard = [c for c in calls if c["role"] == "frontend"]
+    assert heard and all(c["audio_input_tokens"] > 0 and c["input_audio"][0]["sha256"] for c in heard)
     assert round(summary["cost_usd"], 2) == round(sum(expect.values()), 2)
     for role, usd in expect.items():
         assert summary["cost_by_role"][role] == pytest.approx(usd, rel=1e-6)
