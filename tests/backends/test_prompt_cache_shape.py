@@ -58,3 +58,32 @@ def test_prefix_share_measure():
     assert bench.common_prefix("same", "same") == 4
     assert bench.request_text([{"role": "system", "content": "s"},
                                {"role": "user", "content": [{"type": "text", "text": "u"}]}]) == "system\ns\nuser\nu\n"
+
+
+def test_compaction_levels_shrink_and_small_levels_carry_only_their_role(clips):
+    """For small contexts (SmolLM2) every level is shorter than the one before; from DETAIL_LEVELS on, where no
+    cache helps, the system message carries only the asked role's instructions and no tool details."""
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+
+    from audiomind.backends.planners.llm import COMPACT_LEVELS, DETAIL_LEVELS, LLMPlanner
+    from audiomind.state import Plan
+    from audiomind.tools.manifest import ToolRegistry
+
+    from .conftest import artifact_for, make_state
+
+    inventory = ToolRegistry.load().render_inventory()
+    state = make_state([artifact_for(clips["short"])]).model_copy(update={
+        "plan": Plan(intent="count", answer_format="one choice", candidate_operations=["count_events"])})
+    planner = LLMPlanner(GenericFakeChatModel(messages=iter([])), name="p")
+    for role in ("plan", "decide"):
+        sizes = []
+        for level in range(len(COMPACT_LEVELS)):
+            r = planner._record_prompt(role, state, inventory, level, **(
+                {"step": 1, "max_steps": 6} if role == "decide" else {}))
+            assert r.system is not None
+            sizes.append(len(r.system) + len(r.text))
+            other = "DECIDE: choose exactly ONE action" if role == "plan" else "PLAN: write a light plan"
+            assert (other in r.system) == (level < DETAIL_LEVELS)
+            shown = "may support: how many separate sounds" in r.text  # count_events' entry, named by the plan
+            assert shown == (role == "decide" and level < DETAIL_LEVELS)
+        assert sizes == sorted(sizes, reverse=True) and sizes[-1] < sizes[0] // 3, (role, sizes)

@@ -312,7 +312,8 @@ class LLMPlanner(LLMClient):
         text = load_prompt(template).render(question=q.text, choices_block=choices_block(q.choices),
                                             clips=render_artifacts(state, originals_only=True), record=record.text,
                                             **values)
-        return Rendered(text, record.notes, planner_system(inventory, form))
+        return Rendered(text, record.notes,
+                        planner_system(inventory, form, None if level < DETAIL_LEVELS else template))
 
     def plan(self, state: EvidenceState, inventory: str) -> tuple[Plan, ModelCall | None]:
         q = state.question

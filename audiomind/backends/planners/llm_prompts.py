@@ -560,12 +560,19 @@ def clip_info(state: EvidenceState) -> str:
                      + (f", {a.format}" if a.format else "") for a in state.originals)
 
 
-def planner_system(inventory: str, form: str) -> str:
-    """The static part of every plan and decide prompt of a run, sent first as the system message: the evidence
-    rule, the instructions for both roles and the tool inventory in `form` (compact_inventory). It holds nothing
-    that varies within a run (no ids, steps, budgets or times), so it is byte-identical across the run's calls
-    and across its items, and a provider's prompt cache serves it."""
-    return evidence_rule() + "\n\n" + load_prompt("planner").render(inventory=compact_inventory(inventory, form))
+def planner_system(inventory: str, form: str, role: str | None = None) -> str:
+    """The static part of plan and decide prompts, sent first as the system message: the evidence rule, the
+    instructions and the tool inventory in `form` (compact_inventory). Without `role` (every model with a usual
+    context: compaction levels below DETAIL_LEVELS) it is prompts/planner.md with the instructions of both roles,
+    and holds nothing that varies within a run (no ids, steps, budgets or times): byte-identical across the
+    run's plan and decide calls and across its items, so a provider's prompt cache serves it. With `role`
+    ("plan" or "decide"; the compact levels for small contexts, where no cache helps and every token counts):
+    prompts/planner_compact.md with that role's instructions only."""
+    roles = [role] if role else ["plan", "decide"]
+    instructions = "\n".join(load_prompt(f"{r}_instructions").text for r in roles).rstrip("\n")
+    tpl = load_prompt("planner_compact" if role else "planner")
+    return evidence_rule() + "\n\n" + tpl.render(inventory=compact_inventory(inventory, form),
+                                                  instructions=instructions)
 
 
 def smallest_decide_prompt(inventory: str) -> str:
@@ -578,4 +585,4 @@ def smallest_decide_prompt(inventory: str) -> str:
     record = render_record(state, COMPACT_LEVELS[-1][0], details=None)
     user = load_prompt("decide").render(question="", choices_block="", clips="(none)", record=record.text,
                                         step=1, max_steps=1)
-    return planner_system(inventory, form) + "\n\n" + user
+    return planner_system(inventory, form, "decide") + "\n\n" + user
