@@ -6,112 +6,38 @@ predictions; the cost is the provider's usage times the prices, per role; an unp
 from __future__ import annotations
 
 import json
-import threading
-import time
 from functools import partial
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pytest
-from test_runner import tb  # type: ignore[import-not-found]
+from test_runner import tb, tone_items  # type: ignore[import-not-found]
 from typer.testing import CliRunner
 
-from audiomind import audio as aio
 from audiomind.api import AudioMind
 from audiomind.backends import ratelimit
 from audiomind.bench.items import BenchItem
 from audiomind.bench.runner import load_results, run_batch
 from audiomind.cli import app
 from audiomind.config import AgentConfig
-from tests.backends.standins.openai_standin import RequestInvalid, audio_durations, validate
+from tests.backends.standins.openai_standin import OpenAIStandin, Script
 
 AUDIO_TOKENS_PER_S = 25
 
 
-class StormServer:
-    """Answers like a model (evals/throughput_benchmark.reply_content), after refusing its first
-    `refuse_first` requests with 429 and Retry-After; usage counts text at 4 characters a token and audio
-    at 25 tokens a second (reported as audio tokens), and 10 reasoning tokens of the completion."""
-
-    def __init__(self, refuse_first: int = 0, retry_after_s: float = 1.0):
-        self.refuse_first = refuse_first
-        self.retry_after_s = retry_after_s
-        self.arrivals: list[float] = []
-        self.answered = 0
-        self.invalid: list[str] = []
-        self._lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-            def do_POST(self) -> None:
-                raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-                status, payload, headers = server.handle(raw)
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                for k, v in {"Content-Type": "application/json", "Content-Length": str(len(data)),
-                             **headers}.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        threading.Thread(target=self.httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-
-    @property
-    def requests(self) -> int:
-        return len(self.arrivals)
-
-    def handle(self, raw: bytes) -> tuple[int, Any, dict[str, str]]:
-        with self._lock:
-            self.arrivals.append(time.monotonic())
-            n = len(self.arrivals)
-        try:
-            body = json.loads(raw)
-            validate(body)
-            durations = audio_durations(body)
-        except (ValueError, RequestInvalid) as exc:
-            self.invalid.append(str(exc))
-            return 422, {"error": {"message": str(exc)}}, {}
-        if n <= self.refuse_first:
-            return 429, {"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}, {
-                "Retry-After": f"{self.retry_after_s:g}"}
-        text = sum(len(json.dumps(m.get("content"))) for m in body["messages"])
-        audio = sum(int(np.ceil(d * AUDIO_TOKENS_PER_S)) for d in durations)
-        content = tb.reply_content(body)
-        completion = len(content) // 4 + 10
-        with self._lock:
-            self.answered += 1
-        return 200, {
-            "id": f"chatcmpl-{n}", "object": "chat.completion", "created": 0, "model": body["model"] + "-2026-01-01",
-            "system_fingerprint": "fp_storm",
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": text // 4 + audio, "completion_tokens": completion,
-                      "total_tokens": text // 4 + audio + completion,
-                      "prompt_tokens_details": {"audio_tokens": audio, "cached_tokens": 0},
-                      "completion_tokens_details": {"reasoning_tokens": 10}},
-        }, {}
-
-    def close(self) -> None:
-        self.httpd.shutdown()
-        self.httpd.server_close()
-
-
 @pytest.fixture
 def storm():
-    servers: list[StormServer] = []
+    """Strict loopback servers (tests/backends/standins/openai_standin.py: every request validated against the
+    openai SDK's types) that answer each role like a model (evals/throughput_benchmark.reply_content), after
+    refusing their first `refuse_first` requests with 429 and Retry-After; usage as a provider reports it
+    (text at 4 characters a token, audio at 25 tokens a second, in prompt_tokens_details)."""
+    servers: list[OpenAIStandin] = []
 
-    def make(**kw: Any) -> StormServer:
-        servers.append(StormServer(**kw))
-        return servers[-1]
+    def make(**kw: Any) -> OpenAIStandin:
+        s = OpenAIStandin(served_model="gpt-4o-mini-2026-01-01", **kw)
+        s.default = lambda body: Script(tb.reply_content(body))
+        servers.append(s)
+        return s
 
     ratelimit.reset_limiters()
     yield make
@@ -121,15 +47,16 @@ def storm():
 
 
 def tones(folder: Path, n: int) -> list[BenchItem]:
-    folder.mkdir(parents=True, exist_ok=True)
-    out = []
-    for i in range(n):
-        t = np.arange(8000) / 16000
-        path = aio.write_wav(folder / f"p{i}.wav", (0.3 * np.sin(2 * np.pi * (300 + 30 * i) * t)).astype(np.float32),
-                             16000)
-        out.append(BenchItem(id=f"p{i}", benchmark="unit", audio_path=str(path), question="What is heard?",
-                             choices=["A steady tone", "Speech", "Silence"], answer="A steady tone"))
-    return out
+    return tone_items(folder, n, prefix="p")
+
+
+def items_file(tmp_path: Path, n: int) -> Path:
+    """An items.jsonl of n tone items (`bench run --task items`)."""
+    src = tmp_path / "items.jsonl"
+    src.write_text("".join(json.dumps({"id": it.id, "audio": it.audio_path, "question": it.question,
+                                       "choices": it.choices, "answer": it.answer}) + "\n"
+                           for it in tones(tmp_path / "clips", n)))
+    return src
 
 
 def test_a_429_storm_ends_with_every_item_answered_within_the_rate(storm, tmp_path, monkeypatch):
@@ -145,7 +72,7 @@ def test_a_429_storm_ends_with_every_item_answered_within_the_rate(storm, tmp_pa
     assert server.invalid == []
     assert summary.statuses == {"answered": 20} and summary.errors == 0 and not summary.partial
     assert summary.scored == 20
-    arrivals = sorted(server.arrivals)
+    arrivals = sorted(seen.arrived for seen in server.seen)
     assert len(arrivals) >= 50  # 30 refused + 20 answered
     limiter = ratelimit.limiter_for(spec, ratelimit.RateLimit(rpm=10))
     assert limiter.max_in_window == 10  # the limiter bound, and never let an 11th request into a window
@@ -169,7 +96,7 @@ def test_failed_calls_are_errors_never_wrong_answers(storm, tmp_path):
                         error_retries=1)
     assert summary.statuses == {"error": 3} and summary.scored == 0 and summary.accuracy is None
     assert summary.partial and summary.errors == 3 and summary.error_retry_rounds == 1
-    assert server.requests == 3 * 2 * 2  # 2 sends per request, 2 rounds
+    assert len(server.seen) == 3 * 2 * 2  # 2 sends per request, 2 rounds
     assert all(r["correct"] is None for r in load_results(tmp_path / "run").values())
 
 
@@ -180,12 +107,12 @@ def test_a_rerun_into_a_fresh_folder_sends_nothing(storm, tmp_path):
                       model_cache_dir=str(tmp_path / "cache"))
     items = tones(tmp_path / "clips", 3)
     first = run_batch(items, tmp_path / "run1", partial(AudioMind, cfg), workers=2, progress=False)
-    sent = server.requests
+    sent = len(server.seen)
     # (items asking the same question make the same perception-prompt request: a hit already)
     assert first.statuses == {"answered": 3} and sent + first.cache_hits >= 3 * 5
     second = run_batch(items, tmp_path / "run2", partial(AudioMind, cfg.model_copy(
         update={"trace_dir": str(tmp_path / "art2")})), workers=2, progress=False)
-    assert server.requests == sent, "the re-run sent requests"
+    assert len(server.seen) == sent, "the re-run sent requests"
     assert second.statuses == {"answered": 3} and second.cache_hits == sent + first.cache_hits
     r1, r2 = load_results(tmp_path / "run1"), load_results(tmp_path / "run2")
     assert {k: v["prediction"] for k, v in r1.items()} == {k: v["prediction"] for k, v in r2.items()}
@@ -199,10 +126,7 @@ def test_cost_is_the_usage_times_the_prices_per_role(storm, tmp_path):
     key without @URL matches the recorded spec with it."""
     server = storm()
     spec = f"openai:gpt-4o-mini@{server.url}"
-    src = tmp_path / "items.jsonl"
-    clips = tones(tmp_path / "clips", 2)
-    src.write_text("".join(json.dumps({"id": it.id, "audio": it.audio_path, "question": it.question,
-                                       "choices": it.choices, "answer": it.answer}) + "\n" for it in clips))
+    src = items_file(tmp_path, 2)
     out = tmp_path / "run"
     res = CliRunner().invoke(app, ["bench", "run", "--task", "items", "--source", str(src), "--out", str(out),
                                    "--planner", spec, "--frontend", spec, "--no-progress", "--model-cache", "off",
@@ -220,8 +144,8 @@ def test_cost_is_the_usage_times_the_prices_per_role(storm, tmp_path):
     calls = [c for r in load_results(out).values()
              for c in json.loads((out / r["trace_path"]).read_text())["model_calls"]]
     for c in calls:
-        assert c["served_model"] == "gpt-4o-mini-2026-01-01" and c["fingerprint"] == "fp_storm"
-        assert c["finish_reason"] == "stop" and c["reasoning_tokens"] == 10 and c["input"]
+        assert c["served_model"] == "gpt-4o-mini-2026-01-01" and c["fingerprint"] == "fp_standin"
+        assert c["finish_reason"] == "stop" and c["reasoning_tokens"] == 0 and c["input"]
     heard = [c for c in calls if c["role"] == "frontend"]
     assert heard and all(c["audio_input_tokens"] > 0 and c["input_audio"][0]["sha256"] for c in heard)
     assert round(summary["cost_usd"], 2) == round(sum(expect.values()), 2)
@@ -241,10 +165,7 @@ def test_cost_is_the_usage_times_the_prices_per_role(storm, tmp_path):
 def test_dry_run_estimates_the_whole_run_and_the_real_run_reuses_it(storm, tmp_path):
     server = storm()
     spec = f"openai:gpt-4o-mini@{server.url}"
-    src = tmp_path / "items.jsonl"
-    clips = tones(tmp_path / "clips", 5)
-    src.write_text("".join(json.dumps({"id": it.id, "audio": it.audio_path, "question": it.question,
-                                       "choices": it.choices, "answer": it.answer}) + "\n" for it in clips))
+    src = items_file(tmp_path, 5)
     args = ["bench", "run", "--task", "items", "--source", str(src), "--out", str(tmp_path / "run"), "--planner",
             spec, "--frontend", spec, "--no-progress", "--price", "openai:gpt-4o-mini=0.15,0.60",
             "--model-cache-dir", str(tmp_path / "cache")]
@@ -254,10 +175,10 @@ def test_dry_run_estimates_the_whole_run_and_the_real_run_reuses_it(storm, tmp_p
     assert est["sampled"] == 2 and est["total_items"] == 5 and est["cost_run"] > 0
     assert "estimated from 2 item(s)" in est["method"]
     assert not (tmp_path / "run" / "results.jsonl").exists()  # the dry run is not the run
-    sent = server.requests
+    sent = len(server.seen)
     res = CliRunner().invoke(app, args)
     assert res.exit_code == 0, res.output
-    assert server.requests - sent < sent * 5 / 2  # the two sampled items came from the cache
+    assert len(server.seen) - sent < sent * 5 / 2  # the two sampled items came from the cache
 
 
 def test_a_real_models_confidence_reaches_the_report(tmp_path):

@@ -12,6 +12,8 @@ installed openai SDK's types and imitates, by flags, what real servers do differ
   from the scripted reply (at most the number asked for, most likely first).
 - `reject_logprobs`: a server that cannot return log-probabilities answers 400 to any request for them.
 - `extra_keys`: request keys the server takes beyond the SDK's (vLLM's `top_k`, ...), sent via `extra_body`.
+- `refuse_first`: a burst's rate limit: the first N requests are answered 429 with `Retry-After:
+  retry_after_s`, as OpenAI answers one (each request's arrival time is in `seen`).
 
 A request that does not validate against the SDK's `CompletionCreateParams` (its top-level keys, each
 message as a `ChatCompletionMessageParam`, each content part as a `ChatCompletionContentPartParam`, each
@@ -85,6 +87,7 @@ class Seen:
     body: dict[str, Any]
     audio_s: list[float]  # duration of each input_audio part, in order
     status: int = 200
+    arrived: float = field(default_factory=time.monotonic)
 
 
 class RequestInvalid(ValueError):
@@ -143,7 +146,8 @@ class OpenAIStandin:
 
     def __init__(self, *, max_audio_parts: int | None = None, stream_only: bool = False, reasoning: bool = False,
                  logprobs: bool = True, reject_logprobs: bool = False, served_model: str | None = None,
-                 extra_keys: frozenset[str] = frozenset()) -> None:
+                 extra_keys: frozenset[str] = frozenset(), refuse_first: int = 0,
+                 retry_after_s: float = 1.0) -> None:
         self.max_audio_parts = max_audio_parts
         self.stream_only = stream_only
         self.reasoning = reasoning
@@ -151,6 +155,8 @@ class OpenAIStandin:
         self.reject_logprobs = reject_logprobs
         self.served_model = served_model
         self.extra_keys = extra_keys
+        self.refuse_first = refuse_first
+        self.retry_after_s = retry_after_s
         self.seen: list[Seen] = []
         self.invalid: list[tuple[Any, str]] = []
         self.default: Callable[[dict[str, Any]], Script] = lambda body: Script('{"answer": "x", "rationale": ""}')
@@ -179,6 +185,8 @@ class OpenAIStandin:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                if status == 429:
+                    self.send_header("Retry-After", f"{standin.retry_after_s:g}")
                 self.end_headers()
                 self.wfile.write(data)
 
@@ -217,6 +225,10 @@ class OpenAIStandin:
         seen = Seen(body, durations)
         with self._lock:
             self.seen.append(seen)
+            n = len(self.seen)
+        if n <= self.refuse_first:  # a rate limit: 429 with Retry-After, as OpenAI answers a burst
+            seen.status = 429
+            return 429, _error(429, "Rate limit reached for requests", code="rate_limit_exceeded"), None
         refusal = self._quirk(body, durations)
         if refusal is not None:
             seen.status = 400
