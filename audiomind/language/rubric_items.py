@@ -176,6 +176,9 @@ def split_clauses(instruction: str, sense: SoundSense) -> list[tuple[str, str | 
         if carry is not None and P("incomplete").search(carry[0]) and not P("participle").match(c):
             merged.append((P("incomplete").sub("", carry[0]).strip(" ,.;"), carry[1]))
             carry = None
+        if carry is not None and _voice_alone(carry[0]) and _voice_alone(c):
+            merged.append(carry)  # 'a man and then a female voice': two voices, each a clause of its own
+            carry = None
         if carry is not None:  # 'a man' + 'politely says ...' -> 'a man politely says ...', after what came before
             c, r = carry[0] + " " + c, carry[1] or r
             carry = None
@@ -197,6 +200,13 @@ def split_clauses(instruction: str, sense: SoundSense) -> list[tuple[str, str | 
         merged.append(carry)
     return [(P("adverb").sub("", P("quote_mask").sub(lambda m: quotes[int(m.group(1))], c)).strip(" ,.;"), r)
             for c, r in merged if P("adverb").sub("", c).strip(" ,.;")]
+
+
+def _voice_alone(clause: str) -> bool:
+    """A clause that is only a voice of a gender ('a man', 'a female voice', 'the girl'): a speaker of its own
+    (a pronoun is none: 'she' is someone named before)."""
+    c = clause.strip(" ,.;")
+    return bool(P("bare_subject").match(c)) and names_gender(c) and c.lower() not in _words("pronouns")
 
 
 def _continues_subject(clause: str, sense: SoundSense) -> bool:
@@ -245,7 +255,9 @@ def _split_sentence(sentence: str, sense: SoundSense) -> list[tuple[str, str | N
         return _sequence(colon.group(1), None, sense)[:-1] + [(said, "with")]
     if colon:  # 'Two short tunes back to back: a recorder first, a viola second': the list says it all
         # ... but a header's own requirement stays ('No voices at all, just three sounds in a row: ...')
-        out = [(h, None) for h in P("comma").split(colon.group(1)) if P("negated").match(h) or P("nobody").match(h)]
+        # ... and so does a count of voices ('Two voices: a man and then a woman')
+        out = [(h, None) for h in P("comma").split(colon.group(1))
+               if P("negated").match(h) or P("nobody").match(h) or P("voice_count").match(h)]
         if P("ordered").search(colon.group(1)):
             body = _sequence(colon.group(2), None, sense)
             return out + [(c, "after" if i and r in (None, "with") else r) for i, (c, r) in enumerate(body)]
@@ -300,7 +312,8 @@ def _subclauses(chunk: str, rel: str | None, sense: SoundSense) -> list[tuple[st
     joined: list[str] = []
     for p in parts:
         adj = P("adj_only").match(joined[-1].strip()) if joined else None
-        if adj and not sense.names_sound_class(adj.group(1)) and not P("sound_verb").search(joined[-1]):
+        if adj and not sense.names_sound_class(adj.group(1)) and not P("sound_verb").search(joined[-1]) \
+                and not (_voice_alone(joined[-1]) and _voice_alone(p)):  # ('a woman, a man': two voices)
             joined[-1] = joined[-1].strip() + " " + p.strip()
         else:
             joined.append(p)
@@ -392,6 +405,14 @@ def rule_decompose(instruction: str, sense: SoundSense) -> list[RubricItem]:
                 add(_say("count_one" if n == 1 else "count", phrase=phrase, n=n), "count", clause,
                     {"kind": "count", "phrase": phrase, "n": n})
                 continue
+        voices = P("voice_count").match(clause)
+        if voices:  # 'two voices': speech, and how many voices (no check counts them: it carries, unverified)
+            n = int(voices.group(1)) if voices.group(1).isdigit() else NUMBERS.get(voices.group(1).lower())
+            if not speech_seen:
+                add(_say("speech_present"), "speech", clause, {"kind": "speech_present"})
+                speech_seen = True
+            add(_say("voices", n=n), "count", clause, {"kind": "unverifiable", "why": _say("why_voices")})
+            continue
         neg = P("negated").match(clause)
         if (neg and not quoted and sense.is_speech(neg.group(1))) or P("nobody").match(clause):
             add(_say("no_speech"), "speech", clause, {"kind": "no_speech"})  # 'no one speaks'
@@ -401,7 +422,7 @@ def rule_decompose(instruction: str, sense: SoundSense) -> list[RubricItem]:
             if names_a_sound(phrase):
                 add(_say("absent", phrase=phrase), "sound_event", clause, {"kind": "absent", "phrase": phrase})
             continue  # ('without pausing' names no sound)
-        if quoted or sense.is_speech(clause):
+        if quoted or sense.is_speech(clause) or _voice_alone(clause):
             if not speech_seen:
                 add(_say("speech_present"), "speech", clause, {"kind": "speech_present"})
                 speech_seen = True

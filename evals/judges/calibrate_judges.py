@@ -67,6 +67,8 @@ class Row(BaseModel):
     raw: float
     label: bool
     abstain: bool = False
+    cover: float = 1.0  # rubric: the share of the rubric's weight verified (the judge's `coverage`)
+    contra: bool = False  # rubric: a verified item contradicts it (the judge's `contradicted`)
 
 
 def _aggregation_script() -> Any:
@@ -96,7 +98,7 @@ RUBRIC_RESULTS: list[Path] = []
 
 
 def rubric_rows(results: Path = RESULTS) -> list[Row]:
-    from audiomind.judges.rubric.judge import aggregate
+    from audiomind.judges.rubric.judge import aggregate, contradicted, question_weight
 
     agg = _aggregation_script()
     out = []
@@ -111,8 +113,10 @@ def rubric_rows(results: Path = RESULTS) -> list[Row]:
             score = aggregate(vs, method="geometric")[0]
             if abs(score - float(r["rubric_score"])) > agg.TOLERANCE:
                 continue
+            weights = [question_weight(v.question) for v in vs]
+            cover = sum(w for w, v in zip(weights, vs) if v.verifiable) / sum(weights)
             out.append(Row(set=name, id=r["id"], raw=score, label=bool(r["aligned"]),
-                           abstain=not any(v.verifiable for v in vs)))
+                           abstain=not any(v.verifiable for v in vs), cover=cover, contra=contradicted(vs)))
     return out
 
 
@@ -144,9 +148,21 @@ def is_dev(row: Row) -> bool:
 
 
 def _p(row: Row, knots: list[tuple[float, float]] | None) -> float:
+    from audiomind.judges.rubric.judge import coverage_p
+
     if row.abstain:
         return calibration.ABSTAIN_P
-    return row.raw if knots is None else calibration.interpolate(knots, row.raw)
+    if knots is None:
+        return row.raw
+    # (the judge's coverage stage around the table; an edit row, or a fully verified rubric, passes through)
+    return coverage_p(calibration.interpolate(knots, _table_raw(row)), row.cover, row.contra)
+
+
+def _table_raw(row: Row) -> float:
+    """The raw score a table reads: the score moved toward 0.5 by the unverified share (judge `coverage_raw`)."""
+    from audiomind.judges.rubric.judge import coverage_raw
+
+    return coverage_raw(row.raw, row.cover, row.contra)
 
 
 def decision(judge: str, row: Row) -> bool:
@@ -176,7 +192,7 @@ def choose_prior(dev: list[Row]) -> tuple[float, dict[str, float]]:
     for prior in PRIORS:
         pairs = []
         for s in sets:
-            train = [(r.raw, r.label) for r in dev if r.set != s and not r.abstain]
+            train = [(_table_raw(r), r.label) for r in dev if r.set != s and not r.abstain]
             if not train:
                 continue
             knots = calibration.fit(train, prior, TOWARD)
@@ -192,7 +208,7 @@ def fit_table(judge: str, rows: list[Row], prior: float | None = None) -> tuple[
     losses: dict[str, float] = {}
     if prior is None:
         prior, losses = choose_prior(dev)
-    data = [(r.raw, r.label) for r in dev if not r.abstain]
+    data = [(_table_raw(r), r.label) for r in dev if not r.abstain]
     knots = calibration.fit(data, prior, TOWARD)
     counts = {s: sum(1 for r in dev if r.set == s and not r.abstain) for s in sorted({r.set for r in dev})}
     what = {"rubric": "geometric rubric score (rule item judge) -> share aligned",

@@ -117,7 +117,11 @@ def test_the_shipped_tables_are_fitted_on_development_sets_and_the_saved_figures
     assert now == saved, "rerun `evals/judges/calibrate_judges.py show` after changing a table"
     for judge in ("rubric", "edit"):
         g = now["judges"][judge]["groups"]["held-out (v7-v13)"]
-        assert abs(g["after"]["roc_auc"] - g["before"]["roc_auc"]) <= 0.01  # a monotone map: ties only
+        # a monotone map loses ranking only by ties; the rubric judge's coverage stage also reorders verdicts by how
+        # much of each rubric was verified, which may only help the ranking here, not cost it beyond ties
+        assert g["after"]["roc_auc"] >= g["before"]["roc_auc"] - 0.01
+        if judge == "edit":
+            assert abs(g["after"]["roc_auc"] - g["before"]["roc_auc"]) <= 0.01
         assert g["after"]["accuracy"] == g["before"]["accuracy"]  # the verdicts are taken on the raw score
 
 

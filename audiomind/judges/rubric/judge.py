@@ -24,7 +24,9 @@ from audiomind.state import ModelSpec, Observation, ToolCallRequest
 
 AGGREGATION = ("geometric mean of p(yes) over the verifiable items (every requirement must hold: one confident "
                "'no' pulls the score down however many items pass); items no tool could verify are named and not "
-               "scored; with none verifiable the score is 0.5 and the judge says it cannot judge")
+               "scored, but they carry their weight: p moves toward 0.5 by their share of the rubric (see "
+               "`coverage_p`), unless a verified item contradicts the instruction; with none verifiable the score "
+               "is 0.5 and the judge says it cannot judge")
 
 
 class RubricJudgeResult(BaseModel):
@@ -46,8 +48,14 @@ class RubricJudgeResult(BaseModel):
     steps: list[JudgeStep]
     substitutes: dict[str, str] = Field(default_factory=dict)
     models: JudgeModels
+    coverage: float = Field(default=1.0, description="the share of the rubric's weight that was verified "
+                            "(ITEM_WEIGHTS; an unverifiable item carries its weight, unverified)")
+    contradicted: bool = Field(default=False, description="a verified item's p(yes) is at most CONTRADICTION_P: "
+                               "the rubric is contradicted, whatever else could not be checked")
     p: float | None = Field(default=None, description="the verdict's probability of 'aligned': the geometric score "
-                            "of the rule item judge through the rubric judge's calibration table (0.5: cannot judge)")
+                            "moved toward 0.5 by the unverified share (`coverage_raw`), through the rubric judge's "
+                            "calibration table, then held toward 0.5 by that share again (`coverage_p`); 0.5: cannot "
+                            "judge")
     calibration: str = Field(default="", description="the table (NAME@SHA12) and the raw score p came from")
     trace_path: str | None = None
 
@@ -254,6 +262,56 @@ def aggregate(verdicts: list[ItemVerdict], method: str = "geometric") -> tuple[f
     return math.exp(sum(math.log(p) for p in scored) / len(scored)), mean_p, unverifiable
 
 
+ITEM_WEIGHTS: dict[str, float] = {"speech_present": 0.5}
+"""What an item carries, by its check kind (1.0 unless named): 'is there speech?' carries half, since every other
+speech item (words, gender, a speaker's turn) holds only where there is speech; an item without a rule check
+(an LLM's) carries 1.0. Measured in evals/judges/run_coverage.py (0.25, 0.5 and 1.0 differ by under 1 point of
+decisive accuracy on judge sets v3-v13)."""
+CONTRADICTION_P = 0.2
+"""A verified item at or below this p(yes) contradicts the rubric: the verdict keeps its force (no pull toward 0.5
+for what was not verified: one wrong requirement is enough)."""
+
+
+def _weight(item: RubricItem | None) -> float:
+    kind = (item.check or {}).get("kind") if item is not None else None
+    return ITEM_WEIGHTS.get(str(kind), 1.0)
+
+
+def question_weight(question: str) -> float:
+    """What an item carries, read from its question alone (saved verdicts keep no check): the weight of the
+    check kind whose question it is (rule items' questions are fixed texts; any other weighs 1.0)."""
+    from audiomind.language.rubric_items import _say
+
+    return next((w for kind, w in ITEM_WEIGHTS.items() if question.strip().lower() == _say(kind).lower()), 1.0)
+
+
+def coverage(items: list[RubricItem], verdicts: list[ItemVerdict]) -> float:
+    """The share of the rubric's weight that was verified: sum of the verifiable items' weights over all of
+    them (0.0 for an empty rubric)."""
+    by_id = {it.id: it for it in items}
+    total = sum(_weight(by_id.get(v.item_id)) for v in verdicts)
+    done = sum(_weight(by_id.get(v.item_id)) for v in verdicts if v.verifiable)
+    return done / total if total > 0 else 0.0
+
+
+def contradicted(verdicts: list[ItemVerdict]) -> bool:
+    """A verified item says no with force (p(yes) <= CONTRADICTION_P)."""
+    return any(v.verifiable and v.p_yes <= CONTRADICTION_P for v in verdicts)
+
+
+def coverage_raw(score: float, cover: float, contra: bool) -> float:
+    """The raw score the calibration table reads: the aggregate moved toward 0.5 by the unverified share
+    (0.5 + (score - 0.5) * coverage); a contradicted rubric keeps its score."""
+    return score if contra or cover >= 1.0 else 0.5 + (score - 0.5) * cover
+
+
+def coverage_p(p: float, cover: float, contra: bool) -> float:
+    """The verdict's p after the table: 0.5 + (p - 0.5) * coverage, so a rubric of which little was verified
+    cannot be decisive (verified at 1 of 5 like items: p within 0.4-0.6); a contradicted rubric's p below 0.5
+    keeps its force."""
+    return p if (contra and p < 0.5) or cover >= 1.0 else 0.5 + (p - 0.5) * cover
+
+
 def judge_rubric(
     audio: str | Path,
     instruction: str,
@@ -291,6 +349,7 @@ def judge_rubric(
     judged_by = audio_judge.name if audio_judge else (text_llm.name + " on cascade evidence") if text_llm else "rules"
     verdicts = _judge_items(session, text_llm, audio_judge, kept, scene)
     score, mean_p, unverifiable = aggregate(verdicts, method=aggregation)
+    cover, contra = coverage(kept, verdicts), contradicted(verdicts)
     how = AGGREGATION_TEXTS[aggregation]
     aligned = score >= threshold and len(unverifiable) < len(verdicts)
     session.add(JudgeStep(number=3, name="judge items", text="; ".join(
@@ -300,10 +359,11 @@ def judge_rubric(
                 f"plain mean {mean_p:.3f}; threshold {threshold}: "
                 + ("cannot judge: no item could be verified" if len(unverifiable) == len(verdicts)
                    else "aligned" if aligned else "misaligned")
-                + (f"; unverifiable: {'; '.join(unverifiable)}" if unverifiable else ""))
+                + (f"; unverifiable: {'; '.join(unverifiable)}" if unverifiable else "")
+                + f"; {cover:.0%} of the rubric's weight verified" + ("; contradicted" if contra else ""))
     session.add(JudgeStep(number=4, name="aggregate", text=agg_text,
                           data={"score": score, "mean_p": mean_p, "threshold": threshold, "unverifiable": unverifiable,
-                                "aggregation": how}))
+                                "aggregation": how, "coverage": cover, "contradicted": contra}))
     hol = _holistic(session, text_llm, audio_judge, instruction, scene) if holistic else None
     if decomposed_by == "rules":
         session.substitutes["decomposition"] = ("no LLM: rule decomposition (clauses, speech, AudioSet classes, "
@@ -317,14 +377,16 @@ def judge_rubric(
     from audiomind import calibration
 
     # the verdict's p through the rubric judge's table (judges/data/): fitted for the geometric score of rule items
-    cal = calibration.apply("judge_rubric" if aggregation == "geometric" and judged_by == "rules" else None, score,
-                            abstain=len(unverifiable) == len(verdicts))
-    verdict += f"; p {cal.p:.3f} ({cal.note})"
+    cal = calibration.apply("judge_rubric" if aggregation == "geometric" and judged_by == "rules" else None,
+                            coverage_raw(score, cover, contra), abstain=len(unverifiable) == len(verdicts))
+    p = cal.p if cal.abstained else round(coverage_p(cal.p, cover, contra), 4)
+    verdict += (f"; p {p:.3f} ({cal.note}; {cover:.0%} of the rubric verified"
+                + ("; a verified item contradicts it" if contra else "") + ")")
     result = RubricJudgeResult(audio=str(audio), instruction=instruction, items=kept, dropped=dropped,
                                verdicts=verdicts, score=round(score, 4), mean_p=round(mean_p, 4), aggregation=how,
                                unverifiable=unverifiable, threshold=threshold, aligned=aligned,
                                holistic=hol, decomposed_by=decomposed_by, judged_by=judged_by, steps=session.steps,
-                               substitutes=session.substitutes, models=session.models, p=cal.p,
-                               calibration=cal.note)
+                               substitutes=session.substitutes, models=session.models, p=p,
+                               calibration=cal.note, coverage=round(cover, 4), contradicted=contra)
     rationale = " ".join(f"[{v.verdict} {v.p_yes:.2f}] {v.question}: {v.explanation}." for v in verdicts)
     return session.conclude(verdict, rationale, result, write=write_trace)
