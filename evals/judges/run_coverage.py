@@ -137,6 +137,30 @@ def log_loss(pairs: list[tuple[float, bool]], eps: float = 1e-3) -> float:
                 for p, y in pairs) / len(pairs)
 
 
+def edit_figures() -> tuple[dict[str, Any], list[str]]:
+    """The edit judge as shipped (unchanged here: its saved rows keep only the effectiveness score, so no stage of
+    its aggregation can be re-measured without a re-run): per set, its p through its table."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("_calibrate_judges", Path(__file__).with_name("calibrate_judges.py"))
+    assert spec is not None and spec.loader is not None
+    cj = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(cj)
+    rows = cj.edit_rows()
+    knots = calibration.load(calibration.path_of("judge_edit"))[0].knots
+    out: dict[str, Any] = {}
+    lines = ["edit judge (unchanged): set n decisive_share decisive_acc acc ECE"]
+    sets = sorted({r.set for r in rows}, key=lambda s: int(s[1:]))
+    for s, members in ({x: [x] for x in sets} | {"all": sets}).items():
+        rs = [r for r in rows if r.set in members]
+        ps = [calibration.ABSTAIN_P if r.abstain else calibration.interpolate(knots, r.raw) for r in rs]
+        f = figures(ps, [r.label for r in rs], [r.raw >= 0.6 and not r.abstain for r in rs])
+        out[s] = f
+        da = "--" if f["decisive_accuracy"] is None else f"{f['decisive_accuracy']:.2f}"
+        lines.append(f"  {s:5s} {f['n']:4d} {f['decisive_share']:.2f} {da} {f['accuracy']:.2f} {f['ece']:.2f}")
+    return out, lines
+
+
 def choose_prior(feats: list[dict[str, Any]]) -> tuple[float, dict[str, float]]:
     losses = {}
     for prior in PRIORS:
@@ -192,6 +216,8 @@ def main(argv: list[str]) -> None:
                      f"{b['accuracy']:4.2f}  {pair('p_accuracy'):>9s}  {pair('ece'):>9s}  "
                      f"{fmt(lo['decisive_share'])}/{fmt(lo['decisive_accuracy'])}/{fmt(lo['ece'])}")
     result["table"] = lines
+    result["edit_by_set"], edit_lines = edit_figures()
+    lines += edit_lines
     if "--write" in argv:
         table = calibration.CalibrationTable(
             name="judge-rubric-coverage-dev-v3-v6", knots=knots,
