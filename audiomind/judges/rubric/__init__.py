@@ -14,7 +14,9 @@ judge is the baseline.
   LLM or audio front end comes from the yes/no token log-probabilities where the backend exposes them
   (OpenAI-compatible `logprobs`), else from the verdict.
 - score: the geometric mean of p(yes) over the verifiable items (every requirement must hold); the seed's
-  plain mean is reported beside it (`mean_p`).
+  plain mean is reported beside it (`mean_p`). The verdict's p: items no tool could verify carry their weight,
+  so p moves toward 0.5 by the unverified share of the rubric (`judge.coverage_raw` before the calibration
+  table, `judge.coverage_p` after it); a verified contradiction keeps its force.
 - `negatives`: hard negatives for benchmarks, instruction swapping and attribute perturbation.
 - `judge`: `judge_rubric`, the method on the judges' scaffold (`audiomind.judges.base.JudgeSession`).
 """
