@@ -4,17 +4,28 @@ Every way in that decodes audio (`ask`, the `judge` commands, `serve`'s routes, 
 tool) calls `check_clips` first. It reads only the header (audiomind.audio.probe: libsndfile's, else
 ffprobe's) and refuses a clip longer than the cap with a DurationCapError, so a 10-hour FLAC of a few MB
 is refused in milliseconds instead of being decoded for minutes into gigabytes of memory.
+
+A path a client names is opened once and checked as opened (`open_confined`, `snapshot_under`): `serve` and
+the MCP server hand a run a copy of the checked file, never its name, which a client could swap for a symlink
+to a file outside the allowed folders between the check and the decode.
 """
 
 from __future__ import annotations
 
+import errno
+import hashlib
+import os
+import stat
+import tempfile
 from collections.abc import Iterable
 from pathlib import Path
 
 from audiomind.audio import AudioError, ProbeInfo, probe
 
-__all__ = ["DEFAULT_MAX_DURATION_S", "DurationCapError", "check_clip", "check_clips"]
+__all__ = ["DEFAULT_MAX_DURATION_S", "DurationCapError", "check_clip", "check_clips", "copy_into", "fd_path",
+           "open_confined", "snapshot_under"]
 
+_COPY_CHUNK = 1 << 20
 DEFAULT_MAX_DURATION_S = 3600.0
 """The cap of every service (`serve`, `mcp`) and of the `judge` commands unless `--max-duration` says
 otherwise: a 10-hour silent FLAC of 6.9 MB ran 307 s and reached 4.86 GB RSS (issue 25); on
@@ -52,3 +63,118 @@ def check_clips(paths: Iterable[str | Path | None], max_duration_s: float | None
     for p in paths:
         if p is not None:
             check_clip(p, max_duration_s, flag=flag)
+
+
+# ---- one open, checked where it landed (`serve` and the MCP server: a name is opened once) ----------------------------------------------------------------
+
+def _opened_where(fd: int) -> Path | None:
+    """Where the file open as `fd` really is (/proc/self/fd), or None where there is no /proc."""
+    try:
+        return Path(os.readlink(f"/proc/self/fd/{fd}"))
+    except OSError:
+        return None
+
+
+def open_confined(path: str, roots: list[Path]) -> tuple[int, Path]:
+    """(a read-only descriptor, the checked real path) of `path` when the file it opens is a regular file
+    inside one of `roots`; a PathPolicyError subclass otherwise. The caller closes the descriptor."""
+    from audiomind.paths import (
+        MissingPathError,
+        NotRegularFileError,
+        OutsideRootsError,
+        PathPolicyError,
+        is_under,
+        resolve_under,
+    )
+
+    real = resolve_under(path, roots, base=roots[0])
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(real, flags)
+    except OSError as exc:  # changed since the check: now a symlink (ELOOP), gone, ...
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise MissingPathError(f"{path}: no such file", path) from None
+        if exc.errno in (errno.ELOOP, errno.EMLINK):
+            raise OutsideRootsError(f"{path}: became a symlink after it was checked", path) from None
+        raise PathPolicyError(f"{path}: cannot open it ({exc.strerror})", path) from None
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise NotRegularFileError(f"{path}: not a regular file", path)
+        where = _opened_where(fd)
+        if where is None:  # no /proc: the opened file must be the one at the checked path
+            try:
+                now = os.stat(real, follow_symlinks=False)
+            except OSError:
+                raise MissingPathError(f"{path}: no such file", path) from None
+            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
+                raise OutsideRootsError(f"{path}: changed while it was opened", path)
+            where = real
+        if not is_under(where, [Path(os.path.realpath(r)) for r in roots]):
+            raise OutsideRootsError(f"{path}: the file opened is outside the allowed folders", path)
+        os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, real
+
+
+def fd_path(fd: int) -> str:
+    """A name of the open file `fd` that this process and its children (ffprobe) can open."""
+    return f"/proc/{os.getpid()}/fd/{fd}"
+
+
+def copy_into(fd: int, folder: Path, suffix: str) -> Path:
+    """The bytes of `fd` copied to `folder/<sha256><suffix>` (content-addressed: an existing copy is kept)."""
+    h = hashlib.sha256()
+    tmp_fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=".snapshot-", suffix=suffix)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(tmp_fd, "wb") as out:
+            while chunk := os.read(fd, _COPY_CHUNK):
+                h.update(chunk)
+                out.write(chunk)
+        dest = folder / f"{h.hexdigest()}{suffix}"
+        if dest.exists():
+            tmp.unlink()
+        else:
+            os.replace(tmp, dest)
+        return dest
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def snapshot_under(path: str, roots: list[Path], folder: Path, suffix: str,
+                   max_duration_s: float | None, shown: str | None = None) -> tuple[Path, int | None]:
+    """(the audio a run reads, a descriptor the caller must close after the run or None) for the file `path`
+    names under `roots`, checked as opened (open_confined) and refused over the duration cap from its header
+    (read through the descriptor). Its bytes are copied from that descriptor into `folder` (content-
+    addressed): the run reads the copy, never the name again. When `folder` will not take the copy (full,
+    read-only), the run reads the open descriptor itself (fd_path) and the caller holds it open until the
+    run ends. PathPolicyError or AudioError (naming the file as `shown`) otherwise."""
+    from audiomind.fsutil import is_storage_error
+
+    fd, _real = open_confined(path, roots)
+    try:
+        name = fd_path(fd)
+        try:
+            if not check_clip(name, max_duration_s, shown=shown or path):
+                probe(name)  # no cap: still refuse what is not audio before copying it
+        except DurationCapError:
+            raise
+        except AudioError as exc:  # named as the client named it, not by its descriptor
+            raise AudioError(str(exc).replace(name, shown or path)) from None
+        os.lseek(fd, 0, os.SEEK_SET)
+        try:
+            copy = copy_into(fd, folder, suffix)
+        except OSError as exc:
+            if not is_storage_error(exc):
+                raise
+            os.lseek(fd, 0, os.SEEK_SET)
+            return Path(name), fd  # held open by the caller: still the checked file, and only it
+    except BaseException:
+        os.close(fd)
+        raise
+    os.close(fd)
+    return copy, None

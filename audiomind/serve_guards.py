@@ -21,14 +21,10 @@
 from __future__ import annotations
 
 import asyncio
-import errno
 import functools
-import hashlib
 import json
 import os
 import re
-import stat
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -37,126 +33,11 @@ import h11
 from fastapi import HTTPException
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+# one open, checked where it landed: in audiomind.limits, which the MCP server (a lower layer) shares
+from audiomind.limits import copy_into, fd_path, open_confined, snapshot_under  # noqa: F401
+
 DEFAULT_HEADER_TIMEOUT_S = 10.0
 DEFAULT_BODY_TIMEOUT_S = 120.0
-_COPY_CHUNK = 1 << 20
-
-
-# ---- one open, checked where it landed ----------------------------------------------------------------
-
-def _opened_where(fd: int) -> Path | None:
-    """Where the file open as `fd` really is (/proc/self/fd), or None where there is no /proc."""
-    try:
-        return Path(os.readlink(f"/proc/self/fd/{fd}"))
-    except OSError:
-        return None
-
-
-def open_confined(path: str, roots: list[Path]) -> tuple[int, Path]:
-    """(a read-only descriptor, the checked real path) of `path` when the file it opens is a regular file
-    inside one of `roots`; a PathPolicyError subclass otherwise. The caller closes the descriptor."""
-    from audiomind.paths import (
-        MissingPathError,
-        NotRegularFileError,
-        OutsideRootsError,
-        PathPolicyError,
-        is_under,
-        resolve_under,
-    )
-
-    real = resolve_under(path, roots, base=roots[0])
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(real, flags)
-    except OSError as exc:  # changed since the check: now a symlink (ELOOP), gone, ...
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR):
-            raise MissingPathError(f"{path}: no such file", path) from None
-        if exc.errno in (errno.ELOOP, errno.EMLINK):
-            raise OutsideRootsError(f"{path}: became a symlink after it was checked", path) from None
-        raise PathPolicyError(f"{path}: cannot open it ({exc.strerror})", path) from None
-    try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotRegularFileError(f"{path}: not a regular file", path)
-        where = _opened_where(fd)
-        if where is None:  # no /proc: the opened file must be the one at the checked path
-            try:
-                now = os.stat(real, follow_symlinks=False)
-            except OSError:
-                raise MissingPathError(f"{path}: no such file", path) from None
-            if (now.st_dev, now.st_ino) != (st.st_dev, st.st_ino):
-                raise OutsideRootsError(f"{path}: changed while it was opened", path)
-            where = real
-        if not is_under(where, [Path(os.path.realpath(r)) for r in roots]):
-            raise OutsideRootsError(f"{path}: the file opened is outside the allowed folders", path)
-        os.set_blocking(fd, True)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd, real
-
-
-def fd_path(fd: int) -> str:
-    """A name of the open file `fd` that this process and its children (ffprobe) can open."""
-    return f"/proc/{os.getpid()}/fd/{fd}"
-
-
-def copy_into(fd: int, folder: Path, suffix: str) -> Path:
-    """The bytes of `fd` copied to `folder/<sha256><suffix>` (content-addressed: an existing copy is kept)."""
-    h = hashlib.sha256()
-    tmp_fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=".snapshot-", suffix=suffix)
-    tmp = Path(tmp_name)
-    try:
-        with os.fdopen(tmp_fd, "wb") as out:
-            while chunk := os.read(fd, _COPY_CHUNK):
-                h.update(chunk)
-                out.write(chunk)
-        dest = folder / f"{h.hexdigest()}{suffix}"
-        if dest.exists():
-            tmp.unlink()
-        else:
-            os.replace(tmp, dest)
-        return dest
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
-def snapshot_under(path: str, roots: list[Path], folder: Path, suffix: str,
-                   max_duration_s: float | None, shown: str | None = None) -> tuple[Path, int | None]:
-    """(the audio a run reads, a descriptor the caller must close after the run or None) for the file `path`
-    names under `roots`, checked as opened (open_confined) and refused over the duration cap from its header
-    (read through the descriptor). Its bytes are copied from that descriptor into `folder` (content-
-    addressed): the run reads the copy, never the name again. When `folder` will not take the copy (full,
-    read-only), the run reads the open descriptor itself (fd_path) and the caller holds it open until the
-    run ends. PathPolicyError or AudioError (naming the file as `shown`) otherwise."""
-    from audiomind.audio import AudioError, probe
-    from audiomind.fsutil import is_storage_error
-    from audiomind.limits import DurationCapError, check_clip
-
-    fd, _real = open_confined(path, roots)
-    try:
-        name = fd_path(fd)
-        try:
-            if not check_clip(name, max_duration_s, shown=shown or path):
-                probe(name)  # no cap: still refuse what is not audio before copying it
-        except DurationCapError:
-            raise
-        except AudioError as exc:  # named as the client named it, not by its descriptor
-            raise AudioError(str(exc).replace(name, shown or path)) from None
-        os.lseek(fd, 0, os.SEEK_SET)
-        try:
-            copy = copy_into(fd, folder, suffix)
-        except OSError as exc:
-            if not is_storage_error(exc):
-                raise
-            os.lseek(fd, 0, os.SEEK_SET)
-            return Path(name), fd  # held open by the caller: still the checked file, and only it
-    except BaseException:
-        os.close(fd)
-        raise
-    os.close(fd)
-    return copy, None
 
 
 def _audio_reason(exc: Exception, path: Path) -> str:

@@ -48,9 +48,9 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from audiomind.artifacts import make_artifact
-from audiomind.audio import AudioError
-from audiomind.limits import DurationCapError, check_clip
-from audiomind.paths import PathPolicyError, clip_text, resolve_under
+from audiomind.audio import AudioError, probe
+from audiomind.limits import DurationCapError, check_clip, copy_into, fd_path, open_confined
+from audiomind.paths import PathPolicyError, clip_text
 from audiomind.state import (
     Artifact,
     EvidenceState,
@@ -283,17 +283,35 @@ class ToolServer:
             derived = known[0]
             return make_artifact(artifact_id, derived.path, operation="input",
                                  parameters={"resource": value, "derived_from_sha256": derived.sha256})
+        # Opened once and checked as opened; the header (duration cap) is read and the bytes copied through that
+        # descriptor into the run folder, and the call reads the copy: swapping the name for a symlink after
+        # the check cannot reach outside the roots (audiomind.limits.open_confined, as `serve` does).
+        suffix = Path(value).suffix.lower()
+        suffix = suffix if re.fullmatch(r"\.[a-z0-9]{1,10}", suffix) else ""
         try:
-            path = resolve_under(value, self.roots, base=self.roots[0])
+            fd, _real = open_confined(value, self.roots)
         except PathPolicyError as exc:
             raise ToolInputError(f"{argument}: {_public(exc)}") from None
+        name = fd_path(fd)
         try:
-            check_clip(path, self.max_duration_s)  # the header only: nothing is decoded or hashed yet
-            return make_artifact(artifact_id, path, operation="input")
+            if not check_clip(name, self.max_duration_s, shown=value):  # the header only: nothing is decoded
+                probe(name)  # no cap: still refuse what is not audio before copying it
+            os.lseek(fd, 0, os.SEEK_SET)
+            inputs = self.runs_dir / "inputs"
+            inputs.mkdir(exist_ok=True)
+            path = copy_into(fd, inputs, suffix)
         except DurationCapError as exc:
             raise ToolInputError(
                 f"{argument}: the audio is {exc.duration_s:,.1f} s long; this server accepts at most "
                 f"{exc.limit_s:g} s (mcp --max-duration); crop a stretch of it first") from None
+        except AudioError as exc:
+            raise ToolInputError(f"{argument}: {str(exc).replace(name, value)}") from None
+        except OSError as exc:
+            raise StorageFault(storage_problem(exc, self.runs_dir) + "; the input could not be copied") from None
+        finally:
+            os.close(fd)
+        try:  # the copy is named by its content: the artifact keeps the name the client gave
+            return make_artifact(artifact_id, path, operation="input", parameters={"name": Path(value).name})
         except AudioError as exc:
             raise ToolInputError(f"{argument}: {_without_path(str(exc), path, value)}") from None
 
@@ -545,8 +563,8 @@ def _public(exc: PathPolicyError) -> str:
 
 def _client_name(art: Artifact, names: dict[str, str]) -> str:
     """How a client knows an input: the file name it gave (or the resource it named)."""
-    resource = art.parameters.get("resource") if art.parameters else None
-    return str(resource) if resource else Path(art.path).name
+    params = art.parameters or {}
+    return str(params.get("resource") or params.get("name") or Path(art.path).name)
 
 
 def _without_path(message: str, path: Path, given: str) -> str:
