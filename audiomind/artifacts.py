@@ -40,7 +40,7 @@ def ingest_original(path: str | Path, artifact_id: str = "a0") -> Artifact:
     """The question's audio as artifact a0 (its further clips as a1, a2, ...); fails early and clearly on
     missing, empty or non-audio files."""
     art = make_artifact(artifact_id, path, operation="input")
-    audio_io.load_cached(art.path, sr=16000)  # decode now (kept for the tools): a corrupt stream fails at ingest
+    audio_io.preload(art.path, sr=16000)  # decode now (kept for the tools): a corrupt stream fails at ingest
     check = audio_io.signal_check(art.path)  # NaN/Inf (repaired when decoded), silence, DC only: on the record
     if check.notes:
         art = art.model_copy(update={"parameters": {**art.parameters, "signal_check": check.model_dump()}})

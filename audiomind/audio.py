@@ -6,12 +6,15 @@ user may hand us works the same way; WAV/FLAC/OGG take the faster libsndfile pat
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Iterator
 from functools import lru_cache
@@ -26,6 +29,40 @@ from audiomind.fsutil import atomic_path
 
 class AudioError(ValueError):
     """Input audio that cannot be used; the message says why in words a user can act on."""
+
+
+class DecodeDeadline(TimeoutError):
+    """A decode ran past the deadline of the tool call it serves (see `decode_deadline`): it stopped between
+    two blocks instead of going on in an abandoned thread."""
+
+
+_DECODE_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar("audiomind_decode_deadline",
+                                                                               default=None)
+
+
+@contextlib.contextmanager
+def decode_deadline(expires_at: float | None) -> Iterator[None]:
+    """Every decode in this context (this thread, and threads started with a copy of it) stops with
+    DecodeDeadline at its next block once time.monotonic() passes `expires_at` (None: no deadline). The tool
+    executor sets it for each call, so a call it stopped waiting for frees its CPU and memory within a block."""
+    token = _DECODE_DEADLINE.set(expires_at)
+    try:
+        yield
+    finally:
+        _DECODE_DEADLINE.reset(token)
+
+
+def check_deadline(what: str = "the analysis") -> None:
+    """DecodeDeadline when the deadline of the tool call running in this thread has passed (nothing without one):
+    a tool that walks long audio window by window calls it between windows, so an abandoned call stops within
+    a window instead of running on, holding CPU and memory, after the run has moved on."""
+    expires = _DECODE_DEADLINE.get()
+    if expires is not None and time.monotonic() > expires:
+        raise DecodeDeadline(f"{what} stopped: the call's deadline (its timeout or the run's time budget) passed")
+
+
+def _check_deadline(p: Path) -> None:
+    check_deadline(f"decoding {p.name}")
 
 
 class ProbeInfo(BaseModel):
@@ -234,12 +271,12 @@ def signal_check(path: str | Path, block_frames: int = 1 << 16) -> SignalCheck:
                 total += float(b.sum())
                 sq += float((b * b).sum())
                 n += b.size
-    except Exception:  # noqa: BLE001 - not a libsndfile format: look at the decode the tools use
-        y = load_cached(path, sr=16000, mono=True)
-        peak, total, sq, n = 0.0, 0.0, 0.0, y.size
-        for i in range(0, y.size, block_frames):
-            b = y[i : i + block_frames].astype(np.float64)
+    except Exception:  # noqa: BLE001 - not a libsndfile format: look at the decode the tools use, block by block
+        peak, total, sq, n = 0.0, 0.0, 0.0, 0
+        for y in iter_blocks(path, sr=16000, mono=True):
+            b = y.astype(np.float64)
             peak, total, sq = max(peak, float(np.abs(b).max(initial=0.0))), total + float(b.sum()), sq + float((b * b).sum())
+            n += b.size
     mean = total / n if n else 0.0
     spread = max(0.0, sq / n - mean * mean) ** 0.5 if n else 0.0
     notes = []
@@ -278,6 +315,7 @@ def _sf_blocks(p: Path, sr: int, mono: bool, block_s: float = BLOCK_S, start_s: 
         step = max(1, int(block_s * file_sr))
         left = None if b is None else max(0, b - a)
         while left is None or left > 0:
+            _check_deadline(p)
             want = step if left is None else min(step, left)
             x = f.read(want, dtype="float32", always_2d=True)  # (n, channels)
             n = len(x)
@@ -317,6 +355,7 @@ def _ffmpeg_blocks(p: Path, sr: int, channels: int | None, block_s: float = BLOC
         try:
             pending = b""
             while True:
+                _check_deadline(p)
                 chunk = proc.stdout.read(step)  # type: ignore[union-attr]
                 if not chunk:
                     break
@@ -373,19 +412,53 @@ def iter_blocks(path: str | Path, sr: int = 16000, mono: bool = True, block_s: f
     yield from _sf_blocks(p, sr, mono, block_s, start_s, end_s)
 
 
+MAX_DECODE_BYTES = 3 << 29
+"""The most one whole-file decode (`load`) may hold: 1.5 GiB of float32, an hour of 48 kHz stereo or 6.9 hours
+of 16 kHz mono. A longer decode is refused from the header (AudioError) before a sample is decoded: a 10-hour
+file taken whole at 16 kHz would hold 2.3 GB, and the process more than twice that (issue 35). Such audio is
+read in blocks (`iter_blocks`) or through a window of it (`write_excerpt`)."""
+
+
+def check_decode_size(path: str | Path, sr: int, mono: bool) -> None:
+    """AudioError when decoding all of `path` at `sr` would hold more than MAX_DECODE_BYTES."""
+    info = probe(path)
+    need = info.duration_s * sr * (1 if mono else info.channels) * 4
+    if need > MAX_DECODE_BYTES:
+        raise AudioError(f"{info.duration_s:.0f} s of audio is too long to decode whole at {sr} Hz "
+                         f"({need / 1e9:.1f} GB, more than {MAX_DECODE_BYTES / 1e9:.1f} GB): analyse a "
+                         f"window of it (start_s/end_s, crop): {Path(path).name}")
+
+
 def load(path: str | Path, sr: int = 16000, mono: bool = True) -> np.ndarray:
     """Decode to float32 at `sr`; mono gives shape (n,), otherwise (channels, n). Non-finite samples (NaN,
     Inf: a float file can hold them) are set to 0 (see `signal_check`). Decoded in blocks
-    (`iter_blocks`): never the whole file at its native rate, never in float64."""
+    (`iter_blocks`): never the whole file at its native rate, never in float64. AudioError when the result
+    would hold more than MAX_DECODE_BYTES; DecodeDeadline when the caller's `decode_deadline` passes."""
     p = Path(path)
     _check_exists(p)
+    check_decode_size(p, sr, mono)
     try:
         y = _collect(_sf_blocks(p, sr, mono), mono)
+    except DecodeDeadline:
+        raise
     except Exception:  # noqa: BLE001 - as in `info`: ffmpeg decodes what libsndfile cannot
         y = _collect(_ffmpeg_blocks(p, sr, 1 if mono else None), mono)
     if y.size == 0:
         raise AudioError(f"audio decodes to zero samples: {p}")
     return y
+
+
+def write_excerpt(src: str | Path, dst: str | Path, start_s: float, end_s: float) -> Path:
+    """The stretch start_s..end_s of `src` as a WAV at `dst`, at its own rate and channels (16-bit PCM for
+    a 16-bit or shallower source, else 32-bit float), decoded and written one block at a time: the memory
+    it takes does not grow with the stretch or the file."""
+    info = probe(src)
+    subtype = "PCM_16" if info.codec in ("pcm_16", "pcm_s16le", "pcm_u8", "pcm_s8", "pcm_s16be") else "FLOAT"
+    with atomic_path(dst) as tmp, sf.SoundFile(str(tmp), "w", samplerate=info.sample_rate,
+                                               channels=info.channels, format="WAV", subtype=subtype) as out:
+        for block in iter_blocks(src, sr=info.sample_rate, mono=info.channels == 1, start_s=start_s, end_s=end_s):
+            out.write(block if block.ndim == 1 else block.T)
+    return Path(dst)
 
 
 # ---- one decode cache for the process ----------------------------------------------------------------
@@ -464,6 +537,23 @@ def load_cached(path: str | Path, sr: int = 16000, mono: bool = True) -> np.ndar
     """`load` through the process-wide decode cache (tools, front ends and judges share one decode per
     file, rate and channel layout). The array is shared: copy it before changing it."""
     return DECODED.load(path, sr=sr, mono=mono)
+
+
+PREVIEW_S = 60.0
+"""What `preload` decodes of a clip too long to keep whole in the decode cache: its first minute."""
+
+
+def preload(path: str | Path, sr: int = 16000) -> None:
+    """Decode a clip as the tools will (mono at `sr`), so that a stream that does not decode fails now, with
+    a clear AudioError: into the process's decode cache when the result fits it (the tools then share it);
+    of a longer clip only its first PREVIEW_S seconds, block by block (holding a 10-hour clip decoded took
+    2.3 GB before any tool ran, issue 35), and the rest is read by the tools that need it, in their windows."""
+    info = probe(path)
+    if info.duration_s * sr * 4 <= DECODED.max_bytes:
+        load_cached(path, sr=sr, mono=True)
+        return
+    for _ in iter_blocks(path, sr=sr, mono=True, end_s=PREVIEW_S):
+        pass
 
 
 def write_wav(path: str | Path, y: np.ndarray, sr: int) -> Path:

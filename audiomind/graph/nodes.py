@@ -14,7 +14,7 @@ from langgraph.runtime import Runtime
 
 from audiomind.artifacts import ingest_original
 from audiomind.backends.base import AnswerRequest, ListenRequest, Planner
-from audiomind.backends.deadline import run_budget
+from audiomind.backends.deadline import current_budget, run_budget
 from audiomind.backends.frontends.replies import json_reply, reply_answer
 from audiomind.graph.context import Context
 from audiomind.prompts import choices_block, letter_index, load_prompt
@@ -267,13 +267,19 @@ def _listen(ctx: Context, req: ListenRequest, kind: str) -> dict[str, Any]:
                 data={"provisional_answer": result.provisional_answer, "focus": result.focus},
             )
         )
-    return {
+    update: dict[str, Any] = {
         "observations": [obs],
         "tool_calls": result.tool_calls,
         "evidence": evidence,
         "artifacts": result.derived_artifacts,
         "model_calls": _calls(result.model_call),
     }
+    budget = current_budget()
+    if budget is not None and budget.spent():
+        # the budget ran out while listening: the run answers from what was heard, and says which bound ended it
+        update["outcome"] = Outcome(status="answered", bound_hit="time_budget",
+                                    reason=f"the time budget of {budget.seconds:g} s ran out during the {kind}")
+    return update
 
 
 @timed("plan")
@@ -306,7 +312,7 @@ def decide(state: EvidenceState, ctx: Context) -> dict[str, Any]:
 @timed("execute_tools")
 def execute_tools(state: EvidenceState, ctx: Context) -> dict[str, Any]:
     decision = state.decisions[-1]
-    result = ctx.executor.run(decision.tool_calls, state.artifacts, step=decision.step)
+    result = ctx.executor.run(decision.tool_calls, state.artifacts, step=decision.step, budget=current_budget())
     return {"tool_calls": result.tool_calls, "evidence": result.evidence, "artifacts": result.artifacts}
 
 

@@ -12,6 +12,7 @@ from typing import Literal
 
 from pydantic import Field
 
+from audiomind.audio import check_deadline
 from audiomind.embedded import models, sessions
 from audiomind.state import Coverage
 from audiomind.tools.base import Claim, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage, plan_windows
@@ -188,6 +189,7 @@ def _transcribe(args: AsrArgs, language: str | None, clip, probs, rel: float, of
                 n_words: int, segments: list, dropped: list):
     """Whisper on `clip` (starting `rel` s into the window, which starts at `offset` s of the artifact);
     segments and dropped segments appended in artifact time; returns (info, words so far)."""
+    check_deadline("ASR")  # an abandoned call stops before its next piece (audiomind.audio.decode_deadline)
     with _model_lock(args.model):
         model = _model(args.model)
         seg_iter, info = model.transcribe(

@@ -9,19 +9,23 @@ planner can read on its next step.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
+import atexit
+import contextvars
 import functools
 import hashlib
 import inspect
 import json
 import sys
+import threading
 import time
+import weakref
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, Field, ValidationError
 
 from audiomind.artifacts import make_artifact
+from audiomind.audio import DecodeDeadline, decode_deadline
 from audiomind.embedded.dsp import numba_compiles
 from audiomind.embedded.models import cache_dir
 from audiomind.fsutil import atomic_write
@@ -63,6 +67,21 @@ def effective_timeout(manifest: ToolManifest, arguments: dict[str, Any] | None,
                    if (k == "artifact" or k.endswith("_artifact")) and isinstance(v, str) and v in artifacts),
                   default=0.0)
     return float(manifest.timeout_s) * max(1.0, longest / TIMEOUT_REFERENCE_S)
+
+
+class TimeBudget(Protocol):
+    """What the executor reads of a run's time budget (audiomind.backends.deadline.Budget is one): its total
+    and what is left of it, in seconds."""
+
+    seconds: float
+
+    def remaining(self) -> float: ...
+
+
+def _limit(own: float, budget: TimeBudget | None) -> tuple[float, bool]:
+    """(seconds a call may run, whether the budget is what limits it): min(its timeout, the budget left)."""
+    left = budget.remaining() if budget is not None else None
+    return (own, False) if left is None or own < left else (left, True)
 
 
 class ExecutionResult(BaseModel):
@@ -156,8 +175,11 @@ class ToolExecutor:
         artifacts: list[Artifact],
         step: int,
         issued_by: str = "planner",
+        *,
+        budget: TimeBudget | None = None,
     ) -> ExecutionResult:
-        """Run independent calls in parallel; the result lists calls in request order."""
+        """Run independent calls in parallel; the result lists calls in request order. With the run's time
+        `budget`, no call starts once it is spent and none is waited for past it (see `_run_all`)."""
         by_id = {a.id: a for a in artifacts}
         prepared: list[tuple[ToolCall, ToolManifest | None, dict[str, Any] | None]] = []
         for req in requests:
@@ -171,49 +193,12 @@ class ToolExecutor:
                 arguments=args,
                 status=ToolCallStatus.rejected if problem else ToolCallStatus.ok,
                 error=problem,
-                issued_by=issued_by,  # type: ignore[arg-type]
+                issued_by=issued_by,
             )
             prepared.append((call, manifest if not problem else None, args))
 
-        results: dict[str, ToolResult] = {}
         runnable = [(c, m, a) for c, m, a in prepared if m is not None and a is not None]
-        if runnable:
-            # Every call of a step gets its own thread, so each timeout counts from that call's own start
-            # (a queued call must never time out before it ran); max_workers only caps pathological steps.
-            pool = cf.ThreadPoolExecutor(max_workers=max(1, min(max(self.max_workers, len(runnable)), 32)))
-            try:
-                t0 = time.monotonic()
-                futures = {
-                    c.id: (pool.submit(self._run_one, c, m, a, by_id), m) for c, m, a in runnable
-                }
-                for call, _manifest, args in runnable:
-                    fut, m = futures[call.id]
-                    limit = effective_timeout(m, args, by_id)
-                    call.timeout_s = round(limit, 1)
-                    try:
-                        remaining = max(0.0, limit - (time.monotonic() - t0))
-                        result, cached, key, duration = fut.result(timeout=remaining)
-                        results[call.id] = result
-                        call.status = ToolCallStatus.cached if cached else ToolCallStatus.ok
-                        call.cache_key = key
-                        call.duration_s = round(duration, 4)
-                        call.output = result.output
-                        if isinstance(result.output.get("coverage"), dict):
-                            call.coverage = Coverage.model_validate(result.output["coverage"])
-                    except cf.TimeoutError:
-                        call.status = ToolCallStatus.timeout
-                        call.duration_s = round(time.monotonic() - t0, 4)
-                        call.error = (f"{call.tool} exceeded its {limit:.0f} s timeout"
-                                      + (f" (manifest {m.timeout_s:.0f} s, scaled to the audio's length)"
-                                         if limit > m.timeout_s else ""))
-                    except OutputMismatch as exc:  # the tool ran but broke its declared output contract
-                        call.status = ToolCallStatus.error
-                        call.error = str(exc)
-                    except Exception as exc:  # noqa: BLE001 - isolated to this call, recorded in the trace
-                        call.status = ToolCallStatus.error
-                        call.error = f"{type(exc).__name__}: {exc}"
-            finally:
-                pool.shutdown(wait=False, cancel_futures=True)
+        results = self._run_all(runnable, by_id, budget) if runnable else {}
 
         out = ExecutionResult()
         next_num = max((int(a.id[1:]) for a in artifacts if a.id[1:].isdigit()), default=-1) + 1
@@ -248,6 +233,51 @@ class ToolExecutor:
                     )
                 )
         return out
+
+    def _run_all(self, runnable: list[tuple[ToolCall, ToolManifest, dict[str, Any]]],
+                 by_id: dict[str, Artifact], budget: TimeBudget | None) -> dict[str, ToolResult]:
+        """Run the validated calls, each in its own daemon thread (a timeout counts from the call's own start;
+        an abandoned call never holds the process open at exit), each bounded by min(its timeout, what is left
+        of the run's time `budget`). A call the budget leaves no time for is not
+        started; one still running at its deadline is abandoned, and its decoding stops at the next block
+        (audiomind.audio.decode_deadline). Updates the calls; returns the results of the calls that ran."""
+        results: dict[str, ToolResult] = {}
+        t0 = time.monotonic()
+        started: list[tuple[ToolCall, ToolManifest, float, bool, _Running]] = []
+        gate = threading.BoundedSemaphore(max(1, min(max(self.max_workers, len(runnable)), 32)))  # pathological steps
+        for call, manifest, args in runnable:
+            own = effective_timeout(manifest, args, by_id)
+            limit, by_budget = _limit(own, budget)
+            call.timeout_s = round(own, 1)
+            if limit <= 0 and budget is not None:
+                call.status, call.duration_s = ToolCallStatus.timeout, 0.0
+                call.error = f"skipped: the run's time budget of {budget.seconds:g} s was spent before it could start"
+                continue
+            expires = t0 + limit
+            started.append((call, manifest, limit, by_budget, _Running(self._run_one, expires, gate, call,
+                                                                       manifest, args, by_id)))
+        for call, manifest, limit, by_budget, running in started:
+            try:
+                result, cached, key, duration = running.result(max(0.0, running.expires - time.monotonic()))
+                results[call.id] = result
+                call.status = ToolCallStatus.cached if cached else ToolCallStatus.ok
+                call.cache_key = key
+                call.duration_s = round(duration, 4)
+                call.output = result.output
+                if isinstance(result.output.get("coverage"), dict):
+                    call.coverage = Coverage.model_validate(result.output["coverage"])
+            except (TimeoutError, DecodeDeadline):
+                running.abandon()
+                call.status = ToolCallStatus.timeout
+                call.duration_s = round(time.monotonic() - t0, 4)
+                call.error = _timeout_reason(call.tool, manifest, limit, budget if by_budget else None)
+            except OutputMismatch as exc:  # the tool ran but broke its declared output contract
+                call.status = ToolCallStatus.error
+                call.error = str(exc)
+            except Exception as exc:  # noqa: BLE001 - isolated to this call, recorded in the trace
+                call.status = ToolCallStatus.error
+                call.error = f"{type(exc).__name__}: {exc}"
+        return results
 
     def _run_one(
         self, call: ToolCall, manifest: ToolManifest, arguments: dict[str, Any], artifacts: dict[str, Artifact]
@@ -299,3 +329,64 @@ def calls_numba(fn) -> bool:
         return module is not None and "import librosa" in inspect.getsource(module)
     except (OSError, TypeError):
         return False
+
+
+def _timeout_reason(tool: str, manifest: ToolManifest, limit: float, budget: TimeBudget | None) -> str:
+    """Why a call was abandoned: the run's time budget (when that is what limited it), or the tool's own
+    (length-scaled) timeout."""
+    if budget is not None:
+        return (f"{tool} was stopped after {limit:.1f} s: the run's time budget of {budget.seconds:g} s ran out "
+                "while it ran")
+    return (f"{tool} exceeded its {limit:.0f} s timeout"
+            + (f" (manifest {manifest.timeout_s:.0f} s, scaled to the audio's length)"
+               if limit > manifest.timeout_s else ""))
+
+
+class _Running:
+    """`fn(*args)` started at once in a daemon thread with a copy of the caller's context, holding `gate` while
+    it runs, with `expires` as its decode deadline; `result(wait)` gives its value or raises what it
+    raised, or TimeoutError when it is not over within `wait` seconds (it is then left to end on its own)."""
+
+    def __init__(self, fn: Any, expires: float, gate: threading.BoundedSemaphore, *args: Any):
+        self.expires = expires
+        self._box: dict[str, Any] = {}
+        self._done = threading.Event()
+        ctx = contextvars.copy_context()
+
+        def target() -> None:
+            try:
+                with gate, decode_deadline(expires):
+                    self._box["value"] = fn(*args)
+            except BaseException as exc:  # noqa: BLE001 - handed to the waiting caller
+                self._box["error"] = exc
+            finally:
+                self._done.set()
+
+        self._thread = threading.Thread(target=lambda: ctx.run(target), name="audiomind-tool", daemon=True)
+        self._thread.start()
+
+    def abandon(self) -> None:
+        """No one waits for it any more: it is joined (briefly) at exit, see `_join_abandoned`."""
+        if self._thread.is_alive():
+            _ABANDONED.add(self._thread)
+
+    def result(self, wait: float) -> Any:
+        if not self._done.wait(wait):
+            raise TimeoutError("not over in time")
+        if "error" in self._box:
+            raise self._box["error"]
+        return self._box["value"]
+
+
+_ABANDONED: weakref.WeakSet[threading.Thread] = weakref.WeakSet()
+ABANDONED_EXIT_WAIT_S = 10.0
+"""How long the process waits at exit, in all, for tool calls it stopped waiting for: they stop at their next
+window or block (audiomind.audio.check_deadline), and a native library (onnxruntime) still running in a thread
+while the interpreter shuts down can abort the process ("terminate called without an active exception")."""
+
+
+@atexit.register
+def _join_abandoned() -> None:
+    until = time.monotonic() + ABANDONED_EXIT_WAIT_S
+    for thread in list(_ABANDONED):
+        thread.join(max(0.0, until - time.monotonic()))

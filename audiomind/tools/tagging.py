@@ -22,6 +22,7 @@ from typing import Annotated
 import numpy as np
 from pydantic import Field
 
+from audiomind.audio import check_deadline
 from audiomind.embedded import sessions
 from audiomind.language.text import GENERIC_LABELS
 from audiomind.state import Coverage
@@ -190,6 +191,7 @@ def patch_scores(y: np.ndarray) -> np.ndarray:
     plan = patch_windows(len(y))
     logits = np.empty((plan[-1][1], len(m.labels)), dtype=np.float64)
     for p0, _p1, s0, s1 in plan:
+        check_deadline("tagging")  # an abandoned call stops here (audiomind.audio.decode_deadline)
         patches = log_mel_patches(y[s0:s1], m.mel_basis)
         quant = np.clip(np.round(patches / m.in_scale + m.in_zp), 0, 255).astype(np.uint8)
         with m.lock:  # the graph has a fixed batch of 1

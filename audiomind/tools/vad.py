@@ -12,7 +12,7 @@ from collections import OrderedDict
 import numpy as np
 from pydantic import Field
 
-from audiomind.audio import DecodeCache
+from audiomind.audio import DecodeCache, check_deadline
 from audiomind.embedded import models, sessions
 from audiomind.state import Coverage
 from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage
@@ -96,6 +96,8 @@ def speech_probabilities(y: np.ndarray) -> np.ndarray:
         first_a, lo = np.array(first), np.array(group)
         hi = np.minimum(n, lo + WINDOW_FRAMES)
         for k in range(steps):
+            if k % 512 == 0:
+                check_deadline("VAD")  # an abandoned call stops here (audiomind.audio.decode_deadline)
             x = np.stack([frame(f + k) for f in first])
             chunk = np.concatenate([context, x], axis=1)
             out, state = sess.run(None, {"input": chunk, "state": state, "sr": sr})

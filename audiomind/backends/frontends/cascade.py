@@ -7,8 +7,12 @@ reports a calibrated confidence with its reason."""
 from __future__ import annotations
 
 import concurrent.futures as cf
+import time
 
+from audiomind.artifacts import make_artifact
+from audiomind.audio import AudioError, DecodeDeadline, decode_deadline, write_excerpt
 from audiomind.backends.base import AnswerRequest, AnswerResult, ListenRequest, ListenResult
+from audiomind.backends.deadline import Budget, current_budget
 from audiomind.backends.spans import absolute_span, focus_on_span, without_time_phrase
 from audiomind.language.analysis import analyse
 from audiomind.language.question import Reader
@@ -16,13 +20,19 @@ from audiomind.language.text import MUSIC_TAG_WORDS
 from audiomind.reasoning.answer import decide_from
 from audiomind.reasoning.facts import Record, facts_from
 from audiomind.reasoning.property_verifier import tools_for
-from audiomind.state import EvidenceItem, ModelSpec, ToolCall, ToolCallRequest, ToolCallStatus
+from audiomind.state import Artifact, EvidenceItem, ModelSpec, ToolCall, ToolCallRequest, ToolCallStatus
 from audiomind.tools.executor import ExecutionResult, ToolExecutor
 
 FIRST_PASS = ("probe", "signal_stats", "tagging", "vad", "loudness", "count_events")
 SPEECH_PASS = ("asr", "speaker_count")
 SPEECH_MIN_S = 0.3  # Silero VAD speech (s) that calls for the speech pass
 MUSIC_PASS = ("tempo", "key", "pitch")
+PERCEPTION_MAX_S = 1800.0
+"""The most of one clip the perception pass analyses: of a longer recording, its first PERCEPTION_MAX_S seconds,
+as an excerpt artifact (derived from the clip, operation "excerpt") written one block at a time, and the
+description, the open needs and the answer's rationale say so. Its tools hold their input whole in memory: a
+10-hour clip taken whole held 4.5 GB and ran 133 s before the first answer step (issue 35); 30 minutes at
+16 kHz is 115 MB. The planner can still window any stretch of the whole clip."""
 CANNOT = (
     "The cascade front end cannot perceive emotion, intent, speaker identity (only distinct voices), spatial "
     "position, or fine-grained semantics beyond its tools' outputs."
@@ -36,6 +46,7 @@ class CascadeFrontEnd:
     def __init__(self, executor: ToolExecutor, reader: Reader | None = None):
         self.executor = executor
         self.reader = reader  # the agent's question reader (None: the cached rule reader)
+        self._excerpts: dict[str, Artifact] = {}  # clip id -> the excerpt its perception pass analysed
 
     def spec(self) -> ModelSpec:
         return ModelSpec(
@@ -49,32 +60,65 @@ class CascadeFrontEnd:
 
     def listen(self, request: ListenRequest) -> ListenResult:
         artifacts = request.artifacts
+        budget = current_budget()  # the run's time budget: no tool starts once it is spent, none runs past it
         calls: list[ToolCall] = []
         ev = []
-        derived = []
+        derived: list[Artifact] = []
+        notes: list[str] = []
         known = list(artifacts)
         wanted = self._available(tuple(tools_for(request.question, request.choices)))  # descriptors, only if asked
         for art in artifacts:
-            first, second = self._perceive(art.id, known, request.step)
-            for res in (first, second, self._run(wanted, art.id, known, request.step)):
+            heard, note = self._heard(art, known, budget)
+            if heard is not art:
+                derived.append(heard)
+            if note:
+                notes.append(note)
+            first, second = self._perceive(heard.id, known, request.step, budget)
+            for res in (first, second, self._run(wanted, heard.id, known, request.step, budget)):
                 calls += res.tool_calls
                 ev += res.evidence
                 derived += res.artifacts
-        description = _describe(artifacts, calls, ev)
+        excerpts = [a for a in derived if a.operation == "excerpt"]
+        description = "\n".join([*notes, _describe([*artifacts, *excerpts], calls, ev)])
         failed = [c for c in calls if c.status not in (ToolCallStatus.ok, ToolCallStatus.cached)]
         return ListenResult(
             text=description,
             description=description,
             focus=f"targets requested: {request.prompt.splitlines()[0][:200] if request.prompt else ''}",
             provisional_answer=None,
-            open_needs=[f"{c.tool} failed: {c.error}" for c in failed],
-            uncertainty="tool-based description; " + CANNOT,
+            open_needs=[*notes, *(f"{c.tool} failed: {c.error}" for c in failed)],
+            uncertainty="tool-based description; " + " ".join([*notes, CANNOT]),
             tool_calls=calls,
             evidence=ev,
             derived_artifacts=derived,
         )
 
-    def _perceive(self, artifact_id: str, known, step: int) -> tuple[ExecutionResult, ExecutionResult]:
+    def _heard(self, art: Artifact, known: list[Artifact], budget: Budget | None) -> tuple[Artifact, str]:
+        """(the artifact the perception pass analyses, a note saying what was left out): `art` itself, or for
+        a clip longer than PERCEPTION_MAX_S an excerpt of its first PERCEPTION_MAX_S seconds, added to `known`
+        (and remembered, so the answer reads its facts). Writing it stops at the run's deadline: then `art`
+        is analysed as it is, and its tools are stopped by the same deadline."""
+        if (art.duration_s or 0.0) <= PERCEPTION_MAX_S:
+            return art, ""
+        end = PERCEPTION_MAX_S
+        num = max((int(a.id[1:]) for a in known if a.id[1:].isdigit()), default=-1) + 1
+        path = self.executor.derived_dir / f"{art.id}_excerpt_0-{end:g}s.wav"
+        expires = time.monotonic() + budget.remaining() if budget is not None else None
+        try:
+            with decode_deadline(expires):
+                write_excerpt(art.path, path, 0.0, end)
+            excerpt = make_artifact(f"a{num}", path, derived_from=art.id, operation="excerpt",
+                                    parameters={"start_s": 0.0, "end_s": end, "reason": "perception length cap"})
+        except (AudioError, DecodeDeadline, OSError) as exc:
+            return art, (f"Could not cut the first {end:g} s of the {art.duration_s:.0f} s clip {art.id} for the "
+                         f"perception pass ({type(exc).__name__}: {exc}); its tools ran on the whole clip.")
+        known.append(excerpt)
+        self._excerpts[art.id] = excerpt
+        return excerpt, (f"Perception analysed only the first {end:g} s of the {art.duration_s:.0f} s clip "
+                         f"{art.id} (excerpt {excerpt.id}): nothing after {end:g} s was heard.")
+
+    def _perceive(self, artifact_id: str, known, step: int,
+                  budget: Budget | None = None) -> tuple[ExecutionResult, ExecutionResult]:
         """(first pass, follow-up pass) on one artifact. The follow-up is the speech pass when Silero VAD
         hears >= 0.3 s of speech or speech is among the two top tags, plus the music pass when a top-5 tag
         is musical. VAD runs on its own beside the rest of the first pass, so when it already settles the
@@ -84,17 +128,17 @@ class CascadeFrontEnd:
         first_tools = self._available(FIRST_PASS)
         speech = self._available(SPEECH_PASS)
         if "vad" not in first_tools or not speech:
-            first = self._run(first_tools, artifact_id, known, step)
-            return first, self._run(self._follow(first, early_speech=False), artifact_id, known, step)
+            first = self._run(first_tools, artifact_id, known, step, budget)
+            return first, self._run(self._follow(first, early_speech=False), artifact_id, known, step, budget)
         others = [t for t in first_tools if t != "vad"]
         with cf.ThreadPoolExecutor(max_workers=2, thread_name_prefix="cascade") as pool:
-            rest_f = pool.submit(self._run, others, artifact_id, known, step)
-            vad = self._run(["vad"], artifact_id, known, step)
+            rest_f = pool.submit(self._run, others, artifact_id, known, step, budget)
+            vad = self._run(["vad"], artifact_id, known, step, budget)
             early = _speech_seconds(vad) >= SPEECH_MIN_S
-            speech_f = pool.submit(self._run, speech, artifact_id, known, step) if early else None
+            speech_f = pool.submit(self._run, speech, artifact_id, known, step, budget) if early else None
             first = _merged([vad, rest_f.result()], first_tools)
             follow = self._follow(first, early_speech=early)
-            more = self._run(follow, artifact_id, known, step)
+            more = self._run(follow, artifact_id, known, step, budget)
             second = _merged([speech_f.result(), more], speech + follow) if speech_f is not None else more
         return first, second
 
@@ -108,11 +152,11 @@ class CascadeFrontEnd:
             follow += self._available(MUSIC_PASS)
         return follow
 
-    def _run(self, tools: list[str], artifact_id: str, known, step: int) -> ExecutionResult:
+    def _run(self, tools: list[str], artifact_id: str, known, step: int, budget: Budget | None = None) -> ExecutionResult:
         if not tools:
             return ExecutionResult()
         reqs = [ToolCallRequest(tool=t, arguments={"artifact": artifact_id}, reason="cascade perception pass") for t in tools]
-        return self.executor.run(reqs, known, step=step, issued_by="frontend")
+        return self.executor.run(reqs, known, step=step, issued_by="frontend", budget=budget)
 
     def answer(self, request: AnswerRequest) -> AnswerResult:
         """From what every front end gets (AnswerRequest): the facts read from the request's evidence and the
@@ -128,8 +172,12 @@ class CascadeFrontEnd:
             calls = focus_on_span(calls, span)
             kept = {c.id for c in calls}
             evidence = [e for e in evidence if e.source_type != "tool_call" or e.source_id in kept]
-        facts = facts_from(Record(tool_calls=calls, evidence=evidence), request.original)
+        heard = self._excerpts.get(request.original.id) if request.original else None
+        facts = facts_from(Record(tool_calls=calls, evidence=evidence), heard or request.original)
         result = decide_from(facts, analysis)
+        if heard is not None:  # the facts are those of the clip's first PERCEPTION_MAX_S seconds only
+            lead = f"(from the first {heard.duration_s:.0f} s of the {request.original.duration_s:.0f} s clip, excerpt {heard.id})"
+            result = result.model_copy(update={"rationale": f"{lead} {result.rationale}"})
         if result.choice_index is None:
             return AnswerResult(text="", rationale=result.rationale, confidence=0.0,
                                 confidence_reason=result.confidence_reason, confidence_steps=result.confidence_steps)
