@@ -17,7 +17,7 @@ import soundfile as sf
 
 from audiomind import audio as aio
 from audiomind.artifacts import ingest_original, make_artifact
-from audiomind.backends.base import ListenRequest
+from audiomind.backends.base import AnswerRequest, ListenRequest
 from audiomind.backends.deadline import Budget, run_budget
 from audiomind.backends.frontends import cascade
 from audiomind.state import ToolCallRequest, ToolCallStatus
@@ -190,6 +190,14 @@ def test_the_cascade_perceives_the_first_stretch_of_a_long_clip_as_an_excerpt(tm
     assert all(c.arguments["artifact"] == "a1" and c.status == ToolCallStatus.ok for c in res.tool_calls)
     said = "Perception analysed only the first 2 s of the 5 s clip a0 (excerpt a1)"
     assert said in res.description and said in res.open_needs[0] and said in res.uncertainty
+    ask = AnswerRequest(original=a0, question="Is it loud or quiet?", choices=["loud", "quiet"], evidence_summary="",
+                        evidence=res.evidence, prompt="", prompt_id="p", tool_calls=res.tool_calls)
+    assert fe.answer(ask).rationale.count("(from the first 2 s of the 5 s clip, excerpt a1)") == 1
+    whole = fe.executor.run([ToolCallRequest(tool=t, arguments={"artifact": "a0"}) for t in ("probe", "loudness")],
+                            [a0], step=1)  # the planner ran the same tools on the whole clip: its facts answer
+    ask = ask.model_copy(update={"tool_calls": res.tool_calls + whole.tool_calls,
+                                 "evidence": res.evidence + whole.evidence})
+    assert "excerpt" not in fe.answer(ask).rationale
 
 
 def test_the_cascade_starts_no_tool_once_the_budget_is_spent(tmp_path):

@@ -46,7 +46,7 @@ class CascadeFrontEnd:
     def __init__(self, executor: ToolExecutor, reader: Reader | None = None):
         self.executor = executor
         self.reader = reader  # the agent's question reader (None: the cached rule reader)
-        self._excerpts: dict[str, Artifact] = {}  # clip id -> the excerpt its perception pass analysed
+        self._excerpts: dict[tuple[str, str], Artifact] = {}  # (clip id, sha256) -> the excerpt it perceived
 
     def spec(self) -> ModelSpec:
         return ModelSpec(
@@ -113,7 +113,7 @@ class CascadeFrontEnd:
             return art, (f"Could not cut the first {end:g} s of the {art.duration_s:.0f} s clip {art.id} for the "
                          f"perception pass ({type(exc).__name__}: {exc}); its tools ran on the whole clip.")
         known.append(excerpt)
-        self._excerpts[art.id] = excerpt
+        self._excerpts[(art.id, art.sha256)] = excerpt
         return excerpt, (f"Perception analysed only the first {end:g} s of the {art.duration_s:.0f} s clip "
                          f"{art.id} (excerpt {excerpt.id}): nothing after {end:g} s was heard.")
 
@@ -172,7 +172,8 @@ class CascadeFrontEnd:
             calls = focus_on_span(calls, span)
             kept = {c.id for c in calls}
             evidence = [e for e in evidence if e.source_type != "tool_call" or e.source_id in kept]
-        heard = self._excerpts.get(request.original.id) if request.original else None
+        heard = _excerpt_heard(self._excerpts.get((request.original.id, request.original.sha256)), request.original,
+                               calls)
         facts = facts_from(Record(tool_calls=calls, evidence=evidence), heard or request.original)
         result = decide_from(facts, analysis)
         if heard is not None:  # the facts are those of the clip's first PERCEPTION_MAX_S seconds only
@@ -200,6 +201,21 @@ def _merged(results: list[ExecutionResult], order: list[str]) -> ExecutionResult
     evidence = sorted((e for r in results for e in r.evidence), key=lambda e: pos.get(e.source_id, len(pos)))
     artifacts = sorted((a for r in results for a in r.artifacts), key=lambda a: pos.get(a.created_by, len(pos)))
     return ExecutionResult(tool_calls=calls, evidence=evidence, artifacts=artifacts)
+
+
+def _excerpt_heard(excerpt: Artifact | None, original: Artifact, calls: list[ToolCall]) -> Artifact | None:
+    """The excerpt whose facts answer for `original`: the one its perception pass analysed, unless the record
+    holds no call on it (another run's) or the tools that succeeded on it also succeeded on the whole clip
+    (the planner ran them there: the whole clip's facts are the fuller ones)."""
+    if excerpt is None:
+        return None
+
+    def done(artifact_id: str) -> set[str]:
+        return {c.tool for c in calls if (c.arguments or {}).get("artifact") == artifact_id
+                and c.status in (ToolCallStatus.ok, ToolCallStatus.cached)}
+
+    on_excerpt = done(excerpt.id)
+    return excerpt if on_excerpt and not on_excerpt <= done(original.id) else None
 
 
 def _speech_seconds(result: ExecutionResult) -> float:
