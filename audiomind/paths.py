@@ -105,7 +105,7 @@ def visible(text: object) -> str:
                         text if isinstance(text, str) else str(text))  # a str enum keeps its value
 
 
-_MARKDOWN_ACTIVE = re.compile(r"[\\`*_{}\[\]()<>#|~&]")  # (- + ! are inert mid-line)
+_MARKDOWN_ACTIVE = re.compile(r"[\\`*_{}\[\]<>#|~&]")  # (- + ! are inert mid-line; ( ) only after an escaped ])
 
 
 def markdown_text(text: object) -> str:
