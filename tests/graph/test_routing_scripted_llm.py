@@ -115,7 +115,7 @@ def test_scripted_llm_relisten_path_and_unknown_artifact(clip, tmp_path):
     assert "- a1: 1.00 s, 16000 Hz, 1 ch; crop of a0 (end_s=1.5, start_s=0.5)" in relistens[1].prompt
     # the step after the rejection saw it, in the decision history
     crop_prompt = next(p for p in seen if "step 2 of at most" in p.lower())
-    assert '- step 1: RELISTEN (by scripted); rationale: "hear again"' in crop_prompt
+    assert '- step 1: RELISTEN (by you); rationale: "hear again"' in crop_prompt
     assert "re-listen rejected: a0 is not derived audio" in crop_prompt
     decide_errors = [e for c in st.model_calls if c.purpose == "decide" for e in c.errors]
     assert any("a9" in e for e in decide_errors)
