@@ -412,11 +412,12 @@ def iter_blocks(path: str | Path, sr: int = 16000, mono: bool = True, block_s: f
     yield from _sf_blocks(p, sr, mono, block_s, start_s, end_s)
 
 
-MAX_DECODE_BYTES = 3 << 29
-"""The most one whole-file decode (`load`) may hold: 1.5 GiB of float32, an hour of 48 kHz stereo or 6.9 hours
-of 16 kHz mono. A longer decode is refused from the header (AudioError) before a sample is decoded: a 10-hour
-file taken whole at 16 kHz would hold 2.3 GB, and the process more than twice that (issue 35). Such audio is
-read in blocks (`iter_blocks`) or through a window of it (`write_excerpt`)."""
+MAX_DECODE_BYTES = 1 << 29
+"""The most one whole-file decode (`load`) may hold: 512 MiB of float32, 2.3 hours of 16 kHz mono (the tools'
+rate; the tools that decode at a clip's own rate take at most 10 minutes of it, tools.derive.MAX_WHOLE_CLIP_S).
+A longer decode is refused from the header (AudioError) before a sample is decoded: a 10-hour file taken whole
+at 16 kHz held 2.3 GB and the process 3.7 GB; 3 hours (0.7 GB) took the process to 1.97 GB (issue 35). Such
+audio is read in blocks (`iter_blocks`) or through a window of it (`write_excerpt`)."""
 
 
 def check_decode_size(path: str | Path, sr: int, mono: bool) -> None:

@@ -2,10 +2,10 @@
 file with `--time-budget 60` ran 161 s at 4.5 GB (on this 2-core machine under load: 502 s, 3.7 GB), decoding
 the whole clip at ingest and again in every perception tool. Now ingest decodes its first minute, the cascade
 perceives an excerpt of the first 30 minutes (on record as artifact a1, and said in the answer), no whole-file
-decode over 1.5 GiB is attempted, and the run's budget stops the tools. Measured once at 10 hours
+decode over 512 MiB is attempted, and the run's budget stops the tools. Measured once at 10 hours
 (`--time-budget 60`, `--max-duration 40000`, `--no-cache`): 35 s, 638 MB. The test uses 3 hours and a 15 s
-budget (the budget then ends inside perception), as a subprocess whose wall time and peak RSS are read
-with os.wait4; it takes about 25 s."""
+budget (on a busy machine it ends inside perception), as a subprocess whose wall time and peak RSS (from
+getrusage, in a small wrapper) are measured; it takes about 20 s."""
 
 from __future__ import annotations
 
@@ -68,13 +68,16 @@ def test_hours_of_audio_with_no_cap_end_within_the_budget_in_bounded_memory(tmp_
 
     (trace_path,) = traces.glob("*.json")
     trace = json.loads(trace_path.read_text())
-    assert trace["outcome"]["bound_hit"] == "time_budget", trace["outcome"]
+    stopped = [c for c in trace["tool_calls"] if "time budget" in (c["error"] or "")]
+    if stopped:  # the budget ended in perception (how far it got depends on the machine): said so
+        assert trace["outcome"]["bound_hit"] == "time_budget", trace["outcome"]
     assert trace["run"]["wall_time_s"] <= BUDGET_S + 5
     excerpt = next(a for a in trace["artifacts"] if a["operation"] == "excerpt")
     assert excerpt["derived_from"] == "a0" and excerpt["duration_s"] == 1800.0
     perception = next(o for o in trace["observations"] if o["kind"] == "perception")
     assert f"first 1800 s of the {HOURS * 3600:.0f} s clip a0" in perception["description"]
-    for call in trace["tool_calls"]:  # each ended, or was stopped or skipped by the budget and says so
-        assert call["status"] in ("ok", "cached", "error") or "time budget" in call["error"], call
-        assert call["status"] != "error" or "too long to decode whole" in call["error"], call
+    for call in trace["tool_calls"]:  # each ended, or was stopped or skipped by the budget and says so, or was
+        # refused a whole-clip decode (the planner's calls on all 3 hours of a0)
+        assert call["status"] in ("ok", "cached") or "time budget" in call["error"] or (
+            "too long to decode whole" in call["error"]), call
     assert "from the first 1800 s" in out

@@ -131,7 +131,7 @@ def test_a_running_call_is_abandoned_when_the_budget_runs_out(executor, a0):
 
 
 def test_an_abandoned_decode_stops_at_its_next_block(executor, tmp_path):
-    """A decode of 2 hours at 16 kHz (460 MB, tens of seconds here) abandoned 1 s in ends within a block."""
+    """A decode of 2 hours at 16 kHz (460 MB, a second or more here) abandoned 0.2 s in ends within a block."""
     clip = make_artifact("a0", _silent_flac(tmp_path / "long.flac", hours=2.0), operation="input")
     aio.DECODED.clear()
     mod = sys.modules.get(USER_MODULE)
@@ -139,7 +139,7 @@ def test_an_abandoned_decode_stops_at_its_next_block(executor, tmp_path):
         mod.DONE.clear()
         mod.ENDED.clear()
     res = executor.run([ToolCallRequest(tool="decoder", arguments={"artifact": "a0"})], [clip], step=0,
-                       budget=Budget(1.0))
+                       budget=Budget(0.2))
     call = res.tool_calls[0]
     assert call.status == ToolCallStatus.timeout and "time budget" in call.error
     mod = sys.modules[USER_MODULE]
@@ -210,3 +210,19 @@ def test_the_cascade_starts_no_tool_once_the_budget_is_spent(tmp_path):
     assert all(c.status == ToolCallStatus.timeout and c.error.startswith("skipped: the run's time budget")
                for c in res.tool_calls)
     assert "not available (timeout: skipped" in res.description
+
+
+@pytest.mark.parametrize("mode", ["agent", "direct"])
+def test_a_run_whose_budget_ends_in_perception_still_answers_on_record(tmp_path, mode):
+    """A budget spent before perception: every perception tool is skipped and says why, no tool runs later, and
+    the run ends with its trace and outcome bound_hit='time_budget' (no embedded model is loaded)."""
+    from audiomind.api import AudioMind
+
+    agent = AudioMind(trace_dir=tmp_path / "traces", time_budget_s=0.001, mode=mode, use_cache=False)
+    t0 = time.monotonic()
+    result = agent.ask(write_tone(tmp_path / "tone.wav"), "Is there a tone?", ["yes", "no"])
+    assert time.monotonic() - t0 < 10
+    st = result.state
+    assert st.outcome.bound_hit == "time_budget" and Path(result.trace_path).is_file()
+    assert st.tool_calls and all(c.status == ToolCallStatus.timeout and c.error.startswith(
+        "skipped: the run's time budget of 0.001 s was spent") for c in st.tool_calls)
