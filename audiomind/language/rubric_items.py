@@ -371,6 +371,35 @@ def _style_word(w0: str) -> str:
     return P("adverb_ily").sub("y", w0) if P("adverb_ily").search(w0) else P("adverb_ly").sub("", w0)
 
 
+Item = tuple[str, str, str, dict[str, Any]]
+"""(question, attribute, evidence, check): one rubric item before it is numbered."""
+
+
+def _delivery_items(clause: str, quoted: str | None) -> list[Item]:
+    """How a speech clause says the words are spoken: a rate (checked) and a style word (carried, unverified)."""
+    out: list[Item] = []
+    if P("rate_fast").search(clause):
+        out.append((_say("talks_fast"), "style", clause, {"kind": "rate", "rate": "fast"}))
+    elif P("rate_slow").search(clause):
+        out.append((_say("talks_slowly"), "style", clause, {"kind": "rate", "rate": "slow"}))
+    m = P("style").search(clause.replace(quoted, " ") if quoted else clause)  # (not a word of the quote)
+    if m:
+        out.append((_say("style", word=_style_word(m.group(1).lower())), "style", clause,
+                    {"kind": "unverifiable", "why": _say("why_style")}))
+    return out
+
+
+def _tempo_items(clause: str) -> list[Item]:
+    """A music clause's tempo ('a fast waltz'), when it names one."""
+    if not names_music(clause):
+        return []
+    if P("tempo_fast").search(clause):
+        return [(_say("tempo_fast"), "music", clause, {"kind": "tempo", "tempo": "fast"})]
+    if P("tempo_slow").search(clause):
+        return [(_say("tempo_slow"), "music", clause, {"kind": "tempo", "tempo": "slow"})]
+    return []
+
+
 def rule_decompose(instruction: str, sense: SoundSense) -> list[RubricItem]:
     """Transparent rule decomposition of an instruction into verifiable items."""
     items: list[RubricItem] = []
@@ -436,14 +465,8 @@ def rule_decompose(instruction: str, sense: SoundSense) -> list[RubricItem]:
             if quoted:
                 add(_say("words", words=quoted), "speech_content", clause,
                     {"kind": "words", "words": quoted})
-            if P("rate_fast").search(clause):
-                add(_say("talks_fast"), "style", clause, {"kind": "rate", "rate": "fast"})
-            elif P("rate_slow").search(clause):
-                add(_say("talks_slowly"), "style", clause, {"kind": "rate", "rate": "slow"})
-            m = P("style").search(clause.replace(quoted, " ") if quoted else clause)  # (not a word of the quote)
-            if m:
-                add(_say("style", word=_style_word(m.group(1).lower())), "style", clause,
-                    {"kind": "unverifiable", "why": _say("why_style")})
+            for item in _delivery_items(clause, quoted):
+                add(*item)
             locator = {"kind": "speech", "words": quoted, "nth": n_speech}
             n_speech += 1
         else:
@@ -470,11 +493,8 @@ def rule_decompose(instruction: str, sense: SoundSense) -> list[RubricItem]:
                     add(_say("count_one" if count == 1 else "count", phrase=phrase, n=count), "count", clause,
                         {"kind": "count", "phrase": phrase, "n": count})
                 locator = {"kind": "sound", "phrase": phrase}
-            if names_music(clause):
-                if P("tempo_fast").search(clause):
-                    add(_say("tempo_fast"), "music", clause, {"kind": "tempo", "tempo": "fast"})
-                elif P("tempo_slow").search(clause):
-                    add(_say("tempo_slow"), "music", clause, {"kind": "tempo", "tempo": "slow"})
+            for item in _tempo_items(clause):
+                add(*item)
             if locator is None and not names_music(clause) and not (P("louder").search(clause)
                                                                     or P("quieter").search(clause)):
                 add(_say("matches", text=clause), "other", clause,
