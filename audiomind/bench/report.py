@@ -862,8 +862,8 @@ def render_markdown(rep: Report) -> str:
     out += ["## Outcomes", "", "| status | items |", "|---|---:|"]
     out += [f"| {_md(k)} | {v} |" for k, v in sorted(rep.statuses.items())]
     tokens = rep.input_tokens + rep.output_tokens
-    out += ["", f"Tokens: {rep.input_tokens:,} in + {rep.output_tokens:,} out = {tokens:,}; "
-            f"{_md((rep.cost or RunCost()).line())}", ""]
+    cost = _md((rep.cost or RunCost()).line())
+    out += ["", f"Tokens: {rep.input_tokens:,} in + {rep.output_tokens:,} out = {tokens:,}; {cost}", ""]
     out += _task_score_lines(rep.task_scores)
     out += _judge_lines(rep.judge)
     out += comparison_lines(rep.comparison)
