@@ -8,7 +8,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Self
+from typing import Any, Self, cast
 
 from pydantic import BaseModel
 
@@ -109,7 +109,7 @@ class AudioMind:
             else:
                 self._make_shared_frontend = make
         elif self._shared_frontend is None:
-            self._frontend_factory = frontend
+            self._frontend_factory = cast("FrontendFactory", frontend)  # not a spec, not a FrontEnd: a factory
 
     def close(self) -> None:
         """Release what the agent's shared front end holds at its provider (Gemini's uploaded files); safe to

@@ -127,9 +127,10 @@ def ask(
     except KeyboardInterrupt:
         fail("interrupted: the run's trace is written as stopped", code=130)
     except OSError as exc:  # disk full, read-only or unwritable --trace-dir, ...
-        result = getattr(exc, "audiomind_result", None)
-        if result is None:
+        kept: AskResult | None = getattr(exc, "audiomind_result", None)
+        if kept is None:
             fail(storage_failure_line(exc), code=EXIT_STORAGE)
+        result = kept
         unrecorded = exc
     except ValueError as exc:
         fail(str(exc))
@@ -362,8 +363,9 @@ def tools_show(name: str, tools_dir: list[Path] | None = typer.Option(None)) -> 
         except ManifestError as exc:
             console.print(escape(f"output model: {m.output_model} (cannot be loaded: {exc})"))
         else:
-            console.print(escape(f"output model: {out_cls.__name__} ({m.output_model})"))
-            console.print_json(json.dumps(out_cls.model_json_schema()))
+            if out_cls is not None:
+                console.print(escape(f"output model: {out_cls.__name__} ({m.output_model})"))
+                console.print_json(json.dumps(out_cls.model_json_schema()))
     console.print_json(json.dumps({"tool": m.name, "arguments": m.example}))
 
 

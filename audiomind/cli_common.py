@@ -10,7 +10,7 @@ import json
 import unicodedata
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 from pydantic import BaseModel, Field, ValidationError
@@ -38,7 +38,7 @@ def cell(text: Any) -> str:
     return escape(one_line(str(text)))
 
 
-def fail(message: str, code: int = 2) -> None:
+def fail(message: str, code: int = 2) -> NoReturn:
     """A user-fixable error: one red line on stderr, a non-zero exit, never a traceback."""
     err.print(f"[bold red]error:[/] {escape(one_line(message))}", soft_wrap=True)  # one line, however long
     raise typer.Exit(code)

@@ -31,7 +31,7 @@ import os
 import re
 import time
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -343,7 +343,7 @@ def build_spans(state: EvidenceState, *, include_content: bool = False, resource
     return finished
 
 
-def _root_attributes(state: EvidenceState, specs: dict[str, ModelSpec], content: bool) -> dict[str, Any]:
+def _root_attributes(state: EvidenceState, specs: Mapping[Any, ModelSpec], content: bool) -> dict[str, Any]:
     """The root span's attributes: the question, the run's backends, its outcome and answer."""
     q, fa, outcome = state.question, state.final_answer, state.outcome
     a0 = state.artifacts[0] if state.artifacts else None
@@ -572,10 +572,10 @@ class _Spans:
             where = _NODE_OF_PURPOSE.get(mc.purpose)
             occ = self.by_name.get(where or "", [])
             failed_call = bool(mc.errors) and mc.output is None
-            if failed_call and where and used[where] >= len(occ):
+            if failed_call and where is not None and used[where] >= len(occ):
                 occ = self.by_name[where] = [*occ, self._failing_node(where, mc, run_end)]
-            node = occ[min(used[where], len(occ) - 1)] if occ else None
-            if where:
+            node = occ[min(used[where], len(occ) - 1)] if occ and where is not None else None
+            if where is not None:
                 used[where] += 1
             base = node.start if node else self.root_start
             start = base + placed[id(node)]

@@ -58,9 +58,14 @@ class TaskReport:
 class Benchmark(Protocol):
     """What the runner and the CLI need from a benchmark (see the module doc)."""
 
-    name: str
-    description: str
-    source_help: str
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def source_help(self) -> str: ...
 
     def load_items(self, source: Path, *, audio_dir: Path | None = None, work_dir: Path | None = None,
                    limit: int | None = None, strict: bool = False) -> TaskItems: ...
