@@ -26,7 +26,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+from audiomind.resources import examples_dir
+
+EXAMPLES = examples_dir()  # the repository's examples/, or the wheel's audiomind/_data/examples
 README_CLIP = "two_speakers.wav"  # README command 1's clip: not asked here
 EXTRA_QUESTIONS = [  # other families than the examples' own questions, on the same clips
     ("weather.wav", "How many different people speak in this recording?", ["1", "2", "3", "4"]),
