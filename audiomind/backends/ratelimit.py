@@ -17,6 +17,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from audiomind.backends.deadline import BudgetExhausted, current_budget
+from audiomind.config import RATE_LIMIT
 
 WINDOW_S = 60.0
 
@@ -30,14 +31,12 @@ class RateLimit:
 
     @classmethod
     def parse(cls, text: str) -> RateLimit:
-        """'RPM', 'RPM/TPM' or '/TPM' (e.g. '500/200000'); each a positive number."""
-        rpm_s, _, tpm_s = text.strip().partition("/")
-        try:
-            rpm = float(rpm_s) if rpm_s.strip() else None
-            tpm = float(tpm_s) if tpm_s.strip() else None
-        except ValueError as exc:
-            raise ValueError(f"bad rate limit {text!r}: expected RPM, RPM/TPM or /TPM") from exc
-        if (rpm is not None and rpm <= 0) or (tpm is not None and tpm <= 0):
+        """'RPM', 'RPM/TPM' or '/TPM' (e.g. '500/200000'): the syntax AgentConfig validates (config.RATE_LIMIT)."""
+        m = RATE_LIMIT.fullmatch(text.strip())
+        if m is None or (m.group(1) is None and m.group(2) is None):
+            raise ValueError(f"bad rate limit {text!r}: expected RPM, RPM/TPM or /TPM")
+        rpm, tpm = (float(g) if g is not None else None for g in m.groups())
+        if rpm == 0 or tpm == 0:
             raise ValueError(f"bad rate limit {text!r}: limits must be positive")
         return cls(rpm=rpm, tpm=tpm)
 
@@ -101,9 +100,6 @@ class Limiter:
             self._paused_until = max(self._paused_until, time.monotonic() + max(0.0, seconds))
             self._lock.notify_all()
 
-    def paused_for(self) -> float:
-        with self._lock:
-            return max(0.0, self._paused_until - time.monotonic())
 
 
 _LIMITERS: dict[str, Limiter] = {}

@@ -463,7 +463,7 @@ def _run_locked(items: list[BenchItem], run_dir: Path, make_agent: Callable[[], 
     wall = time.monotonic() - t0
 
     summary = summarize(run_dir, items, backend=backend, workers=workers, already=already, ran=ran,
-                        wall_time_s=wall, priced=bool(prices), interrupted=interrupted)
+                        wall_time_s=wall, interrupted=interrupted)
     summary.error_retry_rounds = rounds
     session.update(finished_at=datetime.now(UTC).isoformat(timespec="seconds"), ran=ran,
                    wall_time_s=round(wall, 3), interrupted=interrupted)
@@ -475,7 +475,7 @@ def _run_locked(items: list[BenchItem], run_dir: Path, make_agent: Callable[[], 
 
 
 def summarize(run_dir: Path, items: Iterable[BenchItem] | None = None, *, backend: str = "threads",
-              workers: int = 1, already: int = 0, ran: int = 0, wall_time_s: float = 0.0, priced: bool = False,
+              workers: int = 1, already: int = 0, ran: int = 0, wall_time_s: float = 0.0,
               interrupted: bool = False) -> RunSummary:
     """Where a run directory stands over `items` (all committed ids when None)."""
     rows = load_results(run_dir)
