@@ -7,7 +7,6 @@ from __future__ import annotations
 import functools
 import inspect
 import json
-import unicodedata
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NoReturn
@@ -26,10 +25,13 @@ PLANNER_HELP = "rules (offline default) | openai:MODEL[@BASE_URL] | gemini:MODEL
 FRONTEND_HELP = "cascade (offline default) | openai:MODEL[@BASE_URL] (e.g. vLLM Qwen2.5-Omni) | gemini:MODEL"
 
 
-def one_line(text: str) -> str:
+def one_line(text: object) -> str:
     """`text` with control characters shown as escapes ('\\n', '\\x1b'): a message that names a hostile path
-    or echoes an input stays one line on the terminal and cannot inject escape sequences."""
-    return "".join(repr(ch)[1:-1] if unicodedata.category(ch) in ("Cc", "Zl", "Zp") else ch for ch in str(text))
+    or echoes an input stays one line on the terminal and cannot inject escape sequences (`paths.visible`,
+    the one escape every command uses, in its one-line form)."""
+    from audiomind.paths import visible
+
+    return visible(text, one_line=True)
 
 
 def cell(text: Any) -> str:

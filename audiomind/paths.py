@@ -92,17 +92,25 @@ def clip_text(text: object, limit: int = 200) -> str:
 
 
 # What a terminal would obey rather than show: C0 controls but tab and newline (ESC starts CSI/OSC/DCS sequences,
-# CR overwrites a line), DEL, the C1 controls (0x9b is a one-byte CSI, 0x90 DCS, 0x9d OSC) and the bidi
-# overrides/isolates (they reorder what is shown).
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+# CR overwrites a line), DEL, the C1 controls (0x9b is a one-byte CSI, 0x90 DCS, 0x9d OSC), the Unicode line and
+# paragraph separators and the bidi overrides/isolates (they reorder what is shown). `one_line` adds tab and newline.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_CONTROL_ONE_LINE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+_NAMED = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
-def visible(text: object) -> str:
-    """`text` with every terminal control character written as a visible escape (ESC -> \\x1b): the one
-    function every command applies to untrusted text (a trace, a meta row, a file name) before it reaches a
-    terminal, so nothing in it can clear the screen, set the title, make a link or rewrite earlier lines."""
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
-                        text if isinstance(text, str) else str(text))  # a str enum keeps its value
+def _escaped(m: re.Match[str]) -> str:
+    ch = m.group()
+    return _NAMED.get(ch) or (f"\\x{ord(ch):02x}" if ord(ch) < 0x100 else f"\\u{ord(ch):04x}")
+
+
+def visible(text: object, *, one_line: bool = False) -> str:
+    """`text` with every terminal control character written as a visible escape (ESC -> \\x1b, CR -> \\r): the
+    one function every command applies to untrusted text (a trace, a meta row, a file name, an error message)
+    before it reaches a terminal, so nothing in it can clear the screen, set the title, make a link or rewrite
+    earlier lines. `one_line`: tab and newline are escaped too (\\t, \\n), so a message stays one line."""
+    return (_CONTROL_ONE_LINE if one_line else _CONTROL).sub(
+        _escaped, text if isinstance(text, str) else str(text))  # a str enum keeps its value
 
 
 _MARKDOWN_ACTIVE = re.compile(r"[\\`*_{}\[\]<>#|~&]")  # (- + ! are inert mid-line; ( ) only after an escaped ])

@@ -169,7 +169,9 @@ MAX_ROW_MESSAGES = 20
 
 
 def _report_bad_row(message: str) -> None:
-    err.print(f"[yellow]bad row[/] {escape(message)}")
+    from audiomind.cli_common import cell
+
+    err.print(f"[yellow]bad row[/] {cell(message)}")
 
 
 def _bad_rows_note(items: list[Any]) -> None:
@@ -479,7 +481,7 @@ def mmar_score_cmd(
         _fail(f"{predictions}: not MMAR prediction rows ({type(exc).__name__}: {clip_text(exc, 2000)})")
     for message in scores.malformed:
         _report_bad_row(f"{message} (not scored)")
-    console.print(mm.scores_table(scores, title=f"MMAR accuracy ({predictions.name})"))
+    console.print(mm.scores_table(scores, title=escape(visible(f"MMAR accuracy ({predictions.name})"))))
     if out:
         out.write_text(scores.model_dump_json(indent=2, by_alias=True) + "\n", encoding="utf-8")
 
@@ -559,13 +561,13 @@ def rubrics_cmd(
 def _rubrics_table(summary: dict[str, Any], title: str) -> Table:
     """Score and accuracy overall and per modality / category / sub-category, as the official scorer prints
     them ((sum / n) * 100 to 2 places)."""
-    t = Table("group", "value", "score", "accuracy %", "n", title=escape(title))
+    t = Table("group", "value", "score", "accuracy %", "n", title=escape(visible(title)))
 
     def fmt(v: float | None) -> str:
         return "-" if v is None else f"{v:.2f}"
 
     def row(group: str, name: str, d: dict[str, Any]) -> None:
-        t.add_row(group, escape(name), fmt(d["score"]), fmt(d["acc"]), str(d["n"]))
+        t.add_row(group, escape(visible(name)), fmt(d["score"]), fmt(d["acc"]), str(d["n"]))
 
     row("overall", "all", summary["overall"])
     for group in ("modality", "category", "sub-category"):

@@ -20,7 +20,7 @@ import typer
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
-from rich.markup import escape
+from rich.markup import escape as _markup_escape
 from typer.core import TyperGroup
 
 from audiomind.cli_common import FRONTEND_HELP as FE_HELP
@@ -40,6 +40,14 @@ SHARED = {  # the JudgeOptions the command line offers: name -> (flag, help)
 }
 MAX_DURATION_HELP = ("refuse audio longer than this many seconds, from its header, before anything decodes it "
                      "(0: no limit)")
+
+
+def escape(text: object) -> str:
+    """A model's or a file's text as console markup: `paths.visible` (escape sequences shown, not obeyed), then
+    rich's markup escape: what a judge heard or wrote cannot drive the terminal."""
+    from audiomind.paths import visible
+
+    return _markup_escape(visible(text))
 
 
 def _run(fn: Any, *a: Any, **k: Any) -> Any:

@@ -527,8 +527,12 @@ def scores_table(scores: MMARScores, title: str = "MMAR accuracy") -> Any:
     t.add_column("correct / n", justify="right")
 
     def row(group: str, name: str, d: dict[str, Any]) -> None:
-        acc = "-" if d["accuracy"] is None else f"{d['accuracy']:.2f}"
-        t.add_row(group, name, acc, f"{d['correct']} / {d['total']}")
+        from rich.markup import escape
+
+        from audiomind.paths import visible
+
+        acc = "-" if d["accuracy"] is None else f"{d['accuracy']:.2f}"  # a category from the file: shown, inert
+        t.add_row(group, escape(visible(name)), acc, f"{d['correct']} / {d['total']}")
 
     row("overall", "all" if not scores.partial else f"all (partial: {scores.errors} errors)",
         {"accuracy": scores.accuracy, "correct": scores.correct, "total": scores.scored})
