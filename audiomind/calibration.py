@@ -5,8 +5,11 @@ development runs only, never on held-out or blind sets.
 A table is a monotone piecewise-linear map from a raw score to the share of cases that were right (or
 positive), with the runs it was fitted on named inside it. Its sha256 is recorded wherever it is applied
 (`calibration NAME@SHA12: raw R`), as a prompt's id is, so a trace says which table made a number and what the
-number was before. The fit (`fit`) is isotonic (pool adjacent violators) with a prior of pseudo-cases on the
-identity, so thin data moves the map only as far as it shows.
+number was before. Two fits: `fit_bounded` (recommended) is a monotone piecewise-linear map on fixed knots whose slope is bounded,
+so it is never a switch, fitted by Brier score or log loss with a prior of pseudo-cases on the identity, so thin
+data moves it only as far as it shows; `cross_validate` scores it leave-one-group-out (a group: one data set or
+run) and `choose` picks its slope bound and prior from a small grid by that score. The older `fit` (isotonic,
+pool adjacent violators, with the same kind of prior) is kept for its callers; it can make a switch.
 
 The uses and their files are a table too (`TABLES`, paths relative to the package); a use with no table
 (`None`) leaves the raw score as it is and says so. An abstention (a judge that cannot decide: p = 0.5) is
@@ -18,9 +21,10 @@ from __future__ import annotations
 import hashlib
 import itertools
 import json
+from collections.abc import Sequence
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -150,3 +154,171 @@ def fit(data: list[tuple[float, bool]], prior: float, toward: PriorTarget = "ide
         else:
             out.append((x, max(p, out[-1][1]) if out else p))
     return out
+
+
+# ------------------------------------------------ the bounded-slope fit (recommended; `fit` above is kept for callers)
+
+Loss = Literal["brier", "log"]
+ECE_BINS = ((0.0, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.0001))
+"""Confidence bins of the expected calibration error, as evals/unseen/score.py reports it."""
+DECISIVE = (0.2, 0.8)
+"""A verdict is decisive at p <= 0.2 or p >= 0.8."""
+GRID_MAX_SLOPE = (1.5, 2.5, 4.0)
+GRID_PRIOR = (1.0, 3.0, 10.0)
+_EPS = 1e-9
+
+
+def even_knots(step: float = 0.05) -> list[float]:
+    """Raw scores 0, step, 2 step, ..., 1."""
+    n = round(1.0 / step)
+    return [round(i / n, 6) for i in range(n + 1)]
+
+
+def _design(xs: list[float], knots: list[float]) -> Any:
+    """Rows of interpolation weights: p(x) = row(x) . (value at each knot)."""
+    import numpy as np
+
+    k = np.asarray(knots, dtype=float)
+    x = np.clip(np.asarray(xs, dtype=float), k[0], k[-1])
+    j = np.clip(np.searchsorted(k, x, side="right") - 1, 0, len(k) - 2)
+    t = (x - k[j]) / (k[j + 1] - k[j])
+    b = np.zeros((len(x), len(k)))
+    b[np.arange(len(x)), j] = 1.0 - t
+    b[np.arange(len(x)), j + 1] += t
+    return b
+
+
+def fit_bounded(data: Sequence[tuple[float, float]], *, knots: list[float] | None = None,
+                min_slope: float = 0.0, max_slope: float = 2.5, prior: float = 3.0, loss: Loss = "brier",
+                weights: list[float] | None = None) -> list[tuple[float, float]]:
+    """Knots (raw, p) of a monotone piecewise-linear map on fixed raw knots (default 0, 0.05, ..., 1) whose slope
+    between knots lies in [min_slope, max_slope], so it is never a switch: a raw step of 0.1 moves p by at most
+    0.1 x max_slope. Fitted by minimising the Brier score (or the log loss) of the cases plus `prior` pseudo-cases
+    per tenth of the raw range lying on the identity, so thin data moves the map only as far as it shows.
+
+    The map is the first knot's value plus non-negative increments (each in [min_slope dx, max_slope dx]), kept
+    within [0, 1]; the problem is convex, so the fit is unique and deterministic (scipy SLSQP)."""
+    import numpy as np
+    from scipy.optimize import minimize
+
+    ks = even_knots() if knots is None else [float(k) for k in knots]
+    if len(ks) < 2 or ks != sorted(ks) or len(set(ks)) != len(ks):
+        raise ValueError("knots must be at least two distinct raw scores, ascending")
+    if not 0.0 <= min_slope <= max_slope or min_slope * (ks[-1] - ks[0]) > 1.0:
+        raise ValueError(f"slope bounds [{min_slope}, {max_slope}] cannot hold on [0, 1]")
+    kx = np.asarray(ks)
+    dx = np.diff(kx)
+    n_k = len(ks)
+    tri = np.tril(np.ones((n_k, n_k)))  # values = tri @ theta, theta = (first value, increments)
+    xs = [float(x) for x, _ in data]
+    ys = np.asarray([float(y) for _, y in data])
+    w = np.ones(len(data)) if weights is None else np.asarray(weights, dtype=float)
+    m = _design(xs, ks) @ tri if data else np.zeros((0, n_k))
+    prior_w = np.full(n_k, prior * 10.0 * (ks[-1] - ks[0]) / n_k)  # `prior` pseudo-cases per tenth, over the knots
+    prior_y = np.clip(kx, 0.0, 1.0)
+    mp = tri
+    total = max(float(w.sum() + prior_w.sum()), _EPS)
+
+    def objective(theta: Any) -> tuple[float, Any]:
+        val, grad = 0.0, np.zeros(n_k)
+        for mat, y, wt in ((m, ys, w), (mp, prior_y, prior_w)):
+            if not len(y):
+                continue
+            p = mat @ theta
+            if loss == "brier":
+                r = p - y
+                val += float(wt @ (r * r))
+                grad += mat.T @ (2.0 * wt * r)
+            else:
+                pc = np.clip(p, _EPS, 1.0 - _EPS)
+                val -= float(wt @ (y * np.log(pc) + (1.0 - y) * np.log(1.0 - pc)))
+                grad += mat.T @ (wt * ((1.0 - y) / (1.0 - pc) - y / pc))
+        return val / total, grad / total
+
+    d0 = np.clip(dx, min_slope * dx, max_slope * dx)
+    theta0 = np.concatenate([[max(0.0, (1.0 - d0.sum()) / 2.0)], d0])
+    bounds = [(0.0, 1.0)] + [(min_slope * d, max_slope * d) for d in dx]
+    cons = [{"type": "ineq", "fun": lambda th: 1.0 - th.sum(), "jac": lambda th: -np.ones(n_k)}]
+    res = minimize(objective, theta0, jac=True, bounds=bounds, constraints=cons, method="SLSQP",
+                   options={"maxiter": 500, "ftol": 1e-12})
+    theta = np.clip(res.x, [b[0] for b in bounds], [b[1] for b in bounds])
+    values = np.maximum.accumulate(np.clip(tri @ theta, 0.0, 1.0))  # rounding noise of the solver only
+    return [(round(float(x), 4), round(float(v), 4)) for x, v in zip(ks, values, strict=True)]
+
+
+def ece(pairs: list[tuple[float, bool]]) -> float:
+    """Expected calibration error over ECE_BINS: sum over bins of share x |accuracy - mean p| (under- and
+    over-confidence alike)."""
+    if not pairs:
+        return 0.0
+    out = 0.0
+    for lo, hi in ECE_BINS:
+        inb = [(p, y) for p, y in pairs if lo <= p < hi]
+        if inb:
+            acc = sum(bool(y) for _, y in inb) / len(inb)
+            conf = sum(p for p, _ in inb) / len(inb)
+            out += len(inb) / len(pairs) * abs(acc - conf)
+    return out
+
+
+def brier(pairs: list[tuple[float, bool]]) -> float:
+    return sum((p - float(y)) ** 2 for p, y in pairs) / len(pairs) if pairs else 0.0
+
+
+def metrics(pairs: list[tuple[float, bool]], decisive: tuple[float, float] = DECISIVE) -> dict[str, Any]:
+    """n, ECE, Brier, and the decisive verdicts (p <= lo or p >= hi): their share and how many were right (a
+    decisive verdict is right when p >= hi and the case is positive or p <= lo and it is not)."""
+    dec = [(p, y) for p, y in pairs if p <= decisive[0] or p >= decisive[1]]
+    right = sum((p >= decisive[1]) == bool(y) for p, y in dec)
+    return {"n": len(pairs), "ece": round(ece(pairs), 4), "brier": round(brier(pairs), 4),
+            "decisive_share": round(len(dec) / len(pairs), 4) if pairs else 0.0,
+            "decisive_n": len(dec), "decisive_right": right,
+            "decisive_accuracy": round(right / len(dec), 4) if dec else None}
+
+
+def cross_validate(points_by_group: dict[str, list[tuple[float, bool]]], **fit_kwargs: Any) -> dict[str, Any]:
+    """Leave one group (one data set or run) out: fit `fit_bounded(**fit_kwargs)` on the others, map the held-out
+    group's raw scores, and score them (`metrics`). Returns {"groups": {group: metrics}, "pooled": metrics of
+    every held-out prediction together, "raw": the same of the raw scores unmapped}."""
+    groups = {g: list(v) for g, v in sorted(points_by_group.items()) if v}
+    if len(groups) < 2:
+        raise ValueError("cross-validation needs at least two non-empty groups")
+    per: dict[str, Any] = {}
+    pooled: list[tuple[float, bool]] = []
+    for g, held in groups.items():
+        train = [pt for h, pts in groups.items() if h != g for pt in pts]
+        knots = fit_bounded(train, **fit_kwargs)
+        mapped = [(interpolate(knots, x), bool(y)) for x, y in held]
+        per[g] = metrics(mapped)
+        pooled += mapped
+    everything = [(min(1.0, max(0.0, x)), bool(y)) for pts in groups.values() for x, y in pts]
+    return {"groups": per, "pooled": metrics(pooled), "raw": metrics(everything)}
+
+
+def choose(points_by_group: dict[str, list[tuple[float, bool]]], *, max_slopes: tuple[float, ...] = GRID_MAX_SLOPE,
+           priors: tuple[float, ...] = GRID_PRIOR, **fit_kwargs: Any) -> tuple[dict[str, float], dict[str, Any]]:
+    """The (max_slope, prior) of the grid with the lowest pooled leave-one-group-out Brier score (ties: the gentler
+    slope, then the stronger prior), and every grid point's pooled figures."""
+    grid: dict[str, Any] = {}
+    best: tuple[float, float, float] | None = None
+    for s in sorted(max_slopes):
+        for pr in sorted(priors, reverse=True):
+            cv = cross_validate(points_by_group, max_slope=s, prior=pr, **fit_kwargs)
+            grid[f"max_slope {s:g}, prior {pr:g}"] = cv["pooled"]
+            if best is None or cv["pooled"]["brier"] < best[0] - 1e-9:
+                best = (cv["pooled"]["brier"], s, pr)
+    assert best is not None
+    return {"max_slope": best[1], "prior": best[2]}, grid
+
+
+def table_of(name: str, knots: list[tuple[float, float]], *, fitted_on: list[str], method: str,
+             note: str = "") -> CalibrationTable:
+    """A fitted map as a calibration table (the same JSON kind `load` reads)."""
+    return CalibrationTable(name=name, method=method, fitted_on=fitted_on, knots=knots, note=note)
+
+
+def write_table(path: Path, table: CalibrationTable) -> str:
+    """Write a table as JSON, check it loads, and return its sha256."""
+    Path(path).write_text(table.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    load.cache_clear()
+    return load(Path(path))[1]
