@@ -1,6 +1,6 @@
 """Build a blind evaluation set from its data file (evals/unseen/<set>.toml).
 
-    .venv/bin/python evals/unseen/build.py --set reasoning_v1|perception_v1|..._v2|..._v3|..._v4|..._v5|..._v6|..._v7 --out DIR [--seed 0]
+    .venv/bin/python evals/unseen/build.py --set reasoning_v1|perception_v1|..._v2|..._v3|..._v4|..._v5|..._v6|..._v7|..._v8 --out DIR [--seed 0]
 
 Writes DIR/items.jsonl ({"id","kind","question","choices","answer","audio"}, audio relative to DIR) and
 DIR/audio/<id>.wav (16 kHz mono, 16-bit). Every answer is true by construction: the TOML says what is
@@ -357,7 +357,7 @@ def build_item(item: dict, cfg: dict, rng: np.random.Generator, tmp: Path) -> np
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", required=True, choices=[f"{k}_v{v}" for v in (1, 2, 3, 4, 5, 6, 7, 9) for k in ("reasoning", "perception")])
+    ap.add_argument("--set", required=True, choices=[f"{k}_v{v}" for v in (1, 2, 3, 4, 5, 6, 7, 8, 9) for k in ("reasoning", "perception")])
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
