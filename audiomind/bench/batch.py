@@ -131,7 +131,9 @@ def load_manifest(run_dir: Path) -> BatchManifest | None:
     path = run_dir / BATCH_FILE
     if not path.exists():
         return None
-    return BatchManifest.model_validate_json(path.read_text(encoding="utf-8"))
+    from audiomind.fsutil import read_input_text
+
+    return BatchManifest.model_validate_json(read_input_text(path))  # bounded: no FIFO, device or huge file
 
 
 def save_manifest(run_dir: Path, manifest: BatchManifest) -> None:
@@ -145,7 +147,15 @@ def _job_file(run_dir: Path, job: BatchJob, what: str) -> Path:
 def _read_lines(path: Path, model: type[BaseModel]) -> list[Any]:
     if not path.exists():
         return []
-    return [model.model_validate_json(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    from audiomind.fsutil import InputFileError, input_lines
+
+    out = []
+    for n, raw in input_lines(path):  # bounded, streamed
+        if raw is None:
+            raise InputFileError(f"{path.name}:{n}: a line longer than the row cap", path)
+        if raw.strip():
+            out.append(model.model_validate_json(raw))
+    return out
 
 
 def job_requests(run_dir: Path, job: BatchJob) -> list[BatchRequest]:

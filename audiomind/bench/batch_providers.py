@@ -169,7 +169,9 @@ class OpenAIBatch(_Remote):
                           ensure_ascii=False, separators=(",", ":"))
 
     def upload(self, path: Path) -> str:
-        data = path.read_bytes()
+        from audiomind.fsutil import read_input_bytes
+
+        data = read_input_bytes(path)  # the job file this run wrote; still a regular file under the input cap
         f = self._control(lambda: self.client.files.create(file=(path.name, data, "application/jsonl"),
                                                            purpose="batch"), "upload")
         return str(f.id)

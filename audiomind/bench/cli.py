@@ -468,22 +468,27 @@ def mmar_score_cmd(
     named with its line and what is wrong, and the file is refused (--skip-malformed: those rows left out)."""
     from audiomind.bench.rows import RowsError
     from audiomind.bench.tasks import mmar as mm
+    from audiomind.fsutil import InputFileError, atomic_write_text
 
-    if not predictions.is_file():
+    # a FIFO, a device (/dev/zero) or a file over the input cap is refused by the bounded reader (fsutil) with
+    # what it is; only a name that is not there at all is said to be missing here
+    if not predictions.exists() and not predictions.is_symlink():
         _fail(f"no predictions file at {predictions}")
-    if meta is not None and not meta.is_file():
+    if meta is not None and not meta.exists() and not meta.is_symlink():
         _fail(f"no meta file at {meta}")
     try:
         scores = mm.score_file(predictions, meta=meta, skip_malformed=skip_malformed)
     except RowsError as exc:  # names each bad line (also a bad meta file)
         _fail_rows(exc)
+    except InputFileError as exc:  # the file as a whole refused (not a regular file, too big)
+        _fail(str(exc))
     except (ValueError, KeyError, TypeError) as exc:
         _fail(f"{predictions}: not MMAR prediction rows ({type(exc).__name__}: {clip_text(exc, 2000)})")
     for message in scores.malformed:
         _report_bad_row(f"{message} (not scored)")
     console.print(mm.scores_table(scores, title=escape(visible(f"MMAR accuracy ({predictions.name})"))))
-    if out:
-        out.write_text(scores.model_dump_json(indent=2, by_alias=True) + "\n", encoding="utf-8")
+    if out:  # written beside and renamed over: a FIFO at `out` is replaced, never opened (it would block)
+        atomic_write_text(out, scores.model_dump_json(indent=2, by_alias=True) + "\n")
 
 
 @bench_app.command("rubrics")
@@ -545,7 +550,12 @@ def rubrics_cmd(
         rjudge = rb.make_settings_judge(settings, timeout_s=timeout_s)
     except (ValueError, BackendError) as exc:
         _fail(str(exc))
-    summary = rb.run_rubrics(rows, out_dir / rb.RESULTS_FILE, rjudge, workers=workers, missing=settings.missing)
+    from audiomind.fsutil import InputFileError
+
+    try:
+        summary = rb.run_rubrics(rows, out_dir / rb.RESULTS_FILE, rjudge, workers=workers, missing=settings.missing)
+    except InputFileError as exc:  # OUT/evaluated.jsonl is a FIFO, a device or over the input cap
+        _fail(str(exc))
     summary["settings"] = settings.model_dump()
     atomic_write_text(out_dir / rb.SUMMARY_FILE, json.dumps(summary, indent=2, ensure_ascii=False) + "\n")
     console.print(_rubrics_table(summary, title=f"MMAR-Rubrics ({preds.name}, judge {settings.judge})"))

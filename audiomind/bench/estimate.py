@@ -9,7 +9,6 @@ item as the range. It says so in `method`.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -64,7 +63,9 @@ def _calls_of(run_dir: Path, row: dict[str, Any]) -> list[dict[str, Any]]:
     if not path:
         return []
     try:
-        trace = json.loads((run_dir / path).read_text(encoding="utf-8"))
+        from audiomind.fsutil import load_json_file
+
+        trace = load_json_file(run_dir / path)  # bounded: a FIFO, device or huge file is refused (ValueError)
     except (OSError, ValueError):
         return []
     return [c for c in trace.get("model_calls") or [] if isinstance(c, dict)]

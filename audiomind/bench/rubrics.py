@@ -43,7 +43,7 @@ import os
 import threading
 import time
 from collections import defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -368,17 +368,28 @@ class RubricJudge:
                                 wall_time_s=round(time.monotonic() - t0, 3))
 
 
+def _json_lines(path: Path) -> Iterator[Any]:
+    """The JSON values of a JSON Lines file this command wrote earlier, read by the bounded reader (a FIFO, a
+    device or a file over the input cap refused: InputFileError); a line that does not parse (a torn last
+    line, a line over the row cap) is left out."""
+    from audiomind.fsutil import input_lines, loads_json
+
+    for _n, raw in input_lines(path):
+        if raw is None:
+            continue
+        try:
+            yield loads_json(raw.decode("utf-8", errors="replace"))
+        except ValueError:
+            continue
+
+
 def load_done(path: str | Path) -> dict[str, dict[str, Any]]:
     """Committed lines of a rubric output file (last line per id wins; a torn last line is ignored)."""
     p = Path(path)
     out: dict[str, dict[str, Any]] = {}
     if not p.exists():
         return out
-    for line in p.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue
+    for row in _json_lines(p):
         if isinstance(row, dict) and "id" in row and row.get("error") is None:
             out[str(row["id"])] = row
     return out
@@ -388,7 +399,9 @@ def _repair(path: Path) -> None:
     """Cut a torn last line so the next append starts on a fresh line."""
     if not path.exists():
         return
-    data = path.read_bytes()
+    from audiomind.fsutil import read_input_bytes
+
+    data = read_input_bytes(path)  # a regular file under the input cap (a FIFO or device is refused)
     if data and not data.endswith(b"\n"):
         path.write_bytes(data[: data.rfind(b"\n") + 1])
 
@@ -469,12 +482,9 @@ def summarize(out_path: str | Path, rows: Iterable[dict[str, Any]] | None = None
     p = Path(out_path)
     lines = {}
     if p.exists():
-        for line in p.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                d = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            lines[str(d.get("id"))] = d
+        for d in _json_lines(p):
+            if isinstance(d, dict):
+                lines[str(d.get("id"))] = d
     wanted = {str(r["id"]) for r in rows} if rows is not None else None
     graded = [d for i, d in lines.items() if (wanted is None or i in wanted) and d.get("error") is None]
     failed = [i for i, d in lines.items() if (wanted is None or i in wanted) and d.get("error") is not None]
@@ -514,8 +524,10 @@ def settings_clash(out_dir: str | Path, settings: RubricSettings) -> str | None:
     mine = settings.model_dump()
     if path.exists():
         try:
-            theirs = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError:
+            from audiomind.fsutil import load_json_file
+
+            theirs = load_json_file(path)
+        except ValueError:  # not JSON, or refused by the bounded reader (InputFileError is a ValueError)
             theirs = None
         if theirs != mine:
             diff = sorted(k for k in mine if not isinstance(theirs, dict) or theirs.get(k) != mine[k])
@@ -528,4 +540,6 @@ def settings_clash(out_dir: str | Path, settings: RubricSettings) -> str | None:
 
 def read_predictions(path: str | Path) -> list[dict[str, Any]]:
     """predictions.jsonl (MMAR meta rows + answer_prediction / thinking_prediction)."""
-    return [json.loads(line) for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    from audiomind.fsutil import input_lines, loads_json
+
+    return [loads_json(raw) for _n, raw in input_lines(path) if raw is not None and raw.strip()]

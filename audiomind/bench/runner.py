@@ -509,8 +509,12 @@ def _record_session(run_dir: Path, config: dict[str, Any] | None, session: dict[
     """run.json: the config of the first session (later differing configs are kept too) and every session."""
     path = run_dir / RUN_FILE
     try:
-        data = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    except json.JSONDecodeError:
+        from audiomind.fsutil import load_json_file
+
+        data = load_json_file(path) if path.exists() else {}  # bounded (no FIFO, device or huge file)
+    except ValueError:  # not JSON, or refused (InputFileError): the sessions start again
+        data = {}
+    if not isinstance(data, dict):
         data = {}
     data.setdefault("created_at", session["started_at"])
     if config is not None:

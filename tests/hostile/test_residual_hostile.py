@@ -6,6 +6,8 @@ a dripping and a hanging server."""
 from __future__ import annotations
 
 import json
+import os
+import time
 
 import pytest
 from typer.testing import CliRunner
@@ -57,3 +59,81 @@ def test_mmar_score_and_bad_rows_show_escape_sequences_as_text(tmp_path):
     out = res.output
     assert not any(ch in out for ch in RAW if ch != "\n"), repr(out)
     assert "\\x1b]8;;http://evil/\\x07" in out and "\\x9b31m" in out and "[bold]x[/bold]" in out
+
+
+# ---------------------------------------------------------------- 2. every file the CLI reads, bounded
+
+
+def _hostile_file(tmp_path, kind: str, name: str):
+    """A name behind which is a named pipe, /dev/zero (through a symlink) or a sparse file over the input cap."""
+    from audiomind.fsutil import MAX_INPUT_BYTES
+
+    path = tmp_path / name
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "zero":
+        path.symlink_to("/dev/zero")
+    else:
+        with open(path, "wb") as f:  # sparse: costs no disk, but its size is over the cap
+            f.truncate(MAX_INPUT_BYTES + 1)
+    return path
+
+
+def _refused_cleanly(res, *needles: str) -> str:
+    assert res.returncode == 2, (res.returncode, res.stdout[-2000:], res.stderr[-2000:])
+    assert "Traceback" not in res.stderr and "Traceback" not in res.stdout, res.stderr[-3000:]
+    text = res.stderr
+    assert all(n in text for n in needles), text
+    return text
+
+
+@pytest.mark.parametrize("kind, why", [("fifo", "FIFO"), ("zero", "character device"), ("huge", "more than")])
+def test_mmar_score_refuses_a_pipe_a_device_and_a_huge_file_at_once(tmp_path, kind, why):
+    from .conftest import cli
+
+    good = tmp_path / "good.jsonl"
+    good.write_text("\n".join(json.dumps(r) for r in _prediction_rows("x")) + "\n", encoding="utf-8")
+    for args in ([str(_hostile_file(tmp_path, kind, "pred.jsonl"))],
+                 [str(good), "--meta", str(_hostile_file(tmp_path, kind, "meta.jsonl"))],
+                 [str(_hostile_file(tmp_path, kind, "pred.json"))]):
+        t0 = time.monotonic()
+        res = cli("bench", "mmar-score", *args, cwd=tmp_path, timeout=60)
+        assert time.monotonic() - t0 < 30
+        _refused_cleanly(res, why)
+
+
+def test_mmar_score_replaces_a_pipe_at_its_output_instead_of_blocking(tmp_path):
+    from .conftest import cli
+
+    good = tmp_path / "good.jsonl"
+    good.write_text("\n".join(json.dumps(r) for r in _prediction_rows("x")) + "\n", encoding="utf-8")
+    out = _hostile_file(tmp_path, "fifo", "scores.json")
+    res = cli("bench", "mmar-score", str(good), "-o", str(out), cwd=tmp_path, timeout=60)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert out.is_file() and json.loads(out.read_text())["correct"] == 2
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "huge"])
+def test_the_bench_folders_own_files_are_read_bounded(tmp_path, kind):
+    """What `bench rubrics` resumes from, a batch run's manifest and job files, a run's run.json and a probe
+    run's traces (bench estimate): each refused (or skipped) by the bounded reader, never read or waited on."""
+    from audiomind.bench import batch, estimate, rubrics, runner
+    from audiomind.fsutil import InputFileError
+
+    done = _hostile_file(tmp_path, kind, "evaluated.jsonl")
+    with pytest.raises(InputFileError):
+        rubrics.load_done(done)
+    with pytest.raises(InputFileError):
+        rubrics.read_predictions(done)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    _hostile_file(run_dir, kind, batch.BATCH_FILE)
+    with pytest.raises(InputFileError):
+        batch.load_manifest(run_dir)
+    with pytest.raises(InputFileError):
+        batch._read_lines(_hostile_file(tmp_path, kind, "job.jsonl"), batch.BatchManifest)
+    _hostile_file(run_dir, kind, "trace.json")
+    assert estimate._calls_of(run_dir, {"trace_path": "trace.json"}) == []
+    _hostile_file(run_dir, kind, runner.RUN_FILE)
+    runner._record_session(run_dir, {"a": 1}, {"started_at": "now"})  # refused, then replaced (not written into)
+    assert json.loads((run_dir / runner.RUN_FILE).read_text())["config"] == {"a": 1}

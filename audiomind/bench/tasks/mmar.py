@@ -125,10 +125,19 @@ def swapped_options(choices: list[str]) -> list[list[str]]:
 def file_sha256(path: str | Path) -> str:
     import hashlib
 
+    from audiomind.fsutil import MAX_INPUT_BYTES, open_input
+
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    with open_input(path) as f:  # a regular file only (a FIFO or /dev/zero is refused, never read)
+        n = 0
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
+            n += len(block)
+            if n > MAX_INPUT_BYTES:
+                from audiomind.fsutil import InputFileError
+
+                raise InputFileError(f"cannot read {Path(path).name}: more than the {MAX_INPUT_BYTES:,} bytes an "
+                                     "input file may hold", path)
     return h.hexdigest()
 
 
@@ -306,31 +315,43 @@ def read_prediction_rows(path: str | Path) -> tuple[list[dict[str, Any]], list[s
     """(the rows that can be scored, 'FILE:LINE: problem' for each that cannot). Every line counts: a blank
     line is a problem (the official script's json.loads fails on it), as is invalid JSON; a `.json` file
     holds one list of rows ('FILE:item N')."""
+    from audiomind.fsutil import MAX_ROW_BYTES, InputFileError, input_lines, load_json_file, loads_json
+
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise PredictionRowsError(p, [f"{p.name}: not UTF-8 text ({exc.reason} at byte {exc.start})"]) from None
     good: list[dict[str, Any]] = []
     bad: list[str] = []
-    if p.suffix == ".json":
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise PredictionRowsError(p, [f"{p.name}:{exc.lineno}: not valid JSON ({exc.msg})"]) from None
-        if not isinstance(data, list):
-            raise PredictionRowsError(p, [f"{p.name}: a .json predictions file must hold one list of rows"])
-        entries = [(f"item {i}", v, None) for i, v in enumerate(data, start=1)]
-    else:
-        entries = []
-        for n, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                entries.append((str(n), None, "blank line"))
-                continue
+    entries: list[tuple[str, Any, str | None]] = []
+    try:  # the bounded reader: a regular file under MAX_INPUT_BYTES, JSON of bounded depth and integer size
+        if p.suffix == ".json":
             try:
-                entries.append((str(n), json.loads(line), None))
-            except json.JSONDecodeError as exc:
-                entries.append((str(n), None, f"not valid JSON ({exc.msg}, column {exc.colno})"))
+                data = load_json_file(p)
+            except InputFileError as exc:
+                if exc.line is None:
+                    raise
+                raise PredictionRowsError(p, [f"{p.name}:{exc.line}: not valid JSON ({exc.reason})"]) from None
+            if not isinstance(data, list):
+                raise PredictionRowsError(p, [f"{p.name}: a .json predictions file must hold one list of rows"])
+            entries = [(f"item {i}", v, None) for i, v in enumerate(data, start=1)]
+        else:
+            for n, raw in input_lines(p):  # streamed: one line at a time, a too-long line skipped unread
+                if raw is None:
+                    entries.append((str(n), None, f"the row is longer than {MAX_ROW_BYTES:,} bytes (not read)"))
+                    continue
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    entries.append((str(n), None, f"not UTF-8 text ({exc.reason} at byte {exc.start})"))
+                    continue
+                if not line.strip():
+                    entries.append((str(n), None, "blank line"))
+                    continue
+                try:
+                    entries.append((str(n), loads_json(line), None))
+                except InputFileError as exc:
+                    detail = f"{exc.reason}, column {exc.column}" if exc.column else str(exc)
+                    entries.append((str(n), None, f"not valid JSON ({detail})"))
+    except InputFileError as exc:
+        raise PredictionRowsError(p, [str(exc)]) from None
     for where, value, problem in entries:
         problem = problem or prediction_row_problem(value)
         if problem:

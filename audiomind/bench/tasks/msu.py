@@ -398,7 +398,9 @@ def read_task_file(path: str | Path, root: str | Path | None = None, *, any_task
     release file keeps its file name as the task)."""
     path = Path(path).resolve()
     rootp = Path(root).resolve() if root else None
-    data = json.loads(path.read_text(encoding="utf-8"))
+    from audiomind.fsutil import load_json_file
+
+    data = load_json_file(path)  # bounded: a FIFO, device or huge file is refused (InputFileError)
     meta = data.get("_msu_meta") or {}
     stem = str(meta.get("task_stem") or path.stem.replace(".bak", ""))
     task = classify_task(stem)
@@ -444,7 +446,7 @@ def find_task_files(root: str | Path, version: str = "interspeech") -> list[Task
             continue
         try:
             tf = read_task_file(p, root, any_task=version == "v1")
-        except (json.JSONDecodeError, UnicodeDecodeError):
+        except (ValueError, AttributeError):  # not JSON / refused by the bounded reader / not an object
             continue
         if tf is not None:
             out.append(tf)
@@ -855,7 +857,9 @@ def write_reference_results(items: Iterable[BenchItem], results: dict[str, dict[
     written = []
     for file, answers in by_file.items():
         src = Path(file)
-        data = json.loads(src.read_text(encoding="utf-8"))
+        from audiomind.fsutil import load_json_file
+
+        data = load_json_file(src)  # bounded, as every input file
         _, questions = split_meta(data)
         for qi, letter in answers.items():
             questions[qi]["reference_result"] = letter

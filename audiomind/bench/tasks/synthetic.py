@@ -39,7 +39,9 @@ EVALUATION_FILE = "evaluation.json"
 def load_rows(path: str | Path) -> list[dict[str, Any]]:
     """meta.jsonl rows as written (pass the file or the set's folder); tabulating only, no checks."""
     p = meta_path(path)
-    return [json.loads(line) for line in p.read_text(encoding="utf-8").splitlines() if line.strip()]
+    from audiomind.fsutil import input_lines, loads_json
+
+    return [loads_json(raw) for _n, raw in input_lines(p) if raw is not None and raw.strip()]  # bounded, streamed
 
 
 def to_item(row: dict[str, Any], root: str | Path) -> BenchItem:
