@@ -252,7 +252,11 @@ def submit_job(run_dir: Path, manifest: BatchManifest, provider: BatchProvider, 
             say(f"batch {job.batch_id}: found again (job {job.tag}); not submitted twice")
             return
     if provider.needs_upload and not job.input_file_id:
-        job.input_file_id = provider.upload(run_dir / (job.input_file or ""))
+        try:
+            job.input_file_id = provider.upload(run_dir / (job.input_file or ""))
+        except BackendError as exc:  # retried already (each attempt ended at the front end's timeout)
+            raise BatchError(f"uploading the input of job {job.tag} failed: {str(exc)[:500]}; rerun the same "
+                             "command to upload it again") from exc
         save_manifest(run_dir, manifest)
     if payloads is None and not provider.needs_upload:
         payloads = rebuild(job.item_ids)
@@ -372,7 +376,11 @@ def collect_batches(run_dir: Path, manifest: BatchManifest, provider: BatchProvi
     for job in manifest.jobs:
         if not job.done or job.collected:
             continue
-        replies = provider.collect(job)
+        try:
+            replies = provider.collect(job)
+        except BackendError as exc:  # retried already (each attempt ended at the front end's timeout)
+            raise BatchError(f"downloading the replies of batch {job.batch_id} failed: {str(exc)[:500]}; "
+                             f"{run_dir / BATCH_FILE} keeps it: rerun the same command to read them again") from exc
         atomic_write_text(_job_file(run_dir, job, "replies"), "".join(r.model_dump_json() + "\n" for r in replies))
         job.collected = True
         save_manifest(run_dir, manifest)

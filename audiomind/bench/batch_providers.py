@@ -125,6 +125,14 @@ class _Remote:
                                       timeout_s=fe.timeout_s)
         return result
 
+    def _once(self, fn: Callable[[], T]) -> T:
+        """`fn()` sent once (a create is never retried: a lost reply is looked for by its tag instead), ended
+        at the front end's timeout however its server answers: a server that never answers or drips its reply
+        a byte a second raises CallTimeout there (the socket is abandoned, as every model request's is)."""
+        from audiomind.backends.deadline import call_with_deadline
+
+        return call_with_deadline(fn, self.frontend.timeout_s)
+
 
 def _missing(job: BatchJob, got: dict[str, BatchReply], why: str) -> list[BatchReply]:
     """Every line of the job: its reply, or a failed reply saying why there is none."""
@@ -177,8 +185,9 @@ class OpenAIBatch(_Remote):
         return str(f.id)
 
     def create(self, job: BatchJob, payloads: dict[str, Any]) -> tuple[str, str]:
-        b = self.client.batches.create(input_file_id=job.input_file_id or "", endpoint=OPENAI_ENDPOINT,
-                                       completion_window="24h", metadata={"audiomind_job": job.tag})
+        b = self._once(lambda: self.client.batches.create(
+            input_file_id=job.input_file_id or "", endpoint=OPENAI_ENDPOINT, completion_window="24h",
+            metadata={"audiomind_job": job.tag}))
         return str(b.id), str(b.status)
 
     def find(self, job: BatchJob) -> tuple[str, str] | None:
@@ -315,8 +324,8 @@ class GeminiBatch(_Remote):
         types = self.types
         src = [types.InlinedRequest(contents=payloads[cid][0], config=payloads[cid][1], metadata={"key": cid})
                for cid in job.item_ids]
-        bj = self.client.batches.create(model=self.frontend.model, src=src,
-                                        config=types.CreateBatchJobConfig(display_name=job.tag))
+        bj = self._once(lambda: self.client.batches.create(
+            model=self.frontend.model, src=src, config=types.CreateBatchJobConfig(display_name=job.tag)))
         return str(bj.name), _state(bj)
 
     def find(self, job: BatchJob) -> tuple[str, str] | None:

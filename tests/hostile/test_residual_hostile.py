@@ -137,3 +137,92 @@ def test_the_bench_folders_own_files_are_read_bounded(tmp_path, kind):
     _hostile_file(run_dir, kind, runner.RUN_FILE)
     runner._record_session(run_dir, {"a": 1}, {"started_at": "now"})  # refused, then replaced (not written into)
     assert json.loads((run_dir / runner.RUN_FILE).read_text())["config"] == {"a": 1}
+
+
+# ---------------------------------------------------------------- 6. batch endpoints: a dripping and a hanging server
+
+BATCH_TIMEOUT_S = 1.0
+
+
+def _batch_run(items, out, frontend: str, poll_timeout_s: float | None = None):
+    from audiomind.bench.batch import PollPolicy, run_task_batch
+    from audiomind.bench.cli import agent_factory
+    from audiomind.bench.tasks import make_task
+    from audiomind.config import AgentConfig
+
+    task = make_task("items")
+    config = AgentConfig(mode="direct", frontend=frontend, timeout_s=BATCH_TIMEOUT_S, max_retries=0)
+    poll = PollPolicy(first_s=0.01, max_s=0.05, timeout_s=poll_timeout_s)
+    return run_task_batch(task, task.load_items(items), out, agent_factory(out, config), progress=False,
+                          poll=poll, say=lambda m: None)
+
+
+OPENAI_STEPS = {"upload": ("POST", r"/v1/files"), "create": ("POST", r"/v1/batches"),
+                "poll": ("GET", r"/v1/batches/[^/]+"), "download": ("GET", r"/v1/files/[^/]+/content")}
+GEMINI_STEPS = {"create": ("POST", r"/v1beta/models/[^/:]+:batchGenerateContent"),
+                "poll": ("GET", r"/v1beta/batches/[^/]+")}
+
+
+def _stalled(steps: dict, step: str, how: str):
+    import re
+
+    method, pattern = steps[step]
+    return lambda m, path: how if m == method and re.fullmatch(pattern, path) else None
+
+
+def _ends_with_an_error(run, step: str, how: str) -> float:
+    from audiomind.bench.batch import BatchError
+
+    t0 = time.monotonic()
+    with pytest.raises(BatchError) as info:
+        run()
+    took = time.monotonic() - t0
+    words = {"upload": "uploading", "create": "creating", "poll": "still running", "download": "downloading"}[step]
+    assert words in str(info.value), str(info.value)
+    # one request's deadline (+ the poll deadline for polling), then out: no hang, whatever the server does
+    assert took < 10, f"{step} against a {how} server took {took:.1f} s"
+    print(f"{step} {how}: ended in {took:.2f} s with: {str(info.value)[:160]}")
+    return took
+
+
+@pytest.mark.parametrize("how", ["drip", "hang"])
+@pytest.mark.parametrize("step", list(OPENAI_STEPS))
+def test_openai_batch_steps_end_at_their_deadline_against_a_dripping_or_hanging_server(
+        items_file, tmp_path, step, how):
+    from audiomind.bench.batch import load_manifest
+    from tests.backends.standins.batch_standin import OpenAIBatchStandIn
+    from tests.bench.test_batch import openai_answer
+
+    with OpenAIBatchStandIn(openai_answer, polls_to_finish=1) as s:
+        s.stall = _stalled(OPENAI_STEPS, step, how)
+        out = tmp_path / "run"
+        _ends_with_an_error(lambda: _batch_run(items_file, out, f"openai:gpt-audio@{s.url}", poll_timeout_s=2.0),
+                            step, how)
+        manifest = load_manifest(out)  # where the run stands is on record: the same command resumes there
+        assert manifest is not None and len(manifest.jobs) == 1
+        if step in ("poll", "download"):
+            assert manifest.jobs[0].batch_id and len(s.creates) == 1
+        s.stall = None  # the server recovers: the same command finishes the run, one batch created in all
+        summary, _ = _batch_run(items_file, out, f"openai:gpt-audio@{s.url}")
+        assert summary.scored == 3 and len(s.batches) == 1
+
+
+@pytest.mark.parametrize("how", ["drip", "hang"])
+@pytest.mark.parametrize("step", list(GEMINI_STEPS))
+def test_gemini_batch_steps_end_at_their_deadline_against_a_dripping_or_hanging_server(
+        items_file, tmp_path, monkeypatch, step, how):
+    from tests.backends.standins.batch_standin import GeminiBatchStandIn
+    from tests.bench.test_batch import gemini_answer
+
+    monkeypatch.setenv("GEMINI_API_KEY", "AIzaTEST-not-a-real-key-0123456789")
+    with GeminiBatchStandIn(gemini_answer, polls_to_finish=1) as s:
+        s.stall = _stalled(GEMINI_STEPS, step, how)
+        _ends_with_an_error(lambda: _batch_run(items_file, tmp_path / "run", f"gemini:gemini-2.5-flash@{s.url}",
+                                               poll_timeout_s=2.0), step, how)
+
+
+@pytest.fixture
+def items_file(tmp_path):
+    from tests.bench.test_batch import items_file as make
+
+    return make.__wrapped__(tmp_path)

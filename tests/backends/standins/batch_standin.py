@@ -112,6 +112,9 @@ class _Server:
         self.lock = threading.Lock()
         self.invalid: list[str] = []
         self.log: list[tuple[str, str]] = []
+        # `stall(method, path)` -> "hang" (read the request, never answer) | "drip" (answer 1 byte a second) | None
+        self.stall: Any = None
+        self.closing = threading.Event()
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -122,6 +125,10 @@ class _Server:
                 n = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(n) if n else b""
                 url = urllib.parse.urlsplit(self.path)
+                how = outer.stall(self.command, url.path) if outer.stall is not None else None
+                if how == "hang":
+                    outer.closing.wait(120)
+                    return
                 query = dict(urllib.parse.parse_qsl(url.query))
                 headers = {k.lower(): v for k, v in self.headers.items()}
                 with outer.lock:
@@ -137,6 +144,18 @@ class _Server:
                 self.send_header("Content-Type", "application/octet-stream" if isinstance(payload, bytes)
                                  else "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                if how == "drip":  # the status line, the headers, then the body, one byte a second
+                    self.end_headers()
+                    self.wfile.flush()
+                    for i in range(len(data)):
+                        if outer.closing.wait(1.0):
+                            return
+                        try:
+                            self.wfile.write(data[i:i + 1])
+                            self.wfile.flush()
+                        except OSError:
+                            return
+                    return
                 self.end_headers()
                 self.wfile.write(data)
 
@@ -152,6 +171,7 @@ class _Server:
         raise NotImplementedError
 
     def close(self) -> None:
+        self.closing.set()
         self.httpd.shutdown()
         self.httpd.server_close()
 
