@@ -51,6 +51,8 @@ GROUPS: dict[str, str] = {
     "tasks": "audiomind.bench.tasks:REGISTRY",
     "judges": "audiomind.judges.tools:JUDGES",
     "fact_readers": "audiomind.reasoning.facts:FACT_READERS",
+    "verifiers": "audiomind.reasoning.verifiers:REGISTRY",
+    "checks": "audiomind.reasoning.verifiers.base:DOMAINS",
 }
 """The registries a plugin may add to (group -> where the registry lives), imported when a plugin asks."""
 

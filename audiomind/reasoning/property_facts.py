@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import functools
 import tomllib
-from typing import Any
+from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -71,12 +71,53 @@ class Vocabulary(BaseModel):
 
 @functools.lru_cache(maxsize=1)
 def vocabulary() -> Vocabulary:
-    """The packaged property vocabulary, validated (a malformed file names itself)."""
+    """The packaged property vocabulary, validated (a malformed file names itself), then the rows the tool
+    manifests carry (a plugin's descriptor: `manifest_rows`)."""
     path = data_dir("lexicon") / "properties.toml"
     try:
-        return Vocabulary.model_validate(tomllib.loads(path.read_text()))
+        voc = Vocabulary.model_validate(tomllib.loads(path.read_text()))
     except Exception as exc:
         raise ValueError(f"lexicon/properties.toml: {exc}") from exc
+    prop, sel = manifest_rows({r.name for r in voc.property}, {r.name for r in voc.selector})
+    return voc.model_copy(update={"property": voc.property + prop, "selector": voc.selector + sel})
+
+
+def manifest_rows(taken_props: set[str], taken_sels: set[str]) -> tuple[list[PropertyRow], list[SelectorRow]]:
+    """The vocabulary rows tool manifests carry (`[vocabulary]`, audiomind.tools.manifest.ToolVocabulary). A row
+    that does not validate, or takes a name already in the vocabulary, is left out and noted with the plugins'
+    tool problems (`audiomind doctor`): a broken plugin never stops a question."""
+    from audiomind.tools.manifest import ToolRegistry
+
+    props: list[PropertyRow] = []
+    sels: list[SelectorRow] = []
+    for m in ToolRegistry.load().all():
+        rows = m.vocabulary_rows()
+        props += _valid(m.name, m.source_file, "property", PropertyRow, rows["property"], taken_props)
+        sels += _valid(m.name, m.source_file, "selector", SelectorRow, rows["selector"], taken_sels)
+    return props, sels
+
+
+_Row = TypeVar("_Row", PropertyRow, SelectorRow)
+
+
+def _valid(tool: str, where: str | None, group: str, model: type[_Row], rows: list[dict[str, Any]],
+           taken: set[str]) -> list[_Row]:
+    from audiomind.tools.manifest import PLUGIN_TOOL_PROBLEMS
+
+    out: list[_Row] = []
+    for row in rows:
+        key = f"{tool}:vocabulary {group} {row.get('name')!r}"
+        try:
+            parsed = model.model_validate(row)
+        except Exception as exc:  # noqa: BLE001 - reported, never fatal
+            PLUGIN_TOOL_PROBLEMS[key] = f"{where}: {exc}"
+            continue
+        if parsed.name in taken:
+            PLUGIN_TOOL_PROBLEMS[key] = f"{group} name {parsed.name!r} is taken: left out"
+            continue
+        taken.add(parsed.name)
+        out.append(parsed)
+    return out
 
 
 class Item(BaseModel):

@@ -41,6 +41,25 @@ class ToolNeeds(BaseModel):
     env: list[str] = Field(default_factory=list, description="variables naming local weight folders (hub models)")
 
 
+class ToolReliability(BaseModel):
+    """How often the tool's measurement is right when it applies, on its construction tests."""
+
+    model_config = ConfigDict(extra="forbid")
+    value: float = Field(ge=0.0, le=1.0, description="share of its construction cases it gets right")
+    measured_on: str = Field(description="what it was measured on: the cases, their conditions, the count")
+
+
+class ToolVocabulary(BaseModel):
+    """A descriptor's rows of the property vocabulary, carried by its own manifest (the shape of
+    lexicon/properties.toml's `[[property]]` and `[[selector]]` rows; `tool` defaults to the manifest's name and
+    `reliability` to its `[reliability]` value). Validated where the vocabulary is read
+    (audiomind.reasoning.property_facts), which this layer does not import."""
+
+    model_config = ConfigDict(extra="forbid")
+    property: list[dict[str, Any]] = Field(default_factory=list)
+    selector: list[dict[str, Any]] = Field(default_factory=list)
+
+
 class ToolManifest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -59,7 +78,19 @@ class ToolManifest(BaseModel):
     cacheable: bool = True
     derives_audio: bool = False
     example: dict[str, Any] = Field(default_factory=dict, description="example arguments")
+    reliability: ToolReliability | None = Field(None, description="construction-test reliability (descriptors)")
+    vocabulary: ToolVocabulary | None = Field(None, description="the descriptor's property / selector rows")
     source_file: str | None = None
+
+    def vocabulary_rows(self) -> dict[str, list[dict[str, Any]]]:
+        """{'property': [...], 'selector': [...]}: the manifest's vocabulary rows with `tool` and `reliability`
+        filled in from the manifest where a row leaves them out."""
+        if self.vocabulary is None:
+            return {"property": [], "selector": []}
+        fill: dict[str, Any] = {"tool": self.name}
+        if self.reliability is not None:
+            fill["reliability"] = self.reliability.value
+        return {group: [{**fill, **row} for row in getattr(self.vocabulary, group)] for group in ("property", "selector")}
 
     @cached_property
     def callable(self) -> ToolFunction:

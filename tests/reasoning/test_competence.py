@@ -1,54 +1,78 @@
-"""Competence as data (audiomind.reasoning.competence): a deciding check keeps its calibrated confidence for
-questions like the ones it was built for, and only for those. The bank is rebuilt from its table and compared
-with the shipped file; a new wording of a known kind keeps its confidence; a question of another kind that
-reaches a measurement check gets a confidence near chance, with a reason naming the check and the bank."""
+"""Competence from declared domains (audiomind.reasoning.competence): a deciding check keeps its calibrated
+confidence for questions like those it declares it answers, and only for those. The bank is derived at load
+time from the checks' declarations and named by their sha256; its anchors come from the declarations' own
+similarities; a question of another kind, or nearer what a check is not for, gets a confidence near chance,
+with a reason naming the check and the bank."""
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
+import hashlib
 
+import numpy as np
 import pytest
 
 from audiomind.reasoning import competence
-
-ROOT = Path(__file__).resolve().parents[2]
-ANCHOR_TOL = 0.01  # the anchor is a percentile of float32 cosines: CPUs may differ in the last digits
+from audiomind.reasoning.competence import Declaration
 
 
-def _builder():
-    spec = importlib.util.spec_from_file_location("competence_build", ROOT / "evals" / "competence" / "build.py")
-    assert spec and spec.loader
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def test_the_bank_is_derived_from_the_declarations_and_named_by_their_sha256():
+    from audiomind.reasoning.property_facts import vocabulary
+    from audiomind.reasoning.verifiers import DOMAINS
+
+    b = competence.bank()
+    decls = competence.declarations()
+    sha = hashlib.sha256(competence.declaration_text(decls).encode()).hexdigest()
+    assert b.sha256 == sha and b.name == f"declared-{sha[:12]}" and competence.label() == b.name
+    checks = {d.check for d in b.declarations}
+    assert set(DOMAINS.names()) <= checks
+    voc = vocabulary()
+    assert {f"property_{r.name}" for r in voc.property} | {f"select_{s.name}" for s in voc.selector} <= checks
+    assert {e.text for e in b.entries} == {t for d in decls for t in [*d.positives(), *d.not_for]}
 
 
-def test_the_shipped_bank_is_what_its_table_builds():
-    import tomllib
+def test_a_vocabulary_row_declares_its_examples_values_and_its_tools_manifest():
+    from audiomind.tools.manifest import ToolRegistry
 
-    build = _builder()
-    table = tomllib.loads(build.KINDS.read_text())
-    bank, _ = competence.bank()
-    assert [e.model_dump() for e in bank.entries] == build.entries(table)
-    assert bank.width == table["anchors"]["width"]
-    assert bank.familiar == pytest.approx(build.familiar_anchor(table, build.entries(table)), abs=ANCHOR_TOL)
+    band = next(d for d in competence.bank().declarations if d.check == "property_band")
+    m = ToolRegistry.load().get("band_limits")
+    assert band.examples and band.function == m.function and set(m.not_for) == set(band.not_for)
+    assert set(m.supports) < set(band.supports) and any("telephone" in s for s in band.supports)
 
 
-def test_every_check_in_the_table_has_bank_questions():
-    import tomllib
+def test_any_change_to_a_declaration_changes_the_banks_sha256():
+    decls = competence.declarations()
+    changed = [d.model_copy(update={"examples": [*d.examples, "How many ducks are there?"]}) if i == 0 else d
+               for i, d in enumerate(decls)]
+    text = competence.declaration_text
+    assert hashlib.sha256(text(changed).encode()).digest() != hashlib.sha256(text(decls).encode()).digest()
 
-    table = tomllib.loads(_builder().KINDS.read_text())
-    checks = {c for group in ("synthetic", "development") for cs in table[group].values() for c in cs}
-    banked = {e.check for e in competence.bank()[0].entries}
-    assert checks <= banked
+
+def test_the_anchors_come_from_the_declarations_own_similarities():
+    """Two checks, two examples each, on unit vectors with known cosines: `familiar` is the (check-weighted)
+    10th percentile of each example's similarity to its own check's nearest other text, the point of chance
+    the median similarity between examples of different checks."""
+    def unit(angle: float) -> np.ndarray:
+        v = np.zeros(384, np.float32)
+        v[0], v[1] = np.cos(angle), np.sin(angle)
+        return v
+
+    decls = [Declaration(check="a", source="t", function="fa", supports=[], not_for=[], examples=["a1", "a2"]),
+             Declaration(check="b", source="t", function="fb", supports=[], not_for=[], examples=["b1", "b2"])]
+    vec = {"a1": unit(0.0), "a2": unit(0.3), "fa": unit(0.1), "b1": unit(1.2), "b2": unit(1.4), "fb": unit(1.3)}
+    familiar, width = competence.anchors(decls, vec)
+    own = sorted([np.cos(0.1), np.cos(0.2), np.cos(0.1), np.cos(0.1)])
+    assert familiar == pytest.approx(own[0], abs=1e-3)
+    cross = np.median([np.cos(x) for x in (1.2, 1.4, 0.9, 1.1)] * 2)
+    assert familiar - width == pytest.approx(cross, abs=1e-3)
+    b = competence.bank()
+    assert 0.0 < b.familiar - b.width < b.familiar < 1.0
 
 
-def test_a_new_wording_of_a_known_kind_keeps_its_confidence():
-    # held-out wordings of the generator's counting kind (never in the bank). Not every one does: the anchor
-    # is the 10th percentile, so about one in ten ("Select the correct number of pips.", 0.22) is shrunk.
-    for q in ("Identify how many clicks occur in the recording.", "In total, how often does the chime sound occur?"):
-        fam = competence.familiarity(q, "count_events")
+def test_a_new_wording_of_a_declared_kind_keeps_its_confidence():
+    for q, check in (("How many times does the horn sound?", "count_events"),
+                     ("What is the pace of the drumming in BPM?", "tempo"),
+                     ("Is the recording made over a phone line?", "property_band")):
+        fam = competence.familiarity(q, check)
         assert fam.factor == 1.0, fam
         assert competence.shrink(0.95, 4, fam) == pytest.approx(0.95, abs=1e-9)
 
@@ -61,10 +85,21 @@ def test_a_question_of_another_kind_is_shrunk_toward_chance():
     assert competence.shrink(0.2, 4, fam) == pytest.approx(0.2, abs=1e-9)  # at or below chance: unchanged
 
 
+def test_a_question_nearer_what_a_check_is_not_for_is_shrunk_fully():
+    """A count of barks names a sound, so the tag check may decide it, but a count is what the tag check
+    declares it is not for; two knocks compared are what the loudness-trend check is not for."""
+    for q, check, nf in (("How many times does the dog bark?", "tag_category", "how many times something happens"),
+                         ("Is the second knock louder than the first?", "loudness_trend",
+                          "which of two sounds is louder")):
+        fam = competence.familiarity(q, check)
+        assert fam.not_for == nf and fam.factor == 0.0, fam
+    assert competence.familiarity("How many times does the dog bark?", "count_events").factor == 1.0
+    assert competence.familiarity("Is the second knock louder than the first?", "compare_loudness").factor == 1.0
+
+
 def test_a_literal_match_keeps_its_confidence_for_questions_about_what_was_said_only():
-    """Questions of my own wording, none in the bank: what was said on a topic the bank never names keeps the
-    literal match's confidence; what follows from what was said does not. (MiniLM likeness is coarse: 'What
-    follows from the announcement?' is 0.76 from 'What is announced?', so not every such question is caught.)"""
+    """Questions of my own wording: what was said keeps the literal match's confidence; what follows from what
+    was said does not (the words the evidence does not account for cap it, the competence stage shrinks it)."""
     from audiomind.language.analysis import analyse
     from audiomind.reasoning.answer import decide_from
     from audiomind.reasoning.facts import Facts, TranscriptFact
@@ -78,21 +113,40 @@ def test_a_literal_match_keeps_its_confidence_for_questions_about_what_was_said_
                                          ["the lamb stew", "the mushroom risotto", "the fish soup"], []))
     assert follows.confidence is not None and follows.confidence < 0.5, follows.confidence_reason
     assert follows.familiarity is not None and follows.familiarity.factor < 1.0
-    assert "unlike those transcript_match was built for" in follows.confidence_reason
-    # and the words the evidence does not account for (reasoning/grounding.py), which cap it before the shrink
-    assert "does not check the question's" in follows.confidence_reason and "'judging'" in follows.confidence_reason
+    step = next(s for s in follows.confidence_steps if s.stage == "competence")
+    assert step.parameters.table == competence.bank().name and step.parameters.sha256 == competence.bank().sha256
+    assert step.parameters.inputs["check"] == "transcript_match" and step.parameters.weight < 1.0
+    if step.output < step.input:  # the shrink changed it (a value already at chance stays): the reason says so
+        assert "unlike those transcript_match was built for" in follows.confidence_reason
 
 
-def test_a_check_without_bank_questions_has_no_established_competence():
+def test_a_check_without_a_declared_domain_has_no_established_competence():
     fam = competence.familiarity("How many beeps are there?", "a_check_nobody_built")
     assert fam.factor == 0.0 and fam.nearest is None and fam.similarity == 0.0
+
+
+def test_every_check_the_answer_step_can_name_declares_a_domain():
+    """Every verifier result name and executed step kind has a declaration (a check without one answers at
+    chance confidence)."""
+    import re
+    from pathlib import Path
+
+    from audiomind.language.frames import EXECUTABLE_STEPS
+    from audiomind.reasoning.verifiers import DOMAINS
+
+    src = "".join(p.read_text() for p in Path(competence.__file__).parent.joinpath("verifiers").glob("*.py"))
+    named = set(re.findall(r'_result\("([a-z_]+)"', src))
+    named |= {f"count_{n}" for n in ("events", "speakers", "words", "gaps", "notes")}
+    named |= {f"compare_{d}" for d in ("pitch", "loudness", "rate")} | {f"time_{k}" for k in ("duration", "onset",
+                                                                                               "offset")}
+    named |= {f"step:{k}" for k in EXECUTABLE_STEPS}
+    assert named <= set(DOMAINS.names()), named - set(DOMAINS.names())
 
 
 @pytest.mark.slow
 def test_a_measurement_that_answers_another_kind_of_question_is_not_confident(tmp_path):
     """Evenly spaced clicks; 'how are the clicks spaced?' is no question the loudness, tempo or count checks
-    were built for. Whatever check decides, the answer is not confident and the reason says why."""
-    import numpy as np
+    declare. Whatever check decides, the answer is not confident and the reason says why."""
     import soundfile as sf
 
     from audiomind import AudioMind

@@ -3,17 +3,24 @@
 A verifier scores *every* choice against the facts it can see: per choice, support in [-1, 1] (+1 the facts
 say this choice is true, -1 they contradict it, 0 they say nothing) with a reason, plus how well the question
 fits it (`fit`) and how reliable its kind of evidence is (`reliability`).
+
+Every deciding check also declares its *domain* beside its code (`declare`, into the `DOMAINS` registry): what
+it does, the claims it may support, those it must not be used for, and a few example question shapes written
+from what it measures. The answer step's competence stage (audiomind.reasoning.competence) reads them: a
+question unlike a check's declared domain, or closer to what it is not for, does not keep the check's
+confidence.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from audiomind.language.analysis import QuestionAnalysis
 from audiomind.language.text import content, stem
 from audiomind.reasoning.facts import Facts
+from audiomind.registry import Registry
 
 
 class Verdict(BaseModel):
@@ -35,6 +42,32 @@ class VerifierResult(BaseModel):
 
 
 Verifier = Callable[[Facts, QuestionAnalysis], "VerifierResult | None"]
+
+
+class Domain(BaseModel):
+    """What a deciding check is for, declared as data beside it (the shape of a tool manifest's `function`,
+    `supports` and `not_for`, plus example questions)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    check: str = Field(description="the check's result name ('count_events') or 'step:KIND'")
+    function: str = Field(description="what the check does, one sentence")
+    supports: list[str] = Field(description="claims its decision may support")
+    not_for: list[str] = Field(default_factory=list, description="claims it must not be used for")
+    examples: list[str] = Field(min_length=2, description="question shapes it was written to answer")
+
+
+DOMAINS: Registry[Domain] = Registry("check domain", group="checks")
+"""Check name -> its declared Domain. The built-in checks declare theirs where they are defined; a plugin
+adds the domain of a check it brings with `registries.group("checks").register(NAME, Domain(...))`. The
+descriptors' checks (`property_*`, `select_*`) are not here: their domain is their vocabulary rows and their
+tool's manifest (audiomind.reasoning.competence)."""
+
+
+def declare(check: str, *, function: str, supports: list[str], not_for: list[str], examples: list[str]) -> Domain:
+    """Register the declared domain of `check` (at import of the module that defines it)."""
+    d = Domain(check=check, function=function, supports=supports, not_for=not_for, examples=examples)
+    DOMAINS.register(check, d)
+    return d
 
 
 def _result(name: str, a: QuestionAnalysis, fit: float, reliability: float, supports: list[float],

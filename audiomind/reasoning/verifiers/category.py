@@ -5,7 +5,7 @@ from __future__ import annotations
 from audiomind.language.analysis import QuestionAnalysis
 from audiomind.language.text import GENERIC_LABELS
 from audiomind.reasoning.facts import Facts
-from audiomind.reasoning.verifiers.base import VerifierResult, _label_choice_similarity, _result
+from audiomind.reasoning.verifiers.base import VerifierResult, _label_choice_similarity, _result, declare
 
 
 def verify_category(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
@@ -40,3 +40,12 @@ def verify_category(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     reason = "audio tags: " + ", ".join(f"{lab} {w:.2f}" for lab, w in top[:5])
     return _result("tag_category", a, fit, reliability, supports, [f"{s:.2f}" for s in scores], reason,
                    f.tags.evidence_ids)
+
+
+declare("tag_category", function="names the sound heard by matching the choices to the sound tagger's labels by meaning",
+        supports=["what kind of sound is heard", "which source makes the sound", "what the recording mainly contains"],
+        not_for=["what words are said", "how many times something happens", "when a sound starts or how long it lasts",
+                 "how one sound compares with another", "what follows or can be inferred from the recording"],
+        examples=["What sound can be heard in this clip?", "Which of these is making the noise?",
+                  "What is the main source of sound in the recording?", "Which animal do you hear?",
+                  "What kind of instrument is playing?", "What is happening in the background?"])

@@ -10,7 +10,7 @@ from audiomind.language import claims
 from audiomind.language.analysis import QuestionAnalysis
 from audiomind.language.text import letters
 from audiomind.reasoning.facts import Facts, Span, Word
-from audiomind.reasoning.verifiers.base import VerifierResult, _result
+from audiomind.reasoning.verifiers.base import VerifierResult, _result, declare
 
 
 def _two(spans: list[Span]) -> tuple[Span, Span] | None:
@@ -169,3 +169,21 @@ def _compare_supports(stated: Sequence[tuple[str | None, str | None]], truth: st
         says = ("second_gt" if (subject == "second") == (rel == "gt") else "first_gt")
         supports.append(1.0 if says == truth else (-0.5 if truth == "eq" else -1.0))
     return supports
+
+
+declare("compare_pitch", function="compares the pitch of the first and the last of two sounds or notes",
+        supports=["which of two sounds is higher or lower in pitch", "whether two notes have the same pitch"],
+        not_for=["how the pitch moves within one sound", "which sound is louder", "what the sounds are"],
+        examples=["Is the second note higher or lower than the first?", "Which of the two tones has the higher pitch?",
+                  "Are the two sounds at the same pitch?", "Does the later sound have a lower pitch than the earlier one?"])
+declare("compare_loudness", function="compares the peak level of the first and the last of two sound events",
+        supports=["which of two sounds is louder or quieter", "whether two sounds are equally loud"],
+        not_for=["whether one sound gets louder over time", "which sound is higher in pitch", "what the sounds are"],
+        examples=["Which of the two sounds is louder?", "Is the second beep quieter than the first?",
+                  "Are both tones played at the same volume?", "Is the first sound stronger or weaker than the second?"])
+declare("compare_rate", function="compares words per voiced second of two utterances",
+        supports=["which of two utterances is spoken faster or slower", "whether two readings have the same pace"],
+        not_for=["whether a single speaker talks fast or slow", "which utterance is louder", "what is said"],
+        examples=["Is the second sentence spoken faster or slower than the first?",
+                  "Which of the two readings is quicker?", "Does the speaker slow down the second time?",
+                  "Are the two utterances said at the same speed?"])

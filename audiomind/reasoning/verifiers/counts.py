@@ -8,7 +8,7 @@ from audiomind.language import claims
 from audiomind.language.analysis import QuestionAnalysis, is_numeric_choice, parse_number
 from audiomind.language.text import STOPWORDS, stem, words
 from audiomind.reasoning.facts import Facts, Span
-from audiomind.reasoning.verifiers.base import VerifierResult, _result
+from audiomind.reasoning.verifiers.base import VerifierResult, _result, declare
 
 MIN_TALK_S = 0.5       # a voice cluster with less speech than this (VAD) is not a speaker
 
@@ -182,3 +182,32 @@ def _counts_what_is_said(f: Facts, a: QuestionAnalysis) -> bool:
 def _inside_speech(e: Span, speech: list[Span]) -> bool:
     overlap = sum(max(0.0, min(e.end_s, s.end_s) - max(e.start_s, s.start_s)) for s in speech)
     return overlap >= 0.5 * max(e.length_s, 1e-3)
+
+
+declare("count_events", function="counts separate sound events above the noise floor",
+        supports=["how many times a sound occurs", "how many separate sounds, beeps or hits are heard"],
+        not_for=["how many words or people are named in what is said", "amounts of money or goods that are spoken",
+                 "what the sounds are", "how many instruments play"],
+        examples=["How many beeps are there?", "How many times does the bell ring?",
+                  "Count the knocks you hear.", "How many separate sounds are in the clip?",
+                  "How often is the tone repeated?", "What is the number of claps?"])
+declare("count_speakers", function="counts distinct voices from speaker embeddings",
+        supports=["how many different people speak", "whether one or several voices are heard"],
+        not_for=["how many people are mentioned in what is said", "who the speakers are"],
+        examples=["How many different people speak?", "How many speakers are in the recording?",
+                  "How many voices can you hear?", "Is this one person or more than one talking?"])
+declare("count_words", function="counts how often a quoted or named word occurs in the transcript",
+        supports=["how many times a given word is said", "how often a word is repeated"],
+        not_for=["how many sounds are heard", "how many things the words name"],
+        examples=["How many times does the speaker say the word 'yes'?", "How often is the word repeated?",
+                  "How many times is 'hello' said?", "Count how often the speaker says the name."])
+declare("count_gaps", function="counts breaks inside a sound between consecutive sound events",
+        supports=["how many times a sound is interrupted", "how many gaps or dropouts break a sound"],
+        not_for=["how many sounds are heard", "how long the gaps are"],
+        examples=["How many times is the sound interrupted?", "How many gaps are there in the tone?",
+                  "How many times does the audio cut out?", "How many breaks are in the hum?"])
+declare("count_notes", function="counts the pitched notes the pitch tracker finds",
+        supports=["how many notes are played", "how many notes sound at once"],
+        not_for=["how many instruments play", "which notes they are"],
+        examples=["How many notes are played?", "How many notes sound together?",
+                  "How many pitches are in the melody?", "Is it a single note or several notes?"])

@@ -8,7 +8,7 @@ import math
 from audiomind.language import claims
 from audiomind.language.analysis import TREND_WORDS, QuestionAnalysis, parse_number
 from audiomind.reasoning.facts import Facts
-from audiomind.reasoning.verifiers.base import VerifierResult, _result
+from audiomind.reasoning.verifiers.base import VerifierResult, _result, declare
 
 
 def verify_tempo(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
@@ -112,3 +112,25 @@ def verify_key(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         supports.append(s)
     return _result("key_mode", a, max(a.fit("key"), 0.6), 0.75, supports, [""] * len(hit), f"estimated key {key.value}",
                    key.evidence_ids)
+
+
+declare("tempo", function="estimates beats or repeats per minute from onsets",
+        supports=["the tempo in beats per minute", "how fast a beat or pulse repeats"],
+        not_for=["how fast someone speaks", "whether the tempo changes", "how loud the music is"],
+        examples=["What is the tempo of the music?", "About how many beats per minute is this?",
+                  "How fast is the beat?", "Roughly what BPM is the drum pattern?", "How quickly do the clicks repeat?"])
+declare("loudness_trend", function="reads whether the level rises, falls or stays over the clip",
+        supports=["whether the sound gets louder or quieter over time", "whether the volume stays the same"],
+        not_for=["which of two sounds is louder", "whether the pitch rises", "whether the tempo changes"],
+        examples=["Does the sound get louder or quieter?", "How does the volume change over the clip?",
+                  "Is it fading in, fading out or steady?", "Does the level rise over time?"])
+declare("pitch_contour", function="reads whether the pitch of the notes rises, falls or stays",
+        supports=["whether the melody or tone goes up or down in pitch", "the direction of a pitch movement"],
+        not_for=["which of two separate sounds is higher", "whether the sound gets louder"],
+        examples=["Does the pitch go up or down?", "How does the melody move?",
+                  "Is the tone rising or falling?", "Which way does the pitch change over the clip?"])
+declare("key_mode", function="estimates the musical key and whether it is major or minor",
+        supports=["whether the music is in a major or a minor key", "the key the music is in"],
+        not_for=["whether it sounds happy or sad for other reasons", "which instrument plays"],
+        examples=["Is the music in a major or a minor key?", "What key is this piece in?",
+                  "Is the tonality major or minor?", "Which mode is the melody in?"])

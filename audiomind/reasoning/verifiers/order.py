@@ -5,7 +5,7 @@ from __future__ import annotations
 from audiomind.language import claims
 from audiomind.language.analysis import QuestionAnalysis
 from audiomind.reasoning.facts import Facts, Span
-from audiomind.reasoning.verifiers.base import VerifierResult, _label_choice_similarity, _result
+from audiomind.reasoning.verifiers.base import VerifierResult, _label_choice_similarity, _result, declare
 
 
 def verify_order(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
@@ -89,3 +89,15 @@ def verify_relative_order(f: Facts, a: QuestionAnalysis) -> VerifierResult | Non
               f"the voice; the question asks about the {subject}")
     return _result("relative_order", a, max(a.fit("order"), 0.7), 0.75, supports, [r or "" for r in rel], reason,
                    f.ids("events", "speech", "transcript"))
+
+
+declare("event_order", function="orders the sources heard by the time-stamped tags and the voice activity",
+        supports=["which sound is heard first or last", "the order in which sounds occur"],
+        not_for=["what is said first", "how long each sound lasts", "which sound is louder"],
+        examples=["Which sound comes first?", "What is heard last in the recording?",
+                  "In what order do the sounds occur?", "Which do you hear before the other?"])
+declare("relative_order", function="places a non-speech sound before or after the voice in time",
+        supports=["whether a sound comes before or after the speech", "whether a sound interrupts the talking"],
+        not_for=["what is said", "which of two non-speech sounds is first"],
+        examples=["Is the chime heard before or after the voice?", "Does the beep come before the speaking starts?",
+                  "When does the sound occur relative to the speech?", "Is the tone played after the announcement?"])

@@ -5,7 +5,7 @@ from __future__ import annotations
 from audiomind.language.analysis import QuestionAnalysis, states_time
 from audiomind.language.numbers import seconds_in
 from audiomind.reasoning.facts import Facts
-from audiomind.reasoning.verifiers.base import VerifierResult, _result
+from audiomind.reasoning.verifiers.base import VerifierResult, _result, declare
 
 
 def choice_seconds(text: str, clip_s: float | None = None) -> float | None:
@@ -71,3 +71,20 @@ def verify_time(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     reason = f"{what} at/over {value:.2f} s{note}"
     return _result(f"time_{kind}", a, fit, reliability, supports, [f"{s} s" if s is not None else "" for s in secs],
                    reason, ids)
+
+
+declare("time_duration", function="measures how long the speech or the sound lasts, from voice activity or events",
+        supports=["how long a sound or the speech lasts", "the length of the recording's sound"],
+        not_for=["when a sound starts", "how many sounds there are", "how fast something repeats"],
+        examples=["How long does the tone last?", "What is the duration of the sound?",
+                  "For how many seconds does the speaker talk?", "How long is the beep?"])
+declare("time_onset", function="measures when the speech or the first sound starts",
+        supports=["when a sound or the speech begins", "how long the silence before it is"],
+        not_for=["how long it lasts", "what is said when it starts"],
+        examples=["When does the sound start?", "At what time does the speech begin?",
+                  "How many seconds into the clip is the first sound heard?", "When does the speaker start talking?"])
+declare("time_offset", function="measures when the speech or the last sound ends",
+        supports=["when a sound or the speech ends", "when the recording falls silent"],
+        not_for=["how long it lasts", "when it starts"],
+        examples=["When does the sound stop?", "At what time does the speech end?",
+                  "How many seconds in does the last sound finish?", "When does the speaker stop talking?"])

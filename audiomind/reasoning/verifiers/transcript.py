@@ -22,7 +22,7 @@ from audiomind.language.text import (
     words,
 )
 from audiomind.reasoning.facts import Facts, TranscriptFact
-from audiomind.reasoning.verifiers.base import VerifierResult, _result
+from audiomind.reasoning.verifiers.base import VerifierResult, _result, declare
 
 UNCLEAR_RELIABILITY = 0.65  # a literal match's reliability when the question is not read as one about speech
 
@@ -333,3 +333,58 @@ def verify_day_offset(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
         return None
     reason = f"the transcript names {spoken[0].title()}; {n} day(s) {'before' if sign < 0 else 'after'} is {target.title()}"
     return _result("day_offset", a, 0.95, 0.9, supports, [""] * len(supports), reason, f.transcript.evidence_ids)
+
+
+_SAID_NOT_FOR = ["what the speaker implies or means beyond the words", "what follows from what was said",
+                 "how the voice sounds", "what non-speech sounds are heard"]
+_SAID_EXAMPLES = [  # the forms a question about what was said takes, over topics of every kind
+    "What does the speaker say?", "Which word is spoken?", "Which phrase is said?", "What is the message?",
+    "What number does the caller give?", "Which name is mentioned?", "What place does the announcement name?",
+    "What does the speaker ask the listener to do?", "What time does the speaker give?",
+    "What does the speaker recommend?", "What does the man say he will bring?",
+    "Where does the speaker say they are going?", "When does the speaker say it will happen?",
+    "What reason does the speaker give?", "Which of these sentences is spoken?", "What is the password?",
+    "What is the code the speaker gives?", "What time does the speaker say the shop opens?",
+    "Which city is mentioned?", "Which town does the announcement name?",
+    "What is the name of the person the caller asks for?", "Where does the announcer say the train is going?",
+    "Which bus number does the speaker tell us to take?", "Which gate does the flight board at?",
+    "What number does the caller leave?", "What colour does the speaker say the car is?",
+    "What does the announcer ask passengers to do?", "What does the teacher tell the class to do?",
+    "Who does the speaker thank?", "What does the speaker order?", "Which dish does the customer ask for?",
+    "On which day is the meeting?", "What day does the speaker mention?", "What does the voice announce?",
+    "What is announced?", "What is the first thing the speaker says?", "What are the last words of the recording?",
+    "What address does the speaker give?", "How much does the speaker say the ticket costs?",
+    "What price is mentioned?", "What is the name of the street?", "What is the speaker's name?",
+    "Which word does the speaker use?", "What does the message say?",
+    "What is the weather forecast for tomorrow, according to the speaker?",
+    "Which room does the speaker say the meeting is in?", "What does the woman say she bought?",
+    "What did the man say he forgot?", "Which item does the speaker say is on sale?",
+    "What is the title of the book the speaker mentions?", "Which team does the commentator say scored?",
+    "What instruction is given?", "What warning is given in the announcement?", "Which seat number is announced?",
+    "What does the recording say is closed?",
+]
+declare("transcript_match", function="matches each choice's words with the words recognised in the speech",
+        supports=["what the speaker says", "which word, name, number or place is said"],
+        not_for=_SAID_NOT_FOR,
+        examples=_SAID_EXAMPLES)
+declare("readings_agree", function="matches choices with what a second reading of the speech heard",
+        supports=["what the speaker says", "which word or phrase is said"],
+        not_for=_SAID_NOT_FOR,
+        examples=_SAID_EXAMPLES)
+declare("transcript_absent", function="finds the one choice not heard in the speech when the others are",
+        supports=["which item is not mentioned", "what the speaker leaves out"],
+        not_for=["what the speaker says", "what the speaker implies"],
+        examples=["Which of these is not mentioned?", "Which item does the speaker leave out?",
+                  "What is never said in the recording?", "Which word is not spoken?"])
+declare("transcript_complement", function="picks the one choice never said when several others were all said",
+        supports=["which item is not mentioned", "which listed thing is missing from what is said"],
+        not_for=["what the speaker says", "what the speaker implies"],
+        examples=["Which of these is not mentioned?", "Which item is missing from the list?",
+                  "What does the speaker not name?", "Which one is left out of what was said?"])
+declare("day_offset", function="counts days on from the one weekday said",
+        supports=["which day it will be a number of days after the day mentioned",
+                  "which day comes before the day mentioned"],
+        not_for=["which day is said", "what time is said"],
+        examples=["What day will it be two days after the day mentioned?", "Which day comes after the one named?",
+                  "If the meeting is one day later than stated, what day is it?",
+                  "What day was it the day before the one mentioned?"])

@@ -6,7 +6,7 @@ from audiomind.language import claims
 from audiomind.language.analysis import QuestionAnalysis
 from audiomind.language.text import LANGUAGES, language_of
 from audiomind.reasoning.facts import Facts, Span, Word, _median_pitch
-from audiomind.reasoning.verifiers.base import VerifierResult, _result
+from audiomind.reasoning.verifiers.base import VerifierResult, _result, declare
 
 # Documented thresholds
 NORMAL_SYL_PER_S = 4.6   # ordinary read English: about 4.6 syllables and 2.7 words per second of voiced time
@@ -162,3 +162,30 @@ def verify_language(f: Facts, a: QuestionAnalysis) -> VerifierResult | None:
     reliability = 0.85 if share >= 0.8 and best == code else 0.55 if share >= 0.8 else 0.5
     return _result("language", a, max(a.fit("language"), 0.7), reliability, supports, [""] * len(supports), reason,
                    lang.evidence_ids)
+
+
+declare("voice_gender", function="reads a male or female voice from the median pitch of the speech",
+        supports=["whether the speaker is a man or a woman", "the gender of the first speaker"],
+        not_for=["who the speaker is by name", "what the speaker says", "how old the speaker is"],
+        examples=["Is the speaker male or female?", "Is it a man or a woman talking?",
+                  "What is the gender of the voice?", "Who speaks first, a man or a woman?"])
+declare("presence", function="checks choices that claim nothing is there against what was measured",
+        supports=["whether anyone speaks at all", "whether the clip is silent"],
+        not_for=["what is said", "how many people speak"],
+        examples=["Is anyone speaking?", "Is there any speech in the clip?", "Is the recording silent?",
+                  "Does anybody talk?"])
+declare("stereo_side", function="compares the level of the left and right channels",
+        supports=["which side the sound comes from", "whether the sound is on the left or right"],
+        not_for=["whether the sound moves from one side to the other", "how far away it is"],
+        examples=["Which side is the sound coming from?", "Is the voice on the left or the right?",
+                  "From which channel do you hear the beep?", "Is the sound panned left or right?"])
+declare("speech_rate", function="reads fast or slow speech from syllables per voiced second",
+        supports=["whether the speaker talks fast or slowly", "the pace of the speech"],
+        not_for=["which of two utterances is faster", "the tempo of music"],
+        examples=["Is the speaker talking quickly or slowly?", "How fast is the speech?",
+                  "Is the pace of speaking fast, normal or slow?", "Does the person speak rapidly?"])
+declare("language", function="detects the spoken language among those the choices name",
+        supports=["which language is spoken"],
+        not_for=["what is said", "where the speaker is from"],
+        examples=["What language is spoken?", "Which language does the speaker use?",
+                  "In what language is the message?", "Is the speaker talking in French or in German?"])
