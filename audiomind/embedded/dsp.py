@@ -9,7 +9,10 @@ librosa's, so the results are the same to the bit (tests/tools/test_dsp.py compa
 - `rms`: librosa.feature.rms from a signal, pad_mode "constant".
 - `melspectrogram`: librosa.feature.melspectrogram from a signal (power 2, centred, hann).
 
-`scipy_signal()` imports scipy.signal where it is first needed.
+`hann` is scipy.signal.get_window("hann", n, fftbins=True) computed the same way in NumPy, so that the STFT
+(YAMNet's log-mel patches, the voice encoder's mel frames) never waits for scipy.signal, whose import costs a
+fresh process 0.8 s of CPU (it loads scipy.stats, interpolate, optimize). `scipy_signal()` imports it where it
+is first needed (loudness's K-weighting filters, count_events's high-pass).
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ MAX_MEM_BLOCK = 2**8 * 2**10  # librosa.util.MAX_MEM_BLOCK: the STFT is computed
 
 def scipy_signal() -> ModuleType:
     """scipy.signal, imported on first use (the perception pass needs it only for loudness's K-weighting
-    filters, count_events's high-pass and the STFT window). A plain import: Python's import lock makes it
+    filters and count_events's high-pass; the STFT window is `hann`). A plain import: Python's import lock makes it
     safe from several tool threads at once."""
     import scipy.signal
 
@@ -56,9 +59,25 @@ def frame(x: np.ndarray, frame_length: int, hop_length: int) -> np.ndarray:
     return xw[tuple(slices)]
 
 
+def hann(n: int) -> np.ndarray:
+    """The periodic (DFT-even) Hann window of n samples, float64: scipy.signal.get_window("hann", n, fftbins=True)
+    to the bit, by scipy's own steps (scipy.signal.windows.general_cosine with a = [0.5, 0.5] over n + 1 points,
+    the last dropped; one sample: [1.0]; ValueError below one, as get_window raises)."""
+    if int(n) != n or n < 1:
+        raise ValueError(f"Parameter Nx={n} is not a positive integer")
+    n = int(n)
+    if n == 1:
+        return np.ones(1, dtype=np.float64)
+    fac = np.linspace(-np.pi, np.pi, n + 1, dtype=np.float64)
+    w = np.zeros(n + 1, dtype=np.float64)
+    for k, a in enumerate(np.asarray([0.5, 1.0 - 0.5], dtype=np.float64)):
+        w += a * np.cos(k * fac)
+    return w[:-1]
+
+
 def _hann(win_length: int, n_fft: int) -> np.ndarray:
-    """librosa's STFT window: scipy's periodic Hann window centred in n_fft samples, shaped [n_fft, 1]."""
-    w = scipy_signal().get_window("hann", win_length, fftbins=True)
+    """librosa's STFT window: scipy's periodic Hann window (`hann`) centred in n_fft samples, shaped [n_fft, 1]."""
+    w = hann(win_length)
     lpad = int((n_fft - win_length) // 2)
     if lpad < 0:
         raise ValueError(f"Target size ({n_fft:d}) must be at least input size ({win_length:d})")

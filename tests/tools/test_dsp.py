@@ -67,6 +67,35 @@ def test_mel_filters(kw):
     _same(dsp.mel(**kw), librosa.filters.mel(**kw))
 
 
+@pytest.mark.parametrize("n", [0, 1, 2, 3, 4, 5, 255, 256, 320, 400, 401, 512, 1024, 2048, 4096, 4097])
+def test_hann_is_scipys_periodic_hann_to_the_bit(n):
+    import scipy.signal
+
+    if n < 1:
+        for fn in (dsp.hann, lambda m: scipy.signal.get_window("hann", m, fftbins=True)):
+            with pytest.raises(ValueError):
+                fn(n)
+        return
+    w = dsp.hann(n)
+    ref = scipy.signal.get_window("hann", n, fftbins=True)
+    assert w.dtype == ref.dtype and w.shape == ref.shape
+    assert np.array_equal(w, ref), f"max |diff| {np.max(np.abs(w - ref))}"
+
+
+def test_the_stft_and_the_voice_encoders_mel_frames_do_not_import_scipy_signal():
+    """YAMNet's patches and the voice encoder's mel frames (tagging, speaker_count) start at once in a fresh
+    process, instead of waiting for loudness's import of scipy.signal (0.8 s of CPU)."""
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from audiomind.embedded import dsp; y = np.ones(16000, np.float32); "
+            "dsp.stft(y, n_fft=512, hop_length=160, win_length=400, center=False); "
+            "dsp.melspectrogram(y, sr=16000, n_fft=400, hop_length=160, n_mels=40); "
+            "print('scipy.signal' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert out.stdout.strip() == "False", (out.stdout, out.stderr[-2000:])
+
+
 def test_scipy_signal_is_the_module_whichever_way_it_was_imported():
     import subprocess
     import sys
@@ -94,7 +123,7 @@ def test_scipy_signal_waits_for_an_import_under_way_in_another_thread():
         "    import pyloudnorm\n"
         "def helper():\n"
         "    try:\n"
-        "        s = dsp.scipy_signal(); s.get_window; s.lfilter_zi; s.sosfiltfilt\n"
+        "        s = dsp.scipy_signal(); s.butter; s.lfilter_zi; s.sosfiltfilt\n"
         "    except Exception as e:\n"
         "        errs.append(repr(e))\n"
         "ts = [threading.Thread(target=direct)] + [threading.Thread(target=helper) for _ in range(4)]\n"
