@@ -103,6 +103,34 @@ def embed_utterance(y: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
 # --- voice activity (webrtcvad, a Resemblyzer dependency) --------------------------------------------
 
 
+class _WebRtcVad:
+    """webrtcvad.Vad over the package's C module `_webrtcvad`, the same calls in the same order. The package's
+    Python module imports pkg_resources for its version string: 0.2-0.3 s of a fresh process's CPU (the whole
+    of `speaker_count`'s start-up beyond its model), for nothing the tool uses."""
+
+    def __init__(self, module, mode: int):
+        self._m = module
+        self._vad = module.create()
+        module.init(self._vad)
+        module.set_mode(self._vad, mode)
+
+    def is_speech(self, buf: bytes, sample_rate: int) -> bool:
+        return self._m.process(self._vad, sample_rate, buf, len(buf) // 2)
+
+
+def _webrtc_vad(mode: int):
+    """A WebRTC VAD at `mode` (0-3): `_WebRtcVad` over `_webrtcvad`, or webrtcvad.Vad where the C module is not
+    importable on its own (another build of the package)."""
+    try:
+        import _webrtcvad
+    except ImportError:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # webrtcvad imports the deprecated pkg_resources
+            import webrtcvad
+        return webrtcvad.Vad(mode)
+    return _WebRtcVad(_webrtcvad, mode)
+
+
 def voiced_regions(
     y: np.ndarray, aggressiveness: int = 3, min_region_s: float = 0.25, merge_gap_s: float = 0.2
 ) -> list[tuple[float, float]]:
@@ -110,10 +138,6 @@ def voiced_regions(
 
     Only used to keep silence out of the speaker windows; the dedicated VAD tool (Silero) is the one
     to cite for speech timing."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # webrtcvad imports the deprecated pkg_resources
-        import webrtcvad
-
     n = int(VAD_FRAME_S * SR)
     frames = len(y) // n
     if frames == 0:
@@ -121,7 +145,7 @@ def voiced_regions(
     peak = max(float(np.max(y)), -float(np.min(y))) if len(y) else 0.0  # no full-size temporary of a long clip
     if peak < 1e-4:
         return []
-    vad = webrtcvad.Vad(aggressiveness)
+    vad = _webrtc_vad(aggressiveness)
     flags = np.empty(frames, dtype=float)
     energy = np.empty(frames, dtype=np.float64)
     per = 2000  # frames per 60 s window: the int16 and float64 copies are of one window, never the clip

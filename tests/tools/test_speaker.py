@@ -181,3 +181,38 @@ def test_real_time_factor_on_10s(conversations, tool_runner):
     r = tool_runner(speaker_count, {"end_s": 10.0}, conv.path)
     assert r.output["count"] == 2
     assert (time.perf_counter() - t) / 10.0 < 1.0
+
+
+def test_the_webrtc_vad_gives_webrtcvads_own_decisions(sentences):
+    """`voiced_regions` calls the package's C module directly (its Python module imports pkg_resources): every
+    30 ms frame of real speech, silence and noise at each mode gets the decision webrtcvad.Vad gives it."""
+    import warnings
+
+    from audiomind.tools.speaker import VAD_FRAME_S, _webrtc_vad
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import webrtcvad
+
+    y = aio.load(sentences["awb_b"], sr=SR)
+    rng = np.random.default_rng(0)
+    y = np.concatenate([np.zeros(SR // 2, np.float32), y, 0.05 * rng.standard_normal(SR).astype(np.float32)])
+    pcm = np.clip(np.round(y / np.max(np.abs(y)) * 0.9 * 32767), -32768, 32767).astype(np.int16)
+    n = int(VAD_FRAME_S * SR)
+    frames = [pcm[i * n:(i + 1) * n].tobytes() for i in range(len(pcm) // n)]
+    for mode in range(4):
+        ours, theirs = _webrtc_vad(mode), webrtcvad.Vad(mode)
+        got = [ours.is_speech(f, SR) for f in frames]
+        assert got == [theirs.is_speech(f, SR) for f in frames]
+        assert any(got) and not all(got)
+
+
+def test_voiced_regions_do_not_import_pkg_resources():
+    import subprocess
+    import sys
+
+    code = ("import sys, numpy as np; from audiomind.tools.speaker import voiced_regions; "
+            "t = np.arange(32000) / 16000; voiced_regions((0.3 * np.sin(2 * np.pi * 200 * t)).astype(np.float32)); "
+            "print('pkg_resources' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert out.stdout.strip() == "False", (out.stdout, out.stderr[-2000:])
