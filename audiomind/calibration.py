@@ -190,11 +190,15 @@ def _design(xs: list[float], knots: list[float]) -> Any:
 
 def fit_bounded(data: Sequence[tuple[float, float]], *, knots: list[float] | None = None,
                 min_slope: float = 0.0, max_slope: float = 2.5, prior: float = 3.0, loss: Loss = "brier",
-                weights: list[float] | None = None) -> list[tuple[float, float]]:
+                weights: Sequence[float] | None = None,
+                hold: Sequence[float] | None = None) -> list[tuple[float, float]]:
     """Knots (raw, p) of a monotone piecewise-linear map on fixed raw knots (default 0, 0.05, ..., 1) whose slope
     between knots lies in [min_slope, max_slope], so it is never a switch: a raw step of 0.1 moves p by at most
     0.1 x max_slope. Fitted by minimising the Brier score (or the log loss) of the cases plus `prior` pseudo-cases
     per tenth of the raw range lying on the identity, so thin data moves the map only as far as it shows.
+    `hold` (one share per case, default 1): a case's probability is read after the map as
+    0.5 + (map(raw) - 0.5) x hold, as a judge holds a partly verified verdict toward 0.5; the fit is then
+    calibrated for that probability (still linear in the map, so still convex).
 
     The map is the first knot's value plus non-negative increments (each in [min_slope dx, max_slope dx]), kept
     within [0, 1]; the problem is convex, so the fit is unique and deterministic (scipy SLSQP)."""
@@ -214,6 +218,10 @@ def fit_bounded(data: Sequence[tuple[float, float]], *, knots: list[float] | Non
     ys = np.asarray([float(y) for _, y in data])
     w = np.ones(len(data)) if weights is None else np.asarray(weights, dtype=float)
     m = _design(xs, ks) @ tri if data else np.zeros((0, n_k))
+    off = np.zeros(len(data))
+    if hold is not None:  # p = hold x map + (1 - hold) / 2
+        h = np.clip(np.asarray(hold, dtype=float), 0.0, 1.0)
+        m, off = m * h[:, None], (1.0 - h) * 0.5
     prior_w = np.full(n_k, prior * 10.0 * (ks[-1] - ks[0]) / n_k)  # `prior` pseudo-cases per tenth, over the knots
     prior_y = np.clip(kx, 0.0, 1.0)
     mp = tri
@@ -221,10 +229,10 @@ def fit_bounded(data: Sequence[tuple[float, float]], *, knots: list[float] | Non
 
     def objective(theta: Any) -> tuple[float, Any]:
         val, grad = 0.0, np.zeros(n_k)
-        for mat, y, wt in ((m, ys, w), (mp, prior_y, prior_w)):
+        for mat, y, wt, o in ((m, ys, w, off), (mp, prior_y, prior_w, 0.0)):
             if not len(y):
                 continue
-            p = mat @ theta
+            p = mat @ theta + o
             if loss == "brier":
                 r = p - y
                 val += float(wt @ (r * r))

@@ -132,3 +132,15 @@ def test_a_fitted_map_is_a_table_load_reads(tmp_path):
     sha = cal.write_table(path, table)
     t, sha2 = cal.load(path)
     assert sha == sha2 and t.knots == [tuple(k) for k in knots] and t.name == "test-map"
+
+
+def test_a_held_case_is_fitted_for_the_probability_it_is_read_as():
+    # cases held halfway toward 0.5 and always right at raw 0.9: the map must go further (to 1) for p to come near
+    data = [(0.9, True)] * 200 + [(0.1, False)] * 200
+    plain = cal.fit_bounded(data, prior=1.0)
+    held = cal.fit_bounded(data, prior=1.0, hold=[0.5] * len(data))
+    assert cal.interpolate(held, 0.9) >= cal.interpolate(plain, 0.9) - 1e-6
+    assert cal.interpolate(held, 0.9) > 0.95 and cal.interpolate(held, 0.1) < 0.05
+    for loss in ("brier", "log"):
+        k = cal.fit_bounded(_calibrated(), loss=loss, hold=[1.0] * len(_calibrated()))
+        assert k == cal.fit_bounded(_calibrated(), loss=loss)
