@@ -5,7 +5,9 @@ The plugin tests install tests/data/plugin_pkg (a real package: pyproject + modu
 plugin's tool, planner backend, benchmark task and judge (with the agent tool its spec declares) are seen
 without anything under audiomind/ changing. A
 second, broken plugin (a dist-info whose entry point raises after registering) is left out, its
-registration taken back, and `audiomind doctor` reports it.
+registration taken back, and `audiomind doctor` reports it. The plugin's descriptor (a module and one
+manifest carrying its vocabulary row and reliability) answers a question about a synthesised clip above
+chance, with the competence stage naming the bank derived from the declarations.
 """
 
 from __future__ import annotations
@@ -310,3 +312,88 @@ def test_doctor_reports_the_plugins(plugin_env, tmp_path):
     rows = {r["name"]: r for r in json.loads(proc.stdout)["rows"] if r["kind"] == "plugin"}
     assert rows["demo"]["usable"] and "tasks: demo-loudness" in rows["demo"]["detail"]
     assert not rows["broken"]["usable"] and "RuntimeError: this plugin is broken on purpose" in rows["broken"]["detail"]
+
+
+# ---------------------------------------------------------------- a descriptor in two files
+
+
+def _shape_clip(shape: str, f0: float, seconds: float = 1.5, snr_db: float | None = None, seed: int = 0):
+    t = np.arange(int(16000 * seconds)) / 16000
+    y = {"sine": np.sin(2 * np.pi * f0 * t), "square": np.sign(np.sin(2 * np.pi * f0 * t)),
+         "sawtooth": 2 * ((t * f0) % 1) - 1}[shape] * 0.4
+    if snr_db is not None:
+        rms = float(np.sqrt(np.mean(y ** 2)))
+        y = y + np.random.default_rng(seed).normal(0.0, rms / 10 ** (snr_db / 20), len(y))
+    return y.astype(np.float32)
+
+
+def test_the_plugin_descriptor_meets_the_reliability_its_manifest_states():
+    """The construction cases the manifest's [reliability] names: 3 shapes x 4 pitches, clean and in noise."""
+    import importlib.util
+    import tomllib
+    from types import SimpleNamespace
+
+    spec = importlib.util.spec_from_file_location(
+        "demo_waveform", PLUGIN_SRC / "audiomind_demo_plugin" / "waveform.py")
+    assert spec and spec.loader
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod  # pydantic resolves the output model's annotations through it
+    try:
+        spec.loader.exec_module(mod)
+    finally:
+        sys.modules.pop(spec.name, None)
+    right = 0
+    cases = [(s, f, n) for s in ("sine", "square", "sawtooth") for f in (110, 220, 440, 880) for n in (None, 20)]
+    for shape, f0, snr in cases:
+        y = _shape_clip(shape, f0, snr_db=snr, seed=f0)
+        ctx = SimpleNamespace(audio=lambda _a, y=y: SimpleNamespace(samples=lambda sr, mono: y))
+        right += mod.waveform_shape(mod.WaveformShapeArgs(), ctx).output["label"] == shape
+    manifest = tomllib.loads((PLUGIN_SRC / "audiomind_demo_plugin" / "tools" / "waveform_shape.toml").read_text())
+    assert right == len(cases) == 24
+    assert manifest["reliability"]["value"] <= 0.1 ** (1 / right) and "24 of 24" in manifest["reliability"]["measured_on"]
+
+
+def test_a_plugin_descriptor_in_two_files_answers_above_chance_without_regenerating_anything(plugin_env, tmp_path):
+    """The plugin's descriptor is a module and one manifest (tool, [reliability], [[vocabulary.property]]): a
+    question only it can answer, about a real clip, is answered right with a confidence above chance, and the
+    ledger's competence step names the bank derived from the declarations, this descriptor's among them."""
+    from audiomind import audio as audio_io
+
+    question = "Which waveform is this synthesizer tone?"
+    choices = ["a pure sine wave", "a square wave", "a sawtooth wave"]
+    clips = {shape: audio_io.write_wav(tmp_path / f"{shape}.wav", _shape_clip(shape, 220.0), 16000)
+             for shape in ("square", "sawtooth")}
+    script = textwrap.dedent(f'''
+        import json
+        from audiomind import AudioMind
+        from audiomind.reasoning import competence
+        agent = AudioMind(planner="rules", frontend="cascade", trace_dir={str(tmp_path / "traces")!r},
+                          cache_dir={str(tmp_path / "cache")!r})
+        out = {{}}
+        for shape, clip in {json.dumps({k: str(v) for k, v in clips.items()})}.items():
+            r = agent.ask(clip, {question!r}, {choices!r})
+            trace = json.load(open(r.trace_path))
+            out[shape] = {{"choice_index": r.choice_index, "confidence": r.confidence, "rationale": r.rationale,
+                          "reason": r.confidence_reason, "steps": trace["final_answer"]["confidence_steps"]}}
+        b = competence.bank()
+        out["bank"] = {{"name": b.name, "sha256": b.sha256,
+                       "waveform": [d.model_dump() for d in b.declarations if d.check == "property_waveform"]}}
+        print(json.dumps(out))
+    ''')
+    proc = _run([sys.executable, "-c", script], plugin_env, tmp_path, timeout=600)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    bank = out["bank"]
+    assert bank["name"] == "declared-" + bank["sha256"][:12]
+    [decl] = bank["waveform"]
+    assert "What shape is the waveform of the tone?" in decl["examples"]
+    assert decl["not_for"][0] == "what instrument or source makes the sound"
+    for shape, want in (("square", 1), ("sawtooth", 2)):
+        r = out[shape]
+        assert r["choice_index"] == want, r
+        assert "waveform_shape measures waveform" in r["rationale"], r["rationale"]
+        assert r["confidence"] > 1 / len(choices), r["reason"]
+        [step] = [s for s in r["steps"] if s["stage"] == "competence"]
+        assert step["parameters"]["table"] == bank["name"] and step["parameters"]["sha256"] == bank["sha256"]
+        assert step["parameters"]["inputs"]["check"] == "property_waveform"
+        assert step["output"] > 1 / len(choices)
