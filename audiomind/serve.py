@@ -1022,7 +1022,8 @@ def _judge_route(app: FastAPI, service: Service, spec: JudgeSpec, form_fields: C
         options = JudgeOptions(llm=kw.get("llm") or settings.agent.planner,
                                frontend=kw.get("frontend") or settings.agent.frontend, trace_dir=settings.trace_dir,
                                registry=agent.registry, cache=agent.cache, timeout_s=settings.agent.timeout_s,
-                               max_retries=settings.agent.max_retries)
+                               max_retries=settings.agent.max_retries,
+                               time_budget_s=settings.agent.time_budget_s)  # ask's budget, one mechanism
 
         def public(text: object) -> str:
             out = str(text)

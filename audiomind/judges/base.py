@@ -9,8 +9,12 @@ is the verdict. So `audiomind trace validate`, the auditor and any trace viewer 
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import os
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -18,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from audiomind import config
 from audiomind.artifacts import make_artifact
+from audiomind.backends.deadline import BudgetExhausted, current_budget, run_budget
 from audiomind.config import Settings
 from audiomind.prompts import all_prompt_hashes
 from audiomind.state import (
@@ -144,6 +149,14 @@ class JudgeSession:
                                    requested_arguments=inputs or {}, arguments=inputs or {},
                                    status=ToolCallStatus.ok, issued_by="planner")
         self._decisions = 0
+        self.finished = False
+        self._record_lock = threading.Lock()
+        budget = current_budget()
+        if budget is not None:  # the trace says which budget the judge ran under
+            self.state.run.time_budget_s = budget.seconds
+        opened = _OPEN_SESSIONS.get()
+        if opened is not None:  # judge_run: a judge that does not finish still leaves its trace
+            opened.append(self)
 
     # -- perception
     def tool_available(self, name: str) -> bool:
@@ -152,7 +165,11 @@ class JudgeSession:
     def run_tools(self, requests: list[ToolCallRequest], rationale: str, issued_by: str = "frontend"):
         """Run tool calls in parallel through the executor; they go on the record with a decision."""
         self._decide(Action.CALL_TOOLS, rationale, requests)
-        res = self.executor.run(requests, self.state.artifacts, step=self._decisions - 1, issued_by=issued_by)
+        # the judge run's time budget (judge_run, as ask's --time-budget): no tool call starts once it is spent,
+        # and none is waited for past it (a hanging tool is abandoned, recorded as a timeout)
+        budget = current_budget()
+        res = self.executor.run(requests, self.state.artifacts, step=self._decisions - 1, issued_by=issued_by,
+                                **({"budget": budget} if budget is not None else {}))
         self.state.tool_calls.extend(res.tool_calls)
         self.state.evidence.extend(res.evidence)
         self.state.artifacts.extend(res.artifacts)
@@ -213,7 +230,17 @@ class JudgeSession:
     # -- the end
     def finish(self, verdict: str, rationale: str, result: BaseModel, *, status: str = "answered",
                reason: str = "", write: bool = True) -> Path | None:
-        """Record the verdict and the whole typed result; write the trace (atomic) unless write is False."""
+        """Record the verdict and the whole typed result; write the trace (atomic) unless write is False. A
+        verdict reached after the judge run's time budget ran out says so (`bound_hit` time_budget)."""
+        with self._record_lock:
+            if self.finished:  # stopped already (abandoned at its deadline): that trace stands
+                return None
+            self.finished = True
+        budget = current_budget()
+        bound = "time_budget" if budget is not None and budget.spent() else None
+        if budget is not None and bound and not reason:
+            reason = (f"the time budget of {budget.seconds:g} s ran out before the judge finished; it concluded "
+                      "from what it had")
         self.judge_call.duration_s = round(time.monotonic() - self.t0, 3)
         self.judge_call.output = result.model_dump(mode="json", exclude={"trace_path"})
         self.state.tool_calls.append(self.judge_call)
@@ -222,7 +249,7 @@ class JudgeSession:
         self.state.final_answer = FinalAnswer(text=verdict, rationale=rationale, cited_evidence_ids=cited,
                                               answered_by=f"judge:{self.kind}")
         self.state.evidence_summary = rationale
-        self.state.outcome = Outcome(status=status, reason=reason)  # type: ignore[arg-type]
+        self.state.outcome = Outcome(status=status, reason=reason, bound_hit=bound)  # type: ignore[arg-type]
         self.state.run.finished_at = utcnow()
         self.state.run.wall_time_s = round(time.monotonic() - self.t0, 3)
         if not write or self.trace_dir is None:
@@ -230,6 +257,39 @@ class JudgeSession:
         path = self.trace_dir / f"{self.state.run.run_id}.json"
         write_trace(self.state, path)
         return path
+
+    def stop(self, reason: str, *, status: str = "stopped", bound_hit: str | None = None,
+             failed_call: ModelCall | None = None) -> Path | None:
+        """The trace of a judge run that did not reach a verdict (cancelled, out of time, failed): what ran so far
+        (tool calls, model calls, steps), the judge's own call marked stopped, and the outcome saying why.
+        Written once (a later `finish` or `stop` does nothing); None when not written (no trace folder, or the
+        disk would not take it: the run's own error is what the caller reports)."""
+        with self._record_lock:
+            if self.finished:
+                return None
+            self.finished = True
+            self.judge_call.duration_s = round(time.monotonic() - self.t0, 3)
+            self.judge_call.status = ToolCallStatus.timeout if bound_hit else ToolCallStatus.error
+            self.judge_call.error = reason[:2000]
+            if failed_call is not None:
+                self.state.model_calls.append(failed_call)
+            self.state.tool_calls.append(self.judge_call)
+            self._decide(Action.STOP, reason[:2000])
+            self.state.outcome = Outcome(status=status, reason=reason[:2000], bound_hit=bound_hit)  # type: ignore[arg-type]
+            self.state.run.finished_at = utcnow()
+            self.state.run.wall_time_s = round(time.monotonic() - self.t0, 3)
+            if self.trace_dir is None:
+                return None
+            path = self.trace_dir / f"{self.state.run.run_id}.json"
+            for _ in range(3):  # the judge's thread may still be appending (a run abandoned at its deadline)
+                try:
+                    write_trace(self.state, path)
+                    return path
+                except RuntimeError:
+                    continue
+                except OSError:
+                    return None
+            return None
 
     def conclude(self, verdict: str, rationale: str, result: R, *, write: bool = True) -> R:
         """`finish` an answered run and return `result` with its `trace_path` set (None when not written)."""
@@ -240,3 +300,51 @@ class JudgeSession:
 
 def observation_id() -> str:
     return new_id("obs")
+
+
+# ---- a judge run: its time budget, and a trace whatever ends it ----------------------------------------
+
+_OPEN_SESSIONS: contextvars.ContextVar[list[JudgeSession] | None] = contextvars.ContextVar(
+    "audiomind_judge_sessions", default=None)
+
+
+def stop_reason(exc: BaseException | None, budget_s: float | None) -> tuple[str, str, str | None]:
+    """(status, reason, bound_hit) of a judge run ended by `exc` (None: its caller stopped waiting for it)."""
+    if exc is None or isinstance(exc, BudgetExhausted | TimeoutError):
+        limit = f" of {budget_s:g} s" if budget_s else ""
+        what = f" ({type(exc).__name__}: {exc})" if exc is not None else " (still running: abandoned)"
+        return "stopped", f"timeout: the judge's time budget{limit} ran out before its verdict{what}", "time_budget"
+    if isinstance(exc, KeyboardInterrupt):  # Ctrl-C, SIGTERM, or serve's RunCancelled (the client left)
+        text = str(exc) or "interrupted (Ctrl-C or SIGTERM)"
+        return "stopped", text if text.startswith("cancelled") else f"cancelled: {text}", None
+    return "failed", f"{type(exc).__name__}: {exc}", None
+
+
+@contextlib.contextmanager
+def judge_run(time_budget_s: float | None = None, sessions: list[JudgeSession] | None = None
+              ) -> Iterator[list[JudgeSession]]:
+    """Run a judge under a time budget of `time_budget_s` (the one mechanism of ask's --time-budget,
+    audiomind.backends.deadline.run_budget: each model request takes at most what is left, and the tool
+    executor starts no call once it is spent and abandons one still running then) and keep every
+    JudgeSession it opens: one that ends by an exception (the budget spent, a cancellation, a failure) has its
+    trace written as stopped or failed, with what ran so far, and the exception names that trace. `sessions`:
+    the list to keep them in (a caller that may stop waiting for the judge stops them itself: `stop`)."""
+    if sessions is None:  # inside another judge_run (a caller that watches the judge): the same list
+        sessions = _OPEN_SESSIONS.get()
+    if sessions is None:
+        sessions = []
+    token = _OPEN_SESSIONS.set(sessions)
+    try:
+        # no budget of its own (a judge called as a tool): the run's budget, if any, goes on applying
+        with run_budget(time_budget_s) if time_budget_s else contextlib.nullcontext():
+            yield sessions
+    except BaseException as exc:
+        status, reason, bound = stop_reason(exc, time_budget_s)
+        for session in sessions:
+            path = session.stop(reason, status=status, bound_hit=bound, failed_call=getattr(exc, "model_call", None))
+            if path is not None:
+                exc.audiomind_trace_path = str(path)  # type: ignore[attr-defined]
+                exc.add_note(f"audiomind trace of the stopped judge run: {path}")
+        raise
+    finally:
+        _OPEN_SESSIONS.reset(token)

@@ -1,8 +1,10 @@
 """`audiomind judge NAME`: each judge alone from the shell, one command per registered `JudgeSpec`
 (judges/spec.py). The audio slots are arguments (an optional one is `--NAME`), the judge's args fields are
 options (or arguments where its spec's `cli.arguments` says so), then `--llm`, `--frontend` (for a judge that
-has a front end), `--trace-dir`, `--timeout` and `--retries` (per model request: a server that never
-answers or drips its reply is cut at the timeout), `--max-duration` (audio longer than this, default
+has a front end), `--trace-dir`, `--timeout` (per model request; --timeout + JUDGE_SETUP_S is the judge's time
+budget, as ask's --time-budget: the whole run, every model request and tool call within it; a server that never
+answers or drips, or a hanging tool, is cut there, and a judge still busy JUDGE_GRACE_S later is left with its
+trace written as stopped) and `--retries` (per model request), `--max-duration` (audio longer than this, default
 audiomind.limits.DEFAULT_MAX_DURATION_S, is refused from its header before anything decodes it) and `--json`. `--json` prints the whole typed result; otherwise a short
 verdict. Every run writes a trace (path printed). A judge registered later (a plugin, a test) is a command
 too: the group builds the missing commands whenever it lists or looks one up."""
@@ -35,7 +37,9 @@ SHARED = {  # the JudgeOptions the command line offers: name -> (flag, help)
     "llm": ("--llm", LLM_HELP),
     "frontend": ("--frontend", FE_HELP),
     "trace_dir": ("--trace-dir", "where the judge trace is written"),
-    "timeout_s": ("--timeout", "seconds per model request (a server that never answers or drips is cut there)"),
+    "timeout_s": ("--timeout", ("seconds per model request; the whole judge may take this + 4 s (its time budget, "
+                                "as ask's --time-budget: every model request and tool call shares it; a server that "
+                                "never answers or drips, or a tool that hangs, is cut there, and the trace says so)")),
     "max_retries": ("--retries", "retries of a failed model request (429, 5xx, timeouts)"),
 }
 MAX_DURATION_HELP = ("refuse audio longer than this many seconds, from its header, before anything decodes it "
@@ -50,6 +54,60 @@ def escape(text: object) -> str:
     return _markup_escape(visible(text))
 
 
+JUDGE_SETUP_S = 4.0
+"""The judge's own set-up (loading its models, decoding its audio) on top of --timeout: the judge's time budget is
+--timeout + this, so a first model request still gets its whole --timeout."""
+JUDGE_GRACE_S = 3.0
+"""How long past its time budget a judge still busy in a call that cannot be interrupted (a C extension, a
+subprocess) is waited for before the command stops waiting: its trace is written as stopped (timeout) and the
+command exits 3. So `judge ... --timeout N` ends within N + JUDGE_SETUP_S + JUDGE_GRACE_S seconds."""
+
+
+def _within(seconds: float, fn: Any, *a: Any) -> Any:
+    """`fn(*a)` in a worker thread (this context copied: the budget, the open judge sessions) that is waited for
+    `seconds` + JUDGE_GRACE_S at most: a judge past that has the trace of what it did written as stopped
+    (timeout), and the command ends (exit 3) instead of waiting for it. Ctrl-C writes it as cancelled (130)."""
+    import contextvars
+    import threading
+
+    from audiomind.judges.base import judge_run, stop_reason
+
+    sessions: list[Any] = []
+    box: dict[str, Any] = {}
+    done = threading.Event()
+    ctx = contextvars.copy_context()
+
+    def work() -> None:
+        try:
+            with judge_run(None, sessions):
+                box["value"] = fn(*a)
+        except BaseException as exc:  # noqa: BLE001 - handed to the waiting command
+            box["error"] = exc
+        finally:
+            done.set()
+
+    threading.Thread(target=lambda: ctx.run(work), name="audiomind-judge", daemon=True).start()
+    try:
+        finished = done.wait(seconds + JUDGE_GRACE_S)
+    except KeyboardInterrupt:
+        status, reason, bound = stop_reason(KeyboardInterrupt(), seconds)
+        paths = [p for p in (s.stop(reason, status=status, bound_hit=bound) for s in sessions) if p]
+        _fail("interrupted: the judge's trace is written as stopped" + (f": {paths[0]}" if paths else ""), code=130)
+    if not finished:
+        status, reason, bound = stop_reason(None, seconds)
+        paths = [p for p in (s.stop(reason, status=status, bound_hit=bound) for s in sessions) if p]
+        _fail(f"the judge did not finish within its time budget of {seconds:g} s (+{JUDGE_GRACE_S:g} s to stop); "
+              + (f"its trace is written as stopped: {paths[0]}" if paths else "no trace was written"), code=3)
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _trace_of(exc: BaseException) -> str:
+    path = getattr(exc, "audiomind_trace_path", None)
+    return f" (trace: {path})" if path else ""
+
+
 def _run(fn: Any, *a: Any, **k: Any) -> Any:
     from audiomind.audio import AudioError
     from audiomind.backends.base import BackendError
@@ -58,8 +116,8 @@ def _run(fn: Any, *a: Any, **k: Any) -> Any:
         return fn(*a, **k)
     except AudioError as exc:
         _fail(str(exc))
-    except BackendError as exc:
-        _fail(f"model backend failed: {exc}", code=3)
+    except BackendError as exc:  # BudgetExhausted too: the --timeout ran out (the trace says so)
+        _fail(f"model backend failed: {exc}{_trace_of(exc)}", code=3)
     except ValueError as exc:
         _fail(str(exc))
     except OSError as exc:  # --trace-dir full, read-only, unwritable, a name too long: one line, exit 4
@@ -125,13 +183,16 @@ def command_for(spec: JudgeSpec) -> Any:
         audio = {s.name: kw.pop(s.name) for s in spec.audio}
         as_json = kw.pop("as_json")
         max_duration = kw.pop("max_duration")
-        options = JudgeOptions(**{k: kw.pop(k) for k in SHARED if k in kw})
+        shared = {k: kw.pop(k) for k in SHARED if k in kw}
+        timeout = shared.get("timeout_s", JudgeOptions().timeout_s)
+        budget = timeout + JUDGE_SETUP_S  # --timeout bounds the whole judge run too
+        options = JudgeOptions(**shared, time_budget_s=budget)
         try:
             args = spec.args.model_validate({k: v.value if isinstance(v, enum.Enum) else v for k, v in kw.items()})
         except ValidationError as exc:
             _fail(input_problem(spec, exc, flag=lambda n: _flag(spec, n)))
         _run(check_clips, audio.values(), max_duration)  # the cap every command and route applies
-        r = _run(spec.call, args, audio, options)
+        r = _run(_within, budget, spec.call, args, audio, options)
         render = spec.renderer()
         if as_json or render is None:
             print(json.dumps(r.model_dump(mode="json"), indent=2))

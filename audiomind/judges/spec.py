@@ -63,6 +63,9 @@ class JudgeOptions(BaseModel):
         None, description="the run's executor when the judge runs as a tool (its registry, cache and policy)")
     timeout_s: float = Field(120, gt=0, description="per model request")
     max_retries: int = Field(3, ge=0, description="per model request")
+    time_budget_s: float | None = Field(None, gt=0, description="seconds the whole judge run may take: every model "
+                                        "request and tool call shares it (the mechanism of ask's --time-budget); "
+                                        "None: none of its own (as a tool: the run's)")
 
     def for_function(self, fn: Callable[..., Any]) -> dict[str, Any]:
         """The options `fn` takes, as keyword arguments."""
@@ -191,7 +194,10 @@ class JudgeSpec(BaseModel):
         fn = self.function()
         kwargs: dict[str, Any] = {s.name: audio.get(s.name) for s in self.audio}
         kwargs.update({name: getattr(args, name) for name in self.args.model_fields})
-        return fn(**kwargs, **options.for_function(fn))
+        from audiomind.judges.base import judge_run
+
+        with judge_run(options.time_budget_s):  # its budget; a run that ends without a verdict still leaves a trace
+            return fn(**kwargs, **options.for_function(fn))
 
 
 def input_problem(spec: JudgeSpec, exc: ValidationError, flag: Callable[[str], str] = repr) -> str:

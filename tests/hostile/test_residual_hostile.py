@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 import time
 
 import pytest
@@ -226,3 +227,110 @@ def items_file(tmp_path):
     from tests.bench.test_batch import items_file as make
 
     return make.__wrapped__(tmp_path)
+
+
+# ---------------------------------------------------------------- 4 and 5: judges have a time budget and leave a trace
+
+
+@pytest.fixture
+def hanging_tools(monkeypatch):
+    """Every tool call hangs (until the test ends): what a tool stuck in a network read or a C loop does."""
+    from audiomind.tools.executor import ToolExecutor
+
+    release = threading.Event()
+    started: list[str] = []
+
+    def hang(self, call, *args, **kw):
+        started.append(call.tool)
+        release.wait(300)
+        raise RuntimeError("released at the end of the test")
+
+    monkeypatch.setattr(ToolExecutor, "_run_one", hang)
+    yield started
+    release.set()
+
+
+def _one_trace(folder) -> dict:
+    traces = sorted(folder.glob("*.json"))
+    assert len(traces) == 1, traces
+    return json.loads(traces[0].read_text(encoding="utf-8"))
+
+
+def test_judge_timeout_ends_the_judge_and_writes_its_trace_even_when_every_tool_hangs(tmp_path, hanging_tools):
+    from audiomind.cli import app
+    from tests.hostile.conftest import write_tone
+
+    tone = write_tone(tmp_path / "tone.wav")
+    timeout = 2.0
+    t0 = time.monotonic()
+    res = CliRunner().invoke(app, ["judge", "edit", str(tone), str(tone), "--instruction", "make it louder",
+                                   "--timeout", str(timeout), "--trace-dir", str(tmp_path / "traces")])
+    took = time.monotonic() - t0
+    print(f"judge edit --timeout {timeout:g} with every tool hanging: ended in {took:.1f} s (exit {res.exit_code})")
+    assert took < timeout + 10, took  # budget --timeout + 4 s, then 3 s to stop
+    assert hanging_tools, "no tool was started: the test proves nothing"
+    assert res.exit_code == 3 and "Traceback" not in res.output, res.output
+    trace = _one_trace(tmp_path / "traces")
+    assert trace["outcome"]["status"] == "stopped" and trace["outcome"]["bound_hit"] == "time_budget", trace["outcome"]
+    assert "timeout" in trace["outcome"]["reason"] and trace["run"]["time_budget_s"] == timeout + 4
+    calls = trace["tool_calls"]
+    assert calls[-1]["tool"] == "judge_edit" and calls[-1]["status"] == "timeout"
+    ran = calls[:-1]
+    assert ran and all(c["status"] == "timeout" for c in ran), [(c["tool"], c["status"]) for c in ran]
+    assert all("time budget of 6 s" in c["error"] for c in ran if c["error"]), ran
+    assert str(tmp_path / "traces") in res.output  # the command names the trace of the stopped run
+
+
+def test_a_judge_run_ended_by_an_exception_or_cancelled_leaves_a_trace_of_what_ran(tmp_path):
+    """judge_run: the budget is ask's (run_budget: model requests and tool calls see it) and a judge that ends
+    by an exception, a cancellation (serve's RunCancelled is a KeyboardInterrupt) or its budget is on record."""
+    from audiomind.backends.deadline import BudgetExhausted, current_budget
+    from audiomind.judges.base import JudgeSession, judge_run
+    from tests.hostile.conftest import write_tone
+
+    tone = write_tone(tmp_path / "tone.wav")
+    for exc, status, bound, words in [
+            (KeyboardInterrupt("cancelled: the client closed the connection before the answer was ready"),
+             "stopped", None, "cancelled: the client closed"),
+            (BudgetExhausted("no time left in the run's time budget"), "stopped", "time_budget", "timeout"),
+            (RuntimeError("boom"), "failed", None, "RuntimeError: boom")]:
+        folder = tmp_path / type(exc).__name__
+        with pytest.raises(type(exc)) as info, judge_run(30.0):
+            assert current_budget() is not None and current_budget().seconds == 30.0
+            session = JudgeSession("test", "a task", [tone], trace_dir=folder)
+            session.note("measured something")
+            raise exc
+        trace = _one_trace(folder)
+        assert trace["outcome"] == {"status": status, "reason": trace["outcome"]["reason"], "bound_hit": bound}
+        assert words in trace["outcome"]["reason"], trace["outcome"]
+        assert any("measured something" in e["claim"] for e in trace["evidence"])
+        assert info.value.audiomind_trace_path == str(next(folder.glob("*.json")))
+    assert current_budget() is None  # the budget ends with the judge run
+
+
+def test_a_served_judge_whose_client_leaves_is_cancelled_and_leaves_a_trace(model_server, tmp_path, hanging_tools):
+    import httpx
+
+    from audiomind.serve import create_app
+    from tests.hostile.conftest import running_app
+    from tests.hostile.test_serve_hostile import _settings
+
+    settings = _settings(model_server, tmp_path, agent={"time_budget_s": 4.0})
+    with running_app(create_app(settings)) as url, httpx.Client(base_url=url, timeout=30) as client:
+        with pytest.raises(httpx.ReadTimeout), httpx.Client(base_url=url, timeout=1.5) as impatient:
+            impatient.post("/v1/judge/edit", data={"original_path": "tone.wav", "edited_path": "tone.wav",
+                                                   "instruction": "make it louder"})
+        left = time.monotonic()
+        while client.get("/healthz").json()["in_flight"] != 0:
+            assert time.monotonic() - left < 20, "the judge went on after its client left"
+            time.sleep(0.05)
+        assert 'audiomind_runs_total{kind="judge_edit",outcome="cancelled"} 1.0' in client.get("/metrics").text
+        deadline = time.monotonic() + 15  # the judge's thread stops at its next Python instruction: the budget's end
+        while not list((tmp_path / "traces").glob("*.json")) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        print(f"served judge: slot free {time.monotonic() - left:.1f} s after the client left")
+    assert hanging_tools
+    trace = _one_trace(tmp_path / "traces")
+    assert trace["outcome"]["status"] == "stopped", trace["outcome"]
+    assert trace["outcome"]["reason"].startswith("cancelled"), trace["outcome"]
+    assert trace["tool_calls"][-1]["tool"] == "judge_edit"
