@@ -192,7 +192,7 @@ def with_tool_failures(answer: FinalAnswer, state: EvidenceState) -> FinalAnswer
     if answer.confidence is None:
         return answer.model_copy(update={"confidence_reason": reason})
     led = answer_ledger(answer)
-    conf = led.cap(TOOL_FAILURE_CONFIDENCE, stage="tool_failure_run", reason="tools failed: " + ", ".join(failed))
+    conf = led.cap(TOOL_FAILURE_CONFIDENCE, stage="tool_failure", reason="tools failed: " + ", ".join(failed))
     return answer.model_copy(update={"confidence": conf, "confidence_reason": reason, "confidence_steps": led.steps})
 
 
@@ -202,7 +202,7 @@ def answer_ledger(answer: FinalAnswer) -> ConfidenceLedger:
     if answer.confidence_steps or answer.confidence is None:
         return ConfidenceLedger(answer.confidence_steps)
     led = ConfidenceLedger()
-    led.set(answer.confidence, stage="reported", space="calibrated",
+    led.set(answer.confidence, stage="evidence", space="calibrated",
             reason=f"as the answering backend reported it ({answer.confidence_source or 'source not named'})")
     return led
 

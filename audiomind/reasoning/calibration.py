@@ -1,7 +1,7 @@
 """Calibration as data: the answer step's raw confidence becomes a probability through a table fitted on
 development runs only (evals/calibrate.py), never on held-out or blind sets.
 
-The table (data/calibration.json) is a monotone piecewise-linear map from raw confidence to the share of
+The table (data/calibration.json, and one per family of deciding checks that has enough answers) is a monotone piecewise-linear map from raw confidence to the share of
 answers that were right, with the runs it was fitted on named inside it. Its sha256 is recorded with every
 calibrated answer (in the confidence reason: `calibration NAME@SHA12: raw R`), as a prompt's id is, so a
 trace says which table made its number and what the number was before.
@@ -18,23 +18,40 @@ from audiomind import calibration as _shared
 from audiomind.calibration import CalibrationTable
 from audiomind.reasoning.ledger import ConfidenceLedger
 
-__all__ = ["DATA", "SAID", "SAID_DATA", "CalibrationTable", "calibrate", "into", "label", "table"]
+__all__ = ["DATA", "FAMILIES", "SAID", "CalibrationTable", "calibrate", "family", "into", "label", "table"]
 
 DATA = _shared.path_of("answer")
-SAID_DATA = _shared.path_of("answer_said")
 SAID = ("transcript_match", "transcript_complement", "transcript_absent", "readings_agree")
-"""Checks of what was said. A raw score means something else when words heard decide than when a measurement
-does (a literal match that the answer step weakened is right far less often than a measurement of the same
-raw score), so their decisions have a table of their own; every other decision (measurements, executed steps,
-guesses) reads the general one."""
+"""Checks of what was said (a literal match of what was heard)."""
+FAMILIES = ("said", "tag", "step", "guess", "measure")
+"""The families of deciding checks: what was said (SAID), tag similarity (tag_category), an executed step
+(`step:KIND`), an admitted guess, and every other measurement. A raw score means something else in each, so a
+family whose development answers are enough (evals/calibrate.py's --min-family) has its own table
+(`answer_<family>` in audiomind.calibration.TABLES); the others read the pooled table (`answer`)."""
+
+
+def family(method: str | None) -> str:
+    """The family of the deciding check `method` (None: the pooled table's)."""
+    if method is None:
+        return "measure"
+    if method in SAID:
+        return "said"
+    if method == "tag_category":
+        return "tag"
+    if method.startswith("step:"):
+        return "step"
+    if method in ("guess", "none"):
+        return "guess"
+    return "measure"
 
 
 def _path(method: str | None) -> Path:
-    return SAID_DATA if method in SAID else DATA
+    use = f"answer_{family(method)}"
+    return _shared.path_of(use) if method is not None and use in _shared.TABLES else DATA
 
 
 def table(method: str | None = None) -> tuple[CalibrationTable, str]:
-    """(the table for decisions by `method`, the sha256 of its file); no method: the general table."""
+    """(the table for decisions by `method`, the sha256 of its file); no method: the pooled table."""
     return _shared.load(_path(method))
 
 
@@ -48,7 +65,7 @@ def into(ledger: ConfidenceLedger, method: str | None = None) -> float:
     the probability, clamped to [0, 1] and rounded to 3 places."""
     t, sha = table(method)
     return ledger.map(t.knots, table=t.name, sha256=sha, stage="calibration", digits=3,
-                      reason=f"{label(method)}: raw {ledger.value:.3f}")
+                      reason=f"{label(method)} ({family(method)}): raw {ledger.value:.3f}")
 
 
 def label(method: str | None = None) -> str:

@@ -22,6 +22,9 @@ from audiomind.state import ConfidenceParameters, ConfidenceStep
 
 Space = Literal["raw", "calibrated"]
 Op = Literal["set", "product", "chance", "multiply", "cap", "clamp", "map", "shrink"]
+STAGES = ("evidence", "agreement", "coverage", "calibration", "competence", "tool_failure")
+"""Every stage a confidence passes through, in order (docs/CONFIDENCE.md). A step naming another is refused:
+a new kind of evidence or doubt joins one of these, measured, never a stage of its own."""
 TOLERANCE = 1e-9
 """How far a recomputed confidence may lie from the printed one (float rounding across machines)."""
 
@@ -155,6 +158,8 @@ class ConfidenceLedger:
 
     def _step(self, op: Op, params: ConfidenceParameters, *, stage: str, reason: str,
               space: Space | None = None) -> float:
+        if stage not in STAGES:
+            raise LedgerError(f"unknown confidence stage {stage!r}; the stages are {', '.join(STAGES)}")
         x = self.value
         out = apply(op, params, x)
         self.steps.append(ConfidenceStep(stage=stage, space=space or self.space, op=op,
@@ -177,11 +182,15 @@ class ConfidenceLedger:
                           space="raw")
 
     # -- what changes it
-    def multiply(self, factor: float, *, stage: str, reason: str) -> float:
-        return self._step("multiply", ConfidenceParameters(factor=factor), stage=stage, reason=reason)
+    def multiply(self, factor: float, *, stage: str, reason: str,
+                 inputs: dict[str, float | str] | None = None) -> float:
+        return self._step("multiply", ConfidenceParameters(factor=factor, inputs=inputs or {}), stage=stage,
+                          reason=reason)
 
-    def cap(self, bound: float, *, stage: str, reason: str, digits: int | None = None) -> float:
-        return self._step("cap", ConfidenceParameters(bound=bound, digits=digits), stage=stage, reason=reason)
+    def cap(self, bound: float, *, stage: str, reason: str, digits: int | None = None,
+            inputs: dict[str, float | str] | None = None) -> float:
+        return self._step("cap", ConfidenceParameters(bound=bound, digits=digits, inputs=inputs or {}), stage=stage,
+                          reason=reason)
 
     def clamp(self, low: float, high: float, *, stage: str, reason: str, digits: int | None = None) -> float:
         return self._step("clamp", ConfidenceParameters(low=low, high=high, digits=digits), stage=stage,

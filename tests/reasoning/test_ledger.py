@@ -1,7 +1,8 @@
 """The confidence ledger: every stage between the evidence and the printed confidence is one recorded step, and
 re-applying the steps gives the printed number exactly, for every kind of decision (a check, an executed step,
-a guess, a capped literal match, a failed tool, a free-text question), through the graph's tool-failure cap, and
-in the traces of real offline runs, which the trace audit recomputes. A ledger that does not add up is found."""
+a guess, a decision that left part of the question unaccounted for, a failed tool, a free-text question),
+through the graph's tool-failure stage, and in the traces of real offline runs, which the trace audit
+recomputes. A ledger that does not add up is found; a stage outside the six is refused."""
 
 from __future__ import annotations
 
@@ -15,9 +16,9 @@ from audiomind.audit.audit import Auditor
 from audiomind.graph.nodes import TOOL_FAILURE_CONFIDENCE, answer_ledger, with_tool_failures
 from audiomind.language.analysis import analyse
 from audiomind.reasoning import calibration
-from audiomind.reasoning.answer import PARTIAL_READING_CAP, decide_from
+from audiomind.reasoning.answer import COVERAGE_CAP, decide_from
 from audiomind.reasoning.facts import Facts, TranscriptFact
-from audiomind.reasoning.ledger import ConfidenceLedger, LedgerError, problems, recompute
+from audiomind.reasoning.ledger import STAGES, ConfidenceLedger, LedgerError, problems, recompute
 from audiomind.state import ConfidenceStep, EvidenceState, FinalAnswer, Question, ToolCall, ToolCallStatus
 
 # ---- the ledger itself --------------------------------------------------------------------------
@@ -26,15 +27,14 @@ from audiomind.state import ConfidenceStep, EvidenceState, FinalAnswer, Question
 def test_each_operation_is_recorded_with_its_input_output_and_space():
     led = ConfidenceLedger()
     led.product([0.95, 1.0, 1.0], stage="evidence", reason="r x f x s")
-    led.multiply(0.6, stage="several_supported", reason="two choices")
-    led.cap(0.45, stage="negated_question", reason="negated")
-    led.clamp(0.05, 0.97, stage="clamp", reason="range", digits=3)
+    led.multiply(0.6, stage="agreement", reason="two choices")
+    led.cap(0.45, stage="coverage", reason="negated")
+    led.clamp(0.05, 0.97, stage="coverage", reason="range", digits=3)
     t, sha = calibration.table()
     p = calibration.into(led, None)
     led.shrink(0.5, 0.25, stage="competence", reason="half familiar", digits=3)
     steps = led.steps
-    assert [s.stage for s in steps] == ["evidence", "several_supported", "negated_question", "clamp", "calibration",
-                                        "competence"]
+    assert [s.stage for s in steps] == ["evidence", "agreement", "coverage", "coverage", "calibration", "competence"]
     assert [s.space for s in steps] == ["raw"] * 4 + ["calibrated"] * 2
     assert steps[0].input is None and steps[0].output == 0.95
     assert all(b.input == a.output for a, b in itertools.pairwise(steps))
@@ -47,17 +47,27 @@ def test_each_operation_is_recorded_with_its_input_output_and_space():
 
 def test_a_shrink_never_raises_and_a_cap_below_the_value_keeps_it():
     led = ConfidenceLedger()
-    led.set(0.2, stage="s", reason="")
+    led.set(0.2, stage="evidence", reason="")
     assert led.shrink(0.0, 0.25, stage="competence", reason="", digits=3) == 0.2  # below chance: unchanged
-    assert led.cap(0.45, stage="c", reason="") == 0.2
+    assert led.cap(0.45, stage="coverage", reason="") == 0.2
     with pytest.raises(LedgerError):
-        ConfidenceLedger().cap(0.45, stage="c", reason="")  # nothing to cap
+        ConfidenceLedger().cap(0.45, stage="coverage", reason="")  # nothing to cap
+
+
+def test_a_stage_outside_the_six_is_refused():
+    assert STAGES == ("evidence", "agreement", "coverage", "calibration", "competence", "tool_failure")
+    led = ConfidenceLedger()
+    led.set(0.9, stage="evidence", reason="")
+    for stage in ("negated_question", "several_amounts", "clamp", "guess_cap", "reported"):
+        with pytest.raises(LedgerError, match="unknown confidence stage"):
+            led.cap(0.45, stage=stage, reason="a rule for one mechanism")
+    assert len(led.steps) == 1
 
 
 def test_problems_find_a_ledger_that_does_not_add_up():
     led = ConfidenceLedger()
     led.set(0.9, stage="evidence", reason="")
-    led.cap(0.45, stage="cap", reason="")
+    led.cap(0.45, stage="coverage", reason="")
     steps = led.steps
     assert problems(steps, 0.45) == []
     assert any("prints 0.5" in m for m in problems(steps, 0.5))
@@ -92,17 +102,17 @@ DECISIONS = {  # name: (facts, question, choices, a stage the decision must have
     "check": (_facts("The meeting is on Tuesday."), "On which day is the meeting?", ["Monday", "Tuesday", "Friday"],
               "evidence"),
     "step": (_facts("On my three quizzes this month I got sixty, seventy and eighty."), "What was her average mark?",
-             ["60", "70", "210", "80"], "step_reliability"),
+             ["60", "70", "210", "80"], "evidence"),
     "step_not_taken": (_facts("I paid twelve dollars for lunch."), "What did the speaker pay for lunch on average?",
-                       ["6 dollars", "12 dollars", "24 dollars"], "guess_cap"),
-    "guess": (_facts(None), "Which animal can be heard?", ["A dog", "A cat", "A cow"], "guess"),
+                       ["6 dollars", "12 dollars", "24 dollars"], "calibration"),
+    "guess": (_facts(None), "Which animal can be heard?", ["A dog", "A cat", "A cow"], "calibration"),
     "negated": (_facts("I liked the soup but the bread was stale."), "What did the speaker not like?",
-                ["the soup", "the bread", "the wine"], "negated_question"),
+                ["the soup", "the bread", "the wine"], "coverage"),
     "beyond_literal": (_facts("Tonight's concert opens with a violin sonata."), "Which piece was cancelled?",
-                       ["a violin sonata", "a piano trio", "a cello suite"], "beyond_literal"),
+                       ["a violin sonata", "a piano trio", "a cello suite"], "coverage"),
     "failed_tool": (_facts("The train to Boston leaves at nine.", ["tagging timeout"]),
-                    "Where does the train go?", ["Boston", "Denver", "Miami"], "tool_failure"),
-    "no_choices": (_facts("Hello there."), "What is said?", [], "no_choices"),
+                    "Where does the train go?", ["Boston", "Denver", "Miami"], "evidence"),
+    "no_choices": (_facts("Hello there."), "What is said?", [], "evidence"),
 }
 
 
@@ -122,19 +132,28 @@ def test_every_decision_recomputes_from_its_ledger_exactly(name):
         assert next(s.input for s in steps if s.op == "map") == d.raw_confidence
 
 
-def test_a_cap_that_lowers_is_named_in_the_reason_and_the_ledger():
-    for name, space in (("negated", "raw"), ("beyond_literal", "calibrated")):
+def test_a_coverage_cap_that_lowers_is_named_in_the_reason_and_the_ledger():
+    for name, gap in (("negated", "operation"), ("beyond_literal", "unread")):
         facts, question, choices, stage = DECISIONS[name]
         d = decide_from(facts, analyse(question, choices, []))
         cap = next(s for s in d.confidence_steps if s.stage == stage)
-        assert cap.op == "cap" and cap.parameters.bound == PARTIAL_READING_CAP and cap.space == space
+        assert cap.op == "cap" and cap.parameters.bound == COVERAGE_CAP and cap.space == "raw"
         assert cap.output < cap.input and cap.reason in d.confidence_reason
+        assert any(k.startswith(gap) for k in cap.parameters.inputs), cap.parameters.inputs
 
 
-def test_a_failed_tool_is_a_step():
+def test_a_failed_tool_is_one_step_in_one_place():
+    """The answer step names the failed tool in its reason; the graph's final-answer node applies the one
+    tool_failure stage, for the cascade as for every other front end."""
     facts, question, choices, _ = DECISIONS["failed_tool"]
     d = decide_from(facts, analyse(question, choices, []))
-    assert any(s.stage == "tool_failure" and s.op == "cap" for s in d.confidence_steps)
+    assert "tagging timeout" in d.confidence_reason
+    assert not any(s.stage == "tool_failure" for s in d.confidence_steps)
+    ans = FinalAnswer(text="Boston", confidence=d.confidence, confidence_steps=d.confidence_steps,
+                      confidence_reason=d.confidence_reason)
+    capped = with_tool_failures(ans, _failed_state())
+    assert [s.stage for s in capped.confidence_steps].count("tool_failure") == 1
+    assert capped.confidence == min(d.confidence, TOOL_FAILURE_CONFIDENCE) == recompute(capped.confidence_steps)
 
 
 # ---- the graph's tool-failure cap and a model's reported confidence ------------------------------
@@ -151,17 +170,18 @@ def test_the_graph_cap_continues_the_answer_ledger():
     calibration.into(led, None)
     ans = FinalAnswer(text="x", confidence=led.value, confidence_steps=led.steps)
     capped = with_tool_failures(ans, _failed_state())
-    assert capped.confidence_steps[:2] == led.steps and capped.confidence_steps[-1].stage == "tool_failure_run"
+    assert capped.confidence_steps[:2] == led.steps and capped.confidence_steps[-1].stage == "tool_failure"
     assert capped.confidence_steps[-1].space == "calibrated"
     assert capped.confidence == min(led.value, TOOL_FAILURE_CONFIDENCE) == recompute(capped.confidence_steps)
 
 
-def test_a_model_confidence_starts_its_ledger_as_reported():
+def test_a_model_confidence_starts_its_ledger_as_calibrated_evidence():
     sure = FinalAnswer(text="yes", confidence=0.95, confidence_source="logprobs")
     steps = answer_ledger(sure).steps
-    assert [(s.stage, s.op, s.output, s.space) for s in steps] == [("reported", "set", 0.95, "calibrated")]
+    assert [(s.stage, s.op, s.output, s.space) for s in steps] == [("evidence", "set", 0.95, "calibrated")]
+    assert "logprobs" in steps[0].reason
     capped = with_tool_failures(sure, _failed_state())
-    assert [s.stage for s in capped.confidence_steps] == ["reported", "tool_failure_run"]
+    assert [s.stage for s in capped.confidence_steps] == ["evidence", "tool_failure"]
     assert recompute(capped.confidence_steps) == capped.confidence == TOOL_FAILURE_CONFIDENCE
     assert answer_ledger(FinalAnswer(text="yes")).steps == []
 

@@ -52,7 +52,7 @@ def test_a_name_heard_among_listed_values_is_no_confident_answer():
         text="And around the course in 12 minutes, man in 10 minutes, Chloe in 14 minutes, and 10 in 11 minutes.",
         evidence_ids=["e1"])), analyse("Who was the slowest runner?", ["Anna", "Dan", "Ben", "Chloe"], []))
     assert d.confidence is not None and d.confidence < 0.5, d.confidence_reason
-    assert "lists values side by side" in d.confidence_reason
+    assert "among values heard side by side" in d.confidence_reason
 
 
 @pytest.mark.parametrize("heard,question,choices,doubt", [
@@ -86,14 +86,15 @@ def test_a_literal_match_not_said_as_the_choice_says_it_is_weaker(heard, questio
 
 
 def test_a_choice_said_together_in_a_clause_of_its_polarity_keeps_its_match():
-    """No doubt about the match itself: its raw strength stands. (What the question asks, a consequence for a new
-    member, is not a question about what was said, so the competence bank, not this check, lowers the final
-    confidence: test_competence.)"""
+    """No doubt about the match itself: its evidence stage stands. (What the question asks, a consequence for a
+    new member, is more than what was said: the coverage and competence stages, not this check, lower the
+    final confidence.)"""
     d = decide_from(Facts(duration_s=4.0, transcript=TranscriptFact(
         text="Every member of the swimming club has to take a safety course.", evidence_ids=["e1"])),
         analyse("What must a new member of the club do?",
                 ["skip the course", "teach the safety course", "take the safety course"], []))
-    assert d.choice_index == 2 and d.raw_confidence is not None and d.raw_confidence > UNCLEAR_RELIABILITY, d.rationale
+    evidence = next(s.output for s in d.confidence_steps if s.stage == "evidence")
+    assert d.choice_index == 2 and evidence > UNCLEAR_RELIABILITY, d.rationale
     assert "a literal match, but" not in d.rationale
 
 
@@ -113,7 +114,7 @@ def test_a_literal_match_for_a_negated_question_is_no_confident_answer():
         text="The soup at the cafe was lovely, but the bread was stale and the coffee was cold.", evidence_ids=["e1"]))
     d = decide_from(heard, analyse("Which part of the meal did the speaker not enjoy?",
                                    ["the soup", "the dessert", "the salad"], []))
-    assert d.confidence is not None and d.confidence < 0.5 and "the question is negated" in d.confidence_reason
+    assert d.confidence is not None and d.confidence < 0.5 and "what the negated question denies" in d.confidence_reason
     kept = decide_from(heard, analyse("Which of these was never mentioned?", ["the soup", "the bread", "the tea"], []))
     assert kept.choice_index == 2 and kept.confidence is not None and kept.confidence >= 0.7, kept.confidence_reason
 
@@ -126,7 +127,7 @@ def test_a_word_heard_is_no_confident_answer_to_which_word_a_property_picks():
     heard = Facts(duration_s=5.0, transcript=TranscriptFact(text="Shall we meet at noon? Ferry good, sea you den.",
                                                             evidence_ids=["e1"]))
     d = decide_from(heard, analyse("Which word does the second voice begin with?", ["very", "noon", "then"], []))
-    assert d.confidence is not None and d.confidence < 0.5 and "picks one word by 'second', 'begin'" in d.confidence_reason
+    assert d.confidence is not None and d.confidence < 0.5 and "a word picked by ('second', 'begin')" in d.confidence_reason
     said = decide_from(heard, analyse("Which word does the speaker say?", ["very", "noon", "then"], []))
     assert said.choice_index == 1 and said.confidence is not None and said.confidence >= 0.7, said.confidence_reason
 
