@@ -85,14 +85,17 @@ def test_a_question_of_another_kind_is_shrunk_toward_chance():
     assert competence.shrink(0.2, 4, fam) == pytest.approx(0.2, abs=1e-9)  # at or below chance: unchanged
 
 
-def test_a_question_nearer_what_a_check_is_not_for_is_shrunk_fully():
+def test_a_question_nearer_what_a_check_is_not_for_is_shrunk():
     """A count of barks names a sound, so the tag check may decide it, but a count is what the tag check
-    declares it is not for; two knocks compared are what the loudness-trend check is not for."""
+    declares it is not for; two knocks compared are what the loudness-trend check is not for. What stands is
+    cut by the not_for's lead, to nothing at NOT_FOR_MARGIN."""
     for q, check, nf in (("How many times does the dog bark?", "tag_category", "how many times something happens"),
                          ("Is the second knock louder than the first?", "loudness_trend",
                           "which of two sounds is louder")):
         fam = competence.familiarity(q, check)
-        assert fam.not_for == nf and fam.factor == 0.0, fam
+        assert fam.not_for == nf and fam.not_for_lead > 0 and fam.factor < 0.5, fam
+    knock = competence.familiarity("Is the second knock louder than the first?", "loudness_trend")
+    assert knock.not_for_lead >= competence.NOT_FOR_MARGIN and knock.factor == 0.0
     assert competence.familiarity("How many times does the dog bark?", "count_events").factor == 1.0
     assert competence.familiarity("Is the second knock louder than the first?", "compare_loudness").factor == 1.0
 
