@@ -71,6 +71,10 @@ class Settings(BaseSettings):
                                                                "unset: 10)")
     batch_poll_max_s: float | None = Field(None, gt=0, description="longest wait between polls of a batch job "
                                                                    "(seconds; unset: 300)")
+    inputs_max_mb: float | None = Field(None, gt=0, description="the most MB the input copies of `serve` and `mcp` "
+                                                                "may hold (unset: 2048)")
+    inputs_max_age_h: float | None = Field(None, gt=0, description="hours an input copy of `serve` or `mcp` is kept "
+                                                                   "after its last use (unset: 168)")
 
     @field_validator("clap_backend", mode="before")
     @classmethod

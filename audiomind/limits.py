@@ -12,6 +12,7 @@ to a file outside the allowed folders between the check and the decode.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import os
@@ -22,8 +23,8 @@ from pathlib import Path
 
 from audiomind.audio import AudioError, ProbeInfo, probe
 
-__all__ = ["DEFAULT_MAX_DURATION_S", "DurationCapError", "check_clip", "check_clips", "copy_into", "fd_path",
-           "open_confined", "snapshot_under"]
+__all__ = ["DEFAULT_INPUTS_MAX_AGE_H", "DEFAULT_INPUTS_MAX_MB", "DEFAULT_MAX_DURATION_S", "DurationCapError",
+           "InputFolder", "check_clip", "check_clips", "copy_into", "fd_path", "open_confined", "snapshot_under"]
 
 _COPY_CHUNK = 1 << 20
 DEFAULT_MAX_DURATION_S = 3600.0
@@ -125,7 +126,8 @@ def fd_path(fd: int) -> str:
 
 
 def copy_into(fd: int, folder: Path, suffix: str) -> Path:
-    """The bytes of `fd` copied to `folder/<sha256><suffix>` (content-addressed: an existing copy is kept)."""
+    """The bytes of `fd` copied to `folder/<sha256><suffix>` (content-addressed: an existing copy is kept, and
+    marked as used now, so InputFolder's age limit counts from its last use)."""
     h = hashlib.sha256()
     tmp_fd, tmp_name = tempfile.mkstemp(dir=folder, prefix=".snapshot-", suffix=suffix)
     tmp = Path(tmp_name)
@@ -135,10 +137,8 @@ def copy_into(fd: int, folder: Path, suffix: str) -> Path:
                 h.update(chunk)
                 out.write(chunk)
         dest = folder / f"{h.hexdigest()}{suffix}"
-        if dest.exists():
-            tmp.unlink()
-        else:
-            os.replace(tmp, dest)
+        # the same bytes either way: the rename also brings back a copy that InputFolder.prune removed meanwhile
+        os.replace(tmp, dest)
         return dest
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -178,3 +178,129 @@ def snapshot_under(path: str, roots: list[Path], folder: Path, suffix: str,
         raise
     os.close(fd)
     return copy, None
+
+
+# ---- the folder of input copies: kept for the traces, bounded in size and age ---------------------------
+
+DEFAULT_INPUTS_MAX_MB = 2048.0
+"""The most megabytes the input copies of a service (`serve`'s `<trace_dir>/uploads/`, `mcp`'s
+`<runs_dir>/inputs/`) may hold together; past it the least recently used copies are deleted
+(env AUDIOMIND_INPUTS_MAX_MB)."""
+DEFAULT_INPUTS_MAX_AGE_H = 168.0
+"""Hours an input copy is kept after its last use (7 days; env AUDIOMIND_INPUTS_MAX_AGE_H)."""
+INPUTS_FRESH_S = 900.0
+"""A copy written or used in the last this many seconds is never deleted (a run may be about to read it)."""
+STALE_TEMP_S = 3600.0
+"""A half-written temporary copy (`.upload-*`, `.snapshot-*`, left by a crash) older than this is deleted."""
+
+
+def inputs_limits_from_env() -> tuple[float, float]:
+    """(max MB, max age in hours) of the input copies: Settings.inputs_max_mb / inputs_max_age_h
+    (AUDIOMIND_INPUTS_MAX_MB / AUDIOMIND_INPUTS_MAX_AGE_H), else the defaults."""
+    from audiomind.config import settings
+
+    st = settings()
+    return st.inputs_max_mb or DEFAULT_INPUTS_MAX_MB, st.inputs_max_age_h or DEFAULT_INPUTS_MAX_AGE_H
+
+
+class InputFolder:
+    """The copies a service makes of its inputs (uploads, and files named under a root: `copy_into`), one
+    mechanism for `serve` and `mcp`. A run's trace names its copy (question.audio_path, artifact a0): the viewer
+    embeds it and `trace audit` hashes it, so a copy outlives its run; the folder is bounded instead. `prune`
+    deletes the copies unused for longer than `max_age_s`, then the least recently used ones until the folder
+    holds at most `max_bytes`; a copy a run is using (`use` ... `done`) or used in the last INPUTS_FRESH_S is
+    never deleted. A trace whose copy was deleted keeps its sha256 (audit then reports the file missing).
+    `done` prunes at most every `interval_s`."""
+
+    def __init__(self, folder: Path, *, max_bytes: float, max_age_s: float, interval_s: float = 5.0,
+                 fresh_s: float = INPUTS_FRESH_S):
+        import threading
+
+        self.folder = Path(folder)
+        self.max_bytes, self.max_age_s, self.interval_s, self.fresh_s = max_bytes, max_age_s, interval_s, fresh_s
+        self._lock = threading.Lock()
+        self._in_use: dict[str, int] = {}
+        self._last = 0.0
+
+    def _key(self, path: str | Path) -> str | None:
+        p = Path(path)
+        return p.name if p.parent == self.folder else None  # a descriptor path (no copy): nothing to keep
+
+    def use(self, path: str | Path) -> None:
+        """A run is about to read `path` (a copy in this folder): kept until `done`, and marked as used now."""
+        key = self._key(path)
+        if key is None:
+            return
+        with self._lock:
+            self._in_use[key] = self._in_use.get(key, 0) + 1
+        with contextlib.suppress(OSError):
+            os.utime(path)
+
+    def done(self, paths: Iterable[str | Path | None]) -> None:
+        """The runs that read these copies have ended; prune the folder (at most every `interval_s`)."""
+        import time
+
+        with self._lock:
+            for p in paths:
+                key = self._key(p) if p is not None else None
+                if key is not None and key in self._in_use:
+                    self._in_use[key] -= 1
+                    if self._in_use[key] <= 0:
+                        del self._in_use[key]
+            due = time.monotonic() - self._last >= self.interval_s
+            if due:
+                self._last = time.monotonic()
+        if due:
+            self.prune()
+
+    def prune(self) -> tuple[int, int]:
+        """Delete what the limits say (see the class); (files deleted, bytes freed). Never raises for a file
+        that cannot be deleted (it is left, and tried again next time)."""
+        import time
+
+        now = time.time()
+        with self._lock:
+            in_use = set(self._in_use)
+        entries: list[tuple[float, int, Path]] = []
+        removed = freed = kept = 0
+
+        def drop(path: Path, size: int) -> None:
+            nonlocal removed, freed
+            try:
+                path.unlink()
+            except OSError:
+                return
+            removed += 1
+            freed += size
+
+        try:
+            scan = list(os.scandir(self.folder))
+        except OSError:
+            return 0, 0
+        for entry in scan:
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not stat.S_ISREG(st.st_mode):
+                continue
+            age = now - st.st_mtime
+            path = Path(entry.path)
+            if entry.name.startswith("."):  # a copy being written (or left by a crash)
+                if entry.name.startswith((".upload-", ".snapshot-")) and age > STALE_TEMP_S:
+                    drop(path, st.st_size)
+                continue
+            if entry.name in in_use or age < self.fresh_s:  # counted, never deleted
+                kept += st.st_size
+                continue
+            if age > self.max_age_s:
+                drop(path, st.st_size)
+            else:
+                entries.append((st.st_mtime, st.st_size, path))
+        total = kept + sum(size for _, size, _ in entries)
+        for _, size, path in sorted(entries, key=lambda e: e[0]):  # least recently used first
+            if total <= self.max_bytes:
+                break
+            drop(path, size)
+            total -= size
+        return removed, freed

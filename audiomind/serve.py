@@ -53,7 +53,7 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from audiomind.config import AgentConfig
-from audiomind.limits import DEFAULT_MAX_DURATION_S
+from audiomind.limits import DEFAULT_MAX_DURATION_S, InputFolder, inputs_limits_from_env
 from audiomind.serve_guards import (
     DEFAULT_BODY_TIMEOUT_S,
     DEFAULT_HEADER_TIMEOUT_S,
@@ -94,6 +94,11 @@ class ServeSettings(BaseModel):
     html_spectrograms: bool = Field(True, description="draw spectrograms in the HTML viewer")
     header_timeout_s: float = Field(DEFAULT_HEADER_TIMEOUT_S, gt=0, description="a request's headers are due in")
     body_timeout_s: float = Field(DEFAULT_BODY_TIMEOUT_S, gt=0, description="a request's body is due in (408)")
+    inputs_max_mb: float = Field(default_factory=lambda: inputs_limits_from_env()[0], gt=0,
+                                 description="the most MB the uploads folder (input copies the traces name) may "
+                                             "hold; past it the least recently used copies are deleted")
+    inputs_max_age_h: float = Field(default_factory=lambda: inputs_limits_from_env()[1], gt=0,
+                                    description="hours an input copy is kept after its last use")
 
     @model_validator(mode="after")
     def _duration_cap(self) -> ServeSettings:
@@ -335,6 +340,11 @@ class Service:
         self.ready = False
         self.startup_error: str | None = None
         self._held: dict[str, int] = {}  # clip name -> the descriptor a run reads it through
+        # the input copies (uploads, and checked copies of files under a root): kept for the traces that name
+        # them, the folder bounded in size and age (audiomind.limits.InputFolder, as `mcp`'s)
+        self.inputs = InputFolder(settings.upload_dir, max_bytes=settings.inputs_max_mb * 1024 * 1024,
+                                  max_age_s=settings.inputs_max_age_h * 3600)
+        self.inputs.prune()
         # server-side folders an error message must never show, longest first (a message names them by role)
         where = {str(settings.upload_dir): "<uploads>", str(settings.trace_dir): "<traces>",
                  tempfile.gettempdir(): "<tmp>", os.getcwd(): "<server>"}
@@ -422,6 +432,7 @@ class Service:
                 path, self.roots, self.settings.upload_dir, suffix, self.settings.agent.max_duration_s, shown))
             if held is not None:  # no room for the copy: the run reads the open file (release() closes it)
                 self._held[str(clip)] = held
+            self.inputs.use(clip)
             return clip
         except PathPolicyError as exc:
             code = 403 if isinstance(exc, OutsideRootsError) else 404 if isinstance(exc, MissingPathError) else 400
@@ -432,11 +443,14 @@ class Service:
             raise self.storage_refusal(exc, "a copy of the audio") from None
 
     def release(self, clips: Any) -> None:
-        """Close the descriptors `resolve_path` held open for these clips (after their run)."""
+        """After their run: close the descriptors `resolve_path` held open for these clips, and let the input
+        folder delete what its limits say (InputFolder.done: never a copy another run is using)."""
+        clips = [c for c in clips if c is not None]
         for clip in clips:
             fd = self._held.pop(str(clip), None)
             if fd is not None:
                 os.close(fd)
+        self.inputs.done(clips)
 
     def storage_refusal(self, exc: OSError, what: str) -> HTTPException:
         """507 for a write the disk refused (full, read-only, ...): what failed and why, no server path."""
@@ -469,10 +483,7 @@ class Service:
             if size == 0:
                 raise HTTPException(400, f"the uploaded file {_shown(upload.filename)} is empty")
             dest = self.settings.upload_dir / f"{h.hexdigest()}{suffix}"
-            if dest.exists():
-                tmp.unlink()
-            else:
-                os.replace(tmp, dest)
+            os.replace(tmp, dest)  # the same bytes if it was there: the copy counts as used now
         except OSError as exc:
             if tmp is not None:
                 tmp.unlink(missing_ok=True)
@@ -481,8 +492,13 @@ class Service:
             if tmp is not None:
                 tmp.unlink(missing_ok=True)
             raise
-        await asyncio.get_running_loop().run_in_executor(
-            None, check_upload, dest, _shown(upload.filename), self.settings.agent.max_duration_s)
+        self.inputs.use(dest)  # kept while the request runs (released with its clips: release())
+        try:
+            await asyncio.get_running_loop().run_in_executor(
+                None, check_upload, dest, _shown(upload.filename), self.settings.agent.max_duration_s)
+        except BaseException:
+            self.inputs.done([dest])
+            raise
         return dest
 
     async def audio_input(self, upload: UploadFile | None, path: str | None, name: str = "audio",

@@ -49,7 +49,15 @@ from pydantic import BaseModel, Field
 
 from audiomind.artifacts import make_artifact
 from audiomind.audio import AudioError, probe
-from audiomind.limits import DurationCapError, check_clip, copy_into, fd_path, open_confined
+from audiomind.limits import (
+    DurationCapError,
+    InputFolder,
+    check_clip,
+    copy_into,
+    fd_path,
+    inputs_limits_from_env,
+    open_confined,
+)
 from audiomind.paths import PathPolicyError, clip_text
 from audiomind.state import (
     Artifact,
@@ -230,7 +238,8 @@ class ToolServer:
     def __init__(self, roots: list[str | Path], *, registry: ToolRegistry | None = None,
                  runs_dir: str | Path | None = None, use_cache: bool = True,
                  max_duration_s: float | None = DEFAULT_MAX_DURATION_S,
-                 ask_agent: Callable[[str, str, list[str] | None], Any] | None = None):
+                 ask_agent: Callable[[str, str, list[str] | None], Any] | None = None,
+                 inputs_max_mb: float | None = None, inputs_max_age_h: float | None = None):
         if not roots:
             raise ValueError("at least one allowed root folder is needed")
         self.roots = [Path(r).resolve() for r in roots]
@@ -249,6 +258,12 @@ class ToolServer:
             raise ValueError(f"--runs-dir{where} cannot be used: it {why}") from None
         self.cache = ToolCache() if use_cache else None
         self.max_duration_s = max_duration_s or None
+        # the copies of the clips the calls named (traces name them): the folder bounded in size and age, by
+        # the mechanism `serve` uses for its uploads (audiomind.limits.InputFolder; defaults from the env)
+        env_mb, env_age_h = inputs_limits_from_env()
+        self.inputs = InputFolder(self.runs_dir / "inputs", max_bytes=(inputs_max_mb or env_mb) * 1024 * 1024,
+                                  max_age_s=(inputs_max_age_h or env_age_h) * 3600)
+        self.inputs.prune()
         # the `ask` tool: (audio path, question, choices) -> the agent's AskResult; given by the caller (the CLI
         # builds the agent), so this layer does not depend on the agent's; None: no `ask` tool
         self.ask_agent = ask_agent
@@ -347,6 +362,16 @@ class ToolServer:
         write; a tool failure is an outcome with an error."""
         manifest = self.tools()[name]
         internal, artifacts, names = self.prepare(manifest, arguments or {}, session)
+        inputs = [a.path for a in artifacts]
+        for p in inputs:  # copied just now (fresh: safe from pruning until here), kept while the call runs
+            self.inputs.use(p)
+        try:
+            return self._call(name, arguments, session, manifest, internal, artifacts, names)
+        finally:
+            self.inputs.done(inputs)
+
+    def _call(self, name: str, arguments: dict[str, Any] | None, session: str | None, manifest: ToolManifest,
+              internal: dict[str, Any], artifacts: list[Artifact], names: dict[str, str]) -> CallOutcome:
         run_id = _run_id()
         run_dir = self.runs_dir / run_id
         started, t0 = utcnow(), time.monotonic()
@@ -462,6 +487,7 @@ class ToolServer:
         if self.ask_agent is None:
             raise ToolInputError("this server offers no 'ask' tool")
         art = self._artifact(args.audio, "audio", "a0", session)
+        self.inputs.use(art.path)  # kept while the run reads it (done() below)
         try:
             with self._agent_lock:  # one agent, one run at a time (its models are loaded once)
                 result = self.ask_agent(art.path, args.question, args.choices or None)
@@ -474,6 +500,8 @@ class ToolServer:
         except Exception as exc:  # noqa: BLE001 - a model backend or the time budget: one line for the client
             raise ToolInputError("the agent's run failed: "
                                  + clip_text(self.hide_roots(_readable(str(exc), {}, self.runs_dir)), 400)) from None
+        finally:
+            self.inputs.done([art.path])
         st = result.state
         out = AskToolOutput(
             answer=result.answer, choice=result.choice, choice_index=result.choice_index,

@@ -334,3 +334,92 @@ def test_a_served_judge_whose_client_leaves_is_cancelled_and_leaves_a_trace(mode
     assert trace["outcome"]["status"] == "stopped", trace["outcome"]
     assert trace["outcome"]["reason"].startswith("cancelled"), trace["outcome"]
     assert trace["tool_calls"][-1]["tool"] == "judge_edit"
+
+
+# ---------------------------------------------------------------- 3. the input copies of serve and mcp, bounded
+
+DAY = 86400.0
+
+
+def _aged(path, size: int, age_s: float):
+    path.write_bytes(b"\0" * size)
+    t = time.time() - age_s
+    os.utime(path, (t, t))
+    return path
+
+
+def test_the_input_folder_keeps_what_runs_use_and_drops_the_old_and_the_least_recently_used(tmp_path):
+    from audiomind.limits import InputFolder
+
+    folder = tmp_path / "uploads"
+    folder.mkdir()
+    kb = 1024
+    old = _aged(folder / "old.wav", 10 * kb, 8 * DAY)  # past the age limit
+    lru = [_aged(folder / f"lru{i}.wav", 10 * kb, (5 - i) * 3600) for i in range(5)]  # lru0 least recently used
+    busy = _aged(folder / "busy.wav", 10 * kb, 9 * DAY)  # a run is reading it: kept whatever its age
+    fresh = _aged(folder / "fresh.wav", 10 * kb, 10)  # just copied: a run may be about to read it
+    stale_tmp = _aged(folder / ".upload-abc.wav", kb, 2 * 3600)  # a crash's leftover
+    live_tmp = _aged(folder / ".snapshot-def.wav", kb, 5)  # being written now
+    store = InputFolder(folder, max_bytes=50 * kb, max_age_s=7 * DAY)
+    store.use(busy)
+    removed, freed = store.prune()
+    assert not old.exists() and not stale_tmp.exists()
+    assert busy.exists() and fresh.exists() and live_tmp.exists()
+    # kept: busy + fresh (20 KB) and the most recently used copies up to 50 KB in all: lru2, lru3, lru4
+    assert [p.exists() for p in lru] == [False, False, True, True, True]
+    assert (removed, freed) == (4, 10 * kb + kb + 2 * 10 * kb)
+    store.done([busy])  # its run ended; used just now (use() marks it), so it stays until it is old again
+    assert busy.exists()
+    _aged(busy, 10 * kb, 8 * DAY)
+    store.prune()
+    assert not busy.exists() and fresh.exists()
+
+
+def test_serve_keeps_the_copy_a_trace_names_and_bounds_its_uploads_folder(model_server, tmp_path):
+    import httpx
+
+    from audiomind.serve import create_app
+    from tests.hostile.conftest import running_app, write_tone
+    from tests.hostile.test_serve_hostile import QUESTION, _settings
+
+    settings = _settings(model_server, tmp_path, inputs_max_mb=0.05, inputs_max_age_h=24)  # 50 KB, a day
+    uploads = settings.upload_dir
+    uploads.mkdir(parents=True, exist_ok=True)
+    old = _aged(uploads / ("0" * 64 + ".wav"), 1000, 3 * DAY)
+    lru = [_aged(uploads / (f"{i}" * 64 + ".wav"), 20_000, (9 - i) * 3600) for i in range(1, 4)]
+    clip = write_tone(tmp_path / "up.wav", seconds=0.5)  # 16 KB
+    with running_app(create_app(settings)) as url, httpx.Client(base_url=url, timeout=60) as client:
+        assert not old.exists()  # the start-up prune: past the age limit
+        with clip.open("rb") as f:
+            r = client.post("/v1/ask", data=QUESTION, files={"audio": ("up.wav", f, "audio/wav")})
+        assert r.status_code == 200, r.text
+        r2 = client.post("/v1/ask", data={**QUESTION, "path": "tone.wav"})  # a checked copy of a root's file
+        assert r2.status_code == 200, r2.text
+    trace = json.loads((tmp_path / "traces" / f"{r.json()['trace_id']}.json").read_text())
+    trace2 = json.loads((tmp_path / "traces" / f"{r2.json()['trace_id']}.json").read_text())
+    named = [trace["question"]["audio_path"], trace2["question"]["audio_path"]]
+    assert all(os.path.dirname(p) == str(uploads) and os.path.isfile(p) for p in named), named  # kept: traces need them
+    # after the first run: its 16 KB copy + 3 x 20 KB = 76 KB > 50 KB: the two least recently used copies go
+    # (the second run's prune falls within InputFolder.interval_s of the first: skipped)
+    assert [p.exists() for p in lru] == [False, False, True], [p.exists() for p in lru]
+
+
+def test_mcp_bounds_its_input_copies_by_the_same_mechanism(tmp_path):
+    from audiomind.tools.mcp_server import ToolServer
+    from tests.hostile.conftest import write_tone
+
+    root = tmp_path / "root"
+    root.mkdir()
+    write_tone(root / "a.wav", seconds=0.5)
+    runs = tmp_path / "runs"
+    (runs / "inputs").mkdir(parents=True)
+    old = _aged(runs / "inputs" / ("0" * 64 + ".wav"), 1000, 3 * DAY)
+    server = ToolServer([root], runs_dir=runs, inputs_max_mb=1, inputs_max_age_h=24)
+    assert not old.exists()
+    out = server.call("loudness", {"audio": "a.wav"})
+    from pathlib import Path
+
+    trace = json.loads(Path(out.trace_path).read_text())
+    copy = trace["artifacts"][0]["path"]
+    assert os.path.dirname(copy) == str(runs / "inputs") and os.path.isfile(copy)
+    assert server.inputs._in_use == {}  # the call ended: nothing held
