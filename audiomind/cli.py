@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import typer
-from rich.markup import escape
 from rich.table import Table
 
 if TYPE_CHECKING:
@@ -62,6 +61,7 @@ from audiomind.tools.cli import register as register_mcp_command  # noqa: E402
 register_mcp_command(app)
 
 from audiomind.cli_common import AGENT_OPTIONS, console, fail, with_options  # noqa: E402
+from audiomind.cli_common import markup as escape  # noqa: E402  # paths.visible, then rich's markup escape
 from audiomind.config import AgentConfig  # noqa: E402
 
 AGENT_DEFAULTS = AgentConfig()

@@ -34,6 +34,14 @@ def one_line(text: object) -> str:
     return visible(text, one_line=True)
 
 
+def markup(text: object) -> str:
+    """Untrusted text (a model's answer, a trace, a file name) as console markup, line breaks kept: `paths.visible`
+    (escape sequences shown, not obeyed), then rich's markup escape (`[bold]` shown as written)."""
+    from audiomind.paths import visible
+
+    return escape(visible(text))
+
+
 def cell(text: Any) -> str:
     """A table cell from untrusted text (a manifest, a path, an error): rich markup shown as written and control
     characters as escapes, so nothing in it can style or drive the terminal."""

@@ -22,13 +22,13 @@ import typer
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import ValidationError
 from pydantic.fields import FieldInfo
-from rich.markup import escape as _markup_escape
 from typer.core import TyperGroup
 
 from audiomind.cli_common import FRONTEND_HELP as FE_HELP
 from audiomind.cli_common import PLANNER_HELP as LLM_HELP
 from audiomind.cli_common import console
 from audiomind.cli_common import fail as _fail
+from audiomind.cli_common import markup as escape  # paths.visible, then rich's markup escape
 from audiomind.cli_common import quiet_libraries as _quiet
 from audiomind.judges.spec import JudgeOptions, JudgeSpec, input_problem, loaded_judges
 from audiomind.limits import DEFAULT_MAX_DURATION_S, check_clips
@@ -44,14 +44,6 @@ SHARED = {  # the JudgeOptions the command line offers: name -> (flag, help)
 }
 MAX_DURATION_HELP = ("refuse audio longer than this many seconds, from its header, before anything decodes it "
                      "(0: no limit)")
-
-
-def escape(text: object) -> str:
-    """A model's or a file's text as console markup: `paths.visible` (escape sequences shown, not obeyed), then
-    rich's markup escape: what a judge heard or wrote cannot drive the terminal."""
-    from audiomind.paths import visible
-
-    return _markup_escape(visible(text))
 
 
 JUDGE_SETUP_S = 4.0

@@ -42,6 +42,29 @@ def test_one_line_names_line_breaks_as_python_does():
     assert visible("keep\nlines\tand tabs") == "keep\nlines\tand tabs"
 
 
+def test_a_models_text_reaches_the_terminal_through_the_one_escape():
+    """What a model server wrote (ask's answer and rationale, a judge's reasoning) is shown, never obeyed: the
+    commands print it through cli_common.markup (paths.visible, then rich's markup escape)."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    import audiomind.cli as main_cli
+    import audiomind.judges.cli as judge_cli
+    from audiomind.cli_common import markup
+
+    assert main_cli.escape is markup and judge_cli.escape is markup
+    evil = "yes\x1b]0;owned\x07 \x1b[2J\x9b31m [link=http://evil/]x[/link]"
+    r = SimpleNamespace(score=0.5, llm_category=2, llm_source=evil, llm_reasoning=evil, hypothesis=evil,
+                        entailment=SimpleNamespace(status="skipped", reason=evil))
+    console = Console(record=True, force_terminal=True, width=400)
+    for line in judge_cli.aura_lines(r):
+        console.print(line)
+    shown = console.export_text()
+    assert "\\x1b]0;owned\\x07" in shown and "\\x9b31m" in shown and "[link=http://evil/]" in shown
+    assert not any(ch in shown for ch in RAW if ch != "\n"), repr(shown)
+
+
 def _prediction_rows(category: str) -> list[dict]:
     return [{"id": f"x{i}", "audio_path": f"./audio/x{i}.wav", "question": "q?", "choices": ["Yes", "No"],
              "answer": "Yes", "modality": "speech", "category": "Semantic Layer", "sub-category": category,
