@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib
 import os
 import sys
 import tempfile
@@ -33,13 +34,25 @@ from numpy.lib.stride_tricks import as_strided
 MAX_MEM_BLOCK = 2**8 * 2**10  # librosa.util.MAX_MEM_BLOCK: the STFT is computed in blocks of this many bytes
 
 
+_SCIPY_IMPORTS = threading.Lock()
+
+
+def scipy_module(name: str) -> ModuleType:
+    """scipy.<name> (e.g. "signal", "cluster.hierarchy"), imported by one tool thread at a time. scipy's
+    subpackages import one another (scipy.signal alone loads stats, interpolate, optimize, spatial, linalg, special,
+    ndimage), and two threads importing overlapping parts at once can meet in a cycle of Python's per-module locks,
+    which Python breaks by failing one of the imports (_DeadlockError). Before `hann` every tool reached scipy
+    through scipy.signal, so its import ordered the others; now speaker_count's clustering can come first."""
+    with _SCIPY_IMPORTS:
+        return importlib.import_module(f"scipy.{name}")
+
+
 def scipy_signal() -> ModuleType:
     """scipy.signal, imported on first use (the perception pass needs it only for loudness's K-weighting
-    filters and count_events's high-pass; the STFT window is `hann`). A plain import: Python's import lock makes it
-    safe from several tool threads at once."""
-    import scipy.signal
-
-    return scipy.signal
+    filters and count_events's high-pass; the STFT window is `hann`), through `scipy_module`. Safe beside a
+    library that imports it itself (pyloudnorm): Python's module lock makes a second importer wait for the
+    complete module."""
+    return scipy_module("signal")
 
 
 def frame(x: np.ndarray, frame_length: int, hop_length: int) -> np.ndarray:

@@ -93,9 +93,9 @@ def _merge(runs: list[tuple[int, int]], max_gap: int) -> list[tuple[int, int]]:
 def _split_on_dips(db: np.ndarray, a: int, b: int, dip_db: float, min_len: int) -> list[tuple[int, int]]:
     """Split [a, b) at envelope valleys at least dip_db below the smaller of the peaks either side
     (back-to-back sounds that never fall silent between them)."""
-    import scipy.ndimage
+    from audiomind.embedded.dsp import scipy_module
 
-    seg = scipy.ndimage.uniform_filter1d(db[a:b], size=5)
+    seg = scipy_module("ndimage").uniform_filter1d(db[a:b], size=5)
     n = len(seg)
     if n < 3 * min_len:
         return [(a, b)]

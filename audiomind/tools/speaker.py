@@ -24,6 +24,7 @@ import numpy as np
 from pydantic import Field
 
 from audiomind.embedded import sessions
+from audiomind.embedded.dsp import scipy_module
 from audiomind.embedded.voice import VoiceEncoder
 from audiomind.state import Coverage
 from audiomind.tools.base import Claim, TimeSpan, ToolArgs, ToolContext, ToolOutput, ToolResult, coverage
@@ -416,15 +417,14 @@ def _windows(regions: list[tuple[float, float]], win: float, hop: float) -> list
 
 def _cluster(emb: np.ndarray, threshold: float, max_k: int) -> np.ndarray:
     """Average-linkage agglomerative clustering on cosine distance, cut at 1 - threshold."""
-    from scipy.cluster.hierarchy import fcluster, linkage
-    from scipy.spatial.distance import pdist
-
+    hierarchy = scipy_module("cluster.hierarchy")  # one tool thread at a time imports scipy (dsp.scipy_module)
+    distance = scipy_module("spatial.distance")
     if len(emb) == 1:
         return np.zeros(1, dtype=int)
-    z = linkage(pdist(emb, metric="cosine"), method="average")
-    labels = fcluster(z, t=1.0 - threshold, criterion="distance")
+    z = hierarchy.linkage(distance.pdist(emb, metric="cosine"), method="average")
+    labels = hierarchy.fcluster(z, t=1.0 - threshold, criterion="distance")
     if labels.max() > max_k:
-        labels = fcluster(z, t=max_k, criterion="maxclust")
+        labels = hierarchy.fcluster(z, t=max_k, criterion="maxclust")
     return labels - 1
 
 

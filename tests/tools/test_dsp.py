@@ -96,6 +96,55 @@ def test_the_stft_and_the_voice_encoders_mel_frames_do_not_import_scipy_signal()
     assert out.stdout.strip() == "False", (out.stdout, out.stderr[-2000:])
 
 
+def test_scipy_modules_are_imported_by_one_thread_at_a_time(monkeypatch):
+    """Tool threads import scipy's subpackages one after another (two overlapping imports at once can meet in a
+    cycle of module locks): no two `scipy_module` imports overlap."""
+    import threading
+    import time
+
+    spans: list[tuple[float, float]] = []
+
+    def slow_import(name):
+        t0 = time.monotonic()
+        time.sleep(0.05)
+        spans.append((t0, time.monotonic()))
+        return name
+
+    monkeypatch.setattr(dsp.importlib, "import_module", slow_import)
+    names = ["signal", "cluster.hierarchy", "spatial.distance", "ndimage"]
+    got: list[str] = []
+    threads = [threading.Thread(target=lambda n=n: got.append(dsp.scipy_module(n))) for n in names]
+    [t.start() for t in threads]
+    [t.join() for t in threads]
+    assert sorted(got) == sorted(f"scipy.{n}" for n in names)
+    spans.sort()
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans
+
+
+def test_scipy_modules_from_several_threads_beside_pyloudnorms_own_import():
+    import subprocess
+    import sys
+
+    code = (
+        "import threading\n"
+        "from audiomind.embedded import dsp\n"
+        "errs = []\n"
+        "def run(f):\n"
+        "    try:\n"
+        "        f()\n"
+        "    except Exception as e:\n"
+        "        errs.append(repr(e))\n"
+        "fs = [lambda: __import__('pyloudnorm'), lambda: dsp.scipy_signal().sosfiltfilt,\n"
+        "      lambda: dsp.scipy_module('cluster.hierarchy').linkage, lambda: dsp.scipy_module('spatial.distance').pdist,\n"
+        "      lambda: dsp.scipy_module('ndimage').uniform_filter1d]\n"
+        "ts = [threading.Thread(target=run, args=(f,)) for f in fs]\n"
+        "[t.start() for t in ts]; [t.join() for t in ts]\n"
+        "print('ok' if not errs else errs)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert out.stdout.strip() == "ok", (out.stdout, out.stderr[-2000:])
+
+
 def test_scipy_signal_is_the_module_whichever_way_it_was_imported():
     import subprocess
     import sys
