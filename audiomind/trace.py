@@ -72,7 +72,11 @@ def write_trace(state: EvidenceState, path: str | Path) -> Path:
 
 
 def load_trace(path: str | Path) -> EvidenceState:
-    return EvidenceState.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    """A trace file as its state, read by the bounded reader (audiomind.fsutil: a regular file under
+    MAX_INPUT_BYTES; a FIFO, a device or a huge file is an InputFileError, never a hang or a memory blow-up)."""
+    from audiomind.fsutil import read_input_bytes
+
+    return EvidenceState.model_validate_json(read_input_bytes(path))
 
 
 def trace_json_schema() -> dict[str, Any]:

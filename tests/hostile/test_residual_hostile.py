@@ -446,3 +446,21 @@ def test_mcp_bounds_its_input_copies_by_the_same_mechanism(tmp_path):
     copy = trace["artifacts"][0]["path"]
     assert os.path.dirname(copy) == str(runs / "inputs") and os.path.isfile(copy)
     assert server.inputs._in_use == {}  # the call ended: nothing held
+
+
+@pytest.mark.parametrize("kind", ["fifo", "zero", "huge"])
+def test_load_trace_refuses_a_pipe_a_device_and_a_huge_file(tmp_path, kind):
+    """load_trace (the served viewer, `--frontend replay:TRACE`, the judging tasks) reads through the bounded
+    reader: a refusal at once, never a hang or gigabytes read."""
+    from audiomind.backends.base import BackendError
+    from audiomind.backends.recording import load_recording
+    from audiomind.fsutil import InputFileError
+    from audiomind.trace import load_trace
+
+    path = _hostile_file(tmp_path, kind, "trace.json")
+    t0 = time.monotonic()
+    with pytest.raises(InputFileError):
+        load_trace(path)
+    with pytest.raises(BackendError):
+        load_recording(path)
+    assert time.monotonic() - t0 < 5
