@@ -167,3 +167,41 @@ def test_a_measurement_that_answers_another_kind_of_question_is_not_confident(tm
     assert r.confidence < 0.5, r.confidence_reason
     if not r.rationale.startswith("[guess]"):
         assert "was built for" in r.confidence_reason and competence.label() in r.confidence_reason
+
+
+def test_a_verifier_registered_with_its_declared_domain_answers_above_chance():
+    """What a plugin's `registries.group("verifiers")` and `group("checks")` reach: a verifier on the registry
+    decides, and its declared domain, in the bank derived anew, keeps its answer above chance."""
+    from audiomind.language.analysis import analyse
+    from audiomind.reasoning.answer import decide_from
+    from audiomind.reasoning.facts import Facts
+    from audiomind.reasoning.verifiers import DOMAINS, REGISTRY, Domain
+    from audiomind.reasoning.verifiers.base import _result
+    from audiomind.registry import Registries
+
+    assert Registries().group("verifiers") is REGISTRY and Registries().group("checks") is DOMAINS
+
+    def verify_mains(f, a):
+        if not any("Hz" in c for c in a.choices):
+            return None
+        return _result("mains_hum", a, 0.9, 0.9, [1.0 if c == "50 Hz" else -1.0 for c in a.choices],
+                       [""] * len(a.choices), "a hum at 50 Hz and its harmonics", [])
+
+    REGISTRY.register("mains_hum", verify_mains)
+    DOMAINS.register("mains_hum", Domain(
+        check="mains_hum", function="measures the frequency of an electrical mains hum",
+        supports=["the frequency of a mains hum"], not_for=["the pitch of a musical note"],
+        examples=["What frequency is the mains hum?", "Is the hum at 50 or 60 Hz?", "How fast does the buzz cycle?"]))
+    competence._derived.cache_clear()
+    try:
+        d = decide_from(Facts(duration_s=3.0), analyse("At what frequency does the electrical hum sit?",
+                                                       ["50 Hz", "60 Hz"], []))
+        assert d.method == "mains_hum" and d.choice_index == 0, d.rationale
+        assert d.confidence is not None and d.confidence > 0.5, d.confidence_reason
+        step = next(s for s in d.confidence_steps if s.stage == "competence")
+        assert step.parameters.table == competence.bank().name and step.parameters.weight == 1.0
+        assert any(x.check == "mains_hum" for x in competence.bank().declarations)
+    finally:
+        REGISTRY.unregister("mains_hum")
+        DOMAINS.unregister("mains_hum")
+        competence._derived.cache_clear()
