@@ -1,38 +1,37 @@
-"""Calibrate the judges' verdict probabilities on development sets only, and show the effect on the held-out sets.
+"""Fit and measure the judges' verdict probabilities on the judge development sets v1 .. v14, leaving one set out.
 
-    .venv/bin/python evals/judges/calibrate_judges.py fit [--judge rubric|edit] [--prior auto|P] [--write]
+    .venv/bin/python evals/judges/calibrate_judges.py collect --runs DIR [--out FILE]   # rows of a re-run
+    .venv/bin/python evals/judges/calibrate_judges.py fit [--write]
     .venv/bin/python evals/judges/calibrate_judges.py show [--out evals/judges/results/judge_calibration_offline.json]
-    ... [--rubric-results FILE ...]   (rubric rows of a re-run, e.g. evals/judges/results/rubric_rerun_*.json)
 
-Source: the per-item results the offline judges (rules + cascade) saved for judge sets v3 .. v13
-(`evals/judges/results/judges_heldout_v*_offline.json`; nothing is re-run). Sets v3 .. v6 are development (read
-for failures after being judged); v7 .. v13 were judged once and are held out: they measure a table, never fit it.
+Source: one re-run of every judge set with one commit's code (`ROWS`: the rubric judge's items with their check
+kind, weight and p, and the edit judge's effectiveness per row), made by
 
-- rubric judge: the verdict's p is the geometric rubric score, recomputed from each row's item probabilities
-  with the judge's own `aggregate` (rows whose recomputed score is not their recorded `rubric_score` to 4 places
-  are left out, as run_aggregation.py does); label: aligned. A row with no verifiable item is an abstention.
-  The verdict: aligned at raw score >= 0.75 with a verifiable item.
-- edit judge: the verdict's p is the measured effectiveness score; label: the real edit (the no-op and the wrong
-  edits of the same original are negatives; v3 saved no edit rows). The verdict: effective at raw >= 0.6. A row
-  at exactly 0.5 is read as an abstention (the judge's "unverifiable").
-- AURA: no labelled development set exists (AQEval's 18 constructed rows are a correlation check with no split),
-  so its table is the identity, named as such; `fit --judge aura --write` rewrites it so.
+    for s in v1 .. v14: evals/judges/build_sets.py --set $s --out S/$s
+        evals/judges/run_bench.py --data S/$s/rubric --out R/$s/rubric --workers 2
+        evals/judges/run_edit_bench.py --data S/$s/edit --out R/$s/edit --workers 2 --cache
+    evals/judges/calibrate_judges.py collect --runs R
 
-The fit is `audiomind.calibration.fit` (the answer step's isotonic fit, with its prior of pseudo-cases per tenth
-at 0.5 rather than on the identity: see TOWARD) on the development rows that are not abstentions; `--prior auto` picks the prior from 0, 1, 2, 4, 8
-by leave-one-set-out log loss over the development sets alone. Abstentions stay p = 0.5 and are never decisive.
-The verdict (the decision) is taken on the raw score as before, so its accuracy does not change; the map is
-monotone, so ROC-AUC changes only by the ties its flat stretches make. What changes: ECE and which verdicts are
-decisive (p <= 0.2 or >= 0.8). `show` tables accuracy, ROC-AUC, ECE, decisive share and decisive accuracy before
-and after the shipped tables (audiomind/judges/data/calibration_*.json), per judge, on development and held-out
-rows, and writes them to --out.
+Every set is development now (v14, the last measured blind, was measured once before this fit: judges_blind_v14_*).
+
+- rubric judge (rule items): p from its items in three stages (audiomind/judges/rubric/force.py): each check kind's
+  "no" carries the measured reliability of that kind's contradictions; what was not verified holds the verdict toward
+  0.5, a contradiction keeping the held share only as far as its force goes; a bounded-slope calibration map
+  (`audiomind.calibration.fit_bounded`) fitted for the probability as it is read. Label: aligned.
+- edit judge: the bounded-slope map on the measured effectiveness. Label: the real edit. A row at exactly 0.5 is an
+  abstention (the judge's "unverifiable").
+
+The map's slope bound and prior are chosen from a small grid (`calibration.GRID_*`) by the pooled leave-one-set-out
+Brier score; `show` reports each set's figures with forces and map fitted on the other sets ("after") beside the
+tables shipped before this stage ("before": the isotonic tables fitted on v3-v6, a contradiction at full force, the
+coverage formula of the time, copied under results/tables_before_bounded/). Decisive: p <= 0.2 or p >= 0.8; ECE over
+the bins of evals/unseen/score.py, under- and over-confidence alike. The verdicts themselves (aligned at score >=
+0.75; effective at >= 0.6) are unchanged, so accuracy is the same before and after.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import math
 import re
 import sys
 from pathlib import Path
@@ -45,267 +44,363 @@ if str(ROOT) not in sys.path:
 from pydantic import BaseModel
 
 from audiomind import calibration
-from audiomind.bench.report import verdict_scores
+from audiomind.judges.rubric import force
 
 RESULTS = ROOT / "evals" / "judges" / "results"
+ROWS = RESULTS / "judges_dev_v1_v14_d054326.json"
 OUT = RESULTS / "judge_calibration_offline.json"
-DEV_SETS = ("v3", "v4", "v5", "v6")
-PRIORS = (0.0, 1.0, 2.0, 4.0, 8.0)
-TOWARD = "even"
-"""A verdict's pseudo-cases lie at 0.5: where development verdicts are few, the judge is undecided, not as sure
-as its raw score (the identity, the answer step's prior, let the edit judge's thin high scores stand at 0.8-0.9,
-and a quarter of those were wrong on held-out sets)."""
+BEFORE = RESULTS / "tables_before_bounded"
 THRESHOLD = {"rubric": 0.75, "edit": 0.6}
-"""Each judge's own decision threshold on its raw score (rubric: also needs a verifiable item)."""
 USE = {"rubric": "judge_rubric", "edit": "judge_edit", "aura": "judge_aura"}
-EPS = 1e-3
+CONTRADICTION_P = 0.2
 
 
-class Row(BaseModel):
+class RubricRow(BaseModel):
     set: str
     id: str
+    label: bool
+    negative_kind: str | None = None
+    score: float
+    items: list[tuple[str, float, bool, float]]  # (check kind, p(yes), verifiable, weight)
+
+    def evidence(self) -> list[force.ItemEvidence]:
+        return [force.ItemEvidence(*it) for it in self.items]
+
+    @property
+    def abstain(self) -> bool:
+        return not any(it[2] for it in self.items)
+
+
+class EditRow(BaseModel):
+    set: str
+    id: str
+    variant: str
     raw: float
     label: bool
-    abstain: bool = False
-    cover: float = 1.0  # rubric: the share of the rubric's weight verified (the judge's `coverage`)
-    contra: bool = False  # rubric: a verified item contradicts it (the judge's `contradicted`)
+
+    @property
+    def abstain(self) -> bool:
+        return self.raw == calibration.ABSTAIN_P
 
 
-def _aggregation_script() -> Any:
-    spec = importlib.util.spec_from_file_location("_run_aggregation", Path(__file__).with_name("run_aggregation.py"))
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+def set_order(name: str) -> int:
+    return int(name[1:])
 
 
-def rerun_rubric_rows(path: Path) -> dict[str, list[dict]]:
-    """set name -> the rubric rows a re-run file holds (keys `vN_rubric_rows`, rows as run_bench.py writes them:
-    id, aligned, rubric_score, items [{q, p}])."""
-    data = json.loads(path.read_text(encoding="utf-8"))
-    out = {}
-    for key, value in data.items():
-        m = re.fullmatch(r"(v\d+)_rubric_rows", key)
-        if m and isinstance(value, list):
-            out[m.group(1)] = value
-    if not out:
-        raise SystemExit(f"{path.name}: no 'vN_rubric_rows' lists in it")
-    return out
+# ------------------------------------------------------------------------------------------------ collect
 
 
-RUBRIC_RESULTS: list[Path] = []
-"""Re-run files whose rows replace the saved rubric rows of the sets they hold (`--rubric-results`)."""
+def _judge_output(trace: dict) -> dict | None:
+    for call in reversed(trace.get("tool_calls") or []):
+        out = call.get("output")
+        if isinstance(out, dict) and "verdicts" in out and "items" in out:
+            return out
+    return None
 
 
-def rubric_rows(results: Path = RESULTS) -> list[Row]:
-    from audiomind.judges.rubric.judge import aggregate, contradicted, question_weight
+SAVED_RUBRIC = ("rubric_heldout_v7_v13_once_33e9f62.json",)
+"""Saved rubric rows (items: question and p) for the sets a re-run could not rebuild (their Debian sound packages
+are not on every machine): the judge of 33e9f62, each item's check kind read from its question (`SAY_KIND`)."""
+SAY_KIND = {"sound": "sound", "absent": "absent", "count": "count", "count_one": "count",
+            "speech_present": "speech_present", "no_speech": "no_speech", "speaker": "gender", "nth_speaker": "gender",
+            "said_by": "gender", "words": "words", "talks_fast": "rate", "talks_slowly": "rate", "tempo_fast": "tempo",
+            "tempo_slow": "tempo", "louder": "loudness", "quieter": "loudness", "order": "order"}
+"""The rule reader's question texts (the [say] table of language/data/rubric_items.toml) -> the check kind that asks
+them; any other question is 'other'."""
 
-    agg = _aggregation_script()
-    out = []
-    saved = agg.saved_rubric_rows(results)
-    for f in RUBRIC_RESULTS:
-        saved.update(rerun_rubric_rows(f))
-    for name, rows in saved.items():
-        for r in rows:
-            if not r["items"]:
+
+def kind_of_question(question: str) -> str:
+    from audiomind.language.rubric_items import _data
+
+    for key, kind in SAY_KIND.items():
+        parts = re.split(r"\{[a-z_]+\}", _data()["say"][key])
+        if re.fullmatch(".+?".join(re.escape(x) for x in parts), question.strip(), flags=re.DOTALL):
+            return kind
+    return force.OTHER
+
+
+def saved_rows(skip: set[str]) -> dict[str, Any]:
+    """Rubric rows of SAVED_RUBRIC and edit rows of judges_heldout_v*_offline.json for the sets not in `skip`."""
+    from audiomind.judges.rubric.judge import ITEM_WEIGHTS
+
+    out: dict[str, Any] = {"rubric": {}, "edit": {}}
+    for name in SAVED_RUBRIC:
+        for key, rows in json.loads((RESULTS / name).read_text(encoding="utf-8")).items():
+            m = re.fullmatch(r"(v\d+)_rubric_rows", key)
+            if not m or m.group(1) in skip:
                 continue
-            vs = agg.verdicts_of(r)
-            score = aggregate(vs, method="geometric")[0]
-            if abs(score - float(r["rubric_score"])) > agg.TOLERANCE:
-                continue
-            weights = [question_weight(v.question) for v in vs]
-            cover = sum(w for w, v in zip(weights, vs) if v.verifiable) / sum(weights)
-            out.append(Row(set=name, id=r["id"], raw=score, label=bool(r["aligned"]),
-                           abstain=not any(v.verifiable for v in vs), cover=cover, contra=contradicted(vs)))
-    return out
-
-
-def edit_rows(results: Path = RESULTS) -> list[Row]:
-    out = []
-    for f in sorted(results.glob("judges_heldout_v*_offline.json")):
-        data = json.loads(f.read_text(encoding="utf-8"))
-        for key, value in data.items():
+            out["rubric"][m.group(1)] = [
+                {"id": r["id"], "label": bool(r["aligned"]), "negative_kind": r.get("negative_kind"),
+                 "score": round(float(r["rubric_score"]), 4),
+                 "items": [[k := kind_of_question(it["q"]), float(it["p"]), it["p"] != calibration.ABSTAIN_P,
+                            ITEM_WEIGHTS.get(k, 1.0)] for it in r["items"]]} for r in rows]
+    for f in sorted(RESULTS.glob("judges_heldout_v*_offline.json")):
+        for key, value in json.loads(f.read_text(encoding="utf-8")).items():
             m = re.fullmatch(r"(v\d+)_(edit_rows|heldout_rows)", key)
-            if not m:
+            if not m or m.group(1) in skip:
                 continue
             rows = value if isinstance(value, list) and m.group(2) == "edit_rows" else (
                 value.get("edit") if isinstance(value, dict) else None)
             for r in rows or []:
                 variant = r.get("variant") or str(r["id"]).rpartition(":")[2]
-                rid = r.get("id") or f"{r['base']}:{variant}"
-                eff = float(r["effectiveness"])
-                out.append(Row(set=m.group(1), id=rid, raw=eff, label=variant == "real",
-                               abstain=eff == calibration.ABSTAIN_P))
+                out["edit"].setdefault(m.group(1), []).append(
+                    {"id": r.get("id") or f"{r['base']}:{variant}", "variant": variant,
+                     "raw": float(r["effectiveness"]), "label": variant == "real"})
     return out
 
 
-def rows_of(judge: str, results: Path = RESULTS) -> list[Row]:
-    return {"rubric": rubric_rows, "edit": edit_rows}[judge](results)
+def collect(runs: Path, saved: bool = True) -> dict[str, Any]:
+    """The rows of a re-run: RUNS/vN/rubric/items.jsonl (each trace gives its items' check kinds and verifiability)
+    and RUNS/vN/edit/items.jsonl; with `saved`, the saved rows of the sets the re-run lacks (`saved_rows`)."""
+    from audiomind.judges.rubric.decompose import RubricItem
+    from audiomind.judges.rubric.judge import item_evidence
+    from audiomind.judges.rubric.verify import ItemVerdict
+
+    out: dict[str, Any] = {"rubric": {}, "edit": {}, "source": {}}
+    for d in sorted(runs.glob("v*"), key=lambda p: set_order(p.name)):
+        f = d / "rubric" / "items.jsonl"
+        if f.exists():
+            rows = []
+            for line in f.read_text(encoding="utf-8").splitlines():
+                r = json.loads(line)
+                res = _judge_output(json.loads(Path(r["trace"]).read_text(encoding="utf-8")))
+                if res is None:
+                    raise SystemExit(f"{d.name} {r['id']}: no judge result in its trace")
+                items = [RubricItem.model_validate(i) for i in res["items"]]
+                verdicts = [ItemVerdict.model_validate(v) for v in res["verdicts"]]
+                ev = item_evidence(items, verdicts)
+                rows.append({"id": r["id"], "label": bool(r["aligned"]), "negative_kind": r.get("negative_kind"),
+                             "score": round(float(r["rubric_score"]), 4),
+                             "items": [[e.kind, e.p, e.verifiable, e.weight] for e in ev]})
+            out["rubric"][d.name] = rows
+        f = d / "edit" / "items.jsonl"
+        if f.exists():
+            out["edit"][d.name] = [{"id": r["id"], "variant": r["variant"], "raw": float(r["effectiveness"]),
+                                    "label": r["variant"] == "real"}
+                                   for r in map(json.loads, f.read_text(encoding="utf-8").splitlines())]
+    for judge in ("rubric", "edit"):
+        for s in out[judge]:
+            out["source"][f"{s} {judge}"] = f"re-run ({runs.name})"
+    if saved:
+        old = saved_rows(set())
+        for judge in ("rubric", "edit"):
+            for s, rows in old[judge].items():
+                if s not in out[judge]:
+                    out[judge][s] = rows
+                    out["source"][f"{s} {judge}"] = ("saved: " + (SAVED_RUBRIC[0] if judge == "rubric" else
+                                                                  f"judges_heldout_{s}*_offline.json"))
+    for judge in ("rubric", "edit"):
+        out[judge] = dict(sorted(out[judge].items(), key=lambda kv: set_order(kv[0])))
+    return out
 
 
-def is_dev(row: Row) -> bool:
-    return row.set in DEV_SETS
+def load_rows(path: Path = ROWS) -> tuple[list[RubricRow], list[EditRow]]:
+    data = json.loads(path.read_text(encoding="utf-8"))
+    rubric = [RubricRow(set=s, **r) for s, rows in data["rubric"].items() for r in rows]  # (source: provenance)
+    edit = [EditRow(set=s, **r) for s, rows in data["edit"].items() for r in rows]
+    return rubric, edit
 
 
-def _p(row: Row, knots: list[tuple[float, float]] | None) -> float:
-    from audiomind.judges.rubric.judge import coverage_p
+# ------------------------------------------------------------------------------------------------ the stages
 
+
+def fit_rubric(rows: list[RubricRow], *, max_slope: float, prior: float,
+               name: str = "judge-rubric") -> tuple[force.ForceTable, list[tuple[float, float]]]:
+    """Forces and the map from development rows (abstentions are left out of both)."""
+    judged = [r for r in rows if not r.abstain]
+    sets = sorted({r.set for r in judged}, key=set_order)
+    forces = force.fit_forces([(r.label, r.evidence()) for r in judged], name=f"{name}-force",
+                              fitted_on=[f"{s}: {sum(r.set == s for r in judged)} rubrics" for s in sets],
+                              contradiction_p=CONTRADICTION_P)
+    evs = [force.evidence_of(r.evidence(), forces) for r in judged]
+    knots = calibration.fit_bounded([(e.raw, r.label) for e, r in zip(evs, judged, strict=True)],
+                                    hold=[e.hold for e in evs], max_slope=max_slope, prior=prior)
+    return forces, knots
+
+
+def rubric_p(row: RubricRow, forces: force.ForceTable, knots: list[tuple[float, float]]) -> float:
+    ev = force.evidence_of(row.evidence(), forces)
+    return force.probability(ev, calibration.interpolate(knots, ev.raw))
+
+
+def fit_edit(rows: list[EditRow], *, max_slope: float, prior: float) -> list[tuple[float, float]]:
+    return calibration.fit_bounded([(r.raw, r.label) for r in rows if not r.abstain], max_slope=max_slope,
+                                   prior=prior)
+
+
+def edit_p(row: EditRow, knots: list[tuple[float, float]]) -> float:
+    return calibration.ABSTAIN_P if row.abstain else round(calibration.interpolate(knots, row.raw), 4)
+
+
+def before_p(judge: str, row: RubricRow | EditRow, knots: list[tuple[float, float]]) -> float:
+    """p as the judges printed it before this stage: the isotonic table; for a rubric the score moved toward 0.5 by
+    the unverified share before and after the table, unless a verified item contradicts it (full force)."""
     if row.abstain:
         return calibration.ABSTAIN_P
-    if knots is None:
-        return row.raw
-    # (the judge's coverage stage around the table; an edit row, or a fully verified rubric, passes through)
-    return coverage_p(calibration.interpolate(knots, _table_raw(row)), row.cover, row.contra)
+    if isinstance(row, EditRow):
+        return round(calibration.interpolate(knots, row.raw), 4)
+    total = sum(it[3] for it in row.items)
+    cover = sum(it[3] for it in row.items if it[2]) / total
+    contra = any(it[2] and it[1] <= CONTRADICTION_P for it in row.items)
+    raw = row.score if contra or cover >= 1.0 else 0.5 + (row.score - 0.5) * cover
+    p = calibration.interpolate(knots, raw)
+    return round(p if (contra and p < 0.5) or cover >= 1.0 else 0.5 + (p - 0.5) * cover, 4)
 
 
-def _table_raw(row: Row) -> float:
-    """The raw score a table reads: the score moved toward 0.5 by the unverified share (judge `coverage_raw`)."""
-    from audiomind.judges.rubric.judge import coverage_raw
-
-    return coverage_raw(row.raw, row.cover, row.contra)
-
-
-def decision(judge: str, row: Row) -> bool:
-    """The judge's own verdict, taken on the raw score (unchanged by calibration)."""
-    return row.raw >= THRESHOLD[judge] and not row.abstain
-
-
-def figures(judge: str, rows: list[Row], knots: list[tuple[float, float]] | None) -> dict[str, Any]:
-    """accuracy (of the judge's verdict), ROC-AUC, ECE, decisive share and accuracy (percent) of p."""
-    ps = [_p(r, knots) for r in rows]
-    v = verdict_scores(judge, ps, [r.label for r in rows], THRESHOLD[judge], True,
-                       decisions=[decision(judge, r) for r in rows])
-    return {"n": v.n, "positives": v.positives, "abstentions": sum(r.abstain for r in rows),
-            "accuracy": v.accuracy, "roc_auc": v.roc_auc, "ece": v.ece, "decisive": v.decisive,
-            "decisive_share": v.decisive_share, "decisive_correct": v.decisive_correct,
-            "decisive_accuracy": v.decisive_accuracy}
+def loso(judge: str, rows: list[Any], *, max_slope: float, prior: float,
+         only: set[str] | None = None) -> dict[str, list[float]]:
+    """Each set's p with forces and map fitted on the other sets (`only`: those sets alone)."""
+    out: dict[str, list[float]] = {}
+    for s in sorted({r.set for r in rows if only is None or r.set in only}, key=set_order):
+        train = [r for r in rows if r.set != s]
+        held = [r for r in rows if r.set == s]
+        if judge == "rubric":
+            forces, knots = fit_rubric(train, max_slope=max_slope, prior=prior)
+            out[s] = [rubric_p(r, forces, knots) for r in held]
+        else:
+            k = fit_edit(train, max_slope=max_slope, prior=prior)
+            out[s] = [edit_p(r, k) for r in held]
+    return out
 
 
-def log_loss(pairs: list[tuple[float, bool]]) -> float:
-    return -sum(math.log(min(1 - EPS, max(EPS, p)) if y else 1 - min(1 - EPS, max(EPS, p))) for p, y in pairs) / len(pairs)
+def choose(judge: str, rows: list[Any]) -> tuple[dict[str, float], dict[str, Any]]:
+    """(max_slope, prior) with the lowest pooled leave-one-set-out Brier (ties: the gentler slope, then the stronger
+    prior), and the grid's pooled figures."""
+    grid: dict[str, Any] = {}
+    best: tuple[float, float, float] | None = None
+    for s in sorted(calibration.GRID_MAX_SLOPE):
+        for pr in sorted(calibration.GRID_PRIOR, reverse=True):
+            ps = loso(judge, rows, max_slope=s, prior=pr)
+            pairs = [(p, r.label) for st, pp in ps.items() for p, r in zip(pp, [r for r in rows if r.set == st],
+                                                                          strict=True)]
+            m = calibration.metrics(pairs)
+            grid[f"max_slope {s:g}, prior {pr:g}"] = m
+            if best is None or m["brier"] < best[0] - 1e-9:
+                best = (m["brier"], s, pr)
+    assert best is not None
+    return {"max_slope": best[1], "prior": best[2]}, grid
 
 
-def choose_prior(dev: list[Row]) -> tuple[float, dict[str, float]]:
-    """The prior with the lowest leave-one-set-out log loss over the development sets (ties: the larger prior)."""
-    sets = sorted({r.set for r in dev})
-    losses: dict[str, float] = {}
-    for prior in PRIORS:
-        pairs = []
-        for s in sets:
-            train = [(_table_raw(r), r.label) for r in dev if r.set != s and not r.abstain]
-            if not train:
-                continue
-            knots = calibration.fit(train, prior, TOWARD)
-            pairs += [(_p(r, knots), r.label) for r in dev if r.set == s]
-        losses[f"{prior:g}"] = round(log_loss(pairs), 4) if pairs else math.inf
-    best = min(PRIORS, key=lambda p: (losses[f"{p:g}"], -p))
-    return best, losses
+# ------------------------------------------------------------------------------------------------ figures
 
 
-def fit_table(judge: str, rows: list[Row], prior: float | None = None) -> tuple[calibration.CalibrationTable, dict]:
-    """The table fitted on the development rows of `rows` (held-out rows are never read here)."""
-    dev = [r for r in rows if is_dev(r)]
-    losses: dict[str, float] = {}
-    if prior is None:
-        prior, losses = choose_prior(dev)
-    data = [(_table_raw(r), r.label) for r in dev if not r.abstain]
-    knots = calibration.fit(data, prior, TOWARD)
-    counts = {s: sum(1 for r in dev if r.set == s and not r.abstain) for s in sorted({r.set for r in dev})}
-    what = {"rubric": "geometric rubric score (rule item judge) -> share aligned",
-            "edit": "measured effectiveness score -> share that were the real edit"}[judge]
-    table = calibration.CalibrationTable(
-        name=f"judge-{judge}-dev-v3-v6", knots=knots,
-        method=(f"isotonic (pool adjacent violators), prior {prior:g} cases at 0.5 per tenth"
-                + (f" (chosen by leave-one-set-out log loss on the development sets: {losses})" if losses else "")),
-        fitted_on=[f"{s}: {n} verdicts" for s, n in counts.items()],
-        note=(f"{what}; fitted on development sets only by evals/judges/calibrate_judges.py (abstentions excluded, "
-              "they stay 0.5); measured on held-out v7-v13 with `show`"
-              + (f"; rubric rows of the re-run {', '.join(f.name for f in RUBRIC_RESULTS)}"
-                 if judge == "rubric" and RUBRIC_RESULTS else "")))
-    return table, {"prior": prior, "loo_log_loss": losses, "dev_rows": len(data)}
+def figures(judge: str, rows: list[Any], ps: list[float]) -> dict[str, Any]:
+    m = calibration.metrics([(p, r.label) for p, r in zip(ps, rows, strict=True)])
+    decided = [(r.score if isinstance(r, RubricRow) else r.raw) >= THRESHOLD[judge] and not r.abstain for r in rows]
+    m["accuracy"] = round(sum(d == r.label for d, r in zip(decided, rows, strict=True)) / len(rows), 4) if rows else 0
+    m["abstentions"] = sum(r.abstain for r in rows)
+    return m
 
 
-def identity_table() -> calibration.CalibrationTable:
-    return calibration.CalibrationTable(
-        name="judge-aura-identity", method="identity: no labelled development set for AURA yet",
-        fitted_on=[], knots=[(0.0, 0.0), (1.0, 1.0)],
-        note=("AURA S stands as it is: AQEval's 18 constructed rows (evals/judges/run_aqeval.py) are a correlation "
-              "check with no development / held-out split; fit a table here once a labelled development run exists"))
+def before_knots(judge: str) -> list[tuple[float, float]]:
+    return calibration.load(BEFORE / f"calibration_{judge}.json")[0].knots
 
 
-def write_table(judge: str, table: calibration.CalibrationTable) -> Path:
-    path = calibration.path_of(USE[judge])
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(table.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    calibration.load.cache_clear()
-    return path
-
-
-def show(results: Path = RESULTS) -> dict[str, Any]:
-    """Before / after the shipped tables, per judge, on the development and the held-out rows."""
-    out: dict[str, Any] = {"what": __doc__.strip().splitlines()[0], "decisive": "p <= 0.2 or p >= 0.8",
-                           "dev_sets": list(DEV_SETS), "judges": {}}
-    for judge in ("rubric", "edit"):
-        rows = rows_of(judge, results)
+def show(rows_path: Path = ROWS) -> dict[str, Any]:
+    rubric, edit = load_rows(rows_path)
+    out: dict[str, Any] = {"what": __doc__.strip().splitlines()[0], "rows": rows_path.name,
+                           "decisive": "p <= 0.2 or p >= 0.8", "ece_bins": [list(b) for b in calibration.ECE_BINS],
+                           "judges": {}}
+    for judge, rows in (("rubric", rubric), ("edit", edit)):
+        params, grid = choose(judge, rows)
+        after = loso(judge, rows, **params)
+        bk = before_knots(judge)
         t, sha = calibration.load(calibration.path_of(USE[judge]))
-        groups = {"development (v3-v6)": [r for r in rows if is_dev(r)],
-                  "held-out (v7-v13)": [r for r in rows if not is_dev(r)]}
-        entry: dict[str, Any] = {"table": f"{t.name}@{sha[:12]}", "threshold": THRESHOLD[judge], "groups": {}}
-        if judge == "rubric" and RUBRIC_RESULTS:
-            entry["rubric_results"] = [str(f.resolve().relative_to(ROOT)) if f.resolve().is_relative_to(ROOT)
-                                       else f.name for f in RUBRIC_RESULTS]
-        for g, rs in groups.items():
-            entry["groups"][g] = {"before": figures(judge, rs, None), "after": figures(judge, rs, t.knots)}
-        held = groups["held-out (v7-v13)"]
-        entry["held_out_by_set"] = {s: {"before": figures(judge, [r for r in held if r.set == s], None),
-                                        "after": figures(judge, [r for r in held if r.set == s], t.knots)}
-                                    for s in sorted({r.set for r in held}, key=lambda s: int(s[1:]))}
+        entry: dict[str, Any] = {"chosen": params, "grid_loso_pooled": grid, "shipped_table": f"{t.name}@{sha[:12]}",
+                                 "before_table": calibration.load(BEFORE / f"calibration_{judge}.json")[0].name,
+                                 "by_set": {}}
+        all_b, all_a, all_rows = [], [], []
+        for s in sorted({r.set for r in rows}, key=set_order):
+            held = [r for r in rows if r.set == s]
+            b = [before_p(judge, r, bk) for r in held]
+            entry["by_set"][s] = {"before": figures(judge, held, b), "after": figures(judge, held, after[s])}
+            all_b += b
+            all_a += after[s]
+            all_rows += held
+        entry["pooled"] = {"before": figures(judge, all_rows, all_b), "after": figures(judge, all_rows, all_a)}
+        if judge == "rubric":
+            f, _ = fit_rubric(rubric, **params)
+            entry["forces_all_sets"] = {k: v.force for k, v in f.kinds.items()} | {"(default)": f.default_force}
         out["judges"][judge] = entry
-    t, sha = calibration.load(calibration.path_of("judge_aura"))
-    out["judges"]["aura"] = {"table": f"{t.name}@{sha[:12]}", "note": t.note}
     return out
 
 
 def markdown(result: dict[str, Any]) -> str:
-    lines = ["| judge | rows | table | n (abstained) | accuracy % | ROC-AUC | ECE | decisive % | decisive accuracy % |",
-             "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    head = ("| judge | set | n (abst.) | decisive % before | after | decisive right % before | after | ECE before | "
+            "after | Brier before | after |")
+    lines = [head, "| --- | --- | " + " | ".join(["---:"] * 9) + " |"]
     for judge, e in result["judges"].items():
-        for g, ba in e.get("groups", {}).items():
-            for when in ("before", "after"):
-                f = ba[when]
-                lines.append(f"| {judge} | {g} | {when} | {f['n']} ({f['abstentions']}) | {f['accuracy']} | "
-                             f"{f['roc_auc']} | {f['ece']} | {f['decisive_share']} | {f['decisive_accuracy']} "
-                             f"({f['decisive_correct']}/{f['decisive']}) |")
+        for s, ba in [*e["by_set"].items(), ("all", e["pooled"])]:
+            b, a = ba["before"], ba["after"]
+
+            def pct(x: float | None) -> str:
+                return "-" if x is None else f"{100 * x:.0f}"
+
+            lines.append(f"| {judge} | {s} | {b['n']} ({b['abstentions']}) | {pct(b['decisive_share'])} | "
+                         f"{pct(a['decisive_share'])} | {pct(b['decisive_accuracy'])} ({b['decisive_right']}/"
+                         f"{b['decisive_n']}) | {pct(a['decisive_accuracy'])} ({a['decisive_right']}/{a['decisive_n']})"
+                         f" | {b['ece']:.3f} | {a['ece']:.3f} | {b['brier']:.3f} | {a['brier']:.3f} |")
     return "\n".join(lines)
 
 
+# ------------------------------------------------------------------------------------------------ tables
+
+
+def tables(rows_path: Path = ROWS) -> dict[str, Any]:
+    """The tables fitted on every set, with the grid point `choose` picks."""
+    rubric, edit = load_rows(rows_path)
+    sets = {j: sorted({r.set for r in rows}, key=set_order) for j, rows in (("rubric", rubric), ("edit", edit))}
+    span = {j: f"v{set_order(s[0])}-v{set_order(s[-1])}" for j, s in sets.items()}
+    out: dict[str, Any] = {}
+    for judge, rows in (("rubric", rubric), ("edit", edit)):
+        params, _ = choose(judge, rows)
+        name = f"judge-{judge}-bounded-dev-{span[judge]}"
+        judged = [r for r in rows if not r.abstain]
+        fitted_on = [f"{s}: {sum(r.set == s for r in judged)} verdicts" for s in sets[judge]]
+        method = (f"monotone piecewise linear on knots 0, 0.05, .., 1, slope within [0, {params['max_slope']:g}], "
+                  f"Brier score with {params['prior']:g} pseudo-cases per tenth on the identity "
+                  "(audiomind.calibration.fit_bounded); slope bound and prior chosen by leave-one-set-out Brier over "
+                  "the development sets")
+        if judge == "rubric":
+            forces, knots = fit_rubric(rows, name=f"judge-rubric-dev-{span[judge]}", **params)
+            out["force"] = forces
+            note = ("rubric judge (rule items): raw = the items' geometric mean after each check's force, held toward "
+                    "0.5 by the verified share (audiomind/judges/rubric/force.py) -> share aligned; fitted for p = "
+                    "0.5 + (map - 0.5) x hold; by evals/judges/calibrate_judges.py on " + ROWS.name)
+        else:
+            knots = fit_edit(rows, **params)
+            note = ("edit judge: measured effectiveness -> share that were the real edit (abstentions, p 0.5, left "
+                    "out); by evals/judges/calibrate_judges.py on " + ROWS.name)
+        out[judge] = calibration.table_of(name, knots, fitted_on=fitted_on, method=method, note=note)
+    return out
+
+
 def main(argv: list[str]) -> None:
-    if not argv or argv[0] not in ("fit", "show"):
+    if not argv or argv[0] not in ("collect", "fit", "show"):
         raise SystemExit(__doc__)
     cmd, args = argv[0], argv[1:]
 
     def opt(name: str, default: str | None = None) -> str | None:
         return args[args.index(name) + 1] if name in args else default
 
-    RUBRIC_RESULTS.extend(Path(args[i + 1]) for i, a in enumerate(args[:-1]) if a == "--rubric-results")
-
-    if cmd == "fit":
-        judges = [opt("--judge")] if opt("--judge") else ["rubric", "edit", "aura"]
-        prior_arg = opt("--prior", "auto")
-        for judge in judges:
-            assert judge is not None
-            if judge == "aura":
-                table, info = identity_table(), {"prior": None}
-            elif judge in THRESHOLD:
-                rows = rows_of(judge)
-                table, info = fit_table(judge, rows, None if prior_arg == "auto" else float(prior_arg or 4))
-                info["in_sample"] = {"before": figures(judge, [r for r in rows if is_dev(r)], None),
-                                     "after": figures(judge, [r for r in rows if is_dev(r)], table.knots)}
-            else:
-                raise SystemExit(f"unknown judge {judge!r}: rubric, edit or aura")
-            print(json.dumps({"judge": judge, "knots": table.knots, **info}, indent=1))
-            if "--write" in args:
-                print(f"wrote {write_table(judge, table).relative_to(ROOT)}")
+    if cmd == "collect":
+        runs = Path(opt("--runs") or "")
+        out = Path(opt("--out", str(ROWS)) or ROWS)
+        data = collect(runs)
+        out.write_text(json.dumps(data, separators=(",", ":")) + "\n", encoding="utf-8")
+        print(f"wrote {out}: " + ", ".join(f"{j} {sum(len(v) for v in d.values())} rows over {len(d)} sets"
+                                            for j, d in data.items() if j != "source"))
+    elif cmd == "fit":
+        fitted = tables()
+        for key, t in fitted.items():
+            print(key, t.model_dump_json(indent=1)[:2000])
+        if "--write" in args:
+            for judge in ("rubric", "edit"):
+                sha = calibration.write_table(calibration.path_of(USE[judge]), fitted[judge])
+                print(f"wrote {calibration.path_of(USE[judge]).relative_to(ROOT)} ({sha[:12]})")
+            force.FORCES.write_text(fitted["force"].model_dump_json(indent=2) + "\n", encoding="utf-8")
+            force.load_forces.cache_clear()
+            print(f"wrote {force.FORCES.relative_to(ROOT)} ({force.load_forces()[1][:12]})")
     else:
         out = Path(opt("--out", str(OUT)) or OUT)
         result = show()

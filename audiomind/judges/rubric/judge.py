@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 from audiomind.judges import evidence as ev
 from audiomind.judges.base import JudgeModels, JudgeSession, JudgeStep
 from audiomind.judges.rubric.decompose import RubricItem, rule_decompose, rule_filter
+from audiomind.judges.rubric.force import OTHER, ItemEvidence, RubricEvidence
 from audiomind.judges.rubric.holistic import HolisticVerdict, evidence_text, holistic_rule
 from audiomind.judges.rubric.verify import ItemVerdict, Scene, measure, verify
 from audiomind.language.rubric_items import tools_needed
@@ -24,9 +25,9 @@ from audiomind.state import ModelSpec, Observation, ToolCallRequest
 
 AGGREGATION = ("geometric mean of p(yes) over the verifiable items (every requirement must hold: one confident "
                "'no' pulls the score down however many items pass); items no tool could verify are named and not "
-               "scored, but they carry their weight: p moves toward 0.5 by their share of the rubric (see "
-               "`coverage_p`), unless a verified item contradicts the instruction; with none verifiable the score "
-               "is 0.5 and the judge says it cannot judge")
+               "scored, but they carry their weight: p moves toward 0.5 by their share of the rubric, and a "
+               "verified contradiction counts as far as its check kind's measured reliability goes (see "
+               "`force.py`); with none verifiable the score is 0.5 and the judge says it cannot judge")
 
 
 class RubricJudgeResult(BaseModel):
@@ -50,12 +51,15 @@ class RubricJudgeResult(BaseModel):
     models: JudgeModels
     coverage: float = Field(default=1.0, description="the share of the rubric's weight that was verified "
                             "(ITEM_WEIGHTS; an unverifiable item carries its weight, unverified)")
-    contradicted: bool = Field(default=False, description="a verified item's p(yes) is at most CONTRADICTION_P: "
-                               "the rubric is contradicted, whatever else could not be checked")
-    p: float | None = Field(default=None, description="the verdict's probability of 'aligned': the geometric score "
-                            "moved toward 0.5 by the unverified share (`coverage_raw`), through the rubric judge's "
-                            "calibration table, then held toward 0.5 by that share again (`coverage_p`); 0.5: cannot "
-                            "judge")
+    contradicted: bool = Field(default=False, description="a verified item's p(yes) is at most CONTRADICTION_P "
+                               "(how much it counts: `contradiction_force`)")
+    contradiction_force: float = Field(default=0.0, description="the measured force of the strongest verified "
+                                       "contradiction's check kind (force.py; 0: none)")
+    hold: float = Field(default=1.0, description="how far p may move from 0.5: coverage + (1 - coverage) x "
+                        "contradiction_force")
+    p: float | None = Field(default=None, description="the verdict's probability of 'aligned' (force.py): the items' "
+                            "geometric mean after each check's force, held toward 0.5 by `hold`, through the rubric "
+                            "judge's bounded-slope calibration table and held again; 0.5: cannot judge")
     calibration: str = Field(default="", description="the table (NAME@SHA12) and the raw score p came from")
     trace_path: str | None = None
 
@@ -268,8 +272,8 @@ speech item (words, gender, a speaker's turn) holds only where there is speech; 
 (an LLM's) carries 1.0. Measured in evals/judges/run_coverage.py (0.25, 0.5 and 1.0 differ by under 1 point of
 decisive accuracy on judge sets v3-v13)."""
 CONTRADICTION_P = 0.2
-"""A verified item at or below this p(yes) contradicts the rubric: the verdict keeps its force (no pull toward 0.5
-for what was not verified: one wrong requirement is enough)."""
+"""A verified item at or below this p(yes) contradicts the rubric; how much that counts is the measured force of its
+check kind (`force.py`)."""
 
 
 def _weight(item: RubricItem | None) -> float:
@@ -299,17 +303,31 @@ def contradicted(verdicts: list[ItemVerdict]) -> bool:
     return any(v.verifiable and v.p_yes <= CONTRADICTION_P for v in verdicts)
 
 
-def coverage_raw(score: float, cover: float, contra: bool) -> float:
-    """The raw score the calibration table reads: the aggregate moved toward 0.5 by the unverified share
-    (0.5 + (score - 0.5) * coverage); a contradicted rubric keeps its score."""
-    return score if contra or cover >= 1.0 else 0.5 + (score - 0.5) * cover
+def item_evidence(items: list[RubricItem], verdicts: list[ItemVerdict]) -> list[ItemEvidence]:
+    """Each verdict as the force stage reads it: its item's check kind ('other' without a rule check), p(yes),
+    whether it was verified, and its weight."""
+    by_id = {it.id: it for it in items}
+    out = []
+    for v in verdicts:
+        it = by_id.get(v.item_id)
+        kind = str((it.check or {}).get("kind")) if it is not None and it.check else OTHER
+        out.append(ItemEvidence(kind=kind, p=v.p_yes, verifiable=v.verifiable, weight=_weight(it)))
+    return out
 
 
-def coverage_p(p: float, cover: float, contra: bool) -> float:
-    """The verdict's p after the table: 0.5 + (p - 0.5) * coverage, so a rubric of which little was verified
-    cannot be decisive (verified at 1 of 5 like items: p within 0.4-0.6); a contradicted rubric's p below 0.5
-    keeps its force."""
-    return p if (contra and p < 0.5) or cover >= 1.0 else 0.5 + (p - 0.5) * cover
+def verdict_p(items: list[RubricItem], verdicts: list[ItemVerdict], *,
+              calibrated: bool = True) -> tuple[float, str, RubricEvidence]:
+    """(p of 'aligned', what made it, the force stage's figures): each check kind's "no" at its measured force, the
+    verified share holding p toward 0.5, the bounded-slope table (force.py). `calibrated=False` (an LLM or audio
+    item judge, or the mean aggregation, for which the tables were not fitted): the forces and the hold apply, the
+    table does not (named 'uncalibrated')."""
+    from audiomind import calibration
+    from audiomind.judges.rubric import force
+
+    forces, _ = force.load_forces()
+    ev = force.evidence_of(item_evidence(items, verdicts), forces)
+    cal = calibration.apply("judge_rubric" if calibrated else None, ev.raw, abstain=ev.abstain)
+    return force.probability(ev, cal.p), f"{force.label_of()}; {cal.note}", ev
 
 
 def judge_rubric(
@@ -374,19 +392,15 @@ def judge_rubric(
                f"{len(verdicts) - len(unverifiable)} verifiable item(s)"
                + (f"; unverifiable, not scored: {'; '.join(unverifiable)}" if unverifiable else "")
                + (f"; holistic p_yes {hol.p_yes:.3f}" if hol else ""))
-    from audiomind import calibration
-
-    # the verdict's p through the rubric judge's table (judges/data/): fitted for the geometric score of rule items
-    cal = calibration.apply("judge_rubric" if aggregation == "geometric" and judged_by == "rules" else None,
-                            coverage_raw(score, cover, contra), abstain=len(unverifiable) == len(verdicts))
-    p = cal.p if cal.abstained else round(coverage_p(cal.p, cover, contra), 4)
-    verdict += (f"; p {p:.3f} ({cal.note}; {cover:.0%} of the rubric verified"
-                + ("; a verified item contradicts it" if contra else "") + ")")
+    p, cal_note, ev = verdict_p(kept, verdicts, calibrated=aggregation == "geometric" and judged_by == "rules")
+    verdict += (f"; p {p:.3f} ({cal_note}; {cover:.0%} of the rubric verified"
+                + (f"; a verified item contradicts it (force {ev.contradiction_force:.2f})" if contra else "") + ")")
     result = RubricJudgeResult(audio=str(audio), instruction=instruction, items=kept, dropped=dropped,
                                verdicts=verdicts, score=round(score, 4), mean_p=round(mean_p, 4), aggregation=how,
                                unverifiable=unverifiable, threshold=threshold, aligned=aligned,
                                holistic=hol, decomposed_by=decomposed_by, judged_by=judged_by, steps=session.steps,
                                substitutes=session.substitutes, models=session.models, p=p,
-                               calibration=cal.note, coverage=round(cover, 4), contradicted=contra)
+                               calibration=cal_note, coverage=round(cover, 4), contradicted=contra,
+                               contradiction_force=ev.contradiction_force, hold=ev.hold)
     rationale = " ".join(f"[{v.verdict} {v.p_yes:.2f}] {v.question}: {v.explanation}." for v in verdicts)
     return session.conclude(verdict, rationale, result, write=write_trace)
