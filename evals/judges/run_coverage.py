@@ -1,9 +1,13 @@
 """The rubric judge's coverage stage, measured on the development judge sets: before (the shipped table on the
 geometric score, what the judge printed) and after (the score moved toward 0.5 by the rubric's unverified
 share, a table fitted on that, then p held toward 0.5 by the same share; `audiomind.judges.rubric.judge`
-`coverage`, `coverage_raw`, `coverage_p`), per set: decisive share, decisive accuracy, accuracy, ECE.
+`coverage`, and the formulas `coverage_raw`, `coverage_p` kept here since the judge replaced them with
+`audiomind/judges/rubric/force.py`), per set: decisive share, decisive accuracy, accuracy, ECE.
 
-    .venv/bin/python evals/judges/run_coverage.py [--write]    # --write: refit and write the shipped table
+    .venv/bin/python evals/judges/run_coverage.py
+
+A record of the stage it measured: the judge has since replaced it (audiomind/judges/rubric/force.py, its tables
+fitted and measured by evals/judges/calibrate_judges.py), so this script no longer writes a shipped table.
 
 Source: the per-item probabilities the offline judge (rules + cascade) saved when it re-ran sets v3-v13 with the
 code of 33e9f62 (`rubric_rerun_dev_v3_v6_33e9f62.json`, `rubric_heldout_v7_v13_once_33e9f62.json`; nothing is
@@ -105,15 +109,22 @@ def figures(ps: list[float], ys: list[bool], decisions: list[bool]) -> dict[str,
             "ece": round(ece(ps, ys), 4)}
 
 
-def raw_of(f: dict[str, Any]) -> float:
-    from audiomind.judges.rubric.judge import coverage_raw
+def coverage_raw(score: float, cover: float, contra: bool) -> float:
+    """The coverage stage this script measured (since replaced by audiomind/judges/rubric/force.py): the score moved
+    toward 0.5 by the unverified share, unless a verified item contradicts it (full force)."""
+    return score if contra or cover >= 1.0 else 0.5 + (score - 0.5) * cover
 
+
+def coverage_p(p: float, cover: float, contra: bool) -> float:
+    """... and the table's p held toward 0.5 by the same share (a contradicted rubric's p below 0.5 kept)."""
+    return p if (contra and p < 0.5) or cover >= 1.0 else 0.5 + (p - 0.5) * cover
+
+
+def raw_of(f: dict[str, Any]) -> float:
     return coverage_raw(f["score"], f["coverage"], f["contradicted"])
 
 
 def p_after(f: dict[str, Any], knots: list[tuple[float, float]]) -> float:
-    from audiomind.judges.rubric.judge import coverage_p
-
     if f["abstain"]:
         return calibration.ABSTAIN_P
     return coverage_p(calibration.interpolate(knots, raw_of(f)), f["coverage"], f["contradicted"])
@@ -146,8 +157,8 @@ def edit_figures() -> tuple[dict[str, Any], list[str]]:
     assert spec is not None and spec.loader is not None
     cj = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(cj)
-    rows = cj.edit_rows()
-    knots = calibration.load(calibration.path_of("judge_edit"))[0].knots
+    rows = [cj.EditRow(set=st, **r) for st, rs in cj.saved_rows(set())["edit"].items() for r in rs]
+    knots = calibration.load(cj.BEFORE / "calibration_edit.json")[0].knots  # the table of the time
     out: dict[str, Any] = {}
     lines = ["edit judge (unchanged): set n decisive_share decisive_acc acc ECE"]
     sets = sorted({r.set for r in rows}, key=lambda s: int(s[1:]))
@@ -218,21 +229,6 @@ def main(argv: list[str]) -> None:
     result["table"] = lines
     result["edit_by_set"], edit_lines = edit_figures()
     lines += edit_lines
-    if "--write" in argv:
-        table = calibration.CalibrationTable(
-            name="judge-rubric-coverage-dev-v3-v6", knots=knots,
-            method=(f"isotonic (pool adjacent violators), prior {prior:g} cases at 0.5 per tenth (chosen by "
-                    f"leave-one-set-out log loss on the development sets: {losses})"),
-            fitted_on=[f"{s}: {sum(1 for f in dev if f['set'] == s and not f['abstain'])} verdicts"
-                       for s in DEV_SETS],
-            note=("coverage raw score (the geometric rubric score moved toward 0.5 by the rubric's unverified share, "
-                  "`coverage_raw`; a contradicted rubric keeps its score) of the rule item judge -> share aligned; "
-                  "fitted by evals/judges/run_coverage.py --write on the saved item probabilities of the 33e9f62 "
-                  "re-runs (abstentions excluded, they stay 0.5); the judge then holds p toward 0.5 by the same "
-                  "share (`coverage_p`); measured on v7-v13 by the same script"))
-        path = calibration.path_of("judge_rubric")
-        path.write_text(table.model_dump_json(indent=2) + "\n", encoding="utf-8")
-        result["written"] = str(path.relative_to(ROOT))
     OUT.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
     print("\n".join(lines))
     print(f"prior {prior:g} (dev LOSO log loss {losses}); unmeasured items {result['unmeasured_items']} of "
