@@ -303,20 +303,32 @@ def cross_validate(points_by_group: dict[str, list[tuple[float, bool]]], **fit_k
     return {"groups": per, "pooled": metrics(pooled), "raw": metrics(everything)}
 
 
+CHOOSE_TOLERANCE = 0.001
+"""A grid point within this much pooled Brier score of the best counts as as good (the gentlest such is taken)."""
+
+
+def pick(grid: dict[tuple[float, float], float], tolerance: float = CHOOSE_TOLERANCE) -> tuple[float, float]:
+    """From {(max_slope, prior): pooled CV Brier}, the gentlest slope, then the strongest prior, whose Brier lies
+    within `tolerance` of the best: a steeper map or a weaker prior must earn its place by more than noise."""
+    best = min(grid.values())
+    order = sorted(grid, key=lambda sp: (sp[0], -sp[1]))
+    return next(sp for sp in order if grid[sp] <= best + tolerance)
+
+
 def choose(points_by_group: dict[str, list[tuple[float, bool]]], *, max_slopes: tuple[float, ...] = GRID_MAX_SLOPE,
-           priors: tuple[float, ...] = GRID_PRIOR, **fit_kwargs: Any) -> tuple[dict[str, float], dict[str, Any]]:
-    """The (max_slope, prior) of the grid with the lowest pooled leave-one-group-out Brier score (ties: the gentler
-    slope, then the stronger prior), and every grid point's pooled figures."""
+           priors: tuple[float, ...] = GRID_PRIOR, tolerance: float = CHOOSE_TOLERANCE,
+           **fit_kwargs: Any) -> tuple[dict[str, float], dict[str, Any]]:
+    """(max_slope, prior) of the grid by pooled leave-one-group-out Brier score (`pick`), and every grid point's
+    pooled figures."""
     grid: dict[str, Any] = {}
-    best: tuple[float, float, float] | None = None
+    scores: dict[tuple[float, float], float] = {}
     for s in sorted(max_slopes):
         for pr in sorted(priors, reverse=True):
             cv = cross_validate(points_by_group, max_slope=s, prior=pr, **fit_kwargs)
             grid[f"max_slope {s:g}, prior {pr:g}"] = cv["pooled"]
-            if best is None or cv["pooled"]["brier"] < best[0] - 1e-9:
-                best = (cv["pooled"]["brier"], s, pr)
-    assert best is not None
-    return {"max_slope": best[1], "prior": best[2]}, grid
+            scores[(s, pr)] = cv["pooled"]["brier"]
+    s, pr = pick(scores, tolerance)
+    return {"max_slope": s, "prior": pr}, grid
 
 
 def table_of(name: str, knots: list[tuple[float, float]], *, fitted_on: list[str], method: str,

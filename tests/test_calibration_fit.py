@@ -119,10 +119,17 @@ def test_the_chooser_picks_something_sane():
     best, grid = cal.choose(groups, max_slopes=(0.75, 2.5), priors=(1.0, 10.0))
     assert best["max_slope"] in (0.75, 2.5) and best["prior"] in (1.0, 10.0)
     assert len(grid) == 4
-    assert grid[f"max_slope {best['max_slope']:g}, prior {best['prior']:g}"]["brier"] == min(
-        v["brier"] for v in grid.values())
+    chosen = grid[f"max_slope {best['max_slope']:g}, prior {best['prior']:g}"]["brier"]
+    assert chosen <= min(v["brier"] for v in grid.values()) + cal.CHOOSE_TOLERANCE
     knots = cal.fit_bounded([pt for v in groups.values() for pt in v], **best)
     assert 0.15 < cal.interpolate(knots, 0.0) < 0.45 and 0.55 < cal.interpolate(knots, 1.0) < 0.85
+
+
+def test_the_pick_takes_the_gentlest_point_within_the_tolerance():
+    grid = {(1.5, 10.0): 0.1300, (1.5, 3.0): 0.1205, (2.5, 3.0): 0.1200, (4.0, 1.0): 0.1198}
+    assert cal.pick(grid) == (1.5, 3.0)  # within 0.001 of the best: the gentler slope
+    assert cal.pick(grid, tolerance=0.0) == (4.0, 1.0)
+    assert cal.pick({(2.5, 1.0): 0.1, (2.5, 10.0): 0.1}) == (2.5, 10.0)  # a tie: the stronger prior
 
 
 def test_a_fitted_map_is_a_table_load_reads(tmp_path):

@@ -14,15 +14,16 @@ kind, weight and p, and the edit judge's effectiveness per row), made by
 
 Every set is development now (v14, the last measured blind, was measured once before this fit: judges_blind_v14_*).
 
-- rubric judge (rule items): p from its items in three stages (audiomind/judges/rubric/force.py): each check kind's
-  "no" carries the measured reliability of that kind's contradictions; what was not verified holds the verdict toward
-  0.5, a contradiction keeping the held share only as far as its force goes; a bounded-slope calibration map
-  (`audiomind.calibration.fit_bounded`) fitted for the probability as it is read. Label: aligned.
+- rubric judge (rule items): p from its items in two stages (audiomind/judges/rubric/force.py): what was not verified
+  holds the verdict toward 0.5, and a contradiction takes back the held share only as far as its check kind's
+  contradictions proved reliable on the other sets (its force); a bounded-slope calibration map
+  (`audiomind.calibration.fit_bounded`) fitted for the probability as it is read. Label: aligned. `show` also
+  reports the same with every contradiction at full force (`ablation_full_force`).
 - edit judge: the bounded-slope map on the measured effectiveness. Label: the real edit. A row at exactly 0.5 is an
   abstention (the judge's "unverifiable").
 
 The map's slope bound and prior are chosen from a small grid (`calibration.GRID_*`) by the pooled leave-one-set-out
-Brier score; `show` reports each set's figures with forces and map fitted on the other sets ("after") beside the
+Brier score (the gentlest slope, then the strongest prior, within `calibration.CHOOSE_TOLERANCE` of the best); `show` reports each set's figures with forces and map fitted on the other sets ("after") beside the
 tables shipped before this stage ("before": the isotonic tables fitted on v3-v6, a contradiction at full force, the
 coverage formula of the time, copied under results/tables_before_bounded/). Decisive: p <= 0.2 or p >= 0.8; ECE over
 the bins of evals/unseen/score.py, under- and over-confidence alike. The verdicts themselves (aligned at score >=
@@ -180,7 +181,7 @@ def collect(runs: Path, saved: bool = True) -> dict[str, Any]:
                                    for r in map(json.loads, f.read_text(encoding="utf-8").splitlines())]
     for judge in ("rubric", "edit"):
         for s in out[judge]:
-            out["source"][f"{s} {judge}"] = f"re-run ({runs.name})"
+            out["source"][f"{s} {judge}"] = "re-run (the commit this file is named for)"
     if saved:
         old = saved_rows(set())
         for judge in ("rubric", "edit"):
@@ -204,14 +205,17 @@ def load_rows(path: Path = ROWS) -> tuple[list[RubricRow], list[EditRow]]:
 # ------------------------------------------------------------------------------------------------ the stages
 
 
-def fit_rubric(rows: list[RubricRow], *, max_slope: float, prior: float,
-               name: str = "judge-rubric") -> tuple[force.ForceTable, list[tuple[float, float]]]:
-    """Forces and the map from development rows (abstentions are left out of both)."""
+def fit_rubric(rows: list[RubricRow], *, max_slope: float, prior: float, name: str = "judge-rubric",
+               full_force: bool = False) -> tuple[force.ForceTable, list[tuple[float, float]]]:
+    """Forces and the map from development rows (abstentions are left out of both; `full_force`: force 1 for every
+    kind)."""
     judged = [r for r in rows if not r.abstain]
     sets = sorted({r.set for r in judged}, key=set_order)
     forces = force.fit_forces([(r.label, r.evidence()) for r in judged], name=f"{name}-force",
                               fitted_on=[f"{s}: {sum(r.set == s for r in judged)} rubrics" for s in sets],
                               contradiction_p=CONTRADICTION_P)
+    if full_force:
+        forces = forces.model_copy(update={"kinds": {}, "default_force": 1.0})
     evs = [force.evidence_of(r.evidence(), forces) for r in judged]
     knots = calibration.fit_bounded([(e.raw, r.label) for e, r in zip(evs, judged, strict=True)],
                                     hold=[e.hold for e in evs], max_slope=max_slope, prior=prior)
@@ -247,15 +251,16 @@ def before_p(judge: str, row: RubricRow | EditRow, knots: list[tuple[float, floa
     return round(p if (contra and p < 0.5) or cover >= 1.0 else 0.5 + (p - 0.5) * cover, 4)
 
 
-def loso(judge: str, rows: list[Any], *, max_slope: float, prior: float,
-         only: set[str] | None = None) -> dict[str, list[float]]:
-    """Each set's p with forces and map fitted on the other sets (`only`: those sets alone)."""
+def loso(judge: str, rows: list[Any], *, max_slope: float, prior: float, only: set[str] | None = None,
+         full_force: bool = False) -> dict[str, list[float]]:
+    """Each set's p with forces and map fitted on the other sets (`only`: those sets alone; `full_force`: every
+    contradiction at force 1, the ablation)."""
     out: dict[str, list[float]] = {}
     for s in sorted({r.set for r in rows if only is None or r.set in only}, key=set_order):
         train = [r for r in rows if r.set != s]
         held = [r for r in rows if r.set == s]
         if judge == "rubric":
-            forces, knots = fit_rubric(train, max_slope=max_slope, prior=prior)
+            forces, knots = fit_rubric(train, max_slope=max_slope, prior=prior, full_force=full_force)
             out[s] = [rubric_p(r, forces, knots) for r in held]
         else:
             k = fit_edit(train, max_slope=max_slope, prior=prior)
@@ -264,21 +269,20 @@ def loso(judge: str, rows: list[Any], *, max_slope: float, prior: float,
 
 
 def choose(judge: str, rows: list[Any]) -> tuple[dict[str, float], dict[str, Any]]:
-    """(max_slope, prior) with the lowest pooled leave-one-set-out Brier (ties: the gentler slope, then the stronger
-    prior), and the grid's pooled figures."""
+    """(max_slope, prior) by pooled leave-one-set-out Brier (`calibration.pick`: the gentlest slope, then the
+    strongest prior, within `calibration.CHOOSE_TOLERANCE` of the best), and the grid's pooled figures."""
     grid: dict[str, Any] = {}
-    best: tuple[float, float, float] | None = None
+    scores: dict[tuple[float, float], float] = {}
     for s in sorted(calibration.GRID_MAX_SLOPE):
         for pr in sorted(calibration.GRID_PRIOR, reverse=True):
             ps = loso(judge, rows, max_slope=s, prior=pr)
             pairs = [(p, r.label) for st, pp in ps.items() for p, r in zip(pp, [r for r in rows if r.set == st],
-                                                                          strict=True)]
+                                                                           strict=True)]
             m = calibration.metrics(pairs)
             grid[f"max_slope {s:g}, prior {pr:g}"] = m
-            if best is None or m["brier"] < best[0] - 1e-9:
-                best = (m["brier"], s, pr)
-    assert best is not None
-    return {"max_slope": best[1], "prior": best[2]}, grid
+            scores[(s, pr)] = m["brier"]
+    s, pr = calibration.pick(scores)
+    return {"max_slope": s, "prior": pr}, grid
 
 
 # ------------------------------------------------------------------------------------------------ figures
@@ -321,6 +325,11 @@ def show(rows_path: Path = ROWS) -> dict[str, Any]:
         if judge == "rubric":
             f, _ = fit_rubric(rubric, **params)
             entry["forces_all_sets"] = {k: v.force for k, v in f.kinds.items()} | {"(default)": f.default_force}
+            full = loso(judge, rows, **params, full_force=True)
+            entry["ablation_full_force"] = {
+                "what": "the same, every contradiction at full force (force 1 for every kind)",
+                "pooled": figures(judge, all_rows, [p for s in full for p in full[s]]),
+                "v14": figures(judge, [r for r in rows if r.set == "v14"], full.get("v14", []))}
         out["judges"][judge] = entry
     return out
 

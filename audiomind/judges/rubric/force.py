@@ -1,24 +1,24 @@
-"""The rubric judge's verdict probability from its items, in three general stages, each measured on the judge
+"""The rubric judge's verdict probability from its items, in two general stages, each measured on the judge
 development sets (evals/judges/calibrate_judges.py):
 
-1. **A "no" carries the measured reliability of the check that said it.** For each check kind (a sound present, a
-   sound absent, a count, a speaker's gender, the words said, an order, ...) the development sets give how often a
-   verified contradiction from that kind (item p(yes) <= `contradiction_p`) came from a rubric that was in fact not
-   followed: its precision. Its force is how far that precision lies above what a contradiction would be right by
-   chance (the share of rubrics not followed): force = (precision - base) / (1 - base), clamped to [0, 1], with
-   `prior_cases` pseudo-contradictions at the precision of all kinds together so a kind seen rarely gets the pooled
-   force. Every item that leans "no" moves toward 0.5 by (1 - force): p' = 0.5 - (0.5 - p) x force. An item that
-   says "yes" is left as it is. A kind with no development contradiction (an LLM's item, a new check) has the
-   pooled force.
-2. **What was not verified holds the verdict toward 0.5.** The geometric mean of the items' p' (each clamped to
-   [0.02, 0.98]) is held toward 0.5 by the share of the rubric's weight verified, and a contradiction keeps the
-   held-back share only as far as its force goes: hold = coverage + (1 - coverage) x the strongest contradiction's
-   force. raw = 0.5 + (score' - 0.5) x hold.
-3. **A bounded-slope calibration map** (`audiomind.calibration.fit_bounded`, table `judge_rubric`), fitted for the
+1. **What was not verified holds the verdict toward 0.5, and a contradiction overrides that only as far as its check
+   proved reliable.** For each check kind (a sound present, a sound absent, a count, a speaker's gender, the words
+   said, an order, ...) the development sets give how often a verified contradiction from that kind (item p(yes) <=
+   `contradiction_p`) came from a rubric that was in fact not followed: its precision, shrunk toward the precision
+   of all kinds together by `prior_cases` pseudo-contradictions, so a kind seen rarely gets about the pooled value.
+   Its force is how far that precision lies above what a contradiction would be right by chance (the share of
+   rubrics not followed): force = (precision - base) / (1 - base), clamped to [0, 1]. The geometric mean of the
+   verified items' p (each clamped to [0.02, 0.98], as `judge.aggregate`) is held toward 0.5 by the verified share of
+   the rubric's weight, and the strongest contradiction's force takes back that much of the held share:
+   hold = coverage + (1 - coverage) x force; raw = 0.5 + (score - 0.5) x hold. A kind with no development
+   contradiction (an LLM's item, a new check) has the pooled force.
+2. **A bounded-slope calibration map** (`audiomind.calibration.fit_bounded`, table `judge_rubric`), fitted for the
    probability as it is read: p = 0.5 + (map(raw) - 0.5) x hold.
 
-No stage names an item or a wording: the forces are a table per check kind (`data/rubric_force.json`, its sha256
-named in every verdict), fitted by `fit_forces` on development rubrics only.
+Measured and left out: moving each item's "no" toward 0.5 by its kind's force before the geometric mean (worse
+leave-one-set-out Brier score, 0.1176 against 0.1135 at one grid point: docs/JUDGES.md). No stage names an item or a wording: the forces
+are a table per check kind (`data/rubric_force.json`, its sha256 named in every verdict), fitted by `fit_forces` on
+development rubrics only.
 """
 
 from __future__ import annotations
@@ -72,7 +72,7 @@ class ForceTable(BaseModel):
 
 
 class RubricEvidence(BaseModel):
-    score: float = Field(description="geometric mean of the verified items' p after their force")
+    score: float = Field(description="geometric mean of the verified items' p (each clamped to CLAMP)")
     coverage: float = Field(description="the verified share of the rubric's weight")
     contradiction_force: float = Field(description="the strongest force among the verified contradictions (0: none)")
     hold: float = Field(description="coverage + (1 - coverage) x contradiction_force: how far the verdict may move "
@@ -96,14 +96,9 @@ def label_of(path: Path = FORCES) -> str:
     return f"force {t.name}@{sha[:12]}"
 
 
-def tempered(p: float, force: float) -> float:
-    """An item's p(yes) after the force of its check's "no": a "no" moves toward 0.5 by (1 - force)."""
-    return p if p >= 0.5 else 0.5 - (0.5 - p) * force
-
-
 def evidence_of(items: list[ItemEvidence], forces: ForceTable) -> RubricEvidence:
-    """Stages 1 and 2 (see the module's docstring) on one rubric's items."""
-    scored = [min(CLAMP[1], max(CLAMP[0], tempered(i.p, forces.force(i.kind)))) for i in items if i.verifiable]
+    """Stage 1 (see the module's docstring) on one rubric's items."""
+    scored = [min(CLAMP[1], max(CLAMP[0], i.p)) for i in items if i.verifiable]
     total = sum(i.weight for i in items)
     cover = sum(i.weight for i in items if i.verifiable) / total if total > 0 else 0.0
     if not scored:
@@ -116,7 +111,7 @@ def evidence_of(items: list[ItemEvidence], forces: ForceTable) -> RubricEvidence
 
 
 def probability(ev: RubricEvidence, table_p: float) -> float:
-    """Stage 3's reading: the table's p for `ev.raw`, held toward 0.5 by `ev.hold` (0.5 for an abstention)."""
+    """Stage 2's reading: the table's p for `ev.raw`, held toward 0.5 by `ev.hold` (0.5 for an abstention)."""
     return 0.5 if ev.abstain else round(0.5 + (table_p - 0.5) * ev.hold, 4)
 
 

@@ -57,9 +57,9 @@ class RubricJudgeResult(BaseModel):
                                        "contradiction's check kind (force.py; 0: none)")
     hold: float = Field(default=1.0, description="how far p may move from 0.5: coverage + (1 - coverage) x "
                         "contradiction_force")
-    p: float | None = Field(default=None, description="the verdict's probability of 'aligned' (force.py): the items' "
-                            "geometric mean after each check's force, held toward 0.5 by `hold`, through the rubric "
-                            "judge's bounded-slope calibration table and held again; 0.5: cannot judge")
+    p: float | None = Field(default=None, description="the verdict's probability of 'aligned' (force.py): the "
+                            "geometric score held toward 0.5 by `hold`, through the rubric judge's bounded-slope "
+                            "calibration table, and held again; 0.5: cannot judge")
     calibration: str = Field(default="", description="the table (NAME@SHA12) and the raw score p came from")
     trace_path: str | None = None
 
@@ -317,8 +317,9 @@ def item_evidence(items: list[RubricItem], verdicts: list[ItemVerdict]) -> list[
 
 def verdict_p(items: list[RubricItem], verdicts: list[ItemVerdict], *,
               calibrated: bool = True) -> tuple[float, str, RubricEvidence]:
-    """(p of 'aligned', what made it, the force stage's figures): each check kind's "no" at its measured force, the
-    verified share holding p toward 0.5, the bounded-slope table (force.py). `calibrated=False` (an LLM or audio
+    """(p of 'aligned', what made it, the force stage's figures): the verified share holding p toward 0.5, a
+    contradiction taking back the held share as far as its check kind's measured force goes, the bounded-slope
+    table (force.py). `calibrated=False` (an LLM or audio
     item judge, or the mean aggregation, for which the tables were not fitted): the forces and the hold apply, the
     table does not (named 'uncalibrated')."""
     from audiomind import calibration
