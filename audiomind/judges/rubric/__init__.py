@@ -14,10 +14,10 @@ judge is the baseline.
   LLM or audio front end comes from the yes/no token log-probabilities where the backend exposes them
   (OpenAI-compatible `logprobs`), else from the verdict.
 - score: the geometric mean of p(yes) over the verifiable items (every requirement must hold); the seed's
-  plain mean is reported beside it (`mean_p`). The verdict's p (`force`): each check kind's "no" counts as far as
-  that kind's contradictions proved reliable on the development sets; items no tool could verify carry their
-  weight, so p moves toward 0.5 by the unverified share of the rubric, and a contradiction keeps the held share
-  only as far as its force goes; then the bounded-slope calibration table.
+  plain mean is reported beside it (`mean_p`). The verdict's p (`force`): items no tool could verify carry their
+  weight, so p moves toward 0.5 by the unverified share of the rubric, and a verified contradiction takes back the
+  held share only as far as its check kind's contradictions proved reliable on the development sets (its force);
+  then the bounded-slope calibration table.
 - `negatives`: hard negatives for benchmarks, instruction swapping and attribute perturbation.
 - `force`: the contradiction forces (a table per check kind, `judges/data/rubric_force.json`) and the stages
   from the items to the verdict's p.
