@@ -417,10 +417,10 @@ def _windows(regions: list[tuple[float, float]], win: float, hop: float) -> list
 
 def _cluster(emb: np.ndarray, threshold: float, max_k: int) -> np.ndarray:
     """Average-linkage agglomerative clustering on cosine distance, cut at 1 - threshold."""
-    hierarchy = scipy_module("cluster.hierarchy")  # one tool thread at a time imports scipy (dsp.scipy_module)
-    distance = scipy_module("spatial.distance")
     if len(emb) == 1:
         return np.zeros(1, dtype=int)
+    hierarchy = scipy_module("cluster.hierarchy")  # one tool thread at a time imports scipy (dsp.scipy_module)
+    distance = scipy_module("spatial.distance")
     z = hierarchy.linkage(distance.pdist(emb, metric="cosine"), method="average")
     labels = hierarchy.fcluster(z, t=1.0 - threshold, criterion="distance")
     if labels.max() > max_k:
