@@ -32,8 +32,8 @@ PACKAGE = Path(__file__).resolve().parent
 TABLES: dict[str, str] = {
     "answer": "reasoning/data/calibration.json",  # the rule policy's answer confidence (evals/calibrate.py)
     "answer_said": "reasoning/data/calibration_said.json",  # ... when a check of what was said decided it
-    "judge_edit": "judges/data/calibration_edit.json",  # edit judge: effectiveness p (evals/judges/calibrate_judges.py)
-    "judge_rubric": "judges/data/calibration_rubric.json",  # rubric judge: geometric rubric score, rule item judge
+    "judge_edit": "judges/data/calibration_edit.json",  # edit judge: effectiveness (evals/judges/calibrate_judges.py)
+    "judge_rubric": "judges/data/calibration_rubric.json",  # rubric judge: the held score of judges/rubric/force.py
     "judge_aura": "judges/data/calibration_aura.json",  # AURA S
 }
 """Use -> its table file (relative to the audiomind package)."""
