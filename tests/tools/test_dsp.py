@@ -99,6 +99,7 @@ def test_the_stft_and_the_voice_encoders_mel_frames_do_not_import_scipy_signal()
 def test_scipy_modules_are_imported_by_one_thread_at_a_time(monkeypatch):
     """Tool threads import scipy's subpackages one after another (two overlapping imports at once can meet in a
     cycle of module locks): no two `scipy_module` imports overlap."""
+    import itertools
     import threading
     import time
 
@@ -118,7 +119,7 @@ def test_scipy_modules_are_imported_by_one_thread_at_a_time(monkeypatch):
     [t.join() for t in threads]
     assert sorted(got) == sorted(f"scipy.{n}" for n in names)
     spans.sort()
-    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), spans
+    assert all(a[1] <= b[0] for a, b in itertools.pairwise(spans)), spans
 
 
 def test_scipy_modules_from_several_threads_beside_pyloudnorms_own_import():
