@@ -30,8 +30,12 @@ from pydantic import BaseModel, Field
 
 PACKAGE = Path(__file__).resolve().parent
 TABLES: dict[str, str] = {
-    "answer": "reasoning/data/calibration.json",  # the rule policy's answer confidence (evals/calibrate.py)
-    "answer_said": "reasoning/data/calibration_said.json",  # ... when a check of what was said decided it
+    # the rule policy's answer confidence (evals/confidence/fit.py): the pooled table, and one per family of
+    # deciding checks with enough development answers (audiomind.reasoning.calibration.FAMILIES)
+    "answer": "reasoning/data/calibration.json",
+    "answer_said": "reasoning/data/calibration_said.json",
+    "answer_measure": "reasoning/data/calibration_measure.json",
+    "answer_guess": "reasoning/data/calibration_guess.json",
     "judge_edit": "judges/data/calibration_edit.json",  # edit judge: effectiveness (evals/judges/calibrate_judges.py)
     "judge_rubric": "judges/data/calibration_rubric.json",  # rubric judge: the held score of judges/rubric/force.py
     "judge_aura": "judges/data/calibration_aura.json",  # AURA S
@@ -191,14 +195,16 @@ def _design(xs: list[float], knots: list[float]) -> Any:
 def fit_bounded(data: Sequence[tuple[float, float]], *, knots: list[float] | None = None,
                 min_slope: float = 0.0, max_slope: float = 2.5, prior: float = 3.0, loss: Loss = "brier",
                 weights: Sequence[float] | None = None,
-                hold: Sequence[float] | None = None) -> list[tuple[float, float]]:
+                hold: Sequence[float] | None = None,
+                toward: Sequence[float] | None = None) -> list[tuple[float, float]]:
     """Knots (raw, p) of a monotone piecewise-linear map on fixed raw knots (default 0, 0.05, ..., 1) whose slope
     between knots lies in [min_slope, max_slope], so it is never a switch: a raw step of 0.1 moves p by at most
     0.1 x max_slope. Fitted by minimising the Brier score (or the log loss) of the cases plus `prior` pseudo-cases
     per tenth of the raw range lying on the identity, so thin data moves the map only as far as it shows.
     `hold` (one share per case, default 1): a case's probability is read after the map as
     0.5 + (map(raw) - 0.5) x hold, as a judge holds a partly verified verdict toward 0.5; the fit is then
-    calibrated for that probability (still linear in the map, so still convex).
+    calibrated for that probability (still linear in the map, so still convex). `toward` (one value per case,
+    default 0.5) is what a held case is held toward: the answer step's competence stage shrinks toward chance.
 
     The map is the first knot's value plus non-negative increments (each in [min_slope dx, max_slope dx]), kept
     within [0, 1]; the problem is convex, so the fit is unique and deterministic (scipy SLSQP)."""
@@ -219,9 +225,10 @@ def fit_bounded(data: Sequence[tuple[float, float]], *, knots: list[float] | Non
     w = np.ones(len(data)) if weights is None else np.asarray(weights, dtype=float)
     m = _design(xs, ks) @ tri if data else np.zeros((0, n_k))
     off = np.zeros(len(data))
-    if hold is not None:  # p = hold x map + (1 - hold) / 2
+    if hold is not None:  # p = hold x map + (1 - hold) x toward (toward: 0.5 unless given)
         h = np.clip(np.asarray(hold, dtype=float), 0.0, 1.0)
-        m, off = m * h[:, None], (1.0 - h) * 0.5
+        t = np.full(len(data), 0.5) if toward is None else np.asarray(toward, dtype=float)
+        m, off = m * h[:, None], (1.0 - h) * t
     prior_w = np.full(n_k, prior * 10.0 * (ks[-1] - ks[0]) / n_k)  # `prior` pseudo-cases per tenth, over the knots
     prior_y = np.clip(kx, 0.0, 1.0)
     mp = tri

@@ -155,12 +155,15 @@ def from_step(outcome: StepOutcome, results: list[VerifierResult], a: QuestionAn
 
 
 def _guess(n_open: int, n: int, why: str) -> ConfidenceLedger:
-    """An admitted guess's evidence stage: chance among the open choices, plus GUESS_NARROWED_BONUS when the
-    evidence ruled some out."""
+    """An admitted guess's evidence stage: chance among the open choices (at least two: ruling out every choice
+    but one by contradictions is no certainty, the contradictions being fallible too), plus GUESS_NARROWED_BONUS
+    when the evidence ruled some out."""
     led = ConfidenceLedger()
     bonus = GUESS_NARROWED_BONUS if n_open < n else 0.0
-    led.chance(n_open, stage="evidence", bonus=bonus, reason=f"a guess ({why}): chance among the {n_open} "
-               "choice(s) left open" + (f", plus {bonus} for those ruled out" if bonus else ""))
+    among = max(2, n_open) if n > 1 else 1
+    led.chance(among, stage="evidence", bonus=bonus, reason=f"a guess ({why}): chance among the {n_open} "
+               "choice(s) left open" + (" (counted as two)" if among > n_open else "")
+               + (f", plus {bonus} for those ruled out" if bonus else ""))
     return led
 
 

@@ -8,7 +8,9 @@ the tables). Each row's raw score is the input of its ledger's `calibration` ste
 audiomind.reasoning.calibration.family of the deciding check.
 
 The fit is audiomind.calibration.fit_bounded (a monotone map whose slope is bounded: never a switch), its slope
-bound and prior chosen by leave-one-set-out Brier score (audiomind.calibration.choose). A pooled table is
+bound and prior chosen by leave-one-set-out Brier score (audiomind.calibration.choose), fitted for the number
+that is printed: each row held toward chance by the share of it the competence stage keeps (`--competence fit`,
+the default; `after` fits the map alone, `off` measures with the competence stage left out). A pooled table is
 fitted on every row; a family gets a table of its own only when it has at least --min-family rows in at least
 three sets and its own table beats the pooled one on that family's held-out rows. Printed: per stage, the
 rows it applied to and their accuracy; per family, the rows; per set, the held-out figures of the chosen tables
@@ -29,8 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from audiomind import calibration as shared  # noqa: E402
-from audiomind.reasoning import calibration  # noqa: E402
+from audiomind import calibration as shared
+from audiomind.reasoning import calibration
 
 CONFIDENT_AT = 0.7
 BINS = ((0.0, 0.3), (0.3, 0.5), (0.5, 0.7), (0.7, 0.9), (0.9, 1.0001))  # as evals/unseen/score.py
@@ -57,14 +59,38 @@ def raw_of(row: dict) -> float | None:
     return next((s["input"] for s in row["steps"] if s["stage"] == "calibration"), None)
 
 
-def after(row: dict, p: float) -> float:
+def kept_share(row: dict) -> tuple[float, float]:
+    """(the share above chance the competence stage kept, chance) for a row (1 when it has no such stage)."""
+    chance = 1.0 / max(1, row.get("n_choices") or 1)
+    for s in row["steps"]:
+        if s["stage"] == "competence" and s["op"] == "shrink":
+            above = s["input"] - chance
+            return (max(0.0, min(1.0, (s["output"] - chance) / above)) if above > 1e-9 else 1.0), chance
+    return 1.0, chance
+
+
+def fit_rows(rs: list[dict], params: dict, mode: str) -> list[tuple[float, float]]:
+    """The bounded-slope map fitted on rows: for the probability the map gives (`after`), or for the one printed
+    after the competence stage (`fit`: each row held toward chance by the share it keeps), or with the competence
+    stage left out (`off`, the same fit as `after`)."""
+    data = [(float(raw_of(r) or 0.0), float(r["correct"])) for r in rs]
+    if mode != "fit":
+        return shared.fit_bounded(data, **params)
+    ws = [kept_share(r) for r in rs]
+    return shared.fit_bounded(data, hold=[w for w, _ in ws], toward=[t for _, t in ws], **params)
+
+
+def after(row: dict, p: float, competence: bool = True) -> float:
     """The printed confidence when the calibration step gives `p`: the later stages (competence, tool failure)
-    re-applied in their recorded proportion (a shrink keeps the same share above chance, a cap its bound)."""
+    re-applied in their recorded proportion (a shrink keeps the same share above chance, a cap its bound);
+    `competence` False leaves the competence stage out."""
     steps = row["steps"]
     i = next(i for i, s in enumerate(steps) if s["stage"] == "calibration")
     x = p
     chance = 1.0 / max(1, row.get("n_choices") or 1)
     for s in steps[i + 1:]:
+        if s["op"] == "shrink" and not competence:
+            continue
         if s["op"] == "shrink":
             above = s["input"] - chance
             w = (s["output"] - chance) / above if above > 1e-9 else 1.0
@@ -80,6 +106,9 @@ def main() -> None:
     ap.add_argument("--min-family", type=int, default=120)
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--competence", choices=("after", "fit", "off"), default="fit",
+                    help="fit the map for the probability before the competence stage (after), for the one printed "
+                         "after it (fit), or measure with the competence stage left out (off)")
     a = ap.parse_args()
     rows = [json.loads(line) for line in a.rows.read_text().splitlines() if line.strip()]
     rows = [r for r in rows if raw_of(r) is not None]
@@ -115,10 +144,10 @@ def main() -> None:
             g[r["set"]].append((float(raw_of(r) or 0.0), bool(r["correct"])))
         return dict(g)
 
-    params, grid = shared.choose(groups(rows))
+    params, _grid = shared.choose(groups(rows))
     out["pooled_params"] = params
     pooled_cv = shared.cross_validate(groups(rows), **params)
-    tables = {"answer": shared.fit_bounded([pt for v in groups(rows).values() for pt in v], **params)}
+    tables = {"answer": fit_rows(rows, params, a.competence)}
     own: dict[str, dict] = {}
     for fam, rs in sorted(by_family.items()):
         g = groups(rs)
@@ -136,22 +165,21 @@ def main() -> None:
                     "pooled_brier": round(shared.brier(pooled_on_fam), 4),
                     "kept": fam_cv["pooled"]["brier"] < shared.brier(pooled_on_fam) - 1e-4}
         if own[fam]["kept"]:
-            tables[f"answer_{fam}"] = shared.fit_bounded([pt for v in g.values() for pt in v], **fparams)
+            tables[f"answer_{fam}"] = fit_rows(rs, fparams, a.competence)
     out["family_tables"] = own
 
     # held-out printed confidence per set: tables fitted without that set, later stages re-applied
     def heldout(set_name: str) -> list[tuple[float, bool]]:
         train = [r for r in rows if r["set"] != set_name]
-        pooled = shared.fit_bounded([(raw_of(r), r["correct"]) for r in train], **params)
-        fams = {f: shared.fit_bounded([(raw_of(r), r["correct"]) for r in train
-                                       if calibration.family(r["method"]) == f], **own[f]["params"])
+        pooled = fit_rows(train, params, a.competence)
+        fams = {f: fit_rows([r for r in train if calibration.family(r["method"]) == f], own[f]["params"], a.competence)
                 for f in own if own[f]["kept"]}
         res = []
         for r in rows:
             if r["set"] != set_name:
                 continue
             knots = fams.get(calibration.family(r["method"]), pooled)
-            res.append((after(r, shared.interpolate(knots, raw_of(r))), bool(r["correct"])))
+            res.append((after(r, shared.interpolate(knots, raw_of(r)), a.competence != "off"), bool(r["correct"])))
         return res
 
     per_set, now_set = {}, {}
@@ -184,8 +212,9 @@ def main() -> None:
         for use, knots in tables.items():
             fam = use.split("_", 1)[1] if "_" in use else "pooled"
             name = f"dev-{stamp}-{fam}"
-            method = (f"fit_bounded (monotone, slope <= {(own[fam]['params'] if fam in own else params)['max_slope']}, "
-                      f"prior {(own[fam]['params'] if fam in own else params)['prior']}), chosen by leave-one-set-out Brier")
+            prm = own[fam]["params"] if fam in own else params
+            method = (f"fit_bounded (monotone, slope <= {prm['max_slope']}, prior {prm['prior']}, chosen by "
+                      f"leave-one-set-out Brier; fitted for the printed number, competence {a.competence})")
             path = shared.PACKAGE / "reasoning" / "data" / (
                 "calibration.json" if use == "answer" else f"calibration_{fam}.json")
             fitted_on = [f"{s}: {sum(1 for r in rows if r['set'] == s and (use == 'answer' or calibration.family(r['method']) == fam))} answers"

@@ -26,12 +26,19 @@ def _load(name: str, path: Path):
 
 
 fitter = _load("_calibrate_judges", REPO / "evals" / "judges" / "calibrate_judges.py")
-answer_fitter = _load("_calibrate_answers", REPO / "evals" / "calibrate.py")
+answer_fitter = _load("_fit_answers", REPO / "evals" / "confidence" / "fit.py")
 
 
 def test_the_answer_steps_fitter_uses_the_shared_fit():
-    # one implementation: evals/calibrate.py fits the answer step's table with audiomind.calibration.fit
-    assert answer_fitter.fit is calibration.fit
+    # one implementation: evals/confidence/fit.py fits the answer step's tables with audiomind.calibration's
+    # bounded-slope fit, chosen by the same leave-one-set-out search the judges use
+    assert answer_fitter.shared is calibration
+    rows = [{"set": f"s{i % 3}", "correct": i % 4 != 0, "n_choices": 4,
+             "steps": [{"stage": "calibration", "op": "map", "input": 0.5 + (i % 5) / 10, "output": 0.5}]}
+            for i in range(30)]
+    knots = answer_fitter.fit_rows(rows, {"max_slope": 1.5, "prior": 3.0}, "fit")
+    assert knots == calibration.fit_bounded([(0.5 + (i % 5) / 10, float(i % 4 != 0)) for i in range(30)],
+                                            max_slope=1.5, prior=3.0, hold=[1.0] * 30, toward=[0.25] * 30)
 
 
 def test_the_rule_readers_questions_name_their_check_kind():
