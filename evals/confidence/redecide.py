@@ -41,7 +41,8 @@ def _row(set_name: str, res: dict, text: str, rationale: str, confidence: float 
         "n_choices": res.get("n_choices"), "answer": res.get("answer"), "prediction": text,
         "correct": bool(text) and _norm(text) == _norm(str(res.get("answer") or "")),
         "confidence": confidence, "method": m.group(1) if m else ("guess" if "guess" in (rationale or "") else "?"),
-        "steps": [{"stage": s.stage, "space": s.space, "op": s.op, "input": s.input, "output": s.output}
+        "steps": [{"stage": s.stage, "space": s.space, "op": s.op, "input": s.input, "output": s.output,
+                   "inputs": s.parameters.inputs}
                   for s in steps],
     }
 

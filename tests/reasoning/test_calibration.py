@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from audiomind.language.analysis import analyse
 from audiomind import calibration as shared
+from audiomind.language.analysis import analyse
 from audiomind.reasoning import calibration
 from audiomind.reasoning.answer import decide_from
 from audiomind.reasoning.facts import Facts, TranscriptFact
