@@ -94,11 +94,10 @@ class ServeSettings(BaseModel):
     html_spectrograms: bool = Field(True, description="draw spectrograms in the HTML viewer")
     header_timeout_s: float = Field(DEFAULT_HEADER_TIMEOUT_S, gt=0, description="a request's headers are due in")
     body_timeout_s: float = Field(DEFAULT_BODY_TIMEOUT_S, gt=0, description="a request's body is due in (408)")
-    inputs_max_mb: float = Field(default_factory=lambda: inputs_limits_from_env()[0], gt=0,
-                                 description="the most MB the uploads folder (input copies the traces name) may "
-                                             "hold; past it the least recently used copies are deleted")
-    inputs_max_age_h: float = Field(default_factory=lambda: inputs_limits_from_env()[1], gt=0,
-                                    description="hours an input copy is kept after its last use")
+    inputs_max_mb: float = Field(default_factory=lambda: inputs_limits_from_env()[0], gt=0, description="MB the "
+                                 "uploads folder may hold; past it the least recently used copies are deleted")
+    inputs_max_age_h: float = Field(default_factory=lambda: inputs_limits_from_env()[1], gt=0, description="hours "
+                                    "an input copy is kept after its last use")
 
     @model_validator(mode="after")
     def _duration_cap(self) -> ServeSettings:
@@ -340,11 +339,9 @@ class Service:
         self.ready = False
         self.startup_error: str | None = None
         self._held: dict[str, int] = {}  # clip name -> the descriptor a run reads it through
-        # the input copies (uploads, and checked copies of files under a root): kept for the traces that name
-        # them, the folder bounded in size and age (audiomind.limits.InputFolder, as `mcp`'s)
         self.inputs = InputFolder(settings.upload_dir, max_bytes=settings.inputs_max_mb * 1024 * 1024,
                                   max_age_s=settings.inputs_max_age_h * 3600)
-        self.inputs.prune()
+        self.inputs.prune()  # input copies: kept for the traces naming them, bounded in size and age (as mcp's)
         # server-side folders an error message must never show, longest first (a message names them by role)
         where = {str(settings.upload_dir): "<uploads>", str(settings.trace_dir): "<traces>",
                  tempfile.gettempdir(): "<tmp>", os.getcwd(): "<server>"}
@@ -391,8 +388,8 @@ class Service:
             return self._agents[key]
 
     def warm_up(self) -> None:
-        """Ask the default agent one question about a short synthetic clip (speech when flite is here, and
-        beeps), so the models of the speech and sound passes are loaded before the first request."""
+        """Ask the default agent about a short synthetic clip (speech when flite is here, beeps): the models of
+        the speech and sound passes load before the first request."""
         from audiomind import synth
 
         agent = self.agent()
@@ -443,11 +440,9 @@ class Service:
             raise self.storage_refusal(exc, "a copy of the audio") from None
 
     def release(self, clips: Any) -> None:
-        """After their run: close the descriptors `resolve_path` held open for these clips, and let the input
-        folder delete what its limits say (InputFolder.done: never a copy another run is using)."""
+        """After their run: close the descriptors held for these clips; the input folder prunes (InputFolder.done)."""
         clips = [c for c in clips if c is not None]
-        for clip in clips:
-            fd = self._held.pop(str(clip), None)
+        for fd in [self._held.pop(str(c), None) for c in clips]:
             if fd is not None:
                 os.close(fd)
         self.inputs.done(clips)
@@ -494,8 +489,8 @@ class Service:
             raise
         self.inputs.use(dest)  # kept while the request runs (released with its clips: release())
         try:
-            await asyncio.get_running_loop().run_in_executor(
-                None, check_upload, dest, _shown(upload.filename), self.settings.agent.max_duration_s)
+            await asyncio.get_running_loop().run_in_executor(None, check_upload, dest, _shown(upload.filename),
+                                                             self.settings.agent.max_duration_s)
         except BaseException:
             self.inputs.done([dest])
             raise

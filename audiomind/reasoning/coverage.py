@@ -19,7 +19,7 @@ decisions with and without gaps on the development runs.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal
+from typing import Literal, Protocol
 
 from pydantic import BaseModel
 
@@ -35,8 +35,14 @@ from audiomind.language.text import (
 from audiomind.reasoning.calibration import SAID
 from audiomind.reasoning.facts import Facts
 
-if TYPE_CHECKING:
-    from audiomind.reasoning.answer import Decision
+
+class Decision(Protocol):
+    """What the coverage stage reads of a decision (audiomind.reasoning.answer.Decision)."""
+
+    @property
+    def method(self) -> str: ...
+    @property
+    def choice_index(self) -> int | None: ...
 
 GapClass = Literal["fit", "operation", "unread", "unheard"]
 

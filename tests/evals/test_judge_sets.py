@@ -24,7 +24,7 @@ bs = importlib.util.module_from_spec(_spec)
 sys.modules.setdefault("build_sets", bs)
 _spec.loader.exec_module(bs)
 
-SETS = ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14"]
+SETS = ["v1", "v2", "v3", "v4", "v5", "v6", "v7", "v8", "v9", "v10", "v11", "v12", "v13", "v14", "v15"]
 # set v1, as heldout.py --set v1 wrote them (see the module docstring)
 V1_SHA256 = {
     "rubric/museum_alarm.wav": "4c20c98bbaf9e1f1fbe464223926251c2e48edec39dc1abfa014eebf024ca85d",

@@ -120,7 +120,7 @@ def test_a_literal_match_keeps_its_confidence_for_questions_about_what_was_said_
     assert step.parameters.table == competence.bank().name and step.parameters.sha256 == competence.bank().sha256
     assert step.parameters.inputs["check"] == "transcript_match" and step.parameters.weight < 1.0
     if step.output < step.input:  # the shrink changed it (a value already at chance stays): the reason says so
-        assert "unlike those transcript_match was built for" in follows.confidence_reason
+        assert "unlike those transcript_match is for" in follows.confidence_reason
 
 
 def test_a_check_without_a_declared_domain_has_no_established_competence():

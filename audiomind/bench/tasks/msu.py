@@ -68,7 +68,7 @@ from audiomind.bench.items import BenchItem, ItemResult
 from audiomind.bench.rows import refuse_if_strict
 from audiomind.bench.runner import load_results
 from audiomind.bench.tasks.base import BaseTask, TaskItems, TaskReport
-from audiomind.fsutil import atomic_write_text
+from audiomind.fsutil import atomic_write_text, load_json_file
 from audiomind.paths import MissingPathError, PathPolicyError, resolve_under
 
 BENCHMARK = "msu"
@@ -398,8 +398,6 @@ def read_task_file(path: str | Path, root: str | Path | None = None, *, any_task
     release file keeps its file name as the task)."""
     path = Path(path).resolve()
     rootp = Path(root).resolve() if root else None
-    from audiomind.fsutil import load_json_file
-
     data = load_json_file(path)  # bounded: a FIFO, device or huge file is refused (InputFileError)
     meta = data.get("_msu_meta") or {}
     stem = str(meta.get("task_stem") or path.stem.replace(".bak", ""))
@@ -857,8 +855,6 @@ def write_reference_results(items: Iterable[BenchItem], results: dict[str, dict[
     written = []
     for file, answers in by_file.items():
         src = Path(file)
-        from audiomind.fsutil import load_json_file
-
         data = load_json_file(src)  # bounded, as every input file
         _, questions = split_meta(data)
         for qi, letter in answers.items():
