@@ -92,9 +92,8 @@ def after(row: dict, p: float, competence: bool = True) -> float:
         if s["op"] == "shrink" and not competence:
             continue
         if s["op"] == "shrink":
-            above = s["input"] - chance
-            w = (s["output"] - chance) / above if above > 1e-9 else 1.0
-            x = x if x <= chance else min(x, chance + (x - chance) * max(0.0, min(1.0, w)))
+            w, _ = kept_share(row)  # the share above chance the recorded shrink kept, re-applied to x
+            x = x if x <= chance else chance + (x - chance) * w
         elif s["op"] == "cap":
             x = min(x, s["output"] if s["output"] < s["input"] else 1.0)
     return x
