@@ -2,14 +2,17 @@
 $AUDIOMIND_WORDNET_DIR): adjective antonyms ('hot' -> 'cold'; a satellite such as 'scorching' takes its head's),
 noun hypernyms (what a noun is a kind of: a sound, a person, an amount, a city), synonyms, irregular forms and
 whether a word is listed at all (a content word). Empty answers when WordNet is not installed (`audiomind
-doctor` says so)."""
+doctor` says so). The parsed tables are kept on disk (audiomind.language.wordnet_cache, filled by `audiomind models
+install`): a process looks its words up there instead of parsing the files again."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from pathlib import Path
 
 from audiomind import config
+from audiomind.language import wordnet_cache
 
 WORDNET_DIRS = ("/usr/share/wordnet",)
 
@@ -37,13 +40,8 @@ def _index(path: Path) -> dict[str, list[int]]:
     return index
 
 
-@lru_cache(maxsize=1)
-def _adjectives() -> tuple[dict[str, list[int]], dict[int, tuple[list[str], list[tuple[str, int, int]]]]]:
-    """(lemma -> synset offsets, offset -> (words, pointers (symbol, target offset, target word number)))."""
-    d = wordnet_dir()
-    if d is None:
-        return {}, {}
-    index = _index(d / "index.adj")
+def _adjective_synsets(d: Path) -> dict[int, tuple[list[str], list[tuple[str, int, int]]]]:
+    """offset -> (words, pointers (symbol, target offset, target word number)) of data.adj."""
     synsets: dict[int, tuple[list[str], list[tuple[str, int, int]]]] = {}
     for line in (d / "data.adj").read_text(encoding="utf-8", errors="replace").splitlines():
         if line.startswith(" "):
@@ -58,7 +56,82 @@ def _adjectives() -> tuple[dict[str, list[int]], dict[int, tuple[list[str], list
             sym, tgt, _pos, st = f[k + 1 + 4 * j: k + 5 + 4 * j]
             ptrs.append((sym, int(tgt), int(st[2:], 16)))  # noqa: FURB166 (st = source+target word numbers)
         synsets[offset] = (words, ptrs)
-    return index, synsets
+    return synsets
+
+
+def _noun_hypernyms(d: Path) -> dict[int, tuple[tuple[str, ...], tuple[int, ...]]]:
+    """offset -> (lemmas, hypernym and instance-hypernym offsets) of data.noun."""
+    synsets: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = {}
+    for line in (d / "data.noun").read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith(" "):
+            continue
+        f = line.split(" | ")[0].split()
+        n_words = int(f[3], 16)
+        lemmas = tuple(f[4 + 2 * i].lower() for i in range(n_words))
+        k = 4 + 2 * n_words
+        hyper = tuple(int(f[k + 2 + 4 * j]) for j in range(int(f[k])) if f[k + 1 + 4 * j] in ("@", "@i"))
+        synsets[int(f[0])] = (lemmas, hyper)
+    return synsets
+
+
+def _synset_lemmas(d: Path, pos: str) -> dict[int, tuple[str, ...]]:
+    """offset -> the synset's lemmas of data.<pos>."""
+    synsets: dict[int, tuple[str, ...]] = {}
+    for line in (d / f"data.{pos}").read_text(encoding="utf-8", errors="replace").splitlines():
+        if line.startswith(" "):
+            continue
+        f = line.split(" | ")[0].split()
+        synsets[int(f[0])] = tuple(f[4 + 2 * i].split("(")[0].lower() for i in range(int(f[3], 16)))
+    return synsets
+
+
+POS = ("noun", "verb", "adj", "adv")
+
+
+def _index_of(pos: str) -> Callable[[Path], dict]:
+    return lambda d: _index(d / f"index.{pos}")
+
+
+def _lemmas_of(pos: str) -> Callable[[Path], dict]:
+    return lambda d: _synset_lemmas(d, pos)
+
+
+TABLES: dict[str, Callable[[Path], dict]] = {
+    **{f"index.{pos}": _index_of(pos) for pos in POS},
+    "adj.synsets": _adjective_synsets,
+    "noun.hypernyms": _noun_hypernyms,
+    **{f"{pos}.lemmas": _lemmas_of(pos) for pos in POS},
+}
+"""The tables read from WordNet's files (name -> its parser), each kept in the disk cache (`wordnet_cache`)."""
+
+
+@lru_cache(maxsize=16)
+def _table(name: str) -> Mapping:
+    """One of TABLES: a view of the disk cache (audiomind.language.wordnet_cache) when it is there, else parsed
+    from the files (and stored for the next process). Empty when WordNet (or the table's file) is missing. Kept
+    for the process, as the parsed tables always were."""
+    d = wordnet_dir()
+    if d is None:
+        return {}
+    return wordnet_cache.table(d, name, TABLES)
+
+
+def warm() -> str:
+    """The disk cache of the tables (what `audiomind models install` does; audiomind.warm)."""
+    d = wordnet_dir()
+    return "WordNet is not installed" if d is None else wordnet_cache.ensure(d, TABLES)
+
+
+def reset() -> None:
+    """Forget the tables this process read (tests: another WordNet folder or cache folder)."""
+    for f in (_table, noun_ancestors, synonyms, listed, names_sound, _exceptions):
+        f.cache_clear()
+    wordnet_cache.reset()
+
+
+def _adjectives() -> tuple[Mapping[str, list[int]], Mapping[int, tuple[list[str], list[tuple[str, int, int]]]]]:
+    """(lemma -> synset offsets, offset -> (words, pointers (symbol, target offset, target word number)))."""
+    return _table("index.adj"), _table("adj.synsets")
 
 
 def antonyms(word: str) -> set[str]:
@@ -83,27 +156,12 @@ GENERIC_COUNTS = frozenset({"event", "happening", "occurrence", "instance", "tim
 """Nouns that count whatever happens ('how many separate sound events'): a count of sound events answers them."""
 
 
-@lru_cache(maxsize=1)
-def _noun_graph() -> tuple[dict[str, list[int]], dict[int, tuple[tuple[str, ...], tuple[int, ...]]]]:
+def _noun_graph() -> tuple[Mapping[str, list[int]], Mapping[int, tuple[tuple[str, ...], tuple[int, ...]]]]:
     """(lemma -> every sense's offset, offset -> (lemmas, hypernym offsets)) of WordNet's nouns."""
-    d = wordnet_dir()
-    if d is None or not (d / "index.noun").is_file():
-        return {}, {}
-    index = _index(d / "index.noun")
-    synsets: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = {}
-    for line in (d / "data.noun").read_text(encoding="utf-8", errors="replace").splitlines():
-        if line.startswith(" "):
-            continue
-        f = line.split(" | ")[0].split()
-        n_words = int(f[3], 16)
-        lemmas = tuple(f[4 + 2 * i].lower() for i in range(n_words))
-        k = 4 + 2 * n_words
-        hyper = tuple(int(f[k + 2 + 4 * j]) for j in range(int(f[k])) if f[k + 1 + 4 * j] in ("@", "@i"))
-        synsets[int(f[0])] = (lemmas, hyper)
-    return index, synsets
+    return _table("index.noun"), _table("noun.hypernyms")
 
 
-def _noun_forms(word: str, index: dict[str, list[int]]) -> list[str]:
+def _noun_forms(word: str, index: Mapping[str, list[int]]) -> list[str]:
     """The index lemmas a noun may be a form of: itself, or its singular ('pips', 'boxes', 'cities')."""
     w = word.lower()
     return [x for x in (w, w[:-1] if w.endswith("s") else "", w[:-2] if w.endswith("es") else "",
@@ -130,20 +188,10 @@ def noun_ancestors(word: str, senses: int | None = None) -> frozenset[str]:
     return frozenset(lemmas)
 
 
-@lru_cache(maxsize=4)
-def _lemma_sets(pos: str) -> tuple[dict[str, list[int]], dict[int, tuple[str, ...]]]:
+def _lemma_sets(pos: str) -> tuple[Mapping[str, list[int]], Mapping[int, tuple[str, ...]]]:
     """(lemma -> its senses' offsets, offset -> the synset's lemmas) of WordNet's `pos` ('noun', 'verb', 'adj',
     'adv')."""
-    d = wordnet_dir()
-    if d is None or not (d / f"index.{pos}").is_file():
-        return {}, {}
-    synsets: dict[int, tuple[str, ...]] = {}
-    for line in (d / f"data.{pos}").read_text(encoding="utf-8", errors="replace").splitlines():
-        if line.startswith(" "):
-            continue
-        f = line.split(" | ")[0].split()
-        synsets[int(f[0])] = tuple(f[4 + 2 * i].split("(")[0].lower() for i in range(int(f[3], 16)))
-    return _index(d / f"index.{pos}"), synsets
+    return _table(f"index.{pos}"), _table(f"{pos}.lemmas")
 
 
 @lru_cache(maxsize=1)
