@@ -16,8 +16,9 @@ _lock = threading.Lock()  # guards the embedding cache and serialises encoding
 
 def _load():
     from audiomind.embedded.minilm import MiniLM
+    from audiomind.embedded.models import cache_dir
 
-    return MiniLM(minilm_dir())
+    return MiniLM(minilm_dir(), weights_cache=cache_dir() / "minilm-weights")
 
 
 def _model():

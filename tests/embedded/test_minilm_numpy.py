@@ -70,3 +70,24 @@ def test_large_batches_are_kept_on_disk_and_read_back(monkeypatch):
     monkeypatch.setattr(text, "_cache", {})
     monkeypatch.setattr(text, "_model", lambda: pytest.fail("the batch should come from disk"))
     assert np.array_equal(text.embed(texts), first)
+
+
+def test_prepared_weights_kept_on_disk_give_the_same_vectors_bit_for_bit(tmp_path):
+    """A fresh process maps the prepared weights (audiomind.embedded.minilm.load_weights) instead of reading and
+    transposing the safetensors again: the same floats, so the same embeddings to the bit; a short or mismatched
+    file is not used (the safetensors are read again and the file rewritten)."""
+    from audiomind.embedded.minilm import MiniLM
+
+    plain = MiniLM(models.minilm_dir()).encode(TEXTS, batch_size=3)
+    first = MiniLM(models.minilm_dir(), weights_cache=tmp_path).encode(TEXTS, batch_size=3)  # stores them
+    [folder] = [p for p in tmp_path.iterdir() if p.is_dir()]
+    assert (folder / "weights.npy").is_file() and (folder / "index.json").is_file()
+    mapped = MiniLM(models.minilm_dir(), weights_cache=tmp_path)
+    assert isinstance(mapped.word, np.memmap) or isinstance(mapped.word.base, np.memmap)
+    assert np.array_equal(mapped.encode(TEXTS, batch_size=3), plain) and np.array_equal(first, plain)
+    weights = folder / "weights.npy"
+    weights.write_bytes(weights.read_bytes()[: weights.stat().st_size // 2])  # a file cut short
+    again = MiniLM(models.minilm_dir(), weights_cache=tmp_path)
+    assert not isinstance(again.word.base, np.memmap)  # read from the safetensors ...
+    assert np.array_equal(again.encode(TEXTS, batch_size=3), plain)
+    assert np.load(weights, mmap_mode="r").shape[0] > weights.stat().st_size // 8  # ... and the file rewritten
