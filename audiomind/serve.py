@@ -367,18 +367,32 @@ class Service:
 
     def public_trace(self, trace_id: str) -> str:
         """A trace's JSON as a client sees it: the uploads, roots and artifact folder by their roles
-        (`<uploads>/sha.wav`, `<root>/a.wav`, `<traces>/RUN.artifacts`), no server folder."""
-        return self.public(self.trace_file(trace_id).read_text(encoding="utf-8"))
+        (`<uploads>/sha.wav`, `<root>/a.wav`, `<traces>/RUN.artifacts`), no server folder. Read by the bounded
+        reader and parsed with its limits first: a file there that is not UTF-8, not JSON, nested too deeply
+        or holding a 5,001-digit integer is a 422 naming what is wrong, never a 500 nor served as it is."""
+        return self.public(self.readable_trace(self.trace_file(trace_id), trace_id)[0])
+
+    def readable_trace(self, f: Path, trace_id: str) -> tuple[str, Any]:
+        """(the text, the JSON value) of a trace file, or HTTPException 422 saying why it is not readable."""
+        from audiomind.fsutil import InputFileError, decode_utf8, loads_json, read_input_bytes
+
+        try:
+            text = decode_utf8(read_input_bytes(f), "the trace")
+            return text, loads_json(text)
+        except InputFileError as exc:
+            raise HTTPException(422, f"trace {trace_id!r} is not a readable trace: {exc.reason}") from None
 
     # -- agents
     def agent(self, planner: str | None = None, frontend: str | None = None) -> Any:
         s = self.settings
         planner, frontend = planner or s.agent.planner, frontend or s.agent.frontend
-        if planner not in s.planners():
-            raise HTTPException(400, f"planner {planner!r} is not allowed here; allowed: {', '.join(s.planners())}")
-        if frontend not in s.frontends():
-            raise HTTPException(400, f"front end {frontend!r} is not allowed here; allowed: "
-                                     f"{', '.join(s.frontends())}")
+        if planner not in s.planners() or frontend not in s.frontends():
+            from audiomind.audit.otel import redact_userinfo  # a URL's user and password are never repeated
+
+            which, given, allowed = (("planner", planner, s.planners()) if planner not in s.planners()
+                                     else ("front end", frontend, s.frontends()))
+            raise HTTPException(400, redact_userinfo(f"{which} {given!r} is not allowed here; allowed: "
+                                                     f"{', '.join(allowed)}"))
         key = (planner, frontend)
         with self._agents_lock:
             if key not in self._agents:
@@ -571,15 +585,22 @@ class Service:
 
     def render_html(self, trace_id: str) -> Path:
         """The viewer page of a trace (rendered once, again only when the trace file changed)."""
+        from pydantic import ValidationError
+
         from audiomind.audit.audit import Auditor
         from audiomind.audit.html import render_page
-        from audiomind.trace import load_trace
+        from audiomind.state import EvidenceState
 
         f = self.trace_file(trace_id)
         out_dir = self.settings.trace_dir / "html"
         allow = [self.settings.upload_dir, *self.roots]
         with self._html_lock:
-            st = load_trace(f)
+            _, data = self.readable_trace(f, trace_id)
+            try:
+                st = EvidenceState.model_validate(data)
+            except ValidationError as exc:
+                raise HTTPException(422, f"trace {trace_id!r} is not a readable trace: {exc.error_count()} "
+                                         "field(s) do not fit the trace schema") from None
             stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", st.run.run_id) or "trace"
             page = out_dir / f"{stem}.html"
             if page.exists() and page.stat().st_mtime >= f.stat().st_mtime:

@@ -15,6 +15,7 @@ and the final answer's rationale is checked the same way against the evidence it
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -584,18 +585,21 @@ def schema_problems(data: Any, *, owners: bool = False) -> list[str]:
 
 def trace_files(path: str | Path) -> list[Path]:
     """Trace JSON files at a path: the file itself, or every *.json under a folder (recursively),
-    skipping derived-artifact folders and hidden temp files."""
+    skipping derived-artifact folders, hidden temp files and symlinks that lead out of the folder (a
+    folder of traces from elsewhere may hold `x.json -> ~/.ssh/id_rsa`: never read, never rendered)."""
     p = Path(path)
     if p.is_file():
         return [p]
     if not p.is_dir():
         return []
+    inside = os.path.realpath(p)
     return sorted(
         f for f in p.rglob("*.json")
         if f.is_file()  # a FIFO or device named *.json would block its reader; a symlink loop never resolves
         and not f.name.startswith(".")
         and not any(part.endswith(".artifacts") for part in f.relative_to(p).parts[:-1])
         and f.name != "trace.schema.json"
+        and (not f.is_symlink() or os.path.commonpath([inside, os.path.realpath(f)]) == inside)
     )
 
 

@@ -41,7 +41,7 @@ from audiomind.audit.timeline import (
     short,
     verified_artifact_file,
 )
-from audiomind.paths import clip_text
+from audiomind.paths import clip_text, visible
 from audiomind.state import Artifact, EvidenceItem, EvidenceState, ToolCall, ToolCallStatus
 
 PLAYABLE = {".wav": "audio/wav", ".mp3": "audio/mpeg", ".ogg": "audio/ogg", ".oga": "audio/ogg",
@@ -98,7 +98,9 @@ audio { width:100%; }
 
 
 def h(x: Any) -> str:
-    return html.escape("" if x is None else str(x), quote=True)
+    """Text for a page: HTML-escaped, and every control character written as a visible escape (paths.visible:
+    a raw ESC or C1 byte from a trace never reaches the file, a terminal that prints it, or a browser)."""
+    return html.escape(visible("" if x is None else str(x)), quote=True)
 
 
 def linkify(text: str | None, known: set[str]) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -37,6 +38,9 @@ def serve_stdio(core: ToolServer, build_server: Callable[[ToolServer], Any]) -> 
             async def relay() -> None:  # the client's messages, passed on until stdin ends
                 async with relay_in:
                     async for message in read_stream:
+                        if isinstance(message, Exception):  # a line that is no JSON-RPC message: answered
+                            await write_stream.send(unreadable_message(message))
+                            continue
                         await relay_in.send(message)
                 await anyio.sleep(EOF_GRACE_S)  # calls that finish within it still answer
                 _leave_now()  # a call still running is abandoned: its client has gone
@@ -48,6 +52,42 @@ def serve_stdio(core: ToolServer, build_server: Callable[[ToolServer], Any]) -> 
 
     anyio.run(main)
     _leave_now()
+
+
+_LEADING_ID = re.compile(  # "id" among the first few top-level members of a request's text
+    r'\s*\{\s*(?:"(?:[^"\\]|\\.){0,64}"\s*:\s*(?:"(?:[^"\\]|\\.){0,256}"|[-+.\w]{1,32})\s*,\s*){0,4}'
+    r'"id"\s*:\s*(-?\d{1,15}(?![\d.eE])|"(?:[^"\\]|\\.){0,256}")')
+
+
+def unreadable_message(exc: Exception) -> Any:
+    """The JSON-RPC error answering a line the transport could not read as a message (not JSON, nested too
+    deeply, a number out of range, not a JSON-RPC message): -32700 or -32600, with the request's id when it
+    can be read off the line's start (else null, as JSON-RPC says). The SDK passes such a line on as an
+    exception and answers nothing: its client would wait for ever (issue 35)."""
+    import json
+
+    import mcp_types as types
+    from mcp.shared.message import SessionMessage
+
+    from audiomind.paths import clip_text
+
+    errors: list[Any] = []
+    with contextlib.suppress(Exception):
+        errors = list(getattr(exc, "errors")())  # noqa: B009 - pydantic's ValidationError has errors()
+    first = errors[0] if errors else {}
+    parse = first.get("type") == "json_invalid" or not errors
+    given = first.get("input")
+    rid: int | str | None = None
+    if isinstance(given, dict) and isinstance(given.get("id"), (int, str)) and not isinstance(given.get("id"), bool):
+        rid = given["id"]
+    elif isinstance(given, str) and (m := _LEADING_ID.match(given[:4096])):
+        with contextlib.suppress(ValueError):
+            rid = json.loads(m.group(1))
+    why = clip_text(str(first.get("msg") or exc), 200)
+    code = types.PARSE_ERROR if parse else types.INVALID_REQUEST
+    what = "Parse error" if parse else "Invalid request"
+    return SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=rid,
+                                             error=types.ErrorData(code=code, message=f"{what}: {why}")))
 
 
 def _leave_now() -> None:
