@@ -253,7 +253,15 @@ def _run_task(task_name: str, options: dict[str, str], source: Path, audio_dir: 
         task = make_task(task_name, options)
     except ValueError as exc:
         _fail(str(exc))
-    if not source.exists():
+    try:  # a path too long (or a part of it over 255 bytes) is this input's problem, not a storage failure
+        from audiomind.paths import check_path_length, clip_text
+
+        check_path_length(source)
+        found = source.exists()
+    except (OSError, ValueError) as exc:
+        why = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        _fail(f"cannot read the {task.source_help} at {clip_text(str(source), 200)}: {why}")
+    if not found:
         _fail(f"no {task.source_help} at {source}")
     if audio_dir is not None and not audio_dir.is_dir():
         err.print(f"[yellow]warning:[/] audio dir {escape(str(audio_dir))} does not exist: every item will be missing_audio")

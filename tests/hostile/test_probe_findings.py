@@ -196,3 +196,19 @@ def test_mcp_answers_a_line_it_cannot_read_and_goes_on(tmp_path):
     finally:
         proc.kill()
         proc.wait(10)
+
+
+# ---------------------------------------------------------------- 6. bench run: a path too long is the input's problem
+
+
+@pytest.mark.parametrize("items", ["i/" * 40_000 + "x.jsonl", "i" * 300 + ".jsonl"])
+def test_bench_run_refuses_an_items_path_too_long_as_an_input_error(tmp_path, items):
+    """`bench run --items PATH` with a path of 80,000 characters, or one part over 255 bytes: the probe saw
+    exit 4 and 'cannot write PATH' (the storage failure of a run folder); it is the input's problem: exit 2,
+    one line naming it, the path clipped."""
+    res = CliRunner().invoke(app, ["bench", "run", "--items", items, "--out", str(tmp_path / "run"),
+                                   "--no-progress"])
+    assert res.exit_code == 2, res.output[-500:]
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: cannot read the items file"), lines
+    assert "cannot write" not in lines[0] and len(lines[0]) < 800, lines[0][:300]
