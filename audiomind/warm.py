@@ -10,7 +10,8 @@ of it in `perceive`): the whole difference was work done once per machine, not p
   looks words up instead of parsing WordNet's files (1-2.5 s of CPU per process) (`wordnet`);
 - tables: the MiniLM embeddings of the fixed lists the reasoning compares a question with (the router's family
   prototypes, the competence bank, each property row's phrases), stored in the embedding disk cache
-  (audiomind.embedded.text: kept per exact list) (`tables`);
+  (audiomind.embedded.text: kept per exact list), and MiniLM's prepared weights, which later processes map
+  instead of reading and transposing the safetensors (audiomind.embedded.minilm.load_weights) (`tables`);
 - questions: the shipped examples' questions (not README command 1's clip: its first answer stays a first)
   asked once through the agent with a throw-away tool cache, so numba compiles and caches the kernels the tools
   reach beyond compile_librosa_kernels and the verifiers' label tables are embedded (`questions`).
