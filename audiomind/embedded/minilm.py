@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -108,9 +109,10 @@ def _store(folder: Path, arrays: dict[str, np.ndarray]) -> None:
 
     from audiomind.fsutil import atomic_write
 
-    entries, off = [], 0
+    entries: list[tuple[str, int, list[int]]] = []
+    off = 0
     for name, a in arrays.items():
-        entries.append([name, off, list(a.shape)])
+        entries.append((name, off, list(a.shape)))
         off += -(-a.size // ALIGN) * ALIGN
     flat = np.zeros(off, dtype=np.float32)
     for name, start, _ in entries:
@@ -142,7 +144,7 @@ class MiniLM:
                          Path(weights_cache) if weights_cache is not None else None)
         self.word, self.position, self.token_type0 = a["word"], a["position"], a["token_type0"]
         self.emb_ln = (a["emb_ln.w"], a["emb_ln.b"])
-        self.blocks = [{
+        self.blocks: list[dict[str, Any]] = [{
             "qkv_w": a[f"{i}.qkv_w"], "qkv_b": a[f"{i}.qkv_b"], "out_w": a[f"{i}.out_w"], "out_b": a[f"{i}.out_b"],
             "ln1": (a[f"{i}.ln1.w"], a[f"{i}.ln1.b"]), "up_w": a[f"{i}.up_w"], "up_b": a[f"{i}.up_b"],
             "down_w": a[f"{i}.down_w"], "down_b": a[f"{i}.down_b"], "ln2": (a[f"{i}.ln2.w"], a[f"{i}.ln2.b"]),
@@ -169,10 +171,12 @@ class MiniLM:
             np.exp(scores, out=scores)
             scores /= scores.sum(-1, keepdims=True)
             ctx = (scores @ v).transpose(0, 2, 1, 3).reshape(b * n, self.hidden)
-            x = _layer_norm(ctx @ blk["out_w"] + blk["out_b"] + x, *blk["ln1"], self.eps)
+            ln1_w, ln1_b = blk["ln1"]
+            x = _layer_norm(ctx @ blk["out_w"] + blk["out_b"] + x, ln1_w, ln1_b, self.eps)
             up = x @ blk["up_w"] + blk["up_b"]
             up = 0.5 * up * (1.0 + _erf(up / np.float32(math.sqrt(2.0))))
-            x = _layer_norm(up @ blk["down_w"] + blk["down_b"] + x, *blk["ln2"], self.eps)
+            ln2_w, ln2_b = blk["ln2"]
+            x = _layer_norm(up @ blk["down_w"] + blk["down_b"] + x, ln2_w, ln2_b, self.eps)
         x = x.reshape(b, n, self.hidden)
         m = mask[..., None].astype(np.float32)
         return (x * m).sum(1) / np.clip(m.sum(1), 1e-9, None)
