@@ -318,7 +318,8 @@ class ConfidenceParameters(_Model):
     weight: float | None = Field(default=None, description="shrink: the share above `target` that stands")
     target: float | None = Field(default=None, description="shrink: what it shrinks toward (chance)")
     digits: int | None = Field(default=None, description="the result rounded to this many decimals (None: not)")
-    table: str | None = Field(default=None, description="map, shrink: the name of the table or bank used")
+    table: str | None = Field(default=None, description="map, shrink, product: the name of the table or bank "
+                              "used (a product's: the check records one factor was read from)")
     sha256: str | None = Field(default=None, description="the sha256 of that table's file")
     inputs: dict[str, float | str] = Field(default_factory=dict, description="what the parameters were read "
                                            "from (reliability, fit, similarity...): for the reader, not re-applied")

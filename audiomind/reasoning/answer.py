@@ -5,8 +5,8 @@ verifier and how reliable its evidence is. A choice contradicted by a fitting ve
 while an uncontradicted one remains. With no support for any choice the answer is an admitted guess.
 
 The confidence is made by the ledger's stages (audiomind.reasoning.ledger.STAGES; docs/CONFIDENCE.md gives each
-one's measured effect): `evidence` (the deciding check's reliability x fit x support, an executed step's
-reliability, or chance for a guess), `agreement` (once, when the evidence conflicts), `coverage` (once, when the
+one's measured effect): `evidence` (the deciding check's reliability x its development record (reasoning.records)
+x fit x support, an executed step's reliability x its record, or chance for a guess), `agreement` (once, when the evidence conflicts), `coverage` (once, when the
 decision left part of the question unaccounted for: audiomind.reasoning.coverage), `calibration` (the table
 of the deciding check's family), `competence` (how far the question lies outside what the check declares it
 is for). The graph's final-answer node adds `tool_failure` for every front end.
@@ -17,7 +17,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from audiomind.language.analysis import QuestionAnalysis
-from audiomind.reasoning import calibration, coverage
+from audiomind.reasoning import calibration, coverage, records
 from audiomind.reasoning.competence import Familiarity
 from audiomind.reasoning.coverage import literal
 from audiomind.reasoning.facts import Facts, read_facts
@@ -71,8 +71,10 @@ def decide_from(facts: Facts, analysis: QuestionAnalysis) -> Decision:
     if found:
         why = "; ".join(g.detail for g in found)
         before = led.value
-        led.cap(COVERAGE_CAP, stage="coverage", reason=why,
-                inputs={f"{g.gap}_{i}": g.detail for i, g in enumerate(found)})
+        kept = record_kept(d)
+        led.cap(COVERAGE_CAP * kept, stage="coverage", reason=why,
+                inputs={"cap": COVERAGE_CAP, "record_factor": kept,
+                        **{f"{g.gap}_{i}": g.detail for i, g in enumerate(found)}})
         if led.value is not None and before is not None and led.value < before:
             reason = f"{reason}; the decision did not account for all of the question ({why})"
     raw = led.value if led.value is not None else d.confidence
@@ -129,7 +131,16 @@ def _decide_raw(facts: Facts, analysis: QuestionAnalysis) -> Decision:
 
 
 COVERAGE_CAP = 0.45
-"""The most raw confidence a decision keeps when it left part of the question unaccounted for (coverage)."""
+"""The most raw confidence a decision keeps when it left part of the question unaccounted for (coverage), on
+the scale of the check's claim: the cap applied is COVERAGE_CAP x the deciding check's record factor, so that a
+gap holds every check at the same share of what it could claim."""
+
+
+def record_kept(d: Decision) -> float:
+    """The record factor of the decision's evidence step (1 without one)."""
+    ev = d.confidence_steps[0] if d.confidence_steps else None
+    factor = ev.parameters.inputs.get("record_factor", 1.0) if ev is not None and ev.stage == "evidence" else 1.0
+    return float(factor) if isinstance(factor, float | int) else 1.0
 AGREEMENT_FACTOR = 0.55
 """What a decision keeps of its raw confidence when the evidence conflicts: the deciding check supports more
 than one choice, another fitting check supports another choice, or more than one choice holds a step's value."""
@@ -141,8 +152,12 @@ def from_step(outcome: StepOutcome, results: list[VerifierResult], a: QuestionAn
     best = max(range(len(a.choices)), key=lambda i: outcome.supports[i])
     led = ConfidenceLedger()
     reasons = [f"the step {outcome.step.kind} decides ({outcome.reason})"]
-    led.set(outcome.reliability, stage="evidence", reason=reasons[0],
-            inputs={"check": f"step:{outcome.step.kind}", "reliability": outcome.reliability})
+    check = f"step:{outcome.step.kind}"
+    factor, record, table, sha = records.of(check)
+    led.product([outcome.reliability, factor], stage="evidence", reason=reasons[0] + _record_note(factor, record),
+                table=table, sha256=sha,
+                inputs={"check": check, "reliability": outcome.reliability, "record": record,
+                        "record_factor": factor})
     if sum(1 for s in outcome.supports if s >= 0.5) > 1:
         reasons.append("more than one choice holds the derived value")
         led.multiply(AGREEMENT_FACTOR, stage="agreement", reason=reasons[-1])
@@ -231,9 +246,12 @@ def combine(results: list[VerifierResult], a: QuestionAnalysis, facts: Facts) ->
     support = lead.verdicts[best].support
     reasons = [f"{lead.name} decides (fit {lead.fit:.2f}, reliability {lead.reliability:.2f})"]
     led = ConfidenceLedger()
-    led.product([lead.reliability, fit_term(lead.fit), support_term(support)], stage="evidence", reason=reasons[0]
-                + f": reliability x fit term x support term (support {support:.2f})",
-                inputs={"check": lead.name, "reliability": lead.reliability, "fit": lead.fit, "support": support})
+    factor, record, table, sha = records.of(lead.name)
+    led.product([lead.reliability, factor, fit_term(lead.fit), support_term(support)], stage="evidence",
+                reason=reasons[0] + f": reliability x record x fit term x support term (support {support:.2f})"
+                + _record_note(factor, record), table=table, sha256=sha,
+                inputs={"check": lead.name, "reliability": lead.reliability, "record": record,
+                        "record_factor": factor, "fit": lead.fit, "support": support})
     conflicts = []
     if sum(1 for v in lead.verdicts if v.support >= 0.5) > 1:
         conflicts.append(f"{lead.name} supports more than one choice")
@@ -249,6 +267,10 @@ def combine(results: list[VerifierResult], a: QuestionAnalysis, facts: Facts) ->
     return Decision(choice_index=best, confidence=led.value or 0.0, method=lead.name, rationale=rationale,
                     confidence_reason="; ".join(reasons), cited_evidence_ids=cited, confidence_steps=led.steps,
                     scores=[round(s, 3) for s in scores], verifiers=results, fit=lead.fit)
+
+
+def _record_note(factor: float, record: str) -> str:
+    return f"; its development record {record} keeps {factor:.2f} of its claim" if factor < 1.0 else ""
 
 
 def fit_term(fit: float) -> float:

@@ -138,6 +138,29 @@ def _provenance(steps: Sequence[ConfidenceStep]) -> list[str]:
         if knots is not None and [(float(a), float(b)) for a, b in s.parameters.knots or []] != knots:
             out.append(f"step {i} ({s.stage}) names table {s.parameters.table}@{s.parameters.sha256[:12]} but its "
                        "knots are not that table's")
+    return out + _record_provenance(steps)
+
+
+def _record_provenance(steps: Sequence[ConfidenceStep]) -> list[str]:
+    """An evidence product that names the check records this installation has (the same name and sha256) but
+    whose record factor is not the one those records give its check. Records since refitted are not flagged."""
+    from audiomind.reasoning import records
+
+    try:
+        recs, sha = records.load()
+    except (OSError, ValueError):
+        return []
+    out = []
+    for i, s in enumerate(steps):
+        p = s.parameters
+        if s.op != "product" or (p.table, p.sha256) != (recs.name, sha):
+            continue
+        check, factor = p.inputs.get("check"), p.inputs.get("record_factor")
+        if not isinstance(check, str) or not isinstance(factor, float | int):
+            out.append(f"step {i} ({s.stage}) names records {recs.name}@{sha[:12]} but not its check and factor")
+        elif abs(float(factor) - recs.factor(check)) > TOLERANCE or float(factor) not in (p.factors or []):
+            out.append(f"step {i} ({s.stage}) names records {recs.name}@{sha[:12]} but its factor for {check} is "
+                       f"{factor}, not {recs.factor(check):.6g}")
     return out
 
 
@@ -172,10 +195,11 @@ class ConfidenceLedger:
         return self._step("set", ConfidenceParameters(value=value, inputs=inputs or {}), stage=stage, reason=reason,
                           space=space)
 
-    def product(self, factors: list[float], *, stage: str, reason: str,
-                inputs: dict[str, float | str] | None = None) -> float:
-        return self._step("product", ConfidenceParameters(factors=factors, inputs=inputs or {}), stage=stage,
-                          reason=reason, space="raw")
+    def product(self, factors: list[float], *, stage: str, reason: str, table: str | None = None,
+                sha256: str | None = None, inputs: dict[str, float | str] | None = None) -> float:
+        """The factors multiplied; `table`/`sha256` name the table one of them was read from (a check's record)."""
+        params = ConfidenceParameters(factors=factors, table=table, sha256=sha256, inputs=inputs or {})
+        return self._step("product", params, stage=stage, reason=reason, space="raw")
 
     def chance(self, choices: int, *, stage: str, reason: str, bonus: float = 0.0) -> float:
         return self._step("chance", ConfidenceParameters(choices=choices, bonus=bonus), stage=stage, reason=reason,

@@ -12,7 +12,7 @@ printed answers and ledgers from the traces instead (no re-decision).
 
 Each row: set, id, kind, group (`reasoning`/`perception`/the synthetic split), n_choices, correct, confidence,
 method (the deciding check, from the rationale's leading '[method]'), and the ledger's steps as
-(stage, space, op, input, output).
+(stage, space, op, input, output, inputs, parameters): enough to re-apply each step with other parameters.
 """
 
 from __future__ import annotations
@@ -42,7 +42,8 @@ def _row(set_name: str, res: dict, text: str, rationale: str, confidence: float 
         "correct": bool(text) and _norm(text) == _norm(str(res.get("answer") or "")),
         "confidence": confidence, "method": m.group(1) if m else ("guess" if "guess" in (rationale or "") else "?"),
         "steps": [{"stage": s.stage, "space": s.space, "op": s.op, "input": s.input, "output": s.output,
-                   "inputs": s.parameters.inputs}
+                   "inputs": s.parameters.inputs,
+                   "parameters": s.parameters.model_dump(exclude_none=True, exclude={"inputs"})}
                   for s in steps],
     }
 

@@ -15,7 +15,7 @@ import pytest
 from audiomind.audit.audit import Auditor
 from audiomind.graph.nodes import TOOL_FAILURE_CONFIDENCE, answer_ledger, with_tool_failures
 from audiomind.language.analysis import analyse
-from audiomind.reasoning import calibration
+from audiomind.reasoning import calibration, records
 from audiomind.reasoning.answer import COVERAGE_CAP, decide_from
 from audiomind.reasoning.facts import Facts, TranscriptFact
 from audiomind.reasoning.ledger import STAGES, ConfidenceLedger, LedgerError, problems, recompute
@@ -132,7 +132,16 @@ def test_every_decision_recomputes_from_its_ledger_exactly(name):
         assert next(s.input for s in steps if s.op == "map") == d.raw_confidence
 
 
-def test_a_coverage_cap_that_lowers_is_named_in_the_reason_and_the_ledger():
+@pytest.fixture
+def no_records(tmp_path, monkeypatch):
+    """Every check at its construction reliability (the measured records change with each refit; a test of
+    another stage must not depend on them)."""
+    path = tmp_path / "check_records.json"
+    path.write_text(json.dumps({"name": "none", "method": "test: no records", "prior_strength": 1.0, "checks": {}}))
+    monkeypatch.setattr(records, "DATA", path)
+
+
+def test_a_coverage_cap_that_lowers_is_named_in_the_reason_and_the_ledger(no_records):
     for name, gap in (("negated", "operation"), ("beyond_literal", "unread")):
         facts, question, choices, stage = DECISIONS[name]
         d = decide_from(facts, analyse(question, choices, []))

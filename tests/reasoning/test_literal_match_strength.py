@@ -42,7 +42,9 @@ def test_a_question_about_what_is_said_keeps_its_strong_match():
     d = decide_from(Facts(duration_s=3.0, transcript=TranscriptFact(text="The meeting is on Tuesday.",
                                                                     evidence_ids=["e1"])),
                     analyse("On which day does the speaker say the meeting is?", ["Monday", "Tuesday", "Friday"], []))
-    assert d.choice_index == 1 and d.raw_confidence is not None and d.raw_confidence > UNCLEAR_RELIABILITY
+    ev = d.confidence_steps[0].parameters.inputs  # the construction reliability, before the check's record
+    assert d.choice_index == 1 and d.raw_confidence is not None and float(ev["reliability"]) > UNCLEAR_RELIABILITY
+    assert d.raw_confidence > UNCLEAR_RELIABILITY * float(ev["record_factor"])  # the same record, a stronger claim
 
 
 def test_a_name_heard_among_listed_values_is_no_confident_answer():
