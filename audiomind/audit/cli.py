@@ -148,12 +148,15 @@ def audit_cmd(
 ) -> None:
     """Find unsupported or out-of-boundary claims, failed calls, format failures, missing/changed audio."""
     from audiomind.audit.audit import RULES, audit_paths, audits_json, exit_code
-    from audiomind.tools.manifest import ToolRegistry
+    from audiomind.tools.manifest import ManifestError, ToolRegistry
 
     if fail_on not in ("info", "warning", "error", "never"):
         _fail(f"--fail-on must be info, warning, error or never (got {fail_on!r})")
     files = _files(paths)
-    registry = ToolRegistry.load(list(tools_dir or []))
+    try:
+        registry = ToolRegistry.load(list(tools_dir or []))
+    except ManifestError as exc:  # a manifest that is not one (a FIFO, /dev/zero, bad TOML): one line, exit 2
+        _fail(f"--tools-dir: {exc}")
     audits = audit_paths(files, registry=registry, check_files=not no_files)
     if as_json:
         print(json.dumps(audits_json(audits), indent=2))

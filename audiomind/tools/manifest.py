@@ -215,10 +215,20 @@ def _has_gpu() -> bool:
         return False
 
 
+MAX_MANIFEST_BYTES = 1024 * 1024
+"""A tool manifest is a few hundred bytes of TOML; a larger file is refused, not read."""
+
+
 def load_manifest(path: Path) -> ToolManifest:
+    """One manifest, read by the bounded reader (audiomind.fsutil): a `*.toml` in a tools folder that is a FIFO,
+    /dev/zero or a huge file is a ManifestError at once (it hung every command, or read gigabytes: issue 35)."""
+    from audiomind.fsutil import InputFileError, read_input_text
+
     try:
-        data = tomllib.loads(path.read_text())
+        data = tomllib.loads(read_input_text(path, MAX_MANIFEST_BYTES))
         return ToolManifest(**data, source_file=str(path))
+    except InputFileError as exc:  # it names the file already
+        raise ManifestError(f"tool manifest {exc}") from exc
     except Exception as exc:
         raise ManifestError(f"{path}: {exc}") from exc
 

@@ -227,6 +227,16 @@ class Sandbox:
         os.mkfifo(self.dirty / "pipe.json")
         os.symlink(self.outside / "secret.json", self.dirty / "link_out.json")
         os.symlink("/dev/zero", self.dirty / "zero.json")
+        self.tools_fifo = self.dir / "tools_fifo"  # a manifest that is a FIFO
+        self.tools_fifo.mkdir()
+        os.mkfifo(self.tools_fifo / "x.toml")
+        self.tools_zero = self.dir / "tools_zero"  # a manifest that is /dev/zero
+        self.tools_zero.mkdir()
+        os.symlink("/dev/zero", self.tools_zero / "z.toml")
+        self.tools_out = self.dir / "tools_out"  # a manifest that links out (to rows, not a manifest)
+        self.tools_out.mkdir()
+        (self.outside / "secret.toml").write_text('name = "secret"\n')
+        os.symlink(self.outside / "secret.toml", self.tools_out / "s.toml")
         WATCH.watch(self.outside)
 
     @property
@@ -451,6 +461,34 @@ def catalogue(sh: Shared, slow: bool = True) -> list[Case]:
             sh.spec(w), "--trace-dir", b.dir / "t", "--timeout", "3", "--retries", "0", "--time-budget", "10",
             "--no-cache"], (0, 1, 2, 3), bound_s=30, slow=which != "dead", roots=False,
             check=_files("t/*.json")))
+    for which in ("fifo", "zero"):
+        cases.append(cli_case("ask", f"--tools-dir manifest {which}", lambda b, w=which: [
+            "ask", b.root / "tone.wav", "Is there a tone?", *choices, "--planner", ok, "--frontend", ok,
+            "--trace-dir", b.dir / "t", "--no-cache", "--tools-dir", getattr(b, f"tools_{w}")], (0, 2), bound_s=40,
+            roots=False))
+        cases.append(cli_case("trace audit", f"--tools-dir manifest {which}", lambda b, w=which: [
+            "trace", "audit", b.trace, "--tools-dir", getattr(b, f"tools_{w}")], (0, 1, 2), bound_s=30,
+            roots=False))
+    cases.append(cli_case("ask", "--model-cache-dir is a FIFO", lambda b: [
+        "ask", b.root / "tone.wav", "Is there a tone?", *choices, "--planner", ok, "--frontend", ok,
+        "--trace-dir", b.dir / "t", "--no-cache", "--model-cache", "use", "--model-cache-dir", b.root / "pipe.wav"],
+        (0, 2, 4), bound_s=40, roots=False))
+    cases.append(cli_case("ask", "--model-cache-dir read-only", lambda b: [
+        "ask", b.root / "tone.wav", "Is there a tone?", *choices, "--planner", ok, "--frontend", ok,
+        "--trace-dir", b.dir / "t", "--no-cache", "--model-cache", "use", "--model-cache-dir", b.ro / "mc"],
+        (0, 2, 4), bound_s=40, roots=False))
+    cases.append(cli_case("ask", "--otlp file:// URL", lambda b: [
+        "ask", b.root / "tone.wav", "Is there a tone?", *choices, "--planner", ok, "--frontend", ok,
+        "--trace-dir", b.dir / "t", "--no-cache", "--otlp", f"file://{b.outside}/secret.json"], (0, 2), bound_s=40))
+    cases.append(cli_case("ask", "planner file:// URL", lambda b: [
+        "ask", b.root / "tone.wav", "Is there a tone?", *choices, "--planner", f"openai:m@file://{b.outside}/secret.json",
+        "--frontend", ok, "--trace-dir", b.dir / "t", "--no-cache", "--timeout", "3", "--retries", "0"],
+        (1, 2, 3), bound_s=40))
+    cases.append(cli_case("trace export", "--otlp file:// URL", lambda b: [
+        "trace", "export", b.trace, "--otlp", f"file://{b.outside}/secret.json"], (1, 2), bound_s=30))
+    cases.append(cli_case("bench run", "--audio-dir is a FIFO", lambda b: [
+        "bench", "run", "--items", b.items([_row("good", "tone.wav")]), "--audio-dir", b.root / "pipe.wav", "--out",
+        b.dir / "run", "--planner", ok, "--frontend", ok, "--no-progress", "--no-cache"], (0, 2), bound_s=40))
     if slow:
         cases.append(cli_case("ask", "ten-hour flac, model front end", lambda b: [
             "ask", b.root / "ten_hours.flac", "Is there a tone?", *choices, "--planner", ok, "--frontend", ok,
@@ -681,6 +719,16 @@ def serve_cases(sh: Shared) -> list[Case]:
     cases.append(http_case("/v1/judge/aura", "dead llm", lambda b: Spec(
         route="/v1/judge/aura", data={"question": "q?", "reference": "a", "response": "a", "llm": sh.spec("dead")}),
         (400, 403, 502)))
+    cases.append(http_case("/v1/ask", "upload: 10,000-character file name", lambda b: Spec(
+        route="/v1/ask", data=Q, files={"audio": ("n" * 10_000 + ".wav", (b.root / "tone.wav").read_bytes(),
+                                                  "audio/wav")}), (200, 400)))
+    cases.append(http_case("/v1/ask", "5,000 choices", ask("tone.wav", choices=[f"c{i}" for i in range(5000)]),
+                           (400, 413, 422)))
+    cases.append(http_case("/v1/ask", "choices with escapes", ask("tone.wav", choices=[f"yes{ESC_TEXT}", "no"]),
+                           (200, 400)))
+    cases.append(http_case("/v1/ask", "item_id with escapes and traversal", ask("tone.wav",
+                                                                               item_id=f"../../x{ESC_TEXT}"),
+                           (200, 400)))
     cases.append(http_case("/v1/judge/rubric", "5001-digit max_items, threshold 1e999", lambda b: Spec(
         route="/v1/judge/rubric", data={"path": "tone.wav", "instruction": "a tone", "max_items": "9" * 5001,
                                         "threshold": "1e999"}), (400, 422)))
@@ -755,12 +803,22 @@ def mcp_cases(sh: Shared) -> list[Case]:
        mcp_args=["--planner", sh.spec("dead"), "--frontend", sh.spec("dead")])
     mc("URL credentials planner", "ask", lambda b: [_call("ask", {"audio": "tone.wav", "question": "q?"})], (0, 1),
        mcp_args=["--planner", sh.cred_spec(), "--frontend", sh.cred_spec()])
+    mc("--tools-dir manifest fifo", "startup", lambda b: [_call("loudness", {"audio": "tone.wav"})], (0, 1, 2),
+       mcp_args=["--tools-dir", "{tools_fifo}"])
+    mc("--root missing", "startup", lambda b: [_call("loudness", {"audio": "tone.wav"})], (1, 2),
+       mcp_args=["--root", "{missing}"])
     mc("read-only runs dir", "startup", lambda b: [_call("loudness", {"audio": "tone.wav"})], (1, 2),
        mcp_args=["--runs-dir", str(sh.ro / "runs")])
     return cases
 
 
 # ---------------------------------------------------------------- running
+
+
+AS_LIMIT = 8 * 1024 ** 3
+"""Each case's address space is capped (prlimit), so a case that reads /dev/zero into memory fails with a
+MemoryError (classified) instead of taking the shared machine's memory (one took 15 GB before the cap)."""
+CAPPED = ["prlimit", f"--as={AS_LIMIT}", "--"] if shutil.which("prlimit") else []
 
 
 def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
@@ -789,7 +847,7 @@ def _rss(path: Path) -> int | None:
 def run_cli(case: Case, box: Sandbox) -> Result:
     spec = case.build(box)
     rss = box.dir / ".rss"
-    argv = ["/usr/bin/time", "-v", "-o", str(rss), PY, "-m", "audiomind",
+    argv = [*CAPPED, "/usr/bin/time", "-v", "-o", str(rss), PY, "-m", "audiomind",
             *[a if isinstance(a, bytes) else str(a) for a in spec.args]]
     t0 = time.monotonic()
     proc = subprocess.Popen(argv, cwd=box.dir, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -828,7 +886,7 @@ class Served:
         for w in ("dead", "hang", "drip"):
             allow += ["--allow-planner", sh.spec(w), "--allow-frontend", sh.spec(w)]
         allow += ["--allow-planner", sh.cred_spec(), "--allow-frontend", sh.cred_spec()]
-        argv = ["/usr/bin/time", "-v", "-o", str(self.rss), PY, "-m", "audiomind", "serve", "--port", str(self.port),
+        argv = [*CAPPED, "/usr/bin/time", "-v", "-o", str(self.rss), PY, "-m", "audiomind", "serve", "--port", str(self.port),
                 "--root", str(self.box.root), "--planner", sh.spec("ok"), "--frontend", sh.spec("ok"), "--trace-dir",
                 str(traces), "--no-warmup", "--timeout", "3", "--retries", "0", "--time-budget", "12",
                 "--max-duration", "600", "--max-upload-mb", "4", *allow]
@@ -899,10 +957,12 @@ def run_mcp(case: Case, box: Sandbox) -> Result:
     spec = case.build(box)
     rss = box.dir / ".rss"
     runs = box.dir / "runs"
-    args = ["--root", str(box.root), *spec.mcp_args]
-    if "--runs-dir" not in spec.mcp_args:
+    given = [a.replace("{tools_fifo}", str(box.tools_fifo)).replace("{missing}", str(box.dir / "none"))
+             for a in spec.mcp_args]
+    args = ([] if "--root" in given else ["--root", str(box.root)]) + given
+    if "--runs-dir" not in given:
         args += ["--runs-dir", str(runs)]
-    argv = ["/usr/bin/time", "-v", "-o", str(rss), PY, "-m", "audiomind", "mcp", *args]
+    argv = [*CAPPED, "/usr/bin/time", "-v", "-o", str(rss), PY, "-m", "audiomind", "mcp", *args]
     t0 = time.monotonic()
     proc = subprocess.Popen(argv, cwd=box.dir, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=_env(), start_new_session=True)

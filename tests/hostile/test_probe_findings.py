@@ -212,3 +212,40 @@ def test_bench_run_refuses_an_items_path_too_long_as_an_input_error(tmp_path, it
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and lines[0].startswith("error: cannot read the items file"), lines
     assert "cannot write" not in lines[0] and len(lines[0]) < 800, lines[0][:300]
+
+
+# ---------------------------------------------------------------- 7. a tools folder's manifests, bounded
+
+
+@pytest.fixture(params=["fifo", "dev_zero", "huge"])
+def bad_tools_dir(request, tmp_path) -> tuple[Path, str]:
+    folder = tmp_path / "tools"
+    folder.mkdir()
+    path = folder / "x.toml"
+    if request.param == "fifo":
+        os.mkfifo(path)
+        return folder, "FIFO"
+    if request.param == "dev_zero":
+        path.symlink_to("/dev/zero")
+        return folder, "character device"
+    with open(path, "wb") as f:  # sparse: no disk, over the manifest cap
+        f.truncate(2 * 1024 * 1024)
+    return folder, "more than"
+
+
+@pytest.mark.timeout(60)
+def test_a_manifest_that_is_a_pipe_a_device_or_huge_is_refused_at_once(bad_tools_dir, tmp_path):
+    """`--tools-dir` with `x.toml` a FIFO hung ask, trace audit and mcp for ever; `/dev/zero` read 15 GB
+    before the probe's kill. Now the bounded reader refuses it: one line, exit 2, in a second or two."""
+    from audiomind.tools.manifest import ManifestError, ToolRegistry
+
+    folder, why = bad_tools_dir
+    t0 = time.monotonic()
+    with pytest.raises(ManifestError, match=why):
+        ToolRegistry.load([folder])
+    assert time.monotonic() - t0 < 5
+    trace = a_trace(tmp_path / "run", write_tone(tmp_path / "tone.wav"))
+    res = CliRunner().invoke(app, ["trace", "audit", str(trace), "--tools-dir", str(folder)])
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output[-1000:]
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and why in lines[0] and "x.toml" in lines[0], lines
