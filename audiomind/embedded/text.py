@@ -18,7 +18,11 @@ def _load():
     from audiomind.embedded.minilm import MiniLM
     from audiomind.embedded.models import cache_dir
 
-    return MiniLM(minilm_dir(), weights_cache=cache_dir() / "minilm-weights")
+    try:
+        weights = cache_dir() / "minilm-weights"  # the prepared weights (audiomind.embedded.minilm.load_weights)
+    except OSError:  # no cache folder: the weights are read from the safetensors
+        return MiniLM(minilm_dir())
+    return MiniLM(minilm_dir(), weights_cache=weights)
 
 
 def _model():

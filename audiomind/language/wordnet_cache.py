@@ -216,10 +216,9 @@ def _source(d: Path, parsers: Parsers) -> _Parsed | _Store:
         source = _sources.get(d)
         if source is None:
             _parsers_of[d] = parsers
-            path = cache_file(d)
             try:
-                source = _Store(path, key(d))
-            except (sqlite3.Error, ValueError, OSError):
+                source = _Store(cache_file(d), key(d))
+            except (sqlite3.Error, ValueError, OSError):  # OSError: also an uncreatable cache folder
                 source = build(d, parsers)  # absent, stale or unreadable: parsed, and stored for the next process
             _sources[d] = source
         return source
@@ -237,8 +236,8 @@ def table(d: Path, name: str, parsers: Parsers) -> Mapping:
 
 def ensure(d: Path, parsers: Parsers) -> str:
     """What `audiomind models install` does: the cache file of `d`, built unless it is there and readable."""
-    path = cache_file(d)
     try:
+        path = cache_file(d)
         store = _Store(path, key(d))
         if set(store.sizes) == set(parsers):
             store.con.close()
@@ -247,6 +246,10 @@ def ensure(d: Path, parsers: Parsers) -> str:
     except (sqlite3.Error, ValueError, OSError):
         pass
     build(d, parsers)
+    try:
+        path = cache_file(d)
+    except OSError as exc:
+        return f"could not store the tables ({exc})"
     return f"built {path}" if path.is_file() else f"could not write {path}"
 
 

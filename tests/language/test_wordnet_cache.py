@@ -145,3 +145,12 @@ def test_the_stored_tables_answer_as_the_parsed_files_do(tmp_path, monkeypatch):
         assert answers() == parsed
     finally:
         wordnet.reset()
+
+
+def test_a_cache_folder_that_cannot_be_made_only_costs_the_parsing(small_wordnet, tmp_path, monkeypatch):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("AUDIOMIND_CACHE", str(blocker / "cache"))  # under a file: mkdir fails, even as root
+    wordnet.reset()
+    assert _answers() == EXPECTED
+    assert wordnet.warm().startswith("could not store the tables")
