@@ -7,7 +7,7 @@ the question the decision did not account for. There are four classes, each gene
 
 | gap | what the decision did not account for |
 |---|---|
-| `fit` | the question fits the deciding check only loosely (fit < 0.5) |
+| `fit` | the question fits the deciding check only loosely (fit < 0.5), or the check reads two or more choices as one value of what it measures (the question tells them apart by something else) |
 | `operation` | an operation the question asks for over what was perceived and the deciding check does not perform: a step (a sum, an order, a comparison) the policy cannot take or the check skips; and, for a literal match of what was heard, a selection among several things heard by a criterion the match does not apply (among several amounts or listed values, a word picked by how it was said, the words of one voice among several, what a negated question denies) |
 | `unread` | words of the question the reading placed nowhere, or topic words neither what was heard nor the choices account for (grounding.ungrounded) |
 | `unheard` | most content words of the chosen choice were not heard (grounding.unheard_in_choice) |
@@ -34,6 +34,7 @@ from audiomind.language.text import (
 )
 from audiomind.reasoning.calibration import SAID
 from audiomind.reasoning.facts import Facts
+from audiomind.reasoning.verifiers.base import VerifierResult
 
 
 class Decision(Protocol):
@@ -43,6 +44,8 @@ class Decision(Protocol):
     def method(self) -> str: ...
     @property
     def choice_index(self) -> int | None: ...
+    @property
+    def verifiers(self) -> list[VerifierResult]: ...
 
 GapClass = Literal["fit", "operation", "unread", "unheard"]
 
@@ -68,12 +71,33 @@ def gaps(d: Decision, a: QuestionAnalysis, facts: Facts, lead_fit: float | None)
     out: list[Gap] = []
     if lead_fit is not None and lead_fit < 0.5:
         out.append(Gap(gap="fit", detail=f"the question fits {d.method} loosely (fit {lead_fit:.2f})"))
+    same = _same_value(d, a)
+    if same:
+        out.append(Gap(gap="fit", detail=same))
     out += _operations(d, a, facts)
     out += _unread(d, a, facts)
     missing = _unheard(d, a, facts)
     if missing:
         out.append(Gap(gap="unheard", detail="the chosen choice's words not heard: " + ", ".join(map(repr, missing))))
     return out
+
+
+def _same_value(d: Decision, a: QuestionAnalysis) -> str:
+    """Choices the deciding check reads as one value of what it measures: the question tells them apart by
+    something the check does not measure ('' when each choice it reads is a value of its own)."""
+    lead = next((r for r in d.verifiers if r.name == d.method), None)
+    if lead is None or not lead.values or len(lead.values) != len(a.choices):
+        return ""
+    by_value: dict[str, list[str]] = {}
+    for c, v in zip(a.choices, lead.values):
+        if v is not None:
+            by_value.setdefault(v, []).append(c)
+    alike = [(v, cs) for v, cs in by_value.items() if len(cs) > 1]
+    if not alike:
+        return ""
+    v, cs = alike[0]
+    return (f"the choices {' and '.join(map(repr, cs))} are one value of what {d.method} measures ({v!r}): the "
+            "question tells them apart by something it does not measure")
 
 
 def _operations(d: Decision, a: QuestionAnalysis, facts: Facts) -> list[Gap]:

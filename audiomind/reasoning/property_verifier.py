@@ -161,10 +161,10 @@ def tools_for(question: str, choices: list[str]) -> list[str]:
 
 
 def _result(name: str, fit: float, reliability: float, supports: list[float], reason: str,
-            ids: list[str]) -> dict:
+            ids: list[str], values: list[str | None] | None = None) -> dict:
     """The arguments of a VerifierResult (reasoning.verifiers builds it: this module stays below it)."""
     return {"name": name, "fit": fit, "reliability": reliability, "supports": supports,
-            "reasons": [""] * len(supports), "reason": reason, "ids": ids}
+            "reasons": [""] * len(supports), "reason": reason, "ids": ids, "values": values}
 
 
 def property_results(f: Facts, a) -> list[dict]:
@@ -187,7 +187,8 @@ def property_results(f: Facts, a) -> list[dict]:
         reason = (f"{row.tool} measures {row.name} = {truth!r} (output {fact.detail.get('raw')!r}); choices read as "
                   f"{named}"
                   + ("" if lexical else " (some by MiniLM similarity to the vocabulary)"))
-        out.append(_result(f"property_{row.name}", fit, row.reliability, supports, reason, fact.evidence_ids))
+        out.append(_result(f"property_{row.name}", fit, row.reliability, supports, reason, fact.evidence_ids,
+                           [None if v is None else str(v) for v in vals]))
         tools.append(row.tool)
     out = _one_per_tool(out, tools)
     for sel, qsim in _selector_asked(a.question, a.choices)[:1]:
@@ -212,9 +213,11 @@ def _one_per_tool(results: list[dict], tools: list[str]) -> list[dict]:
             merged.append(group[0])
             continue
         supports = [min(r["supports"][i] for r in group) for i in range(len(group[0]["supports"]))]
+        values = [None if any((r["values"] or [None] * len(supports))[i] is None for r in group)
+                  else " & ".join(str(r["values"][i]) for r in group) for i in range(len(supports))]
         merged.append(_result(group[0]["name"], min(r["fit"] for r in group), min(r["reliability"] for r in group),
                               supports, "; ".join(r["reason"] for r in group),
-                              list(dict.fromkeys(i for r in group for i in r["ids"]))))
+                              list(dict.fromkeys(i for r in group for i in r["ids"])), values))
     return merged
 
 

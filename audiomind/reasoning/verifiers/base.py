@@ -35,6 +35,9 @@ class VerifierResult(BaseModel):
     verdicts: list[Verdict]
     reason: str
     evidence_ids: list[str] = Field(default_factory=list)
+    values: list[str | None] | None = Field(
+        default=None, description="each choice as the check reads it: the value of what it measures that the choice "
+        "names (None: names none); None for a check that does not read choices as values")
 
     @property
     def decisive(self) -> bool:
@@ -71,11 +74,11 @@ def declare(check: str, *, function: str, supports: list[str], not_for: list[str
 
 
 def _result(name: str, a: QuestionAnalysis, fit: float, reliability: float, supports: list[float],
-            reasons: list[str], reason: str, ids: list[str]) -> VerifierResult:
+            reasons: list[str], reason: str, ids: list[str], values: list[str | None] | None = None) -> VerifierResult:
     return VerifierResult(name=name, fit=round(max(0.0, min(1.0, fit)), 3), reliability=reliability,
                           verdicts=[Verdict(support=round(max(-1.0, min(1.0, s)), 3), reason=r)
                                     for s, r in zip(supports, reasons)],
-                          reason=reason, evidence_ids=ids)
+                          reason=reason, evidence_ids=ids, values=values)
 
 
 def _label_choice_similarity(labels: list[str], choices: list[str]) -> list[list[float]]:
