@@ -357,7 +357,7 @@ def build_item(item: dict, cfg: dict, rng: np.random.Generator, tmp: Path) -> np
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--set", required=True, choices=[f"{k}_v{v}" for v in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11) for k in ("reasoning", "perception")])
+    ap.add_argument("--set", required=True, choices=[f"{k}_v{v}" for v in (1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12) for k in ("reasoning", "perception")])
     ap.add_argument("--out", required=True, type=Path)
     ap.add_argument("--seed", type=int, default=0)
     args = ap.parse_args()
