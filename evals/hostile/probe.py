@@ -203,6 +203,15 @@ class Sandbox:
         data["artifacts"][0]["path"] = "../outside/secret.wav"
         self.trace_out_rel.write_text(json.dumps(data))
         write_trace(trace_state(self.outside / "secret.wav", "run_secret"), self.outside / "secret.json")
+        # traces whose clip, in the trace's own folder, is a FIFO / /dev/zero / a 10-hour FLAC (the viewer
+        # embeds, the audit hashes, the replay decodes what a trace names there)
+        self.art_traces = {}
+        for kind, clip in [("fifo", "pipe.wav"), ("zero", "zero.wav"), ("long", "ten_hours.flac")]:
+            d = json.loads(self.trace.read_text())
+            d["run"]["run_id"] = f"run_{kind}_art"
+            d["question"]["audio_path"] = d["artifacts"][0]["path"] = str(self.root / clip)
+            self.art_traces[kind] = self.root / f"{kind}_art.json"
+            self.art_traces[kind].write_text(json.dumps(d))
         self.deep = self.dir / "deep.json"
         self.deep.write_text("[" * 100_000 + "]" * 100_000)
         self.bigint = self.dir / "bigint.json"
@@ -488,7 +497,7 @@ def catalogue(sh: Shared, slow: bool = True) -> list[Case]:
         "trace", "export", b.trace, "--otlp", f"file://{b.outside}/secret.json"], (1, 2), bound_s=30))
     cases.append(cli_case("bench run", "--audio-dir is a FIFO", lambda b: [
         "bench", "run", "--items", b.items([_row("good", "tone.wav")]), "--audio-dir", b.root / "pipe.wav", "--out",
-        b.dir / "run", "--planner", ok, "--frontend", ok, "--no-progress", "--no-cache"], (0, 2), bound_s=40))
+        b.dir / "run", "--planner", ok, "--frontend", ok, "--no-progress", "--no-cache"], (0, 2, 3), bound_s=40))
     if slow:
         cases.append(cli_case("ask", "ten-hour flac, model front end", lambda b: [
             "ask", b.root / "ten_hours.flac", "Is there a tone?", *choices, "--planner", ok, "--frontend", ok,
@@ -544,6 +553,11 @@ def catalogue(sh: Shared, slow: bool = True) -> list[Case]:
         if cmd in ("audit", "replay", "html"):
             cases.append(cli_case(f"trace {cmd}", "artifact ../outside", lambda b, c=cmd: trace_cmd(
                 c, b, b.trace_out_rel), (0, 1, 2, 3), bound_s=40))
+    for kind in ("fifo", "zero", "long"):
+        for cmd in ("show", "audit", "html", "replay", "validate"):
+            cases.append(cli_case(f"trace {cmd}", f"clip in the run folder is {kind}", lambda b, c=cmd, k=kind: trace_cmd(
+                c, b, b.art_traces[k]), (0, 1, 2, 3), bound_s=60, slow=kind == "long", roots=False,
+                check=_page_clean("site/*.html") if cmd == "html" else None))
     cases.append(cli_case("trace export", "URL credentials", lambda b: [
         "trace", "export", b.trace, "--otlp", f"http://probeuser:{URL_PASS}@127.0.0.1:{sh.dead_port}"], (1, 2),
         bound_s=30, roots=False))
@@ -746,6 +760,9 @@ def serve_cases(sh: Shared) -> list[Case]:
             method="GET", route=f"/v1/traces/{t}/html", check=_body_clean), codes))
     cases.append(Case("viewer", "/v1/traces/{id}/html", "escapes and markup", lambda b: Spec(
         method="GET", route="/v1/traces/run_esc/html", check=_body_clean), (200,)))
+    for kind in ("fifo", "zero", "long"):
+        cases.append(Case("viewer", "/v1/traces/{id}/html", f"clip in the root is {kind}", lambda b, k=kind: Spec(
+            method="GET", route=f"/v1/traces/run_{k}_art/html", check=_body_clean), (200, 422), bound_s=60))
     cases.append(Case("viewer", "/v1/traces/{id}/html", "artifact outside the roots", lambda b: Spec(
         method="GET", route="/v1/traces/run_out/html", check=_body_clean), (200,)))
     for route in ("/healthz", "/metrics", "/openapi.json", "/docs"):
@@ -877,6 +894,8 @@ class Served:
         for src, tid in [(self.box.trace, "run_good"), (self.box.trace_esc, "run_esc"), (self.box.trace_out, "run_out"),
                          (self.box.deep, "deep"), (self.box.bigint, "bigint"), (self.box.nonutf8, "nonutf8")]:
             shutil.copy(src, traces / f"{tid}.json")
+        for kind, f in self.box.art_traces.items():
+            shutil.copy(f, traces / f"run_{kind}_art.json")
         os.mkfifo(traces / "pipe.json")
         os.symlink("/dev/zero", traces / "zero.json")
         os.symlink(self.box.outside / "secret.json", traces / "link_out.json")
