@@ -583,6 +583,16 @@ def catalogue(sh: Shared, slow: bool = True) -> list[Case]:
                        ("long_path", lambda b: "i/" * 40_000 + "x.jsonl"), ("huge_sparse", lambda b: b.huge_json),
                        ("long name part", lambda b: "i" * 300 + ".jsonl")]:
         cases.append(cli_case("bench run", f"items {name}", lambda b, p=path: bench(b, p(b)), REFUSE, bound_s=20))
+    for task in ("mmar", "msu", "synthetic"):
+        for name, src in [("fifo", lambda b: b.fifo_json), ("dev_zero", lambda b: b.zero_json),
+                          ("deep", lambda b: b.deep), ("non_utf8", lambda b: b.nonutf8),
+                          ("empty directory", lambda b: b.root / "folder.wav"), ("huge_sparse", lambda b: b.huge_json)]:
+            cases.append(cli_case("bench run", f"--task {task} source {name}", lambda b, t=task, f=src: [
+                "bench", "run", "--task", t, "--source", f(b), "--audio-dir", b.root, "--out", b.dir / "run",
+                "--planner", ok, "--frontend", ok, "--no-progress", "--no-cache"], (1, 2, 3), bound_s=30))
+    cases.append(cli_case("bench run", "--task msu source: a folder of a pipe, /dev/zero, a link out", lambda b: [
+        "bench", "run", "--task", "msu", "--source", b.dirty, "--audio-dir", b.root, "--out", b.dir / "run",
+        "--planner", ok, "--frontend", ok, "--no-progress", "--no-cache"], (2,), bound_s=30))
     rows_cases: list[tuple[str, Callable[[Sandbox], Path]]] = [
         ("rows: traversal, absolute, link out, pipe, /dev/zero, dir", lambda b: b.items([
             _row("good", "tone.wav"), _row("trav", "../outside/secret.wav"), _row("abs", str(b.outside / "secret.wav")),

@@ -249,3 +249,31 @@ def test_a_manifest_that_is_a_pipe_a_device_or_huge_is_refused_at_once(bad_tools
     assert res.exit_code == 2 and "Traceback" not in res.output, res.output[-1000:]
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and why in lines[0] and "x.toml" in lines[0], lines
+
+
+# ---------------------------------------------------------------- 8. bench run --task msu: its folder, and only it
+
+
+def test_msu_task_files_never_read_through_a_link_out_and_an_empty_folder_is_refused(tmp_path):
+    """The probe's `--task msu` cases: a source folder holding `x.json -> a file elsewhere` had that file
+    opened (find_task_files followed the link out); a folder with no task file ran 0 items at exit 0."""
+    from audiomind.bench.tasks import msu
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    secret = outside / "secret.json"
+    secret.write_text(json.dumps({"not": "a task"}))
+    root = tmp_path / "msu"
+    (root / "sub").mkdir(parents=True)
+    os.symlink(secret, root / "sub" / "leak.json")
+    os.mkfifo(root / "pipe.json")
+    os.symlink("/dev/zero", root / "zero.json")
+    with watch() as opened:
+        assert msu.find_task_files(root) == []
+    never_opened(opened, str(secret))
+    t0 = time.monotonic()
+    res = CliRunner().invoke(app, ["bench", "run", "--task", "msu", "--source", str(root), "--out",
+                                   str(tmp_path / "run"), "--no-progress"])
+    assert time.monotonic() - t0 < 20
+    assert res.exit_code == 2, res.output[-800:]
+    assert "no MSU-Bench task files found" in res.output and "Traceback" not in res.output, res.output[-800:]

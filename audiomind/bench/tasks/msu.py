@@ -54,6 +54,7 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
+import os
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -442,6 +443,8 @@ def find_task_files(root: str | Path, version: str = "interspeech") -> list[Task
     for p in sorted(root.rglob("*.json")):
         if p.name.startswith("."):
             continue
+        if p.is_symlink() and root not in Path(os.path.realpath(p)).parents:
+            continue  # a link that leads out of the benchmark's folder is never read (issue 35)
         try:
             tf = read_task_file(p, root, any_task=version == "v1")
         except (ValueError, AttributeError):  # not JSON / refused by the bounded reader / not an object
@@ -911,6 +914,8 @@ class MSUTask(BaseTask):
         if not items and (root / "data" / "test.jsonl").is_file():
             raise ValueError(f"{root.name}: no task files found; this reads the per-task QA files under "
                              f"{HF_ANNOTATIONS}/<scenario><cn|en>/ (with the WAVs under {HF_AUDIO}/), not data/test.jsonl")
+        if not items:  # an empty or wrong folder: said, not a run of 0 items that exits 0 (issue 35's probe)
+            raise ValueError(f"{root.name}: no MSU-Bench task files found (no readable *.json task file under it)")
         refuse_if_strict(root, [], strict, [it.error for it in items if it.error])
         if limit is not None:
             items = items[:limit]
