@@ -177,6 +177,27 @@ def apply_process_env(*, quiet: bool = False) -> dict[str, str]:
     return set_now
 
 
+_exit_freeze = threading.Lock()
+_exit_freeze_registered = False
+
+
+def freeze_heap_at_exit() -> None:
+    """For a one-shot entry point (the CLI): register, once, an exit handler that freezes the heap (`gc.freeze`),
+    so that the interpreter's last collection skips the objects still alive at exit instead of walking every
+    object of the libraries a question imports (0.4-0.5 s of CPU at the end of each `audiomind ask` on the
+    2-core reference machine). It runs after the other exit handlers (it is registered first); objects already
+    unreachable then are left to the operating system, as at any exit. Until exit it changes nothing (the
+    service, `audiomind serve`, collects as usual)."""
+    global _exit_freeze_registered
+    import atexit
+    import gc
+
+    with _exit_freeze:
+        if not _exit_freeze_registered:
+            atexit.register(gc.freeze)
+            _exit_freeze_registered = True
+
+
 RATE_LIMIT = re.compile(r"(\d+(?:\.\d+)?)?(?:/(\d+(?:\.\d+)?))?")
 """A rate limit as written: 'RPM', 'RPM/TPM' or '/TPM' (positive numbers)."""
 
