@@ -188,6 +188,7 @@ class Sandbox:
         os.mkfifo(self.root / "pipe.wav")
         os.symlink("/dev/zero", self.root / "zero.wav")
         os.symlink(self.outside / "secret.wav", self.root / "link_out.wav")
+        os.symlink(self.outside, self.root / "dirlink")  # a folder link out of the root
         (self.root / "bytes.wav").write_bytes(b"\xff\xfe not audio \x9b\x1b[2J\n" * 40)
         # traces
         t = self.root / "traces"
@@ -597,7 +598,7 @@ def catalogue(sh: Shared, slow: bool = True) -> list[Case]:
         ("rows: traversal, absolute, link out, pipe, /dev/zero, dir", lambda b: b.items([
             _row("good", "tone.wav"), _row("trav", "../outside/secret.wav"), _row("abs", str(b.outside / "secret.wav")),
             _row("link", "link_out.wav"), _row("pipe", "pipe.wav"), _row("zero", "zero.wav"),
-            _row("dir", "folder.wav"), _row("long", "a/" * 3000 + "tone.wav")])),
+            _row("dir", "folder.wav"), _row("long", "a/" * 3000 + "tone.wav"), _row("dirlink", "dirlink/secret.wav")])),
         ("rows: deep, 5001 digits, non-UTF-8, escapes", lambda b: b.items(
             [_row("good", "tone.wav"), _row(f"esc{ESC_TEXT}", "tone2.wav", f"Is there a tone? {ESC_TEXT}")],
             raw=b"[" * 100_000 + b"]" * 100_000 + b"\n" + b'{"id": "big", "n": ' + b"9" * 5001 + b"}\n"
@@ -701,6 +702,7 @@ def serve_cases(sh: Shared) -> list[Case]:
              "traversal": ("../outside/secret.wav", (403, 400)), "absolute out": ("{outside}/secret.wav", (403, 400)),
              "absolute /etc/passwd": ("/etc/passwd", (403, 400)), "long_path": ("a/" * 40_000 + "tone.wav", (400,)),
              "NUL": ("tone\x00.wav", (400,)), "escapes": (f"x{ESC_TEXT}.wav", (400, 404)),
+             "through a folder link out": ("dirlink/secret.wav", (403, 400)),
              "ten-hour flac": ("ten_hours.flac", (400,)), "not audio": ("bytes.wav", (400,))}
     for name, (p, codes) in paths.items():
         def fix(b: Sandbox, p: str = p) -> str:
@@ -801,7 +803,7 @@ def mcp_cases(sh: Shared) -> list[Case]:
     hostile = {"missing": "nothing.wav", "directory": "folder.wav", "fifo": "pipe.wav", "dev_zero": "zero.wav",
                "link out": "link_out.wav", "traversal": "../outside/secret.wav", "absolute out": "{outside}/secret.wav",
                "long_path": "a/" * 40_000 + "tone.wav", "escapes": f"x{ESC_TEXT}.wav", "not audio": "bytes.wav",
-               "ten-hour flac": "ten_hours.flac"}
+               "ten-hour flac": "ten_hours.flac", "through a folder link out": "dirlink/secret.wav"}
     for name, p in hostile.items():
         def arg(b: Sandbox, p: str = p) -> str:
             return p.replace("{outside}", str(b.outside))
