@@ -15,6 +15,7 @@ its span, its ordinal among the items, its third of the clip, a time inside it.
 from __future__ import annotations
 
 import difflib
+from typing import TypedDict
 
 import numpy as np
 
@@ -160,19 +161,31 @@ def tools_for(question: str, choices: list[str]) -> list[str]:
     return list(dict.fromkeys(tools))
 
 
-def _result(name: str, fit: float, reliability: float, supports: list[float], reason: str,
-            ids: list[str], values: list[str | None] | None = None) -> dict:
+class ResultArgs(TypedDict):
     """The arguments of a VerifierResult (reasoning.verifiers builds it: this module stays below it)."""
-    return {"name": name, "fit": fit, "reliability": reliability, "supports": supports,
-            "reasons": [""] * len(supports), "reason": reason, "ids": ids, "values": values}
+
+    name: str
+    fit: float
+    reliability: float
+    supports: list[float]
+    reasons: list[str]
+    reason: str
+    ids: list[str]
+    values: list[str | None] | None
 
 
-def property_results(f: Facts, a) -> list[dict]:
+def _result(name: str, fit: float, reliability: float, supports: list[float], reason: str,
+            ids: list[str], values: list[str | None] | None = None) -> ResultArgs:
+    return ResultArgs(name=name, fit=fit, reliability=reliability, supports=supports, reasons=[""] * len(supports),
+                      reason=reason, ids=ids, values=values)
+
+
+def property_results(f: Facts, a) -> list[ResultArgs]:
     """Verdicts (as VerifierResult arguments) for the measured properties the choices name, and for a selector
     question."""
     if not a.choices:
         return []
-    out: list[dict] = []
+    out: list[ResultArgs] = []
     tools: list[str] = []
     for row, vals, lexical, qsim in _rows_asked(a.question, a.choices, a.families):
         fact = f.values.get(f"property:{row.name}")
@@ -201,20 +214,21 @@ def property_results(f: Facts, a) -> list[dict]:
     return out
 
 
-def _one_per_tool(results: list[dict], tools: list[str]) -> list[dict]:
+def _one_per_tool(results: list[ResultArgs], tools: list[str]) -> list[ResultArgs]:
     """Verdicts of properties one tool measures together (an envelope's onset and offset) as one verdict: a
     choice is supported only when every property supports it, contradicted when any contradicts it, else
     unsupported ('an abrupt start and a gradual fade-out' needs both). Alone, each would support two of four
     choices and disagree with the other."""
-    merged: list[dict] = []
+    merged: list[ResultArgs] = []
     for tool in dict.fromkeys(tools):
         group = [r for r, t in zip(results, tools) if t == tool]
         if len(group) == 1:
             merged.append(group[0])
             continue
         supports = [min(r["supports"][i] for r in group) for i in range(len(group[0]["supports"]))]
-        values = [None if any((r["values"] or [None] * len(supports))[i] is None for r in group)
-                  else " & ".join(str(r["values"][i]) for r in group) for i in range(len(supports))]
+        read = [r["values"] or [None] * len(supports) for r in group]
+        values: list[str | None] = [None if any(v[i] is None for v in read) else " & ".join(str(v[i]) for v in read)
+                                    for i in range(len(supports))]
         merged.append(_result(group[0]["name"], min(r["fit"] for r in group), min(r["reliability"] for r in group),
                               supports, "; ".join(r["reason"] for r in group),
                               list(dict.fromkeys(i for r in group for i in r["ids"])), values))

@@ -58,6 +58,7 @@ NOT_QUESTION_TEXT: dict[str, str] = {
     "tools/descriptors/speech.py": "letters of recognised words (spelled-out words)",
     "tools/descriptors/playing.py": "a chord's attack pattern as a string of S (single onset) and B (block) marks",
     "tools/mcp_server.py": "tool names and URIs",
+    "tools/mcp_transport.py": "the JSON-RPC id of an unreadable request line",
 }
 
 # judges modules whose expressions still read instructions, rubric items or AURA questions themselves
