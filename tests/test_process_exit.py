@@ -1,6 +1,6 @@
-"""A one-shot `audiomind` process exits without a last collection over every imported object
-(audiomind.config.freeze_heap_at_exit, called by the CLI's entry callback): the heap is frozen by the last exit
-handler, once, and nothing before exit changes."""
+"""An `audiomind` command collects garbage less often and exits without a last collection over every imported
+object (audiomind.config.command_gc, called by the CLI's entry callback): its thresholds are set and the heap is
+frozen by the last exit handler, once."""
 
 from __future__ import annotations
 
@@ -13,16 +13,18 @@ import atexit, gc
 atexit.register(lambda: print("frozen at exit:", gc.get_freeze_count() > 0))  # runs after the CLI's handler
 from audiomind import config
 before = atexit._ncallbacks()
-config.freeze_heap_at_exit()
-config.freeze_heap_at_exit()
-print("registered:", atexit._ncallbacks() - before, "frozen now:", gc.get_freeze_count() > 0)
+config.command_gc()
+config.command_gc()
+print("registered:", atexit._ncallbacks() - before, "frozen now:", gc.get_freeze_count() > 0,
+      "thresholds:", gc.get_threshold() == config.COMMAND_GC_THRESHOLD)
 """
 
 
-def test_the_heap_is_frozen_by_the_last_exit_handler_once():
+def test_thresholds_set_and_the_heap_frozen_by_the_last_exit_handler_once():
     out = subprocess.run([sys.executable, "-c", CHECK], capture_output=True, text=True, check=True, timeout=60,
                          env=dict(os.environ))
-    assert out.stdout.splitlines() == ["registered: 1 frozen now: False", "frozen at exit: True"]
+    assert out.stdout.splitlines() == ["registered: 1 frozen now: False thresholds: True",
+                                     "frozen at exit: True"]
 
 
 def test_the_cli_entry_registers_it():
