@@ -48,9 +48,21 @@ def cell(text: Any) -> str:
     return escape(one_line(str(text)))
 
 
+MAX_ERROR_CHARS = 1000
+
+
+def error_text(message: object) -> str:
+    """An error message as its one line shows it: control characters as escapes, clipped to MAX_ERROR_CHARS."""
+    from audiomind.paths import clip_text
+
+    return one_line(clip_text(str(message), MAX_ERROR_CHARS))
+
+
 def fail(message: str, code: int = 2) -> NoReturn:
-    """A user-fixable error: one red line on stderr, a non-zero exit, never a traceback."""
-    err.print(f"[bold red]error:[/] {escape(one_line(message))}", soft_wrap=True)  # one line, however long
+    """A user-fixable error: one red line on stderr, a non-zero exit, never a traceback. The line is kept to
+    about MAX_ERROR_CHARS (its middle left out, both ends kept): a message echoing an 80,000-character path
+    or a whole row is still one readable line."""
+    err.print(f"[bold red]error:[/] {escape(error_text(message))}", soft_wrap=True)  # one line, however long
     raise typer.Exit(code)
 
 

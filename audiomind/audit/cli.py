@@ -35,9 +35,9 @@ def _shown(text: object) -> str:
 
 
 def _fail(message: str, code: int = 2) -> NoReturn:
-    from audiomind.cli_common import one_line
+    from audiomind.cli_common import error_text
 
-    err.print(f"[bold red]error:[/] {escape(one_line(message))}", soft_wrap=True)
+    err.print(f"[bold red]error:[/] {escape(error_text(message))}", soft_wrap=True)
     raise typer.Exit(code)
 
 

@@ -277,3 +277,23 @@ def test_msu_task_files_never_read_through_a_link_out_and_an_empty_folder_is_ref
     assert time.monotonic() - t0 < 20
     assert res.exit_code == 2, res.output[-800:]
     assert "no MSU-Bench task files found" in res.output and "Traceback" not in res.output, res.output[-800:]
+
+
+# ---------------------------------------------------------------- 9. an error line stays readable
+
+
+@pytest.mark.parametrize("args", [
+    ["trace", "show", "t/" * 40_000 + "x.json"],
+    ["trace", "validate", "t/" * 40_000 + "x.json"],
+    ["ask", "a/" * 40_000 + "tone.wav", "Is there a tone?"],
+    ["judge", "rubric", "a/" * 40_000 + "tone.wav", "a tone"],
+])
+def test_an_error_echoing_an_80000_character_path_is_one_clipped_line(args):
+    """The probe's long_path cases: the refusal repeated the whole 80,000-character path (one line of 80 KB);
+    now clipped to about 1,000 characters, both ends kept (the file name is still there)."""
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2, res.output[-500:]
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:"), lines[:2]
+    assert len(lines[0]) < 1200 and "more characters" in lines[0], len(lines[0])
+    assert ".json" in lines[0][-300:] or ".wav" in lines[0][-300:], lines[0][-300:]  # the name is still there
