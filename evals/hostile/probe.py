@@ -1284,7 +1284,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"- {r.case.id}: " + "; ".join(f"{k}: {v}" for k, v in r.failures.items())[:600])
     rows = [{"id": r.case.id, "surface": r.case.surface, "target": r.case.target, "case": r.case.name,
              "expect": list(r.case.expect), "code": r.code, "wall_s": round(r.wall_s, 2), "max_rss_kb": r.rss_kb,
-             "failures": r.failures, "said": summary_line(r)} for r in results]
+             "failures": r.failures, "said": summary_line(r),
+             "longest_line": max((len(x) for x in (r.err if r.case.surface == "cli" else "").splitlines()), default=0)}
+            for r in results]
+    long_lines = [row["id"] for row in rows if row["longest_line"] > 2000]
+    print(f"stderr lines over 2,000 characters (cli): {len(long_lines)}" + (f": {long_lines}" if long_lines else ""))
     Path(opts.json).parent.mkdir(parents=True, exist_ok=True)
     Path(opts.json).write_text(json.dumps({"elapsed_s": round(elapsed, 1), "cases": len(results),
                                            "failing": len(failing), "table": table(results), "rows": rows},
