@@ -421,6 +421,8 @@ def report(
     t = Table("measure", "value", title=escape(visible(f"report ({run_dir})")))
     o = rep.overall
     t.add_row("items / scored / correct", f"{o.n} / {o.scored} / {o.correct}")
+    if rep.skipped_lines:
+        t.add_row("results.jsonl lines left out", f"{rep.skipped_lines} (unreadable or not result rows)")
     t.add_row("accuracy %", "-" if o.accuracy is None else f"{o.accuracy:.2f}")
     b = rep.behaviour
     t.add_row("mean planner tool calls", "-" if b.mean_tool_calls is None else f"{b.mean_tool_calls:.2f}")

@@ -35,7 +35,7 @@ from typing import Any
 from pydantic import BaseModel, Field, ValidationError
 
 from audiomind.bench.prices import RunCost, run_cost
-from audiomind.bench.runner import RUN_FILE, atomic_write_text, load_results
+from audiomind.bench.runner import RUN_FILE, atomic_write_text, read_results
 from audiomind.fsutil import load_json_file
 from audiomind.paths import markdown_text as _md
 from audiomind.paths import visible
@@ -263,10 +263,6 @@ def verdict_scores(name: str, ps: list[float], labels: list[bool], threshold: fl
     return vs
 
 
-def _mean4(xs: list[float]) -> float | None:
-    return round(statistics.fmean(xs), 4) if xs else None
-
-
 def judge_report(run_dir: str | Path, kind: str) -> JudgeReport:
     """The judge section of a judge task's run: per operation (edit-eval), and against the labels: accuracy,
     ROC-AUC, reliability bins, ECE and decisive verdicts of each score (JUDGE_SCORERS)."""
@@ -288,9 +284,9 @@ def judge_report(run_dir: str | Path, kind: str) -> JudgeReport:
             lab = [r for r in rs if r.correct is not None]
             rep.operations.append(OperationScores(
                 operation=name, n=len(rs),
-                edit_score=_mean4([f["edit_score"] for f in fig if f.get("edit_score") is not None]),
-                faith_score=_mean4([f["faith_score"] for f in fig if f.get("faith_score") is not None]),
-                effectiveness=_mean4([f["effectiveness"] for f in fig if f.get("effectiveness") is not None]),
+                edit_score=_mean([f["edit_score"] for f in fig if f.get("edit_score") is not None], 4),
+                faith_score=_mean([f["faith_score"] for f in fig if f.get("faith_score") is not None], 4),
+                effectiveness=_mean([f["effectiveness"] for f in fig if f.get("effectiveness") is not None], 4),
                 effective_share=_pct(sum(1 for f in fig if f.get("effectiveness_label") == "effective"), len(rs)),
                 labelled=len(lab), accuracy=_pct(sum(1 for r in lab if r.correct), len(lab))))
     for i, (name, key, thr, prob) in enumerate(JUDGE_SCORERS.get(kind, ())):
@@ -423,6 +419,7 @@ class Report(BaseModel):
     coverage_curve: list[tuple[float, float, float | None]] = Field(
         default_factory=list, description="(confidence threshold, coverage %, accuracy % of the answers at or above it)")
     task_scores: TaskScores | None = Field(default=None, description="the task's own score file, when the run has one")
+    skipped_lines: int = Field(default=0, description="lines of results.jsonl left out: unreadable or not result rows")
     comparison: Comparison | None = Field(default=None, description="set side by side with another run")
     judge: JudgeReport | None = Field(default=None, description="a judge task's run (edit-eval, rubric-judge, aura)")
 
@@ -452,8 +449,8 @@ def _acc(rows: list[dict[str, Any]]) -> Acc:
                accuracy=round(100.0 * correct / len(scored), 2) if scored else None)
 
 
-def _mean(xs: list[float]) -> float | None:
-    return round(statistics.fmean(xs), 3) if xs else None
+def _mean(xs: list[float], digits: int = 3) -> float | None:
+    return round(statistics.fmean(xs), digits) if xs else None
 
 
 def percentile(xs: list[float], q: float) -> float | None:
@@ -533,19 +530,20 @@ def answer_calibration(rows: Iterable[dict[str, Any]]) -> tuple[float | None, li
     return ece, curve
 
 
-def results(run_dir: str | Path) -> dict[str, dict[str, Any]]:
-    """`runner.load_results` (the bounded reader: a FIFO, device or huge results.jsonl refused, a bad line skipped)
-    less the rows that are not result rows (wrong types, a number no float holds): figures from typed rows."""
+def results(run_dir: str | Path) -> tuple[dict[str, dict[str, Any]], int]:
+    """(runner.read_results's rows that are result rows, how many non-blank lines were left out: unreadable or not)."""
     from audiomind.bench.items import ItemResult
 
+    rows, skipped = read_results(run_dir)
     out: dict[str, dict[str, Any]] = {}
-    for key, row in load_results(run_dir).items():
+    for key, row in rows.items():
         try:
             ItemResult.model_validate(row)
         except (ValidationError, ValueError, OverflowError):
-            continue
-        out[key] = row
-    return out
+            skipped += 1
+        else:
+            out[key] = row
+    return out, skipped
 
 
 def _by(rows: Iterable[dict[str, Any]], key: str) -> dict[str, list[dict[str, Any]]]:
@@ -582,7 +580,7 @@ def compare_runs(run_a: str | Path, run_b: str | Path, group_keys: Iterable[str]
     """Two runs side by side: accuracy overall and per group value (every grouping field either run's items
     carry), and, over the items scored in both, how often each run alone was right."""
     run_a, run_b = Path(run_a), Path(run_b)
-    ra, rb = results(run_a), results(run_b)
+    ra, rb = results(run_a)[0], results(run_b)[0]
     rows_a, rows_b = list(ra.values()), list(rb.values())
     groups: dict[str, dict[str, SideBySide]] = {}
     for key in group_keys:
@@ -604,7 +602,8 @@ def compare_runs(run_a: str | Path, run_b: str | Path, group_keys: Iterable[str]
 def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) -> Report:
     """The numbers of the report (no files written)."""
     run_dir = Path(run_dir)
-    rows = list(results(run_dir).values())
+    typed, skipped = results(run_dir)
+    rows = list(typed.values())
     ran = [r for r in rows if r.get("status") != "missing_audio"]
     groups = {key: {k: _acc(v) for k, v in sorted(by.items())} for key in group_keys if (by := _by(rows, key))}
     calls = [int(r.get("tool_calls") or 0) for r in ran]
@@ -636,7 +635,7 @@ def build_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS) ->
         behaviour=behaviour, latency=latency,
         input_tokens=sum(int(r.get("input_tokens") or 0) for r in rows),
         output_tokens=sum(int(r.get("output_tokens") or 0) for r in rows),
-        cost_usd=cost.cost_usd, cost=cost, config=config, task_scores=task_scores(run_dir),
+        cost_usd=cost.cost_usd, cost=cost, config=config, task_scores=task_scores(run_dir), skipped_lines=skipped,
     )
     if config.get("judge"):  # a judge task: `confidence` is the verdict's p(positive), tabled in its own section
         rep.judge = judge_report(run_dir, str(config["judge"]))
@@ -859,6 +858,8 @@ def render_markdown(rep: Report) -> str:
     o = rep.overall
     partial = f" (partial: {rep.statuses['error']} errors, not scored)" if rep.statuses.get("error") else ""
     out += [f"Items: {o.n}; scored: {o.scored}; correct: {o.correct}; **accuracy: {_fmt(o.accuracy, ' %')}**{partial}", ""]
+    out += [f"**{rep.skipped_lines} line(s) of results.jsonl were left out**: unreadable or not result rows.", ""
+            ] if rep.skipped_lines else []
     out += ["## Outcomes", "", "| status | items |", "|---|---:|"]
     out += [f"| {_md(k)} | {v} |" for k, v in sorted(rep.statuses.items())]
     tokens = rep.input_tokens + rep.output_tokens
@@ -914,7 +915,7 @@ def write_report(run_dir: str | Path, group_keys: Iterable[str] = GROUP_KEYS, pl
                 rep.plots[key] = f"plots/{name}"
         _plot_tools(pdir / "tool_calls_vs_accuracy.png", rep.behaviour)
         rep.plots["tools"] = "plots/tool_calls_vs_accuracy.png"
-        times = [float(r.get("wall_time_s") or 0) for r in results(run_dir).values()
+        times = [float(r.get("wall_time_s") or 0) for r in results(run_dir)[0].values()
                  if r.get("status") != "missing_audio"]
         _plot_latency(pdir / "latency.png", times)
         rep.plots["latency"] = "plots/latency.png"

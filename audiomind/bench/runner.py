@@ -187,22 +187,34 @@ class ResultLog:
 def load_results(run_dir: str | Path) -> dict[str, dict[str, Any]]:
     """Committed results of a run directory (last line per id wins), in commit order. Read by the bounded reader
     (audiomind.fsutil): a results.jsonl that is a FIFO, a device or over the size cap is refused (InputFileError,
-    a ValueError); a line that is torn, too long, too deep or not an object with an id is skipped."""
+    a ValueError); a line that is torn, too long, too deep or not an object with an id is skipped
+    (`read_results` counts them)."""
+    return read_results(run_dir)[0]
+
+
+def read_results(run_dir: str | Path) -> tuple[dict[str, dict[str, Any]], int]:
+    """(`load_results`, how many non-blank lines it skipped)."""
     from audiomind.fsutil import InputFileError, input_lines, loads_json
 
     path = Path(run_dir) / RESULTS_FILE
     out: dict[str, dict[str, Any]] = {}
+    skipped = 0
     if not path.exists():
-        return out
+        return out, skipped
     for _, raw in input_lines(path):
+        if not raw or not raw.strip():
+            continue
         try:
-            row = loads_json(raw.decode("utf-8", errors="replace")) if raw and raw.strip() else None
+            row = loads_json(raw.decode("utf-8", errors="replace"))
         except InputFileError:
+            skipped += 1
             continue
         if isinstance(row, dict) and isinstance(row.get("id"), str):
             out.pop(row["id"], None)
             out[row["id"]] = row
-    return out
+        else:
+            skipped += 1
+    return out, skipped
 
 
 # ---------------------------------------------------------------- one item

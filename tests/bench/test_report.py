@@ -225,3 +225,23 @@ def test_answers_get_an_ece_and_a_coverage_accuracy_curve():
     assert ece == pytest.approx(0.1, abs=1e-4)
     by = {t: (cov, acc) for t, cov, acc in curve}
     assert by[0.0] == (100.0, 60.0) and by[0.5] == (50.0, 80.0) and by[0.9] == (50.0, 80.0)
+
+
+def test_lines_that_are_not_result_rows_are_counted_and_said(run_dir):
+    """A torn line, a line that is not an object with an id, and a row whose fields have the wrong types are
+    left out of every figure, and the report says how many (Markdown, table, JSON); a clean run says nothing."""
+    clean = build_report(run_dir)
+    assert clean.skipped_lines == 0 and "left out" not in write_report(run_dir, plots=False).read_text()
+    with (run_dir / "results.jsonl").open("a") as f:
+        f.write('{"id": "torn", "status": "answ\n')
+        f.write('["not", "an", "object"]\n')
+        f.write(json.dumps({"id": "typed-wrong", "status": "answered", "tool_calls": "many"}) + "\n")
+        f.write("\n")  # a blank line is no row and nothing left out
+    rep = build_report(run_dir)
+    assert rep.skipped_lines == 3
+    assert (rep.overall.n, rep.overall.correct) == (clean.overall.n, clean.overall.correct)
+    assert "**3 line(s) of results.jsonl were left out**" in write_report(run_dir, plots=False).read_text()
+    out = CliRunner().invoke(bench_app, ["report", str(run_dir), "--no-plots"])
+    assert out.exit_code == 0 and "lines left out" in out.output and "3 (unreadable" in out.output
+    js = CliRunner().invoke(bench_app, ["report", str(run_dir), "--no-plots", "--json"])
+    assert json.loads(js.output)["report"]["skipped_lines"] == 3
