@@ -60,7 +60,9 @@ from audiomind.serve_guards import (
     ReadDeadline,
     SizeLimitMiddleware,
     check_upload,
+    readable_trace,
     slot_audio,
+    trace_state,
 )
 
 if TYPE_CHECKING:
@@ -366,21 +368,9 @@ class Service:
         return out
 
     def public_trace(self, trace_id: str) -> str:
-        """A trace's JSON as a client sees it: the uploads, roots and artifact folder by their roles
-        (`<uploads>/sha.wav`, `<root>/a.wav`, `<traces>/RUN.artifacts`), no server folder. Read by the bounded
-        reader and parsed with its limits first: a file there that is not UTF-8, not JSON, nested too deeply
-        or holding a 5,001-digit integer is a 422 naming what is wrong, never a 500 nor served as it is."""
-        return self.public(self.readable_trace(self.trace_file(trace_id), trace_id)[0])
-
-    def readable_trace(self, f: Path, trace_id: str) -> tuple[str, Any]:
-        """(the text, the JSON value) of a trace file, or HTTPException 422 saying why it is not readable."""
-        from audiomind.fsutil import InputFileError, decode_utf8, loads_json, read_input_bytes
-
-        try:
-            text = decode_utf8(read_input_bytes(f), "the trace")
-            return text, loads_json(text)
-        except InputFileError as exc:
-            raise HTTPException(422, f"trace {trace_id!r} is not a readable trace: {exc.reason}") from None
+        """A trace's JSON as a client sees it: uploads, roots and artifacts by their roles (`<uploads>/sha.wav`,
+        `<root>/a.wav`, `<traces>/RUN.artifacts`), no server folder; unreadable: 422 (serve_guards)."""
+        return self.public(readable_trace(self.trace_file(trace_id), trace_id)[0])
 
     # -- agents
     def agent(self, planner: str | None = None, frontend: str | None = None) -> Any:
@@ -388,11 +378,9 @@ class Service:
         planner, frontend = planner or s.agent.planner, frontend or s.agent.frontend
         if planner not in s.planners() or frontend not in s.frontends():
             from audiomind.audit.otel import redact_userinfo  # a URL's user and password are never repeated
-
             which, given, allowed = (("planner", planner, s.planners()) if planner not in s.planners()
                                      else ("front end", frontend, s.frontends()))
-            raise HTTPException(400, redact_userinfo(f"{which} {given!r} is not allowed here; allowed: "
-                                                     f"{', '.join(allowed)}"))
+            raise HTTPException(400, redact_userinfo(f"{which} {given!r} is not allowed here; allowed: {', '.join(allowed)}"))
         key = (planner, frontend)
         with self._agents_lock:
             if key not in self._agents:
@@ -512,9 +500,8 @@ class Service:
 
     async def audio_input(self, upload: UploadFile | None, path: str | None, name: str = "audio",
                           path_field: str = "path") -> tuple[Path, str]:
-        """The audio a request names (an upload, or a path under a root) and how to name it back to the
-        client (the upload's file name or the path as given, cut to 120 characters: never where it is
-        stored)."""
+        """The audio a request names (an upload, or a path under a root) and how to name it back to the client
+        (the upload's file name or the path as given, cut to 120 characters: never where it is stored)."""
         from audiomind.paths import clip_text
 
         if (upload is None) == (not path):
@@ -585,22 +572,14 @@ class Service:
 
     def render_html(self, trace_id: str) -> Path:
         """The viewer page of a trace (rendered once, again only when the trace file changed)."""
-        from pydantic import ValidationError
-
         from audiomind.audit.audit import Auditor
         from audiomind.audit.html import render_page
-        from audiomind.state import EvidenceState
 
         f = self.trace_file(trace_id)
         out_dir = self.settings.trace_dir / "html"
         allow = [self.settings.upload_dir, *self.roots]
         with self._html_lock:
-            _, data = self.readable_trace(f, trace_id)
-            try:
-                st = EvidenceState.model_validate(data)
-            except ValidationError as exc:
-                raise HTTPException(422, f"trace {trace_id!r} is not a readable trace: {exc.error_count()} "
-                                         "field(s) do not fit the trace schema") from None
+            st = trace_state(f, trace_id)
             stem = re.sub(r"[^A-Za-z0-9_.-]+", "_", st.run.run_id) or "trace"
             page = out_dir / f"{stem}.html"
             if page.exists() and page.stat().st_mtime >= f.stat().st_mtime:

@@ -40,6 +40,32 @@ DEFAULT_HEADER_TIMEOUT_S = 10.0
 DEFAULT_BODY_TIMEOUT_S = 120.0
 
 
+def readable_trace(f: Path, trace_id: str) -> tuple[str, Any]:
+    """(the text, the JSON value) of a served trace file, read by the bounded reader and parsed with its limits:
+    a file that is not UTF-8, not JSON, nested too deeply or holding a 5,001-digit integer is an HTTPException
+    422 naming what is wrong, never a 500 nor served as it is."""
+    from audiomind.fsutil import InputFileError, decode_utf8, loads_json, read_input_bytes
+
+    try:
+        text = decode_utf8(read_input_bytes(f), "the trace")
+        return text, loads_json(text)
+    except InputFileError as exc:
+        raise HTTPException(422, f"trace {trace_id!r} is not a readable trace: {exc.reason}") from None
+
+
+def trace_state(f: Path, trace_id: str) -> Any:
+    """The EvidenceState of a served trace file (`readable_trace`), or a 422 when it does not fit the schema."""
+    from pydantic import ValidationError
+
+    from audiomind.state import EvidenceState
+
+    try:
+        return EvidenceState.model_validate(readable_trace(f, trace_id)[1])
+    except ValidationError as exc:
+        raise HTTPException(422, f"trace {trace_id!r} is not a readable trace: {exc.error_count()} field(s) do "
+                                 "not fit the trace schema") from None
+
+
 def _audio_reason(exc: Exception, path: Path) -> str:
     """Why a file is not usable audio, in words that name no server path: the decoder's own reason (the part
     of ffprobe's message after the file name), or the probe's sentence with the path taken out."""

@@ -54,7 +54,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import json
-import os
 import re
 from collections import defaultdict
 from collections.abc import Iterable
@@ -441,10 +440,8 @@ def find_task_files(root: str | Path, version: str = "interspeech") -> list[Task
     root = Path(root).resolve()
     out = []
     for p in sorted(root.rglob("*.json")):
-        if p.name.startswith("."):
-            continue
-        if p.is_symlink() and root not in Path(os.path.realpath(p)).parents:
-            continue  # a link that leads out of the benchmark's folder is never read (issue 35)
+        if p.name.startswith(".") or (p.is_symlink() and root not in p.resolve().parents):
+            continue  # hidden, or a link out of the benchmark's folder (never read: issue 35)
         try:
             tf = read_task_file(p, root, any_task=version == "v1")
         except (ValueError, AttributeError):  # not JSON / refused by the bounded reader / not an object
@@ -702,12 +699,10 @@ class Bucket:
                                            "other_wrong", "instruction_not_follow")}
         d["accuracy"] = round(self.accuracy, 4) if self.accuracy is not None else None
         w = self.wrong
-        d["error_share"] = {
-            "wrong_speaker": round(self.wrong_speaker / w, 4) if w else 0.0,
-            "hallucination": round(self.hallucination / w, 4) if w else 0.0,
-            "unknown": round((self.unknown + self.other_wrong) / w, 4) if w else 0.0,  # upstream folds other in
-            "instruction_not_follow": round(self.instruction_not_follow / w, 4) if w else 0.0,
-        }
+        shares = {"wrong_speaker": self.wrong_speaker, "hallucination": self.hallucination,
+                  "unknown": self.unknown + self.other_wrong,  # upstream folds other in
+                  "instruction_not_follow": self.instruction_not_follow}
+        d["error_share"] = {k: round(v / w, 4) if w else 0.0 for k, v in shares.items()}
         return d
 
 
@@ -911,11 +906,11 @@ class MSUTask(BaseTask):
             raise ValueError(f"missing_audio must be one of {', '.join(MISSING_AUDIO_MODES)}")
         clips = Path(work_dir) if work_dir is not None else root.resolve().parent / "msu-clips"
         items = build_items(root, clips, keep_reverse=self.keep_reverse, pack=self.pack, version=self.version)
-        if not items and (root / "data" / "test.jsonl").is_file():
-            raise ValueError(f"{root.name}: no task files found; this reads the per-task QA files under "
-                             f"{HF_ANNOTATIONS}/<scenario><cn|en>/ (with the WAVs under {HF_AUDIO}/), not data/test.jsonl")
-        if not items:  # an empty or wrong folder: said, not a run of 0 items that exits 0 (issue 35's probe)
-            raise ValueError(f"{root.name}: no MSU-Bench task files found (no readable *.json task file under it)")
+        if not items:  # an empty or wrong folder is said, not run as 0 items that exit 0 (issue 35's probe)
+            raise ValueError(f"{root.name}: no MSU-Bench task files found; this reads the per-task QA files under "
+                             f"{HF_ANNOTATIONS}/<scenario><cn|en>/ (with the WAVs under {HF_AUDIO}/), not data/test.jsonl"
+                             if (root / "data" / "test.jsonl").is_file() else
+                             f"{root.name}: no MSU-Bench task files found (no readable *.json task file under it)")
         refuse_if_strict(root, [], strict, [it.error for it in items if it.error])
         if limit is not None:
             items = items[:limit]
