@@ -133,33 +133,24 @@ def ten_hour_flac(cache: Path) -> Path:
 
 def trace_state(clip: Path, run_id: str, text: str = "Is there a tone?", claim: str = "a tone is heard",
                 artifact_path: str | None = None) -> Any:
+    from audiomind import state as st
     from audiomind.audio import sha256_file
-    from audiomind.state import (
-        Action,
-        Artifact,
-        EvidenceItem,
-        EvidenceState,
-        FinalAnswer,
-        PlannerDecision,
-        Question,
-        RunInfo,
-        ToolCall,
-        ToolCallStatus,
-    )
 
-    call = ToolCall(id="call_0000000001", tool="loudness", issued_by="planner", step=1, status=ToolCallStatus.ok,
-                    requested_arguments={"artifact": "a0"}, arguments={"artifact": "a0"}, output={"lufs": -20.0})
-    return EvidenceState(
-        run=RunInfo(run_id=run_id, artifact_dir=str(clip.parent)),
-        question=Question(text=text, choices=["yes", "no"], audio_path=artifact_path or str(clip)),
-        artifacts=[Artifact(id="a0", path=artifact_path or str(clip), sha256=sha256_file(clip), duration_s=1.0,
-                            sample_rate=16000, channels=1, operation="input")],
-        decisions=[PlannerDecision(step=1, action=Action.CALL_TOOLS, rationale=claim, planner="rules")],
+    call = st.ToolCall(id="call_0000000001", tool="loudness", issued_by="planner", step=1,
+                       status=st.ToolCallStatus.ok, requested_arguments={"artifact": "a0"},
+                       arguments={"artifact": "a0"}, output={"lufs": -20.0})
+    where = artifact_path or str(clip)
+    return st.EvidenceState(
+        run=st.RunInfo(run_id=run_id, artifact_dir=str(clip.parent)),
+        question=st.Question(text=text, choices=["yes", "no"], audio_path=where),
+        artifacts=[st.Artifact(id="a0", path=where, sha256=sha256_file(clip), duration_s=1.0, sample_rate=16000,
+                               channels=1, operation="input")],
+        decisions=[st.PlannerDecision(step=1, action=st.Action.CALL_TOOLS, rationale=claim, planner="rules")],
         tool_calls=[call],
-        evidence=[EvidenceItem(id="ev_0000000001", source_type="tool_call", source_id=call.id, tool="loudness",
-                               claim=claim, artifact_id="a0")],
-        final_answer=FinalAnswer(text="yes", choice="yes", choice_index=0, rationale=claim,
-                                 cited_evidence_ids=["ev_0000000001"]))
+        evidence=[st.EvidenceItem(id="ev_0000000001", source_type="tool_call", source_id=call.id, tool="loudness",
+                                  claim=claim, artifact_id="a0")],
+        final_answer=st.FinalAnswer(text="yes", choice="yes", choice_index=0, rationale=claim,
+                                    cited_evidence_ids=["ev_0000000001"]))
 
 
 def write_trace(state: Any, path: Path) -> Path:
