@@ -129,7 +129,7 @@ def check_path_length(path: str | Path, limit: int = MAX_PATH_CHARS) -> None:
     raw = os.fspath(path)
     n = len(raw)
     if n > limit or len(os.fsencode(raw) if isinstance(raw, str) else raw) > limit:
-        raise PathTooLongError(f"the path is {n} characters long, more than the {limit} allowed", None)
+        raise PathTooLongError(f"the path is {n} characters long, more than the {limit} allowed", raw)
 
 
 def public_message(exc: PathPolicyError, shown: str | None = None) -> str:
@@ -138,8 +138,8 @@ def public_message(exc: PathPolicyError, shown: str | None = None) -> str:
     `shown`: how to name the path (default: the path as given, cut to 120 characters, control characters
     escaped)."""
     name = shown if shown is not None else (repr(clip_text(exc.path, 120)) if exc.path is not None else "the path")
-    if isinstance(exc, PathTooLongError):
-        return str(exc)
+    if isinstance(exc, PathTooLongError):  # named by its first 120 characters, as every refusal names its path
+        return f"{name}: {exc}"
     if isinstance(exc, OutsideRootsError):
         return f"{name}: outside the allowed folders"
     if isinstance(exc, MissingPathError):
