@@ -6,8 +6,8 @@ while an uncontradicted one remains. With no support for any choice the answer i
 
 The confidence is made by the ledger's stages (audiomind.reasoning.ledger.STAGES; docs/CONFIDENCE.md gives each
 one's measured effect): `evidence` (the deciding check's reliability x its development record (reasoning.records)
-x fit x support, an executed step's reliability x its record, or chance for a guess), `agreement` (once, when the evidence conflicts), `coverage` (once, when the
-decision left part of the question unaccounted for: audiomind.reasoning.coverage), `calibration` (the table
+x fit x support, an executed step's reliability x its record, or chance for a guess), `agreement` (once, when
+the evidence conflicts), `coverage` (once, when the decision left part of the question unaccounted for: audiomind.reasoning.coverage), `calibration` (the table
 of the deciding check's family), `competence` (how far the question lies outside what the check declares it
 is for). The graph's final-answer node adds `tool_failure` for every front end.
 """
@@ -134,6 +134,10 @@ COVERAGE_CAP = 0.45
 """The most raw confidence a decision keeps when it left part of the question unaccounted for (coverage), on
 the scale of the check's claim: the cap applied is COVERAGE_CAP x the deciding check's record factor, so that a
 gap holds every check at the same share of what it could claim."""
+AGREEMENT_FACTOR = 0.55
+"""What a decision keeps of its raw confidence when the evidence conflicts: the deciding check supports more
+than one choice, another fitting check supports another choice, or more than one choice holds a step's value."""
+GUESS_NARROWED_BONUS = 0.15  # an admitted guess: chance plus this when some choices were ruled out
 
 
 def record_kept(d: Decision) -> float:
@@ -141,10 +145,6 @@ def record_kept(d: Decision) -> float:
     ev = d.confidence_steps[0] if d.confidence_steps else None
     factor = ev.parameters.inputs.get("record_factor", 1.0) if ev is not None and ev.stage == "evidence" else 1.0
     return float(factor) if isinstance(factor, float | int) else 1.0
-AGREEMENT_FACTOR = 0.55
-"""What a decision keeps of its raw confidence when the evidence conflicts: the deciding check supports more
-than one choice, another fitting check supports another choice, or more than one choice holds a step's value."""
-GUESS_NARROWED_BONUS = 0.15  # an admitted guess: chance plus this when some choices were ruled out
 
 
 def from_step(outcome: StepOutcome, results: list[VerifierResult], a: QuestionAnalysis, facts: Facts) -> Decision:

@@ -46,9 +46,7 @@ class CheckRecords(BaseModel):
     def factor(self, check: str) -> float:
         """What the check's record keeps of its claim (1 without a record)."""
         r = self.checks.get(check)
-        if r is None or r.n == 0:
-            return 1.0
-        return record_factor(r.right, r.n, r.claimed, self.prior_strength)
+        return 1.0 if r is None else record_factor(r.right, r.n, r.claimed, self.prior_strength)
 
 
 def record_factor(right: int, n: int, claimed: float, prior_strength: float) -> float:

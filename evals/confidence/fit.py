@@ -109,10 +109,10 @@ def raw_with(row: dict, recs: Records | None, strength: float) -> float:
     if check is None or claim is None:
         return float(raw_of(row) or 0.0)
     rec = recs.get(check)
-    x = claim * (records.record_factor(rec.right, rec.n, rec.claimed, strength) if rec else 1.0)
+    factor = records.record_factor(rec.right, rec.n, rec.claimed, strength) if rec else 1.0
+    x = claim * factor
     steps = row["steps"]
     i = next(i for i, s in enumerate(steps) if s["stage"] == "evidence")
-    factor = records.record_factor(rec.right, rec.n, rec.claimed, strength) if rec else 1.0
     for s in steps[i + 1:]:
         if s["stage"] == "calibration":
             break
@@ -165,7 +165,8 @@ def tables_for(rows: list[dict], raw, min_family: int, mode: str) -> tuple[dict,
             g[r["set"]].append((float(raw(r)), bool(r["correct"])))
         return dict(g)
 
-    params, _grid = shared.choose(groups(rows))
+    every_set = groups(rows)
+    params, _grid = shared.choose(every_set)
     tables = {"answer": fit_rows(rows, params, mode, raw)}
     own: dict[str, dict] = {}
     by_family: dict[str, list[dict]] = defaultdict(list)
@@ -180,7 +181,7 @@ def tables_for(rows: list[dict], raw, min_family: int, mode: str) -> tuple[dict,
         # the pooled table's held-out figures on this family's rows: fitted without the held-out set
         pooled_on_fam = []
         for s, held in g.items():
-            train = [pt for h, pts in groups(rows).items() if h != s for pt in pts]
+            train = [pt for h, pts in every_set.items() if h != s for pt in pts]
             knots = shared.fit_bounded(train, **params)
             pooled_on_fam += [(shared.interpolate(knots, x), y) for x, y in held]
         own[fam] = {"params": fparams, "own_brier": fam_cv["pooled"]["brier"],
