@@ -3,11 +3,16 @@ $AUDIOMIND_WORDNET_DIR): adjective antonyms ('hot' -> 'cold'; a satellite such a
 noun hypernyms (what a noun is a kind of: a sound, a person, an amount, a city), synonyms, irregular forms and
 whether a word is listed at all (a content word). Empty answers when WordNet is not installed (`audiomind
 doctor` says so). The parsed tables are kept on disk (audiomind.language.wordnet_cache, filled by `audiomind models
-install`): a process looks its words up there instead of parsing the files again."""
+install`): a process looks its words up there instead of parsing the files again.
+
+This is the one reader of WordNet's files (and the one place that finds its folder): the judges' lexicon
+(audiomind.judges.lexicon) reads through its primitives, `index` (a lemma's synsets), `tag_counts` (how often a
+lemma's senses are tagged in WordNet's sense-tagged corpus), `noun_synset` (a noun synset's lemmas, hypernyms and
+gloss) and `exception_lines` (the irregular forms)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from functools import lru_cache
 from pathlib import Path
 
@@ -27,12 +32,17 @@ def wordnet_dir(root: str | Path | None = None) -> Path | None:
     return None
 
 
+def _entries(path: Path) -> Iterator[str]:
+    """The lines of a WordNet index or data file, less its licence header (lines that start with a space)."""
+    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        if not line.startswith(" "):
+            yield line
+
+
 def _index(path: Path) -> dict[str, list[int]]:
     """A WordNet index file: lemma -> the offsets of its senses, most frequent first."""
     index: dict[str, list[int]] = {}
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        if line.startswith(" "):
-            continue
+    for line in _entries(path):
         f = line.split()
         n_ptr = int(f[3])
         n_syn = int(f[4 + n_ptr])
@@ -40,12 +50,22 @@ def _index(path: Path) -> dict[str, list[int]]:
     return index
 
 
+def _tag_counts(path: Path) -> dict[str, int]:
+    """A WordNet index file: lemma -> how often its senses are tagged in WordNet's sense-tagged corpus (its
+    `tagsense_cnt`); the lemmas never tagged are left out (they count 0)."""
+    counts: dict[str, int] = {}
+    for line in _entries(path):
+        f = line.split()
+        n = int(f[5 + int(f[3])])
+        if n:
+            counts[f[0]] = n
+    return counts
+
+
 def _adjective_synsets(d: Path) -> dict[int, tuple[list[str], list[tuple[str, int, int]]]]:
     """offset -> (words, pointers (symbol, target offset, target word number)) of data.adj."""
     synsets: dict[int, tuple[list[str], list[tuple[str, int, int]]]] = {}
-    for line in (d / "data.adj").read_text(encoding="utf-8", errors="replace").splitlines():
-        if line.startswith(" "):
-            continue
+    for line in _entries(d / "data.adj"):
         f = line.split(" | ")[0].split()
         offset, n_words = int(f[0]), int(f[3], 16)
         words = [f[4 + 2 * i].split("(")[0].lower() for i in range(n_words)]
@@ -62,9 +82,7 @@ def _adjective_synsets(d: Path) -> dict[int, tuple[list[str], list[tuple[str, in
 def _noun_hypernyms(d: Path) -> dict[int, tuple[tuple[str, ...], tuple[int, ...]]]:
     """offset -> (lemmas, hypernym and instance-hypernym offsets) of data.noun."""
     synsets: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = {}
-    for line in (d / "data.noun").read_text(encoding="utf-8", errors="replace").splitlines():
-        if line.startswith(" "):
-            continue
+    for line in _entries(d / "data.noun"):
         f = line.split(" | ")[0].split()
         n_words = int(f[3], 16)
         lemmas = tuple(f[4 + 2 * i].lower() for i in range(n_words))
@@ -77,9 +95,7 @@ def _noun_hypernyms(d: Path) -> dict[int, tuple[tuple[str, ...], tuple[int, ...]
 def _synset_lemmas(d: Path, pos: str) -> dict[int, tuple[str, ...]]:
     """offset -> the synset's lemmas of data.<pos>."""
     synsets: dict[int, tuple[str, ...]] = {}
-    for line in (d / f"data.{pos}").read_text(encoding="utf-8", errors="replace").splitlines():
-        if line.startswith(" "):
-            continue
+    for line in _entries(d / f"data.{pos}"):
         f = line.split(" | ")[0].split()
         synsets[int(f[0])] = tuple(f[4 + 2 * i].split("(")[0].lower() for i in range(int(f[3], 16)))
     return synsets
@@ -96,11 +112,16 @@ def _lemmas_of(pos: str) -> Callable[[Path], dict]:
     return lambda d: _synset_lemmas(d, pos)
 
 
+def _tagged_of(pos: str) -> Callable[[Path], dict]:
+    return lambda d: _tag_counts(d / f"index.{pos}")
+
+
 TABLES: dict[str, Callable[[Path], dict]] = {
     **{f"index.{pos}": _index_of(pos) for pos in POS},
     "adj.synsets": _adjective_synsets,
     "noun.hypernyms": _noun_hypernyms,
     **{f"{pos}.lemmas": _lemmas_of(pos) for pos in POS},
+    **{f"{pos}.tagged": _tagged_of(pos) for pos in POS},
 }
 """The tables read from WordNet's files (name -> its parser), each kept in the disk cache (`wordnet_cache`)."""
 
@@ -124,9 +145,48 @@ def warm() -> str:
 
 def reset() -> None:
     """Forget the tables this process read (tests: another WordNet folder or cache folder)."""
-    for f in (_table, noun_ancestors, synonyms, listed, names_sound, _exceptions):
+    for f in (_table, noun_ancestors, synonyms, listed, names_sound, _exceptions, exception_lines, noun_synset):
         f.cache_clear()
     wordnet_cache.reset()
+
+
+def holds(pos: str) -> bool:
+    """Whether the WordNet folder holds the index and data files of `pos` ('noun', 'verb', 'adj', 'adv')."""
+    d = wordnet_dir()
+    return d is not None and (d / f"index.{pos}").is_file() and (d / f"data.{pos}").is_file()
+
+
+def index(pos: str) -> Mapping[str, list[int]]:
+    """lemma -> the byte offsets of its `pos` synsets in data.<pos>, most frequent sense first; empty without
+    WordNet."""
+    return _table(f"index.{pos}")
+
+
+def tag_counts(pos: str) -> Mapping[str, int]:
+    """lemma -> how often its `pos` senses are tagged in WordNet's sense-tagged corpus (how common the word is as
+    a noun, a verb...); a lemma that is not there counts 0."""
+    return _table(f"{pos}.tagged")
+
+
+@lru_cache(maxsize=8192)
+def noun_synset(offset: int) -> tuple[tuple[str, ...], tuple[int, ...], str]:
+    """(lemmas, hypernym and instance-hypernym offsets, gloss) of the data.noun line at byte `offset` (an offset
+    of `index('noun')`); lemmas lower-case, their words separated by spaces ('music box'). Read from the file
+    itself (glosses are not among the cached tables); empty when WordNet is missing."""
+    d = wordnet_dir()
+    if d is None or not (d / "data.noun").is_file():
+        return (), (), ""
+    with open(d / "data.noun", "rb") as f:
+        f.seek(offset)
+        line = f.readline().decode("utf-8", errors="replace")
+    head, _, gloss = line.partition("|")
+    fields = head.split()
+    n_words = int(fields[3], 16)
+    lemmas = tuple(fields[4 + 2 * i].replace("_", " ").lower() for i in range(n_words))
+    k = 4 + 2 * n_words
+    hyper = tuple(int(fields[k + 2 + 4 * j]) for j in range(int(fields[k]))
+                  if fields[k + 1 + 4 * j] in ("@", "@i") and fields[k + 3 + 4 * j] == "n")
+    return lemmas, hyper, gloss.strip()
 
 
 def _adjectives() -> tuple[Mapping[str, list[int]], Mapping[int, tuple[list[str], list[tuple[str, int, int]]]]]:
@@ -194,18 +254,26 @@ def _lemma_sets(pos: str) -> tuple[Mapping[str, list[int]], Mapping[int, tuple[s
     return _table(f"index.{pos}"), _table(f"{pos}.lemmas")
 
 
+@lru_cache(maxsize=4)
+def exception_lines(pos: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The lines of WordNet's <pos>.exc file, in order: (an irregular form, its base forms) ('geese', ('goose',));
+    a form may have several lines ('aurar': 'eyir', then 'eyrir'). Empty when WordNet or the file is missing."""
+    d = wordnet_dir()
+    path = d / f"{pos}.exc" if d else None
+    if path is None or not path.is_file():
+        return ()
+    return tuple((form, tuple(bases)) for form, *bases in
+                 (line.split() for line in path.read_text(encoding="utf-8", errors="replace").splitlines()
+                  if line.strip()))
+
+
 @lru_cache(maxsize=1)
 def _exceptions() -> dict[str, set[str]]:
     """Irregular forms -> their base forms, from WordNet's *.exc files ('brought' -> {'bring'}, 'mice' ->
     {'mouse'})."""
-    d = wordnet_dir()
     out: dict[str, set[str]] = {}
-    for pos in ("noun", "verb", "adj", "adv"):
-        path = d / f"{pos}.exc" if d else None
-        if path is None or not path.is_file():
-            continue
-        for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            form, *bases = line.split()
+    for pos in POS:
+        for form, bases in exception_lines(pos):
             out.setdefault(form, set()).update(bases)
     return out
 
