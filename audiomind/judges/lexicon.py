@@ -10,9 +10,10 @@ Two public resources, both read locally:
   instrument), matched against the class descriptions; and whether a noun names a person ('the announcer
   answers' is speech, 'a piccolo answers it' is not).
 
-The WordNet files are read directly (the documented WNDB format, wndb(5): `index.noun` lines point at byte
-offsets of `data.noun` lines) because Debian's package lacks the `lexnames` file that NLTK's reader
-requires. Without WordNet the judges work as before and `audiomind doctor` says what is missing.
+WordNet is read through audiomind.language.wordnet, the one reader of its files (the documented WNDB format,
+wndb(5), since Debian's package lacks the `lexnames` file that NLTK's reader requires): its index with each
+lemma's sense-tagged counts, a noun synset's lemmas, hypernyms and gloss, and the irregular forms. Without
+WordNet the judges work as before and `audiomind doctor` says what is missing.
 """
 
 from __future__ import annotations
@@ -20,15 +21,13 @@ from __future__ import annotations
 import functools
 import json
 import re
-from pathlib import Path
 
 import numpy as np
 from pydantic import BaseModel, Field
 
-from audiomind import config
+from audiomind.language import wordnet
 from audiomind.resources import data_dir
 
-WORDNET_DIRS = ("/usr/share/wordnet",)
 GLOSS_MIN_SIM = 0.55  # a gloss this close to a class description places the word in that class's family
 _MAX_SENSES = 4
 
@@ -107,43 +106,14 @@ class Sense(BaseModel):
         return f"{self.word}, a {self.hypernym}: {first}" if self.hypernym else f"{self.word}: {first}"
 
 
-def wordnet_dir(root: str | Path | None = None) -> Path | None:
-    """Where WordNet's database files are (`root`, else the setting `wordnet_dir`, env AUDIOMIND_WORDNET_DIR,
-    else WORDNET_DIRS), or None."""
-    first = root if root is not None else config.settings().wordnet_dir
-    for d in ([first] if first else []) + list(WORDNET_DIRS):
-        p = Path(d)
-        if (p / "index.noun").is_file() and (p / "data.noun").is_file():
-            return p
-    return None
-
-
-@functools.lru_cache(maxsize=4)
-def _index(pos: str) -> dict[str, tuple[int, list[int]]]:
-    """lemma -> (how often its senses are tagged in WordNet's sense-tagged corpus, byte offsets of its
-    synsets in data.<pos>, most frequent sense first), for pos 'noun', 'verb' or 'adj'."""
-    d = wordnet_dir()
-    if d is None or not (d / f"index.{pos}").is_file():
-        return {}
-    out: dict[str, tuple[int, list[int]]] = {}
-    with open(d / f"index.{pos}", encoding="latin-1") as f:
-        for line in f:
-            if line.startswith(" "):  # the licence header
-                continue
-            fields = line.split()
-            n_ptr = int(fields[3])
-            out[fields[0]] = (int(fields[5 + n_ptr]), [int(o) for o in fields[6 + n_ptr:]])
-    return out
-
-
-def _noun_index() -> dict[str, tuple[int, list[int]]]:
-    return _index("noun")
+wordnet_dir = wordnet.wordnet_dir
+"""Where WordNet's database files are (audiomind.language.wordnet, the one reader of them), or None."""
 
 
 def mostly_adjective(word: str) -> bool:
     """Is the word used as an adjective more often than as a noun ('low', 'high'; not 'bass', 'celesta')?"""
     w = word.lower().replace(" ", "_")
-    return _index("adj").get(w, (0, []))[0] > _index("noun").get(w, (0, []))[0]
+    return wordnet.tag_counts("adj").get(w, 0) > wordnet.tag_counts("noun").get(w, 0)
 
 
 def mostly_verb(word: str) -> bool:
@@ -151,14 +121,14 @@ def mostly_verb(word: str) -> bool:
     noun (twice as often in WordNet's tagged corpus, and at least 3 times)? 'birds', 'horns', 'waves' are not."""
     w = word.lower()
     stems = _verb_stems(w) if w.endswith("s") else []
-    verb = max((_index("verb").get(x, (0, []))[0] for x in stems), default=0)
-    noun = max((_index("noun").get(x, (0, []))[0] for x in stems), default=0)
+    verb = max((wordnet.tag_counts("verb").get(x, 0) for x in stems), default=0)
+    noun = max((wordnet.tag_counts("noun").get(x, 0) for x in stems), default=0)
     return verb >= 3 and verb >= 2 * noun
 
 
 def verb_form(word: str) -> bool:
     """Is the word a third-person, -ing or -ed form of a WordNet verb ('scrapes', 'creaking', 'turned')?"""
-    return any(x in _index("verb") for x in _verb_stems(word.lower()))
+    return any(x in wordnet.index("verb") for x in _verb_stems(word.lower()))
 
 
 def _verb_stems(w: str) -> list[str]:
@@ -176,21 +146,21 @@ def _verb_stems(w: str) -> list[str]:
 def names_language(word: str) -> bool:
     """Does one of the word's noun senses (any, not only the most frequent) name a language ('Spanish',
     'Irish', 'Tagalog')? False without WordNet."""
-    index = _noun_index()
-    return any("language" in lem for form in _base_forms(word) for off in index.get(form, (0, []))[1]
-               for lem in _hypernym_lemmas(_synset(off)[1]))
+    index = wordnet.index("noun")
+    return any("language" in lem for form in _base_forms(word) for off in index.get(form, [])
+               for lem in _hypernym_lemmas(wordnet.noun_synset(off)[1]))
 
 
 def _hypernym_lemmas(hyper: tuple[int, ...]) -> list[tuple[str, ...]]:
     """The lemmas of every hypernym up the chain from `hyper`, nearest first (at most 40 synsets)."""
     out: list[tuple[str, ...]] = []
-    todo, seen = list(hyper), set()
+    todo, seen = list(hyper), set[int]()
     while todo and len(seen) < 40:
         h = todo.pop(0)
         if h in seen:
             continue
         seen.add(h)
-        lem, up, _ = _synset(h)
+        lem, up, _ = wordnet.noun_synset(h)
         out.append(lem)
         todo.extend(up)
     return out
@@ -198,32 +168,8 @@ def _hypernym_lemmas(hyper: tuple[int, ...]) -> list[tuple[str, ...]]:
 
 @functools.lru_cache(maxsize=1)
 def _exceptions() -> dict[str, str]:
-    d = wordnet_dir()
-    if d is None or not (d / "noun.exc").is_file():
-        return {}
-    return {a: b for a, b, *_ in (line.split() for line in (d / "noun.exc").read_text(encoding="latin-1").splitlines())
-            if a and b}
-
-
-@functools.lru_cache(maxsize=8192)
-def _synset(offset: int) -> tuple[tuple[str, ...], tuple[int, ...], str]:
-    """(lemmas, hypernym offsets, gloss) of the data.noun line at `offset`."""
-    d = wordnet_dir()
-    assert d is not None
-    with open(d / "data.noun", "rb") as f:
-        f.seek(offset)
-        line = f.readline().decode("latin-1")
-    head, _, gloss = line.partition("|")
-    fields = head.split()
-    n_words = int(fields[3], 16)
-    lemmas = tuple(fields[4 + 2 * i].replace("_", " ").lower() for i in range(n_words))
-    i = 4 + 2 * n_words
-    hyper = []
-    for k in range(int(fields[i])):
-        sym, off, pos = fields[i + 1 + 4 * k: i + 4 + 4 * k]
-        if sym in ("@", "@i") and pos == "n":
-            hyper.append(int(off))
-    return lemmas, tuple(hyper), gloss.strip()
+    """An irregular noun -> its base form (the first of its last line in noun.exc: 'geese' -> 'goose')."""
+    return {form: bases[0] for form, bases in wordnet.exception_lines("noun") if bases}
 
 
 def _base_forms(word: str) -> list[str]:
@@ -240,14 +186,14 @@ def _base_forms(word: str) -> list[str]:
 @functools.lru_cache(maxsize=2048)
 def noun_senses(word: str) -> tuple[Sense, ...]:
     """The noun senses of a word (or compound: 'music box'), most frequent first; empty without WordNet."""
-    index = _noun_index()
+    index = wordnet.index("noun")
     for form in _base_forms(word):
-        offsets = index.get(form, (0, []))[1]
+        offsets = index.get(form, [])
         if not offsets:
             continue
         out = []
         for off in offsets[:_MAX_SENSES]:
-            lemmas, hyper, gloss = _synset(off)
+            lemmas, hyper, gloss = wordnet.noun_synset(off)
             closure = [lem[0] for lem in _hypernym_lemmas(hyper)]
             out.append(Sense(word=form.replace("_", " "), lemmas=list(lemmas),
                              hypernym=closure[0] if closure else "", closure=closure, gloss=gloss))
@@ -311,12 +257,18 @@ def gloss_match(word: str, kind: str | None = None) -> GlossMatch | None:
 
 def doctor() -> dict[str, str]:
     """What `audiomind doctor` reports about the word knowledge."""
-    d = wordnet_dir()
+    d = wordnet.wordnet_dir()
     try:
         n = len(ontology())
         onto = f"ok ({n} AudioSet classes)"
     except (OSError, ValueError, FileNotFoundError) as e:
         onto = f"missing: {e}"
-    return {"audioset_ontology": onto,
-            "wordnet": f"ok ({d})" if d else "missing: apt-get install wordnet-base (or set AUDIOMIND_WORDNET_DIR); "
-                                             "the judges then cannot place words no AudioSet class is named after"}
+    if d is None:
+        words = ("missing: apt-get install wordnet-base (or set AUDIOMIND_WORDNET_DIR); the judges then cannot "
+                 "place words no AudioSet class is named after")
+    elif not wordnet.holds("noun"):
+        words = (f"missing: {d} holds no nouns; the judges then cannot place words no "
+                 "AudioSet class is named after")
+    else:
+        words = f"ok ({d})"
+    return {"audioset_ontology": onto, "wordnet": words}
