@@ -11,8 +11,9 @@ librosa's, so the results are the same to the bit (tests/tools/test_dsp.py compa
 
 `hann` is scipy.signal.get_window("hann", n, fftbins=True) computed the same way in NumPy, so that the STFT
 (YAMNet's log-mel patches, the voice encoder's mel frames) never waits for scipy.signal, whose import costs a
-fresh process 0.8 s of CPU (it loads scipy.stats, interpolate, optimize). `scipy_signal()` imports it where it
-is first needed (loudness's K-weighting filters, count_events's high-pass).
+fresh process 0.8-1 s of CPU (it loads scipy.stats, interpolate, optimize); loudness's K-weighting and
+count_events's high-pass are NumPy biquads (`audiomind.embedded.iir`), so the perception pass never imports it.
+A tool that needs it (band_limits, the note decoder, stream grouping) imports it through `scipy_signal()`.
 """
 
 from __future__ import annotations
@@ -48,10 +49,9 @@ def scipy_module(name: str) -> ModuleType:
 
 
 def scipy_signal() -> ModuleType:
-    """scipy.signal, imported on first use (the perception pass needs it only for loudness's K-weighting
-    filters and count_events's high-pass; the STFT window is `hann`), through `scipy_module`. Safe beside a
-    library that imports it itself (pyloudnorm): Python's module lock makes a second importer wait for the
-    complete module."""
+    """scipy.signal, imported on first use by the tools that need it (the perception pass does not: the STFT
+    window is `hann`, the filters are `iir`'s), through `scipy_module`. Safe beside a library that imports it
+    itself (pyloudnorm): Python's module lock makes a second importer wait for the complete module."""
     return scipy_module("signal")
 
 
@@ -136,7 +136,7 @@ def stft(y: np.ndarray, *, n_fft: int, hop_length: int, win_length: int | None =
     shape = list(y_frames.shape)
     shape[-2] = 1 + n_fft // 2
     shape[-1] += extra
-    out = np.zeros(shape, dtype=dtype, order="F")
+    out: np.ndarray = np.zeros(shape, dtype=dtype, order="F")
     off_start = 0
     if center and extra > 0:
         off_start = y_frames_pre.shape[-1]

@@ -6,7 +6,7 @@ surroundings; they cannot say what the sounds are (that is audio tagging's job) 
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -59,13 +59,10 @@ def envelope_windows(n_samples: int) -> int:
 def _envelope_db(y: np.ndarray, highpass_hz: float | None = None) -> np.ndarray:
     """Frame RMS in dBFS (20 ms windows, 5 ms hop, frame i centred at i * HOP_S), optionally of the signal
     high-passed (zero-phase 2nd-order Butterworth) at highpass_hz first."""
-    from audiomind.embedded import dsp
+    from audiomind.embedded import dsp, iir
 
     if highpass_hz is not None and len(y) > 64:
-        signal = dsp.scipy_signal()
-        butter, sosfiltfilt = signal.butter, signal.sosfiltfilt
-        sos = butter(2, highpass_hz, btype="highpass", fs=SR, output="sos")
-        y = sosfiltfilt(sos, np.asarray(y, dtype=np.float64)).astype(np.float32)
+        y = iir.filtfilt(iir.butter_highpass(highpass_hz, SR), np.asarray(y, dtype=np.float64)).astype(np.float32)
     if len(y) < FRAME:
         y = np.pad(y, (0, FRAME - len(y)))
     rms = dsp.rms(y, frame_length=FRAME, hop_length=HOP, center=True)[0]  # = librosa.feature.rms
@@ -278,7 +275,7 @@ def silence_intervals(args: SilenceIntervalsArgs, ctx: ToolContext) -> ToolResul
             intervals.append({"start_s": round(start, 3), "end_s": round(min(end, duration), 3)})
     total = sum(i["end_s"] - i["start_s"] for i in intervals)
     longest = max(intervals, key=lambda i: i["end_s"] - i["start_s"]) if intervals else None
-    out = {
+    out: dict[str, Any] = {
         "intervals": intervals[:MAX_LISTED],
         "n_intervals": len(intervals),
         "intervals_truncated": len(intervals) > MAX_LISTED,

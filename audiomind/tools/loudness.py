@@ -13,6 +13,7 @@ import numpy as np
 from pydantic import Field, model_validator
 
 from audiomind import audio as audio_io
+from audiomind.embedded import iir
 from audiomind.state import Coverage
 from audiomind.tools.base import (
     ANALYSIS_WINDOW_S,
@@ -85,13 +86,10 @@ class LoudnessOutput(ToolOutput):
 
 def _k_weighted(y: np.ndarray, rate: int) -> np.ndarray:
     """K-weighting (BS.1770 pre-filter + RLB high-pass) per channel; y is (n, channels)."""
-    import pyloudnorm as pyln
-
-    meter = pyln.Meter(rate)
     z = y.astype(np.float64, copy=True)
-    for stage in meter._filters.values():  # the same two biquads integrated_loudness applies
+    for stage in iir.k_weighting(rate):  # the two biquads pyloudnorm's Meter designs and applies
         for ch in range(z.shape[1]):
-            z[:, ch] = stage.apply_filter(z[:, ch])
+            z[:, ch] = iir.lfilter(stage, z[:, ch])[0]
     return z
 
 
@@ -180,19 +178,11 @@ def _plans(n: int, rate: int, window_s: float, hop_s: float) -> dict:
 def _stream_powers(path: str, rate: int, channels: int, n_guess: int, window_s: float, hop_s: float):
     """K-weighted power of the file streamed at `rate` (measured channels, or the mono downmix when
     channels == 1) into cell sums: (n samples, plans, gain-weighted cells, unweighted cells)."""
-    from audiomind.embedded.dsp import scipy_signal
-
-    signal = scipy_signal()
-    import pyloudnorm as pyln
-
-    lfilter, lfilter_zi = signal.lfilter, signal.lfilter_zi
-
-    meter = pyln.Meter(rate)
-    stages = list(meter._filters.values())  # the same two biquads integrated_loudness applies
+    stages = iir.k_weighting(rate)  # the two biquads pyloudnorm's Meter.integrated_loudness applies
     plans = _plans(n_guess, rate, window_s, hop_s)
     bounds = np.concatenate([v for k, pair in plans.items() if k != "win" for v in pair])
     weighted, plain = _Cells(bounds), _Cells(bounds)
-    state = [[np.zeros(len(lfilter_zi(st.b, st.a))) for _ in range(channels)] for st in stages]
+    state = [[np.zeros(2) for _ in range(channels)] for _ in stages]
     gains = np.array(G_CHANNEL[:channels])[:, None]
     min_n = int(0.4 * rate) + 1  # gating needs 0.4 s: a shorter clip is measured with zeros appended
 
@@ -208,8 +198,7 @@ def _stream_powers(path: str, rate: int, channels: int, n_guess: int, window_s: 
         x = block.astype(np.float64)  # (channels, m)
         for si, st in enumerate(stages):
             for ch in range(channels):
-                x[ch], state[si][ch] = lfilter(st.b, st.a, x[ch], zi=state[si][ch])
-                x[ch] *= st.passband_gain
+                x[ch], state[si][ch] = iir.lfilter(st, x[ch], state[si][ch])
         sq = x * x
         weighted.add(np.sum(sq * gains, axis=0))
         plain.add(np.sum(sq, axis=0))

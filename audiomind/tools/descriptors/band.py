@@ -10,7 +10,7 @@ lowest and highest carrying bands; the label follows documented edge ranges belo
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field
@@ -65,10 +65,11 @@ def _bands(freqs: np.ndarray) -> list[np.ndarray]:
 
 
 def band_limits(args: BandLimitsArgs, ctx: ToolContext) -> ToolResult:
-    from scipy.signal import stft
+    from audiomind.embedded.dsp import scipy_signal
 
+    stft = scipy_signal().stft
     y, t0, t1 = excerpt(ctx, args, sr=SR, min_s=0.3)
-    base = {"band_centres_hz": [round(c, 1) for c in CENTRES], "analysed_s": (round(t0, 3), round(t1, 3))}
+    base: dict[str, Any] = {"band_centres_hz": [round(c, 1) for c in CENTRES], "analysed_s": (round(t0, 3), round(t1, 3))}
     freqs = np.fft.rfftfreq(N_FFT, 1 / SR)
     bands = _bands(freqs)
     parts = []

@@ -432,8 +432,9 @@ def _streams(spec_mean: np.ndarray, f: np.ndarray) -> tuple[tuple[float, float],
 def _band_onsets(S: np.ndarray, f: np.ndarray, band: tuple[float, float]) -> np.ndarray:
     """Onset times (s) in a band (5 ms hop): the band level rises >= BAND_RISE_DB within 10 ms and reaches
     within BAND_TOP_DB of the band's loudest moments (a faint splash of another stream's attack is no onset)."""
-    from scipy.signal import find_peaks
+    from audiomind.embedded.dsp import scipy_signal
 
+    find_peaks = scipy_signal().find_peaks
     level = 10 * np.log10(S[(f >= band[0]) & (f < band[1])].sum(axis=0) + 1e-10)
     rise = np.concatenate([[0.0, 0.0], level[2:] - level[:-2]])
     pk, _ = find_peaks(rise, height=BAND_RISE_DB, distance=int(MIN_GAP_S * SR / SYNC_HOP))

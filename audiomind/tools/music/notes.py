@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from pydantic import Field
@@ -111,8 +112,9 @@ def decode_notes(
     ported: onset peaks start notes that last while the frame activation stays above frame_thresh; the
     'melodia trick' then picks up sustained notes without a clear onset. Returns (start frame, end frame,
     MIDI pitch, mean activation)."""
-    import scipy.signal
+    from audiomind.embedded.dsp import scipy_signal
 
+    signal = scipy_signal()
     frames, onsets = frames.astype(np.float64).copy(), onsets.astype(np.float64).copy()
     n_frames = frames.shape[0]
     if max_midi is not None:
@@ -123,7 +125,7 @@ def decode_notes(
         onsets[:, : max(0, min_midi - BP_MIDI_OFFSET)] = 0
     onsets = _infer_onsets(onsets, frames)
     peaks = np.zeros(onsets.shape)
-    where = scipy.signal.argrelmax(onsets, axis=0)
+    where = signal.argrelmax(onsets, axis=0)
     peaks[where] = onsets[where]
     on_t, on_f = np.where(peaks >= onset_thresh)
     remaining = frames.copy()
@@ -154,7 +156,7 @@ def decode_notes(
         events.append((int(start), int(i), int(f) + BP_MIDI_OFFSET, float(np.mean(frames[start:i, f]))))
     if melodia_trick:
         while np.max(remaining) > frame_thresh:
-            i_mid, f = np.unravel_index(np.argmax(remaining), remaining.shape)
+            i_mid, f = (int(v) for v in np.unravel_index(np.argmax(remaining), remaining.shape))
             remaining[i_mid, f] = 0
             i, k = i_mid + 1, 0
             while i < n_frames - 1 and k < BP_ENERGY_TOL:
@@ -254,7 +256,7 @@ def notes(args: NotesArgs, ctx: ToolContext) -> ToolResult:
     )
     if args.merge_reonsets:
         events = merge_reonsets(events, frames)
-    found = []
+    found: list[dict[str, Any]] = []
     for a, b, m, amp in events:
         end_t = times[b] if b < len(times) else times[-1] + BP_HOP / BP_SR
         found.append(
@@ -273,7 +275,7 @@ def notes(args: NotesArgs, ctx: ToolContext) -> ToolResult:
     for _, d in marks:
         cur += d
         poly = max(poly, cur)
-    out = {
+    out: dict[str, Any] = {
         "count": len(found),
         "notes": found[:MAX_LISTED],
         "notes_truncated": len(found) > MAX_LISTED,
