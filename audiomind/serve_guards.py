@@ -15,7 +15,8 @@
   none, and uvicorn's keep-alive timer is cancelled by every byte: 60 slowloris sockets were still open
   after 131 s); past `header_timeout_s` the connection is closed.
 - `SizeLimitMiddleware`: 413 for a body over `max_upload_mb`, counted as it arrives (issue 25).
-- `uvicorn_config`: the uvicorn configuration `serve` (and the tests) run the app with.
+- `uvicorn_config`: the uvicorn configuration `serve` (and the tests) run the app with; `bounded_reads`
+  wraps an app in the two body bounds above. `mcp --http` runs its app with both (audiomind.tools.mcp_transport).
 """
 
 from __future__ import annotations
@@ -270,6 +271,13 @@ class HeaderDeadlineH11(H11Protocol):
 def header_deadline_protocol(header_timeout_s: float) -> Any:
     """What uvicorn's `http=` takes: HeaderDeadlineH11 with this deadline (a picklable partial)."""
     return functools.partial(HeaderDeadlineH11, header_timeout_s=header_timeout_s)
+
+
+def bounded_reads(app: Any, *, limit_bytes: int, body_timeout_s: float = DEFAULT_BODY_TIMEOUT_S) -> Any:
+    """`app` behind the two read bounds of every HTTP surface, in `serve`'s order: the body's deadline
+    (ReadDeadline, outer) and its size (SizeLimitMiddleware). `serve` adds the same two as middleware;
+    `mcp --http` wraps its app with this."""
+    return ReadDeadline(SizeLimitMiddleware(app, limit_bytes), body_timeout_s)
 
 
 def uvicorn_config(app: Any, *, header_timeout_s: float = DEFAULT_HEADER_TIMEOUT_S, **kwargs: Any) -> Any:

@@ -102,11 +102,30 @@ def _leave_now() -> None:
     os._exit(0)
 
 
+MAX_BODY_MB = 4.0
+"""The largest MCP request body over HTTP (the MCP SDK's own message limit): JSON-RPC messages name audio by
+path, they never carry it."""
+
+
+def http_config(core: ToolServer, build_server: Callable[[ToolServer], Any], *, host: str = "127.0.0.1",
+                header_timeout_s: float | None = None, body_timeout_s: float | None = None, **kwargs: Any) -> Any:
+    """uvicorn's Config for the streamable HTTP app with `serve`'s read bounds (audiomind.serve_guards): headers
+    due within header_timeout_s (a client that drips them is disconnected), the body within body_timeout_s (408)
+    and no larger than MAX_BODY_MB (413). Before this a dripping client held its connection for as long as it
+    dripped (25 s and counting in a probe) and a dripping body never got an answer."""
+    from audiomind import serve_guards as guards
+
+    app = guards.bounded_reads(build_server(core).streamable_http_app(host=host),
+                               limit_bytes=int(MAX_BODY_MB * 1048576),
+                               body_timeout_s=body_timeout_s or guards.DEFAULT_BODY_TIMEOUT_S)
+    return guards.uvicorn_config(app, header_timeout_s=header_timeout_s or guards.DEFAULT_HEADER_TIMEOUT_S,
+                                 host=host, **kwargs)
+
+
 def serve_http(core: ToolServer, build_server: Callable[[ToolServer], Any], port: int,
                host: str = "127.0.0.1") -> None:
-    """Streamable HTTP at http://127.0.0.1:PORT/mcp (loopback only; DNS-rebinding protection on)."""
+    """Streamable HTTP at http://127.0.0.1:PORT/mcp (loopback only; DNS-rebinding protection on; read bounds)."""
     import uvicorn
 
     apply_process_env(quiet=True)  # OpenMP, hub and progress-bar variables, before any model loads
-    app = build_server(core).streamable_http_app(host=host)
-    uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning")).run()
+    uvicorn.Server(http_config(core, build_server, host=host, port=port, log_level="warning")).run()
