@@ -323,10 +323,9 @@ def tools_list(tools_dir: list[Path] | None = typer.Option(None, help="extra man
                as_json: bool = typer.Option(False, "--json", help="print {tools: [{name, category, usable, does, "
                                                                   "why_not}]} as JSON")) -> None:
     """Every tool with its category and whether it is usable here (and why not)."""
-    from audiomind.cli_common import ToolRow, ToolsReport, cell, print_json, print_table
-    from audiomind.tools.manifest import ToolRegistry
+    from audiomind.cli_common import ToolRow, ToolsReport, cell, print_json, print_table, tool_registry
 
-    registry = ToolRegistry.load(list(tools_dir or []))
+    registry = tool_registry(tools_dir)
     rows = []
     for m in sorted(registry.all(), key=lambda m: (m.category.value, m.name)):
         ok, why = registry.availability(m.name)
@@ -344,9 +343,10 @@ def tools_list(tools_dir: list[Path] | None = typer.Option(None, help="extra man
 @tools_app.command("show")
 def tools_show(name: str, tools_dir: list[Path] | None = typer.Option(None)) -> None:
     """A tool's manifest, argument schema, output model (its JSON schema) and an example call."""
-    from audiomind.tools.manifest import ManifestError, ToolRegistry
+    from audiomind.cli_common import tool_registry
+    from audiomind.tools.manifest import ManifestError
 
-    registry = ToolRegistry.load(list(tools_dir or []))
+    registry = tool_registry(tools_dir)
     if name not in registry:
         fail(f"unknown tool {name!r}; known: {', '.join(sorted(m.name for m in registry.all()))}")
     m = registry.get(name)

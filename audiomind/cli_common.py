@@ -66,6 +66,18 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
+def tool_registry(tools_dirs: list[Path] | None) -> Any:
+    """The tool registry with the extra manifest folders of `--tools-dir`, or one `fail` line (exit 2) when
+    a manifest there is not one (a FIFO, /dev/zero, bad TOML, a missing entry): every command that takes
+    `--tools-dir` loads it here."""
+    from audiomind.tools.manifest import ManifestError, ToolRegistry
+
+    try:
+        return ToolRegistry.load(list(tools_dirs or []))
+    except ManifestError as exc:
+        fail(f"--tools-dir: {exc}")
+
+
 def print_table(table: Any, out: Console | None = None) -> None:
     """Print a rich table; when the output is not a terminal (a pipe, a file), at its full natural width, so no
     cell is cut to '…' or folded at the 80 columns a non-terminal console assumes."""

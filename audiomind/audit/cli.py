@@ -148,15 +148,12 @@ def audit_cmd(
 ) -> None:
     """Find unsupported or out-of-boundary claims, failed calls, format failures, missing/changed audio."""
     from audiomind.audit.audit import RULES, audit_paths, audits_json, exit_code
-    from audiomind.tools.manifest import ManifestError, ToolRegistry
+    from audiomind.cli_common import tool_registry
 
     if fail_on not in ("info", "warning", "error", "never"):
         _fail(f"--fail-on must be info, warning, error or never (got {fail_on!r})")
     files = _files(paths)
-    try:
-        registry = ToolRegistry.load(list(tools_dir or []))
-    except ManifestError as exc:  # a manifest that is not one (a FIFO, /dev/zero, bad TOML): one line, exit 2
-        _fail(f"--tools-dir: {exc}")
+    registry = tool_registry(tools_dir)  # a manifest that is not one (a FIFO, /dev/zero, bad TOML): one line
     audits = audit_paths(files, registry=registry, check_files=not no_files)
     if as_json:
         print(json.dumps(audits_json(audits), indent=2))

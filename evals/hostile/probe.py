@@ -470,6 +470,9 @@ def catalogue(sh: Shared, slow: bool = True) -> list[Case]:
         cases.append(cli_case("trace audit", f"--tools-dir manifest {which}", lambda b, w=which: [
             "trace", "audit", b.trace, "--tools-dir", getattr(b, f"tools_{w}")], (0, 1, 2), bound_s=30,
             roots=False))
+        for cmd in (["tools", "list"], ["tools", "show", "asr"]):
+            cases.append(cli_case(" ".join(cmd[:2]), f"--tools-dir manifest {which}", lambda b, w=which, c=cmd: [
+                *c, "--tools-dir", getattr(b, f"tools_{w}")], (2,), bound_s=20, roots=False))
     cases.append(cli_case("ask", "--model-cache-dir is a FIFO", lambda b: [
         "ask", b.root / "tone.wav", "Is there a tone?", *choices, "--planner", ok, "--frontend", ok,
         "--trace-dir", b.dir / "t", "--no-cache", "--model-cache", "use", "--model-cache-dir", b.root / "pipe.wav"],
