@@ -8,6 +8,7 @@ import typer
 from rich.markup import escape
 
 from audiomind.cli_common import err, fail, quiet_libraries
+from audiomind.config import AgentConfig
 
 
 def register(app: typer.Typer) -> None:
@@ -29,6 +30,11 @@ def register(app: typer.Typer) -> None:
             help="refuse audio longer than this, from its header, before any tool reads it (0: no limit)"),
         planner: str = typer.Option("rules", help="planner spec of the `ask` tool (the agent as a tool)"),
         frontend: str = typer.Option("cascade", help="front-end spec of the `ask` tool"),
+        time_budget: float = typer.Option(
+            AgentConfig().time_budget_s, "--time-budget", min=1,
+            help="seconds per question of the `ask` tool before its loop must answer"),
+        timeout: float = typer.Option(AgentConfig().timeout_s, "--timeout", min=0.001,
+                                      help="seconds per model request of the `ask` tool"),
     ) -> None:
         """Serve the usable tools over the Model Context Protocol: typed inputs and outputs, each tool's
         evidence boundary in its description, derived audio as resources with provenance."""
@@ -37,7 +43,6 @@ def register(app: typer.Typer) -> None:
             import mcp  # noqa: F401
         except ImportError:
             fail("the `mcp` package is not installed (pip install 'mcp>=2.3')")
-        from audiomind.config import AgentConfig
         from audiomind.tools.manifest import ManifestError, ToolRegistry
         from audiomind.tools.mcp_server import ToolServer, serve_http, serve_stdio
 
@@ -52,7 +57,8 @@ def register(app: typer.Typer) -> None:
 
         try:
             config = AgentConfig(planner=planner, frontend=frontend, use_cache=not no_cache,
-                                 tools_dirs=tuple(str(d) for d in tools_dir or []), max_duration_s=max_duration or None)
+                                 tools_dirs=tuple(str(d) for d in tools_dir or []), max_duration_s=max_duration or None,
+                                 time_budget_s=time_budget, timeout_s=timeout)
             core = ToolServer(list(root or [Path.cwd()]), registry=ToolRegistry.load(list(tools_dir or [])),
                               runs_dir=runs_dir, use_cache=not no_cache, max_duration_s=max_duration or None,
                               ask_agent=ask_agent)

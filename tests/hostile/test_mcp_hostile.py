@@ -158,6 +158,30 @@ def test_the_agent_is_offered_as_the_ask_tool(root, tmp_path, model_server):
     anyio.run(main)
 
 
+def test_the_ask_tools_budget_and_timeout_are_the_servers_to_set(root, tmp_path, model_server):
+    """`mcp --time-budget 4 --timeout 1`: against a planner that never answers, `ask` ends in seconds (the
+    defaults are 600 s and 120 s a request), answered from the evidence gathered or an honest failure."""
+    from .slow_servers import SlowServer
+
+    hang = SlowServer("hang")
+
+    async def main():
+        async with _stdio(root, tmp_path / "runs", "--planner", f"openai:m@{hang.url}", "--frontend",
+                          model_server.spec, "--no-cache", "--time-budget", "4", "--timeout", "1") as client:
+            t0 = time.monotonic()
+            res = await client.call_tool(ASK, {"audio": "tone.wav", "question": "Is there a tone?",
+                                               "choices": ["yes", "no"]})
+            took = time.monotonic() - t0
+            assert took < 4 + 10, took
+            text = _text(res) + json.dumps(res.structured_content or {})
+            assert res.is_error or res.structured_content["outcome"] in ("answered", "failed", "stopped"), text
+
+    try:
+        anyio.run(main)
+    finally:
+        hang.close()
+
+
 def _start_only(root: Path, runs: Path) -> subprocess.CompletedProcess:
     """`mcp` with stdin closed: a usable server would end at EOF; an unusable --runs-dir ends at once."""
     return subprocess.run([sys.executable, "-m", "audiomind", "mcp", "--root", str(root), "--runs-dir", str(runs)],
