@@ -9,81 +9,26 @@ from __future__ import annotations
 import contextlib
 import select
 import socket
-import threading
-import time
-from collections.abc import Iterator
 
 import anyio
 import pytest
-import uvicorn
 
 from audiomind.tools import mcp_transport
 from audiomind.tools.mcp_server import ToolServer, build_server
+
+from .live_http import drip_headers, reply_while_dripping, serving
 
 pytestmark = pytest.mark.timeout(90)
 
 HEADER_S, BODY_S = 1.0, 1.5
 
 
-@contextlib.contextmanager
-def serving(tmp_path) -> Iterator[int]:
-    core = ToolServer([tmp_path], runs_dir=tmp_path / "runs", use_cache=False)
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(mcp_transport.http_config(core, build_server, header_timeout_s=HEADER_S,
-                                                      body_timeout_s=BODY_S, log_level="warning"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    try:
-        yield sock.getsockname()[1]
-    finally:
-        server.should_exit = True
-        thread.join(30)
-        sock.close()
-
-
 @pytest.fixture
 def port(tmp_path):
-    with serving(tmp_path) as p:
+    core = ToolServer([tmp_path], runs_dir=tmp_path / "runs", use_cache=False)
+    with serving(mcp_transport.http_config(core, build_server, header_timeout_s=HEADER_S, body_timeout_s=BODY_S,
+                                           log_level="warning")) as p:
         yield p
-
-
-def _closed(s: socket.socket) -> bool:
-    s.setblocking(False)
-    try:
-        return s.recv(4096) == b""
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True
-
-
-def _reply(s: socket.socket, within_s: float, drip: bytes | None = None) -> tuple[bytes, float]:
-    """What the server sends on `s` within `within_s` (dripping `drip` every 0.2 s meanwhile), and when."""
-    t0, reply = time.monotonic(), b""
-    while time.monotonic() - t0 < within_s:
-        if drip is not None:
-            try:
-                s.sendall(drip)
-            except OSError:
-                break
-        s.settimeout(0.2)
-        try:
-            chunk = s.recv(65536)
-        except TimeoutError:
-            continue
-        except OSError:
-            break
-        if not chunk:
-            break
-        reply += chunk
-        if b"\r\n\r\n" in reply and reply.rstrip().endswith(b"}"):
-            break
-    return reply, time.monotonic() - t0
 
 
 def _honest_client_is_served(port: int) -> None:
@@ -97,27 +42,8 @@ def _honest_client_is_served(port: int) -> None:
 
 
 def test_dripping_headers_are_cut_off_at_the_header_deadline(port):
-    socks = []
-    for _ in range(10):
-        s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
-        socks.append(s)
-    t0, open_ = time.monotonic(), list(socks)
-    while open_ and time.monotonic() - t0 < HEADER_S + 5:
-        for s in list(open_):
-            try:
-                s.setblocking(True)
-                s.sendall(b"X")
-            except OSError:
-                open_.remove(s)
-                continue
-            if _closed(s):
-                open_.remove(s)
-        time.sleep(0.2)
-    took = time.monotonic() - t0
-    for s in socks:
-        s.close()
-    assert not open_, f"{len(open_)} of 10 dripping sockets still open after {took:.1f} s"
+    still_open, took = drip_headers(port, b"POST /mcp HTTP/1.1\r\n", 10, HEADER_S + 5)
+    assert not still_open, f"{still_open} of 10 dripping sockets still open after {took:.1f} s"
     assert took >= HEADER_S * 0.8, f"closed after {took:.1f} s: before the deadline"
     _honest_client_is_served(port)
 
@@ -126,7 +52,7 @@ def test_a_dripping_body_gets_408_at_the_body_deadline(port):
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
               b"Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n{")
-    reply, took = _reply(s, BODY_S + 8, drip=b" ")
+    reply, took = reply_while_dripping(s, BODY_S + 8, b" ")
     s.close()
     assert reply.startswith(b"HTTP/1.1 408"), (took, reply[:200])
     assert BODY_S * 0.8 <= took <= BODY_S + 5, took

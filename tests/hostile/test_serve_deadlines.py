@@ -7,86 +7,35 @@ wait is bounded."""
 
 from __future__ import annotations
 
-import contextlib
 import socket
-import threading
 import time
-from collections.abc import Iterator
 
 import httpx
 import pytest
-import uvicorn
 
 from audiomind.config import AgentConfig
 from audiomind.serve import ServeSettings, create_app
 from audiomind.serve_guards import uvicorn_config
+
+from .live_http import drip_headers, reply_while_dripping, serving
 
 pytestmark = pytest.mark.timeout(60)
 
 HEADER_S, BODY_S = 1.0, 1.5
 
 
-@contextlib.contextmanager
-def serving(settings: ServeSettings) -> Iterator[int]:
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn_config(create_app(settings), header_timeout_s=settings.header_timeout_s,
-                                           log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        assert thread.is_alive() and time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    try:
-        yield sock.getsockname()[1]
-    finally:
-        server.should_exit = True
-        thread.join(30)
-        sock.close()
-
-
 @pytest.fixture
 def port(tmp_path):
     settings = ServeSettings(agent=AgentConfig(trace_dir=str(tmp_path / "traces")), warmup=False,
                              header_timeout_s=HEADER_S, body_timeout_s=BODY_S)
-    with serving(settings) as p:
+    with serving(uvicorn_config(create_app(settings), header_timeout_s=settings.header_timeout_s,
+                                log_level="warning", lifespan="on")) as p:
         yield p
 
 
-def _closed(s: socket.socket) -> bool:
-    """The server closed `s` (EOF or reset); False while it is still open."""
-    s.setblocking(False)
-    try:
-        return s.recv(4096) == b""
-    except BlockingIOError:
-        return False
-    except OSError:
-        return True
-
-
 def test_slowloris_sockets_are_closed_after_the_header_deadline(port):
-    socks = []
-    for _ in range(20):
-        s = socket.create_connection(("127.0.0.1", port), timeout=5)
-        s.sendall(b"POST /v1/ask HTTP/1.1\r\nHost: x\r\n")
-        socks.append(s)
-    t0, open_ = time.monotonic(), list(socks)
-    while open_ and time.monotonic() - t0 < HEADER_S + 3:
-        for s in list(open_):  # one more header byte each round: the keep-alive timer alone never fires
-            try:
-                s.setblocking(True)
-                s.sendall(b"X")
-            except OSError:
-                open_.remove(s)
-                continue
-            if _closed(s):
-                open_.remove(s)
-        time.sleep(0.2)
-    took = time.monotonic() - t0
-    for s in socks:
-        s.close()
-    assert not open_, f"{len(open_)} of 20 dripping sockets still open after {took:.1f} s"
+    still_open, took = drip_headers(port, b"POST /v1/ask HTTP/1.1\r\n", 20, HEADER_S + 3)
+    assert not still_open, f"{still_open} of 20 dripping sockets still open after {took:.1f} s"
     assert took >= HEADER_S * 0.8, f"closed after {took:.1f} s: before the deadline"
     with httpx.Client(base_url=f"http://127.0.0.1:{port}", timeout=10) as client:  # an honest client still
         assert client.get("/healthz").status_code == 200
@@ -100,23 +49,7 @@ def test_a_dripping_body_gets_408_after_the_body_deadline(port):
             f"Content-Length: 100000\r\n\r\n").encode()
     s = socket.create_connection(("127.0.0.1", port), timeout=5)
     s.sendall(head + f"--{boundary}\r\nContent-Disposition: form-data; name=\"question\"\r\n\r\n".encode())
-    t0, reply = time.monotonic(), b""
-    while time.monotonic() - t0 < BODY_S + 5:
-        try:
-            s.sendall(b"a")  # a byte every 0.2 s, far short of the 100 kB announced
-        except OSError:
-            break
-        s.settimeout(0.2)
-        try:
-            chunk = s.recv(65536)
-        except TimeoutError:
-            continue
-        if not chunk:
-            break
-        reply += chunk
-        if b"\r\n\r\n" in reply and b"}" in reply:
-            break
-    took = time.monotonic() - t0
+    reply, took = reply_while_dripping(s, BODY_S + 5, b"a")  # a byte every 0.2 s, far short of the 100 kB announced
     s.close()
     assert reply.startswith(b"HTTP/1.1 408"), (reply[:300], f"{took:.1f} s")
     assert b"did not arrive within 1.5 s" in reply and b"connection: close" in reply.lower()
