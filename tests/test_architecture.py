@@ -32,7 +32,7 @@ LAYERS: list[tuple[str, ...]] = [
     # `registry` (Registry[T] and the plugin entry points) imports nothing else from audiomind: the registries a
     # plugin adds to are named there as "module:attribute" strings
     ("registry", "state", "audio", "trace", "config", "resources", "prompts", "paths", "inputs", "synth",
-     "embedded", "artifacts", "fsutil", "calibration", "limits"),
+     "embedded", "artifacts", "fsutil", "calibration", "limits", "http_bounds"),
     # `language` reads questions and instructions into typed frames: plain data and phrase tables, handed an
     # LLM client when a model reads; the reasoning step and the judges read its frames
     ("language",),

@@ -109,11 +109,11 @@ path, they never carry it."""
 
 def http_config(core: ToolServer, build_server: Callable[[ToolServer], Any], *, host: str = "127.0.0.1",
                 header_timeout_s: float | None = None, body_timeout_s: float | None = None, **kwargs: Any) -> Any:
-    """uvicorn's Config for the streamable HTTP app with `serve`'s read bounds (audiomind.serve_guards): headers
+    """uvicorn's Config for the streamable HTTP app with `serve`'s read bounds (audiomind.http_bounds): headers
     due within header_timeout_s (a client that drips them is disconnected), the body within body_timeout_s (408)
     and no larger than MAX_BODY_MB (413). Before this a dripping client held its connection for as long as it
     dripped (25 s and counting in a probe) and a dripping body never got an answer."""
-    from audiomind import serve_guards as guards
+    from audiomind import http_bounds as guards
 
     app = guards.bounded_reads(build_server(core).streamable_http_app(host=host),
                                limit_bytes=int(MAX_BODY_MB * 1048576),
