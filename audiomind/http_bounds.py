@@ -31,6 +31,33 @@ DEFAULT_HEADER_TIMEOUT_S = 10.0
 DEFAULT_BODY_TIMEOUT_S = 120.0
 
 
+async def _refuse(send: Callable, status: int, detail: str) -> None:
+    """A JSON error reply that closes the connection."""
+    body = json.dumps({"detail": detail}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), (b"connection", b"close"),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
+async def _run_refusing(app: Any, scope: dict, receive: Callable, send: Callable,
+                        refused: type[HTTPException]) -> None:
+    """Run `app`; a `refused` exception that no handler answered becomes its JSON reply, unless the response
+    had already started."""
+    started = False
+
+    async def watched(message: dict) -> None:
+        nonlocal started
+        started = started or message["type"] == "http.response.start"
+        await send(message)
+
+    try:
+        await app(scope, receive, watched)
+    except refused as exc:
+        if not started:
+            await _refuse(send, exc.status_code, exc.detail)
+
+
 class BodyTimeout(HTTPException):
     """The request body did not arrive within the deadline (FastAPI's body parser passes it on; 408)."""
 
@@ -52,7 +79,7 @@ class ReadDeadline:
             return await self.app(scope, receive, send)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.timeout
-        read, started = False, False
+        read = False
 
         async def bounded() -> dict:
             nonlocal read
@@ -66,20 +93,7 @@ class ReadDeadline:
                 read = True
             return message
 
-        async def watched(message: dict) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, bounded, watched)
-        except BodyTimeout as exc:  # raised where no exception handler answered it
-            if not started:
-                body = json.dumps({"detail": exc.detail}).encode()
-                await send({"type": "http.response.start", "status": 408,
-                            "headers": [(b"content-type", b"application/json"), (b"connection", b"close"),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
+        return await _run_refusing(self.app, scope, bounded, send, BodyTimeout)
 
 
 class BodyTooLarge(HTTPException):
@@ -99,20 +113,13 @@ class SizeLimitMiddleware:
         self.app, self.limit = app, limit_bytes
         self.shown_mb = shown_mb if shown_mb is not None else limit_bytes / 1048576
 
-    async def _refuse(self, send: Callable) -> None:
-        body = json.dumps({"detail": f"request body larger than {self.shown_mb:g} MB"}).encode()
-        await send({"type": "http.response.start", "status": 413,
-                    "headers": [(b"content-type", b"application/json"), (b"connection", b"close"),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
-
     async def __call__(self, scope: dict, receive: Callable, send: Callable) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         for k, v in scope.get("headers", []):
             if k == b"content-length" and v.isdigit() and int(v) > self.limit:
-                return await self._refuse(send)
-        seen, started = 0, False
+                return await _refuse(send, 413, f"request body larger than {self.shown_mb:g} MB")
+        seen = 0
 
         async def counted() -> dict:
             nonlocal seen
@@ -123,16 +130,7 @@ class SizeLimitMiddleware:
                     raise BodyTooLarge(self.shown_mb)
             return message
 
-        async def watched(message: dict) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
-        try:
-            await self.app(scope, counted, watched)
-        except BodyTooLarge:  # raised where no exception handler answered it
-            if not started:
-                await self._refuse(send)
+        return await _run_refusing(self.app, scope, counted, send, BodyTooLarge)
 
 
 class HeaderDeadlineH11(H11Protocol):
