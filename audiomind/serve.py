@@ -53,17 +53,14 @@ from fastapi.responses import HTMLResponse, JSONResponse, Response
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from audiomind.config import AgentConfig
-from audiomind.limits import DEFAULT_MAX_DURATION_S, InputFolder, inputs_limits_from_env
-from audiomind.serve_guards import (
+from audiomind.http_bounds import (
     DEFAULT_BODY_TIMEOUT_S,
     DEFAULT_HEADER_TIMEOUT_S,
     ReadDeadline,
     SizeLimitMiddleware,
-    check_upload,
-    readable_trace,
-    slot_audio,
-    trace_state,
 )
+from audiomind.limits import DEFAULT_MAX_DURATION_S, InputFolder, inputs_limits_from_env
+from audiomind.serve_guards import check_upload, readable_trace, slot_audio, trace_state
 
 if TYPE_CHECKING:
     from audiomind.judges.spec import JudgeSpec
@@ -1108,7 +1105,7 @@ def serve(settings: ServeSettings, *, host: str = "127.0.0.1", port: int = 8000,
 
     from audiomind.cli_common import fail
     from audiomind.embedded.sessions import THREADS_ENV
-    from audiomind.serve_guards import header_deadline_protocol
+    from audiomind.http_bounds import header_deadline_protocol
 
     try:
         check_storage(settings)  # a read-only or full --trace-dir: one line and exit 4, before uvicorn starts

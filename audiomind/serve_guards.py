@@ -8,8 +8,8 @@
   folder; the run gets that copy, which no client can swap. Before this, swapping ROOT/race.wav between a
   file and a symlink to a file outside every root while requests ran made 208 of 2,587 requests analyse
   the outside file, because the run resolved the name again after the check.
-- the read bounds (`ReadDeadline`, `HeaderDeadlineH11`, `SizeLimitMiddleware`, `uvicorn_config`,
-  `bounded_reads`): audiomind.http_bounds, shared with `mcp --http`, re-exported here for `serve`.
+- the read bounds (headers and body due in time, the body's size) are audiomind.http_bounds', shared with
+  `mcp --http`.
 """
 
 from __future__ import annotations
@@ -20,20 +20,6 @@ from pathlib import Path
 from typing import Any
 
 from fastapi import HTTPException
-
-# the read bounds: in audiomind.http_bounds, which `mcp --http` (a lower layer) shares
-from audiomind.http_bounds import (  # noqa: F401
-    DEFAULT_BODY_TIMEOUT_S,
-    DEFAULT_HEADER_TIMEOUT_S,
-    BodyTimeout,
-    BodyTooLarge,
-    HeaderDeadlineH11,
-    ReadDeadline,
-    SizeLimitMiddleware,
-    bounded_reads,
-    header_deadline_protocol,
-    uvicorn_config,
-)
 
 # one open, checked where it landed: in audiomind.limits, which the MCP server (a lower layer) shares
 from audiomind.limits import copy_into, fd_path, open_confined, snapshot_under  # noqa: F401

@@ -2,7 +2,7 @@
 disconnected after `header_timeout_s` (h11 has none, and uvicorn's keep-alive timer is cancelled by every
 byte: 60 such sockets were all still open after 131 s), and one that drips its body gets a 408 after
 `body_timeout_s` (a 1-byte-a-second multipart body got no answer in 130 s). A live server (uvicorn on
-127.0.0.1 with the protocol `serve` runs, audiomind.serve_guards.uvicorn_config) and raw sockets; every
+127.0.0.1 with the protocol `serve` runs, audiomind.http_bounds.uvicorn_config) and raw sockets; every
 wait is bounded."""
 
 from __future__ import annotations
@@ -14,8 +14,8 @@ import httpx
 import pytest
 
 from audiomind.config import AgentConfig
+from audiomind.http_bounds import uvicorn_config
 from audiomind.serve import ServeSettings, create_app
-from audiomind.serve_guards import uvicorn_config
 
 from .live_http import drip_headers, reply_while_dripping, serving
 
