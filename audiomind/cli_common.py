@@ -68,8 +68,9 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 def tool_registry(tools_dirs: list[Path] | None) -> Any:
     """The tool registry with the extra manifest folders of `--tools-dir`, or one `fail` line (exit 2) when
-    a manifest there is not one (a FIFO, /dev/zero, bad TOML, a missing entry): every command that takes
-    `--tools-dir` loads it here."""
+    a manifest there is not one (a FIFO, /dev/zero, bad TOML, a missing entry). The commands that load a registry
+    themselves (`tools list|show`, `trace audit`, `mcp`) load it here; `ask` and `bench` load theirs through
+    AudioMind, whose ManifestError their own error handling reports."""
     from audiomind.tools.manifest import ManifestError, ToolRegistry
 
     try:

@@ -7,12 +7,13 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from audiomind.cli_common import err, fail, quiet_libraries
+from audiomind.cli_common import err, fail, quiet_libraries, tool_registry
 from audiomind.config import AgentConfig
 
 
 def register(app: typer.Typer) -> None:
     """Add the `mcp` command to the top-level app."""
+    defaults = AgentConfig()
 
     @app.command("mcp")
     def mcp_command(
@@ -31,9 +32,9 @@ def register(app: typer.Typer) -> None:
         planner: str = typer.Option("rules", help="planner spec of the `ask` tool (the agent as a tool)"),
         frontend: str = typer.Option("cascade", help="front-end spec of the `ask` tool"),
         time_budget: float = typer.Option(
-            AgentConfig().time_budget_s, "--time-budget", min=1,
+            defaults.time_budget_s, "--time-budget", min=1,
             help="seconds per question of the `ask` tool before its loop must answer"),
-        timeout: float = typer.Option(AgentConfig().timeout_s, "--timeout", min=0.001,
+        timeout: float = typer.Option(defaults.timeout_s, "--timeout", min=0.001,
                                       help="seconds per model request of the `ask` tool"),
     ) -> None:
         """Serve the usable tools over the Model Context Protocol: typed inputs and outputs, each tool's
@@ -43,7 +44,6 @@ def register(app: typer.Typer) -> None:
             import mcp  # noqa: F401
         except ImportError:
             fail("the `mcp` package is not installed (pip install 'mcp>=2.3')")
-        from audiomind.tools.manifest import ManifestError, ToolRegistry
         from audiomind.tools.mcp_server import ToolServer, serve_http, serve_stdio
 
         agents: list = []  # the `ask` tool's agent, built at its first call (its models load then)
@@ -59,10 +59,10 @@ def register(app: typer.Typer) -> None:
             config = AgentConfig(planner=planner, frontend=frontend, use_cache=not no_cache,
                                  tools_dirs=tuple(str(d) for d in tools_dir or []), max_duration_s=max_duration or None,
                                  time_budget_s=time_budget, timeout_s=timeout)
-            core = ToolServer(list(root or [Path.cwd()]), registry=ToolRegistry.load(list(tools_dir or [])),
+            core = ToolServer(list(root or [Path.cwd()]), registry=tool_registry(tools_dir),
                               runs_dir=runs_dir, use_cache=not no_cache, max_duration_s=max_duration or None,
                               ask_agent=ask_agent)
-        except (ValueError, ManifestError) as exc:
+        except ValueError as exc:
             fail(str(exc))
         roots = escape(", ".join(str(r) for r in core.roots))
         if any(r == Path(r.anchor) or r == Path.home() for r in core.roots):

@@ -245,9 +245,10 @@ def test_a_manifest_that_is_a_pipe_a_device_or_huge_is_refused_at_once(bad_tools
         ToolRegistry.load([folder])
     assert time.monotonic() - t0 < 5
     trace = a_trace(tmp_path / "run", write_tone(tmp_path / "tone.wav"))
-    # every command with --tools-dir loads it through cli_common.tool_registry (`tools list` and `tools show`
-    # printed a ManifestError traceback until the probe's second round)
-    for args in (["trace", "audit", str(trace)], ["tools", "list"], ["tools", "show", "asr"]):
+    # the commands that load a registry themselves do it through cli_common.tool_registry (`tools list` and
+    # `tools show` printed a ManifestError traceback until the probe's second round)
+    for args in (["trace", "audit", str(trace)], ["tools", "list"], ["tools", "show", "asr"],
+                 ["mcp", "--root", str(tmp_path), "--runs-dir", str(tmp_path / "runs")]):
         res = CliRunner().invoke(app, [*args, "--tools-dir", str(folder)])
         assert res.exit_code == 2 and "Traceback" not in res.output, (args, res.output[-1000:])
         lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
