@@ -84,7 +84,6 @@ class _Plan(NamedTuple):
     observe: np.ndarray  # O, (BLOCK, 2): row i is C A^i
     drive: np.ndarray  # G, (2, BLOCK): column j is A^(BLOCK-1-j) B
     step: np.ndarray  # B, (2,)
-    direct: float  # D
 
 
 @functools.lru_cache(maxsize=32)
@@ -101,7 +100,7 @@ def _plan(f: Biquad) -> _Plan:
     lag = idx[:, None] - idx[None, :]
     toeplitz = np.where(lag >= 0, h[np.clip(lag, 0, None)], 0.0)
     drive = (powers[BLOCK - 1 - idx] @ b_vec).T
-    return _Plan(powers, toeplitz, powers[:BLOCK, 0, :].copy(), drive, b_vec, b0)
+    return _Plan(powers, toeplitz, powers[:BLOCK, 0, :].copy(), drive, b_vec)
 
 
 def _block_states(p: np.ndarray, pushes: np.ndarray, s0: np.ndarray) -> np.ndarray:
@@ -139,9 +138,8 @@ def lfilter(f: Biquad, x: np.ndarray, zi: np.ndarray | None = None) -> tuple[np.
 
 def steady_state(f: Biquad) -> np.ndarray:
     """The state in which a constant input of 1 gives a constant output (scipy.signal.lfilter_zi)."""
-    (_, _, _), (_, a1, a2) = f
     plan = _plan(f)
-    return np.linalg.solve(np.eye(2) - np.array([[-a1, 1.0], [-a2, 0.0]]), plan.step)
+    return np.linalg.solve(np.eye(2) - plan.powers[1], plan.step)  # (I - A) s = B
 
 
 def filtfilt(f: Biquad, x: np.ndarray) -> np.ndarray:
