@@ -106,10 +106,6 @@ class Sense(BaseModel):
         return f"{self.word}, a {self.hypernym}: {first}" if self.hypernym else f"{self.word}: {first}"
 
 
-wordnet_dir = wordnet.wordnet_dir
-"""Where WordNet's database files are (audiomind.language.wordnet, the one reader of them), or None."""
-
-
 def mostly_adjective(word: str) -> bool:
     """Is the word used as an adjective more often than as a noun ('low', 'high'; not 'bass', 'celesta')?"""
     w = word.lower().replace(" ", "_")

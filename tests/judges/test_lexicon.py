@@ -15,9 +15,10 @@ from audiomind import audio as aio
 from audiomind import synth
 from audiomind.judges import evidence as ev
 from audiomind.judges import lexicon
+from audiomind.language import wordnet
 from audiomind.reasoning.facts import TagWindow
 
-needs_wordnet = pytest.mark.skipif(lexicon.wordnet_dir() is None,
+needs_wordnet = pytest.mark.skipif(wordnet.wordnet_dir() is None,
                                    reason="WordNet (Debian wordnet-base) is not installed: scripts/install.sh adds it")
 
 
